@@ -1,0 +1,113 @@
+/**
+ * Starts and stops a real local broker: `wrangler dev` (workerd) with
+ * on-disk state. Used by `mortarmq dev`, the end-to-end tests and the
+ * benchmarks.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
+import { resolve, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { mkdirSync } from "node:fs";
+import { createServer } from "node:net";
+
+const require = createRequire(import.meta.url);
+/** Root of this package (holds wrangler.toml). */
+export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+export interface LocalBrokerOptions {
+  host?: string;
+  /** HTTP port; 0 picks a free one. */
+  port?: number;
+  /** On-disk state directory (created if missing). */
+  stateDir: string;
+  /** Extra `--var NAME:value` bindings (e.g. AUTH_TOKENS). */
+  vars?: Record<string, string>;
+  /** Pass wrangler's output through to this process's stdout/stderr. */
+  inheritLogs?: boolean;
+  /** How long to wait for /healthz, ms (default 60000). */
+  readyTimeoutMs?: number;
+}
+
+export interface LocalBroker {
+  port: number;
+  url: string;
+  stateDir: string;
+  process: ChildProcess;
+  /** Resolves when the wrangler process exits. */
+  exited: Promise<number | null>;
+  /** Stops wrangler (SIGINT, then SIGKILL after 5 s) and waits for exit. */
+  stop(): Promise<void>;
+}
+
+/** Finds a free TCP port on `host`. */
+export async function freePort(host = "127.0.0.1"): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.once("error", rej);
+    srv.listen(0, host, () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => res(port));
+    });
+  });
+}
+
+/**
+ * Spawns `wrangler dev` and resolves once GET /healthz answers 200.
+ * Throws if wrangler exits first or the broker is not ready in time.
+ */
+export async function startLocalBroker(opts: LocalBrokerOptions): Promise<LocalBroker> {
+  const host = opts.host ?? "127.0.0.1";
+  const port = opts.port && opts.port > 0 ? opts.port : await freePort(host);
+  const stateDir = resolve(opts.stateDir);
+  mkdirSync(stateDir, { recursive: true });
+  const wranglerBin = require.resolve("wrangler/bin/wrangler.js");
+  const args = [
+    wranglerBin, "dev",
+    "--config", resolve(PACKAGE_ROOT, "wrangler.toml"),
+    "--ip", host,
+    "--port", String(port),
+    "--persist-to", stateDir,
+    "--inspector-port", String(await freePort(host)),
+    "--show-interactive-dev-session=false",
+    "--log-level", opts.inheritLogs ? "info" : "warn",
+  ];
+  for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
+  const child = spawn(process.execPath, args, {
+    cwd: PACKAGE_ROOT,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: process.env.CI ?? "1", NO_UPDATE_NOTIFIER: "1", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
+    stdio: opts.inheritLogs ? ["ignore", "inherit", "inherit"] : ["ignore", "pipe", "pipe"],
+  });
+  let log = "";
+  child.stdout?.on("data", (d) => { log = (log + d).slice(-8000); });
+  child.stderr?.on("data", (d) => { log = (log + d).slice(-8000); });
+  const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
+  let dead = false;
+  exited.then(() => { dead = true; });
+  const url = `http://${host}:${port}`;
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
+  while (true) {
+    if (dead) throw new Error(`wrangler dev exited before the broker was ready:\n${log}`);
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`broker not ready on ${url} in time:\n${log}`);
+    }
+    try {
+      const r = await fetch(`${url}/healthz`);
+      if (r.status === 200) break;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    port, url, stateDir, process: child, exited,
+    async stop() {
+      if (dead) return;
+      child.kill("SIGINT");
+      const t = setTimeout(() => child.kill("SIGKILL"), 5000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
