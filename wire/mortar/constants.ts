@@ -1,0 +1,167 @@
+/**
+ * MortarMQ v0 constants: wire limits and timers (spec §1), the op table
+ * (spec §2), and the protocol decisions the spec leaves open (flag bits,
+ * enum values, defaults — documented in docs/protocol.md).
+ *
+ * Pure: no platform imports. Sizes are bytes, durations are milliseconds.
+ */
+
+// ---------------------------------------------------------------- §1 limits
+
+/** Bytes of the `u32_be length` prefix in front of every frame. */
+export const FRAME_HEADER_LEN = 4;
+/** Max value of `length` (op byte + payload), bytes: 16 MiB. Never raised. */
+export const MAX_FRAME_LEN = 16_777_216;
+/** Max PUB/MSG value, bytes: 16 MiB − 1 KiB (leaves room for headers and the key). */
+export const MAX_VALUE_LEN = 16_776_192;
+/** Max key, bytes (UTF-8 not enforced). */
+export const MAX_KEY_LEN = 255;
+/** Max topic name, bytes of UTF-8. */
+export const MAX_TOPIC_LEN = 255;
+/** Max ERR diagnostic text, bytes of UTF-8. */
+export const MAX_ERR_MESSAGE = 512;
+/** Max OK `result`, bytes: MAX_FRAME_LEN − op − request_op − result_len. */
+export const MAX_OK_RESULT_LEN = 16_777_210;
+/** `protocol_version` a v0 CONNECT must carry. */
+export const WIRE_VERSION = 1;
+
+/** Keepalive interval, ms. A client sends at least one frame (e.g. PING) this often. */
+export const KEEPALIVE_MS = 30_000;
+/** The server closes after 1.5 × KEEPALIVE_MS without a complete frame, ms. */
+export const KEEPALIVE_CLOSE_MS = 45_000;
+/** The server closes when a partial frame stays buffered this long, ms. */
+export const HALF_FRAME_TIMEOUT_MS = 10_000;
+
+// ---------------------------------------------------------------- §2 ops
+
+/** Op byte values: 9 core ops (0x01–0x09) + 6 extension ops (0x0A–0x0F). */
+export const Op = {
+  CONNECT: 0x01,
+  DECLARE: 0x02,
+  PUB: 0x03,
+  SUB: 0x04,
+  ACK: 0x05,
+  NACK: 0x06,
+  PING: 0x07,
+  ERR: 0x08,
+  OK: 0x09,
+  MSG: 0x0a,
+  PULL: 0x0b,
+  HEARTBEAT: 0x0c,
+  NOTICE: 0x0d,
+  CONTROL_ACK: 0x0e,
+  CREDIT: 0x0f,
+} as const;
+export type OpName = keyof typeof Op;
+export type OpCode = (typeof Op)[OpName];
+
+/** Op value → name, for diagnostics. */
+export const OP_NAMES: Readonly<Record<number, OpName>> = Object.fromEntries(
+  Object.entries(Op).map(([name, value]) => [value, name as OpName]),
+);
+
+/** Ops a client may send: every op except the server pushes MSG and NOTICE (ERR/OK flow both ways). */
+export const CLIENT_OPS: ReadonlySet<number> = new Set([
+  Op.CONNECT, Op.DECLARE, Op.PUB, Op.SUB, Op.ACK, Op.NACK, Op.PING, Op.ERR, Op.OK,
+  Op.PULL, Op.HEARTBEAT, Op.CONTROL_ACK, Op.CREDIT,
+]);
+/** Requests: client ops that take a slot in the per-connection response FIFO (all but ERR/OK). */
+export const REQUEST_OPS: ReadonlySet<number> = new Set([
+  Op.CONNECT, Op.DECLARE, Op.PUB, Op.SUB, Op.ACK, Op.NACK, Op.PING,
+  Op.PULL, Op.HEARTBEAT, Op.CONTROL_ACK, Op.CREDIT,
+]);
+/** Ops allowed before CONNECT succeeds (spec §2.1 "authenticate first"). */
+export const PRE_CONNECT_OPS: ReadonlySet<number> = new Set([Op.CONNECT, Op.PING, Op.ERR]);
+
+/** How the op byte is classified (spec §2): 0x00/0xFF illegal, 0x10–0x7F and 0x80–0xFE reserved. */
+export type OpClass = "known" | "illegal" | "reserved-business" | "reserved-admin";
+
+/** Classifies an op byte (0..255). */
+export function classifyOp(op: number): OpClass {
+  if (op >= Op.CONNECT && op <= Op.CREDIT) return "known";
+  if (op === 0x00 || op === 0xff) return "illegal";
+  return op <= 0x7f ? "reserved-business" : "reserved-admin";
+}
+
+// ------------------------------------------------- protocol decisions (docs/protocol.md)
+
+/** CONNECT client_flags: no bits defined in v0; unknown bits are ignored (spec §4). */
+export const CONNECT_CLIENT_FLAGS_NONE = 0;
+
+/** DECLARE flags. Bit0 DELETE deletes the topic and its `.dlq` twin. Other bits must be 0. */
+export const DeclareFlags = { DELETE: 0x0001 } as const;
+export const DECLARE_FLAGS_DEFINED = DeclareFlags.DELETE;
+
+/** DECLARE OK `created`. */
+export const DeclareCreated = { CREATED: 0, IDEMPOTENT_OK: 1 } as const;
+
+/** PUB flags: none defined in v0; all bits reserved, must be 0. */
+export const PUB_FLAGS_DEFINED = 0;
+/** PUB OK `durability`: where the append was committed when the OK was sent. */
+export const Durability = { LOCAL: 1, REPLICATED: 2 } as const;
+/** PUB OK `result_flags`. Bit0: a duplicate; `sequence` is the original one. */
+export const PubResultFlags = { DEDUPLICATED: 0x01 } as const;
+
+/** SUB flags. Bit0 PULL_MODE: no push; deliveries only through PULL. Other bits must be 0. */
+export const SubFlags = { PULL_MODE: 0x0001 } as const;
+export const SUB_FLAGS_DEFINED = SubFlags.PULL_MODE;
+/** SUB `partition` in v0: the coordinator assigns partitions (spec §2.1). */
+export const SUB_PARTITION_ANY = 0xffff;
+/** SUB `start_policy` for a group with no committed position yet. */
+export const StartPolicy = { EARLIEST: 0, LATEST: 1 } as const;
+
+/** ACK flags. Bit0 PROGRESS: extend the work deadline; no attempt used, no credit returned. */
+export const AckFlags = { PROGRESS: 0x0001 } as const;
+export const ACK_FLAGS_DEFINED = AckFlags.PROGRESS;
+/** NACK flags: none defined in v0; all bits reserved, must be 0. */
+export const NACK_FLAGS_DEFINED = 0;
+/** NACK `reason`. 2 is reserved (error); SLOW=3 is reserved and rejected as unsupported. */
+export const NackReason = { RETRY: 0, REJECT: 1, RESERVED_2: 2, SLOW: 3 } as const;
+
+/** MSG flags: none defined in v0; the broker sends 0, clients ignore unknown bits. */
+export const MSG_FLAGS_DEFINED = 0;
+
+/** HEARTBEAT `state`. */
+export const HeartbeatState = { ACTIVE: 0, LEAVE: 1 } as const;
+/** NOTICE `kind` (echoed as CONTROL_ACK `notice_kind`). */
+export const NoticeKind = { ASSIGN: 0, REVOKE: 1 } as const;
+/** CONTROL_ACK `result`. */
+export const ControlAckResult = { OK: 0, STALE: 1, ERROR: 2 } as const;
+/** CREDIT `mode`: SET replaces the window, ADD grows it. */
+export const CreditMode = { SET: 0, ADD: 1 } as const;
+
+// ---------------------------------------------------------------- defaults
+
+/** Credit window when SUB/CREDIT credit_count is 0: messages. */
+export const DEFAULT_CREDIT_COUNT = 256;
+/** Credit window when SUB/CREDIT credit_bytes is 0: bytes (2 MiB). */
+export const DEFAULT_CREDIT_BYTES = 2 * 1024 * 1024;
+/** Ack wait (work deadline) per delivery before redelivery, ms. */
+export const DEFAULT_ACK_WAIT_MS = 30_000;
+/** Delivery attempts before a message is dead-lettered to the `.dlq` twin. */
+export const MAX_DELIVERY_ATTEMPTS = 5;
+/** Consumer group: a member with no HEARTBEAT (or other request) this long is removed, ms. */
+export const GROUP_SESSION_TIMEOUT_MS = 45_000;
+/** Consumer group: recommended HEARTBEAT interval, ms. */
+export const GROUP_HEARTBEAT_INTERVAL_MS = 5_000;
+/** Consumer group: a REVOKE NOTICE not confirmed by CONTROL_ACK this long is forced, ms. */
+export const REVOCATION_TIMEOUT_MS = 10_000;
+/**
+ * Producer dedupe window per (topic_id, partition, producer_id): the last
+ * 1024 producer_seq values. A seq inside the window that was seen is a
+ * duplicate; a seq at or below the highest seen but outside the window is
+ * rejected (PRODUCER_SEQ_OUT_OF_WINDOW); a gap (seq > highest + 1) is accepted.
+ */
+export const PRODUCER_DEDUPE_WINDOW = 1024;
+
+// ---------------------------------------------------------------- names / ids
+
+/** Suffix reserved for dead-letter twins. */
+export const DLQ_SUFFIX = ".dlq";
+/** Topic registry capacity in (source, twin) pairs: odd ids for sources, even for twins. */
+export const MAX_TOPIC_PAIRS = 32_767;
+/** Max consumer group name, bytes of UTF-8 (decision; the wire allows u16). */
+export const MAX_GROUP_LEN = 255;
+
+/** Largest u64, for range checks. */
+export const MAX_U64 = 0xffff_ffff_ffff_ffffn;

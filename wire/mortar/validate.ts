@@ -1,0 +1,129 @@
+/**
+ * Stateless checks of a decoded client frame against the v0 limits and the
+ * protocol decisions (docs/protocol.md): caps, reserved flag bits, enum
+ * values, names. A frame that decodes but fails here gets an ERR and the
+ * connection stays open (unless the code `closes`). Checks that need state
+ * (unknown topic, stale epochs, …) belong to the broker.
+ */
+import {
+  ACK_FLAGS_DEFINED, DECLARE_FLAGS_DEFINED, DLQ_SUFFIX, DeclareFlags, MAX_GROUP_LEN, MAX_KEY_LEN,
+  MAX_TOPIC_LEN, MAX_VALUE_LEN, NACK_FLAGS_DEFINED, NackReason, OP_NAMES, Op, PUB_FLAGS_DEFINED,
+  SUB_FLAGS_DEFINED, SUB_PARTITION_ANY, WIRE_VERSION, CLIENT_OPS,
+} from "./constants";
+import { ErrorCode, MortarError } from "./errors";
+import type { Frame } from "./frames";
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const utf8 = new TextEncoder();
+
+/** `bytes` as a string when it is valid UTF-8, else null. */
+export function decodeUtf8Strict(bytes: Uint8Array): string | null {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** UTF-8 bytes of `text` (for topic, group, token fields). */
+export function utf8Bytes(text: string): Uint8Array {
+  return utf8.encode(text);
+}
+
+/**
+ * Parses a DECLARE topic name: 1..MAX_TOPIC_LEN bytes of valid UTF-8, not
+ * ending in `.dlq`. Returns the name or the error (INVALID_TOPIC_NAME,
+ * TOPIC_NAME_RESERVED).
+ */
+export function parseTopicName(bytes: Uint8Array): string | MortarError {
+  const name = bytes.length >= 1 && bytes.length <= MAX_TOPIC_LEN ? decodeUtf8Strict(bytes) : null;
+  if (name === null) {
+    return new MortarError(ErrorCode.INVALID_TOPIC_NAME, `topic name must be 1..${MAX_TOPIC_LEN} bytes of UTF-8 (got ${bytes.length} bytes)`, Op.DECLARE);
+  }
+  if (name.endsWith(DLQ_SUFFIX)) {
+    return new MortarError(ErrorCode.TOPIC_NAME_RESERVED, `topic names ending in "${DLQ_SUFFIX}" are reserved for dead-letter twins`, Op.DECLARE);
+  }
+  return name;
+}
+
+/** Parses a SUB group name: 1..MAX_GROUP_LEN bytes of valid UTF-8; else INVALID_GROUP_NAME. */
+export function parseGroupName(bytes: Uint8Array): string | MortarError {
+  const name = bytes.length >= 1 && bytes.length <= MAX_GROUP_LEN ? decodeUtf8Strict(bytes) : null;
+  if (name === null) {
+    return new MortarError(ErrorCode.INVALID_GROUP_NAME, `group name must be 1..${MAX_GROUP_LEN} bytes of UTF-8 (got ${bytes.length} bytes)`, Op.SUB);
+  }
+  return name;
+}
+
+function err(name: keyof typeof ErrorCode, op: number, message: string): MortarError {
+  return new MortarError(ErrorCode[name], message, op);
+}
+
+function reservedBits(op: number, field: string, value: number, defined: number): MortarError | null {
+  if ((value & ~defined) === 0) return null;
+  return err("INVALID_FLAGS", op, `${OP_NAMES[op]} ${field} 0x${value.toString(16)} sets reserved bits (defined: 0x${defined.toString(16)})`);
+}
+
+function notIn(op: number, field: string, value: number, max: number): MortarError | null {
+  return value <= max ? null : err("INVALID_FLAGS", op, `${OP_NAMES[op]} ${field} ${value} is not defined (0..${max})`);
+}
+
+/**
+ * Checks a decoded frame received from a client. Returns the error to send
+ * (its `requestOp` is the frame's op) or null when the frame is acceptable.
+ * MSG and NOTICE from a client → UNKNOWN_OP (closes the connection).
+ * CONNECT: protocol_version must be WIRE_VERSION; client_flags and reserved
+ * are ignored (spec §4). DECLARE with DELETE ignores partition_count.
+ */
+export function checkClientFrame(f: Frame): MortarError | null {
+  if (!CLIENT_OPS.has(f.op)) return err("UNKNOWN_OP", f.op, `${OP_NAMES[f.op]} is sent only by the server`);
+  switch (f.op) {
+    case Op.CONNECT:
+      return f.protocolVersion === WIRE_VERSION
+        ? null
+        : err("UNSUPPORTED_WIRE_VERSION", f.op, `protocol_version ${f.protocolVersion} is not supported (this broker speaks ${WIRE_VERSION})`);
+    case Op.DECLARE: {
+      const name = parseTopicName(f.topic);
+      if (typeof name !== "string") return name;
+      const bad = reservedBits(f.op, "flags", f.flags, DECLARE_FLAGS_DEFINED);
+      if (bad) return bad;
+      if ((f.flags & DeclareFlags.DELETE) === 0 && f.partitionCount === 0) {
+        return err("INVALID_PARTITION_COUNT", f.op, "partition_count must be at least 1");
+      }
+      return null;
+    }
+    case Op.PUB:
+      if (f.producerId === 0n && f.producerSeq !== 0n) {
+        return err("INVALID_PRODUCER_FIELDS", f.op, "producer_id 0 requires producer_seq 0");
+      }
+      if (f.key.length > MAX_KEY_LEN) return err("KEY_TOO_LONG", f.op, `key is ${f.key.length} bytes, max ${MAX_KEY_LEN}`);
+      if (f.value.length > MAX_VALUE_LEN) return err("VALUE_TOO_LONG", f.op, `value is ${f.value.length} bytes, max ${MAX_VALUE_LEN}`);
+      return reservedBits(f.op, "flags", f.flags, PUB_FLAGS_DEFINED);
+    case Op.SUB: {
+      const name = parseGroupName(f.group);
+      if (typeof name !== "string") return name;
+      if (f.partition !== SUB_PARTITION_ANY) {
+        return err("INVALID_PARTITION_SELECTOR", f.op, `partition must be 0xffff in v0 (got ${f.partition})`);
+      }
+      if (f.startPolicy > 1) return err("INVALID_START_POLICY", f.op, `start_policy ${f.startPolicy} is not 0 (EARLIEST) or 1 (LATEST)`);
+      return reservedBits(f.op, "flags", f.flags, SUB_FLAGS_DEFINED);
+    }
+    case Op.ACK:
+      return reservedBits(f.op, "flags", f.flags, ACK_FLAGS_DEFINED);
+    case Op.NACK:
+      if (f.reason !== NackReason.RETRY && f.reason !== NackReason.REJECT) {
+        const why = f.reason === NackReason.SLOW ? "SLOW (3) is reserved and not implemented; use ACK with PROGRESS" : "reserved";
+        return err("UNSUPPORTED_NACK_REASON", f.op, `NACK reason ${f.reason}: ${why}`);
+      }
+      return reservedBits(f.op, "flags", f.flags, NACK_FLAGS_DEFINED);
+    case Op.HEARTBEAT:
+      return notIn(f.op, "state", f.state, 1);
+    case Op.CONTROL_ACK:
+      if (f.noticeKind > 1) return err("UNKNOWN_NOTICE", f.op, `notice_kind ${f.noticeKind} is not ASSIGN (0) or REVOKE (1)`);
+      return notIn(f.op, "result", f.result, 2);
+    case Op.CREDIT:
+      return notIn(f.op, "mode", f.mode, 1);
+    default: // PING, PULL, ERR, OK: nothing stateless to check
+      return null;
+  }
+}
