@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import {
   DeclareFlags, ErrorCode, FrameDecoder, MAX_KEY_LEN, MAX_TOPIC_LEN, MAX_VALUE_LEN, Op, SUB_PARTITION_ANY,
-  checkClientFrame, classifyOp, parseGroupName, parseTopicName, utf8Bytes,
+  checkClientFrame, classifyOp, dlqSourceName, parseGroupName, parseTopicName, utf8Bytes,
   type Frame, type PubFrame, type SubFrame,
 } from "../../wire/mortar";
 
@@ -74,7 +74,8 @@ describe("checkClientFrame", () => {
     expect(codeOf(dec("x".repeat(MAX_TOPIC_LEN)))).toBeNull();
     expect(codeOf(dec("x".repeat(MAX_TOPIC_LEN + 1)))).toBe("INVALID_TOPIC_NAME");
     expect(codeOf(dec(Uint8Array.from([0x61, 0xff])))).toBe("INVALID_TOPIC_NAME");
-    expect(codeOf(dec("orders.dlq"))).toBe("TOPIC_NAME_RESERVED");
+    expect(codeOf(dec("orders.dlq"))).toBeNull(); // the registry returns the twin id or TOPIC_NAME_RESERVED
+    expect(codeOf(dec("orders.dlq", 0, DeclareFlags.DELETE))).toBe("TOPIC_NAME_RESERVED");
     expect(codeOf(dec("orders", 1, 0x0002))).toBe("INVALID_FLAGS");
     expect(codeOf(dec("orders", 0))).toBe("INVALID_PARTITION_COUNT");
     expect(codeOf(dec("orders", 0, DeclareFlags.DELETE))).toBeNull();
@@ -137,5 +138,6 @@ describe("checkClientFrame", () => {
     expect(parseTopicName(utf8Bytes("métriques"))).toBe("métriques");
     expect(parseGroupName(utf8Bytes("workers"))).toBe("workers");
     expect(parseTopicName(Uint8Array.from([0xef, 0xbb, 0xbf, 0x61]))).toBe("\ufeffa"); // BOM kept, not stripped
+    expect([dlqSourceName("orders.dlq"), dlqSourceName("orders"), dlqSourceName(".dlq")]).toEqual(["orders", null, ""]);
   });
 });

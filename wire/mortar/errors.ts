@@ -99,7 +99,7 @@ export const ERROR_REGISTRY = [
   row(0x2001, "INVALID_TOPIC_NAME", "fix-request", false, "Topic name is empty, longer than MAX_TOPIC_LEN (255 bytes), or not valid UTF-8."),
   row(0x2002, "INVALID_GROUP_NAME", "fix-request", false, "Consumer group name is empty, longer than 255 bytes, or not valid UTF-8."),
   row(0x2003, "PARTITION_COUNT_MISMATCH", "refresh-metadata", false, "DECLARE of an existing topic with a different partition_count."),
-  row(0x2004, "TOPIC_NAME_RESERVED", "fix-request", false, "Topic names ending in `.dlq` are reserved for dead-letter twins, which DECLARE creates with their source topic."),
+  row(0x2004, "TOPIC_NAME_RESERVED", "fix-request", false, "Topic names ending in `.dlq` are reserved for dead-letter twins: DECLARE creates a twin only with its source topic (declaring `<source>.dlq` of an existing source returns the twin's id) and deletes it only with its source."),
   row(0x2005, "TOPIC_DELETED", "refresh-metadata", false, "The topic_id belonged to a topic that was deleted (DECLARE with the DELETE flag)."),
   row(0x2006, "INVALID_PARTITION_COUNT", "fix-request", false, "DECLARE (without DELETE) with partition_count = 0."),
   row(0x2007, "MUTATION_NOT_PACKABLE", "give-up", false, "The metadata mutation cannot be packed into the paired topic_id space: no free (odd source, even `.dlq` twin) pair is left — the registry is full at 32767 pairs."),
