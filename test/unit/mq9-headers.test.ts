@@ -11,9 +11,8 @@ describe("parseMq9Headers", () => {
     const o = parseMq9Headers(h({ "MQ9-Key": " status ", "Mq9-Delay": "5", "mq9-TTL": "60", "mq9-tags": "billing, vip,,billing", "MQ9-PRIORITY": "urgent", "content-type": "x" }));
     expect(o).toEqual({ key: "status", delaySec: 5, ttlSec: 60, tags: ["billing", "vip"], priority: "urgent" });
   });
-  it("accepts fetch Headers", () => {
-    const headers = new Headers({ "mq9-priority": "critical" });
-    expect(parseMq9Headers(headers).priority).toBe("critical");
+  it("accepts any iterable of entries", () => {
+    expect(parseMq9Headers([["Mq9-Priority", "critical"]]).priority).toBe("critical");
   });
   it.each([
     [{ "mq9-delay": "abc" }, "mq9-delay must be a whole number"],
