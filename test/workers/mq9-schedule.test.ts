@@ -1,10 +1,11 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { Env } from "../../worker/env";
 import { mailboxStub } from "../../worker/mq9/dispatch";
 import { createMailbox, fetchMsgs, mq9, query, send, text } from "./mq9-helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const stubOf = (address: string) => mailboxStub(env, "default", address);
+const stubOf = (address: string) => mailboxStub(env as unknown as Env, "default", address);
 
 /** Reads rows straight from the object's SQLite, without running any mq9 request. */
 async function rows(address: string, sql: string): Promise<Record<string, SqlStorageValue>[]> {
