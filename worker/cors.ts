@@ -32,12 +32,16 @@ export function allowedOrigin(env: Env, origin: string): string | null {
   return list.includes(origin) ? origin : null;
 }
 
-/** hono CORS middleware configured from the environment (use on `/mq9/*` and `/nats`). */
+/**
+ * hono CORS middleware configured from the environment (use on `/mq9/*` and
+ * `/nats`). Requests without an `Origin` header (non-browser clients) skip it.
+ */
 export function brokerCors(): MiddlewareHandler<{ Bindings: Env }> {
-  return cors({
+  const handler = cors({
     origin: (origin, c) => allowedOrigin(c.env as Env, origin),
     allowHeaders: CORS_ALLOW_HEADERS,
     allowMethods: CORS_ALLOW_METHODS,
     maxAge: CORS_MAX_AGE_S,
   });
+  return (c, next) => (c.req.header("origin") === undefined ? next() : handler(c, next));
 }

@@ -201,8 +201,8 @@ export class Mailbox extends DurableObject<Env> {
   deleteMessage(address: string, msgId: number): MailboxResult<{ deleted: true }> {
     return this.run(() => {
       this.catchUp();
-      this.requireMailbox(address);
-      const gone = this.ctx.storage.transactionSync(() => this.store.deleteMessage(msgId));
+      const meta = this.requireMailbox(address);
+      const gone = this.ctx.storage.transactionSync(() => this.store.deleteMessage(msgId, meta.nextMsgId));
       if (!gone) throw new Mq9Error("message_not_found", mq9Messages.messageNotFound());
       return { deleted: true as const };
     });
@@ -241,7 +241,7 @@ export class Mailbox extends DurableObject<Env> {
           this.store.appendVisible(nextId++, m, dueMs);
         }
       }
-      while (this.store.expireDue(now, DUE_BATCH) === DUE_BATCH);
+      while (this.store.expireDue(now, DUE_BATCH, nextId) === DUE_BATCH);
     });
     const promoted = nextId !== meta.nextMsgId;
     meta.nextMsgId = nextId;

@@ -3,7 +3,10 @@
  * on `ctx.storage.sql`; callers wrap multi-row changes in `transactionSync`.
  *
  * Tables:
- * - `mailbox`  one row: address, creation time, TTL, next msg_id.
+ * - `mailbox`  one row: address, creation time, TTL, and `next_msg_id`, a
+ *              floor for the next msg_id written only when messages are
+ *              removed (the next id is max(next_msg_id, MAX(msg_id) + 1), so
+ *              an append needs no second write).
  * - `messages` visible messages: msg_id (PK), lane, key (unique when set),
  *              tags (",a,b,"), payload BLOB, create_ms, expires_ms.
  * - `delayed`  messages waiting for their delay; get a msg_id when due.
@@ -118,14 +121,16 @@ export class MailboxStore {
   /** Loads the mailbox row, or null when there is no mailbox. */
   loadMeta(): MailboxMeta | null {
     if (!this.hasSchema()) return null;
-    const r = this.sql.exec("SELECT address, created_ms, ttl_s, expires_ms, next_msg_id FROM mailbox WHERE id = 1").toArray()[0];
+    const r = this.sql.exec(
+      "SELECT address, created_ms, ttl_s, expires_ms, MAX(next_msg_id, (SELECT COALESCE(MAX(msg_id) + 1, 0) FROM messages)) AS next_id FROM mailbox WHERE id = 1",
+    ).toArray()[0];
     if (!r) return null;
     return {
       address: r.address as string,
       createdMs: r.created_ms as number,
       ttlSec: r.ttl_s as number,
       expiresMs: r.expires_ms as number | null,
-      nextMsgId: r.next_msg_id as number,
+      nextMsgId: r.next_id as number,
     };
   }
 
@@ -145,8 +150,10 @@ export class MailboxStore {
   }
 
   /**
-   * Appends a visible message with msg_id `msgId`: applies key compaction
-   * (deletes the older message with the same key) and schedules its TTL.
+   * Appends a visible message with msg_id `msgId` (greater than every stored
+   * id): applies key compaction (deletes the older message with the same
+   * key; the new message stays the highest id, so no counter write is
+   * needed) and schedules its TTL.
    */
   appendVisible(msgId: number, m: NewMessage, createMs: number): void {
     if (m.key !== null) {
@@ -158,7 +165,6 @@ export class MailboxStore {
       "INSERT INTO messages (msg_id, lane, key, tags, payload, size, create_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       msgId, m.lane, m.key, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, createMs, m.expiresMs,
     );
-    this.sql.exec("UPDATE mailbox SET next_msg_id = ? WHERE id = 1", msgId + 1);
     if (m.expiresMs !== null) this.schedule(ScheduleKind.expire, msgId, m.expiresMs);
   }
 
@@ -199,13 +205,17 @@ export class MailboxStore {
     });
   }
 
-  /** Deletes up to `limit` messages whose TTL ended at `nowMs`; returns how many. */
-  expireDue(nowMs: number, limit: number): number {
+  /**
+   * Deletes up to `limit` messages whose TTL ended at `nowMs`; returns how
+   * many. `nextMsgId` is persisted when anything was removed.
+   */
+  expireDue(nowMs: number, limit: number, nextMsgId: number): number {
     const refs = this.sql.exec(
       "DELETE FROM schedule WHERE rowid IN (SELECT rowid FROM schedule WHERE kind = ? AND due_ms <= ? LIMIT ?) RETURNING ref",
       ScheduleKind.expire, nowMs, limit,
     ).toArray();
     for (const r of refs) this.sql.exec("DELETE FROM messages WHERE msg_id = ?", r.ref);
+    if (refs.length) this.saveNextId(nextMsgId);
     return refs.length;
   }
 
@@ -238,11 +248,19 @@ export class MailboxStore {
     return r ? (r.lane as Lane) : null;
   }
 
-  /** Deletes one visible message; false when there is none with that id. */
-  deleteMessage(msgId: number): boolean {
+  /** Deletes one visible message; false when there is none with that id. Persists `nextMsgId` when it did. */
+  deleteMessage(msgId: number, nextMsgId: number): boolean {
     const gone = this.sql.exec("DELETE FROM messages WHERE msg_id = ? RETURNING msg_id", msgId).toArray().length > 0;
-    if (gone) this.unschedule(ScheduleKind.expire, msgId);
+    if (gone) {
+      this.unschedule(ScheduleKind.expire, msgId);
+      this.saveNextId(nextMsgId);
+    }
     return gone;
+  }
+
+  /** Persists the next-msg_id floor (needed once the highest id may be gone). */
+  private saveNextId(nextMsgId: number): void {
+    this.sql.exec("UPDATE mailbox SET next_msg_id = MAX(next_msg_id, ?) WHERE id = 1", nextMsgId);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createMailbox, fetchMsgs, mq9, query, send, text } from "./mq9-helpers";
 
@@ -41,6 +42,19 @@ describe("MSG.DELETE", () => {
     expect(await mq9(`$mq9.AI.MSG.DELETE.${a}.1`)).toEqual({ status: 404, body: { error: "message not found" } });
     expect(await mq9(`$mq9.AI.MSG.DELETE.${a}.99`)).toEqual({ status: 404, body: { error: "message not found" } });
     expect(await send(a, "next")).toBe(2); // ids are never reused
+  });
+
+  it("never reuses the id of a deleted last message, even after the object restarts", async () => {
+    const a = await createMailbox();
+    for (const t of ["m0", "m1", "m2"]) await send(a, t);
+    await mq9(`$mq9.AI.MSG.DELETE.${a}.2`);
+    await abortAllDurableObjects();
+    expect(await send(a, "m3")).toBe(3);
+    await mq9(`$mq9.AI.MSG.DELETE.${a}.3`);
+    await mq9(`$mq9.AI.MSG.DELETE.${a}.1`);
+    await abortAllDurableObjects();
+    expect(await send(a, "m4")).toBe(4);
+    expect((await query(a)).map((m) => m.msg_id)).toEqual([0, 4]);
   });
 
   it("an ACK of a deleted message from the last batch still advances the group", async () => {

@@ -38,10 +38,13 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
   return c.json(reply.body, reply.status as ContentfulStatusCode);
 }
 
-/** Reads the request body, or null once it exceeds `maxBytes` (stops reading). */
+/** Reads the request body, or null when it exceeds `maxBytes` (declared, or counted while streaming). */
 async function readBody(req: Request, maxBytes: number): Promise<Uint8Array | null> {
-  const declared = Number(req.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) return null;
+  const declared = req.headers.get("content-length");
+  if (declared !== null) {
+    if (Number(declared) > maxBytes) return null;
+    return new Uint8Array(await req.arrayBuffer());
+  }
   if (!req.body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   let total = 0;
