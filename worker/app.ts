@@ -17,5 +17,6 @@ app.get("/healthz", (c) => c.json({ status: "ok", version: VERSION }));
 app.use("/mq9/*", brokerCors());
 app.options("/nats", brokerCors());
 
-/** mq9 over HTTP: `POST /mq9/<subject>` (worker/mq9/http.ts). */
+/** mq9 over HTTP: `POST /mq9/<subject>` (worker/mq9/http.ts); other methods get a JSON 405. */
 app.post("/mq9/*", mq9HttpHandler);
+app.all("/mq9/*", (c) => c.json({ error: "mq9 requests use POST /mq9/<subject>" }, 405, { Allow: "POST, OPTIONS" }));

@@ -44,6 +44,13 @@ describe("POST /mq9/<subject>", () => {
     expect((await mq9("hello.world", "x")).status).toBe(404);
   });
 
+  it("answers other methods with a JSON 405", async () => {
+    const res = await SELF.fetch("http://broker/mq9/$mq9.AI.MAILBOX.CREATE");
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("POST, OPTIONS");
+    expect(await res.json()).toEqual({ error: "mq9 requests use POST /mq9/<subject>" });
+  });
+
   it("routes AGENT subjects to the agent handler", async () => {
     const r = await mq9("$mq9.AI.AGENT.DISCOVER", {});
     expect(typeof r.body.error).toBe("string");
