@@ -37,6 +37,11 @@ const DUE_BATCH = 256;
 
 type Messages = { messages: Mq9Message[] };
 
+/**
+ * One mq9 mailbox. RPC methods (called through `mailboxStub` in
+ * worker/mq9/dispatch.ts) return `MailboxResult`s and never throw for mq9
+ * errors. `address` is passed on every call for the spec's error strings.
+ */
 export class Mailbox extends DurableObject<Env> {
   private readonly store: MailboxStore;
   /** Cached mailbox row; null = no mailbox. */

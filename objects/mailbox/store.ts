@@ -183,15 +183,17 @@ export class MailboxStore {
    */
   takeDueDelayed(nowMs: number, limit: number): { m: NewMessage; dueMs: number }[] {
     const rows = this.sql.exec(
-      `SELECT s.ref AS seq, s.due_ms, d.lane, d.key, d.tags, d.payload, d.sent_ms, d.expires_ms
-         FROM schedule s JOIN delayed d ON d.seq = s.ref
+      `SELECT s.ref AS seq, s.due_ms, d.seq AS found, d.lane, d.key, d.tags, d.payload, d.sent_ms, d.expires_ms
+         FROM schedule s LEFT JOIN delayed d ON d.seq = s.ref
         WHERE s.kind = ? AND s.due_ms <= ? ORDER BY s.due_ms, s.ref LIMIT ?`,
       ScheduleKind.deliver, nowMs, limit,
     ).toArray();
-    return rows.map((r) => {
+    const out: { m: NewMessage; dueMs: number }[] = [];
+    for (const r of rows) {
       this.sql.exec("DELETE FROM delayed WHERE seq = ?", r.seq);
       this.unschedule(ScheduleKind.deliver, r.seq as number);
-      return {
+      if (r.found === null) continue; // orphan schedule row: drop it so the alarm cannot spin on it
+      out.push({
         dueMs: r.due_ms as number,
         m: {
           lane: r.lane as Lane,
@@ -201,8 +203,9 @@ export class MailboxStore {
           sentMs: r.sent_ms as number,
           expiresMs: r.expires_ms as number | null,
         },
-      };
-    });
+      });
+    }
+    return out;
   }
 
   /**

@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
+import type { Mq9Message } from "../../wire/mq9";
 
 let broker: LocalBroker;
 let stateDir: string;
@@ -40,14 +41,7 @@ async function natsRequest(subject: string, payload: string, headers: string[] =
   return { status: res.status, text: await res.text() };
 }
 
-interface Msg {
-  msg_id: number;
-  payload: string;
-  priority: string;
-  create_time: number;
-  key: string | null;
-  tags: string[];
-}
+type Msg = Mq9Message;
 const payloads = (text: string) => (JSON.parse(text) as { messages: Msg[] }).messages.map((m) => Buffer.from(m.payload, "base64").toString());
 
 describe("mq9 spec examples over HTTP against wrangler dev", () => {

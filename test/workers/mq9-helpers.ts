@@ -1,19 +1,14 @@
 /** Helpers for the mq9 workers-pool tests: drive the real Worker through HTTP. */
 import { SELF } from "cloudflare:test";
+import type { Mq9Message } from "../../wire/mq9";
 
 export interface Mq9TestReply {
   status: number;
   body: { error: string; [k: string]: unknown };
 }
 
-export interface Mq9Msg {
-  msg_id: number;
-  payload: string;
-  priority: string;
-  create_time: number;
-  key: string | null;
-  tags: string[];
-}
+/** A message of a FETCH/QUERY reply. */
+export type Mq9Msg = Mq9Message;
 
 /** Sends `nats request <subject> <payload>` through `POST /mq9/<subject>`. */
 export async function mq9(
