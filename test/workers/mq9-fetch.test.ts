@@ -133,6 +133,15 @@ describe("MSG.FETCH and MSG.ACK", () => {
     expect((await mq9(`$mq9.AI.MSG.ACK.${a}`, { mail_address: a, msg_id: 0 })).status).toBe(400);
   });
 
+  it("caps a reply at 4 MiB of payload but always delivers the first message", async () => {
+    const a = await createMailbox();
+    const mib = new Uint8Array(1024 * 1024);
+    for (let i = 0; i < 5; i++) await send(a, mib);
+    expect((await fetchMsgs(a, { deliver: "earliest" })).map((m) => m.msg_id)).toEqual([0, 1, 2, 3]);
+    expect((await fetchMsgs(a, { deliver: "from_id", from_id: 4 })).map((m) => m.msg_id)).toEqual([4]);
+    expect((await fetchMsgs(a, { deliver: "earliest", config: { num_msgs: 2 } })).length).toBe(2);
+  });
+
   it("rejects bad FETCH bodies", async () => {
     const a = await createMailbox();
     for (const body of [{ deliver: "from_id" }, { deliver: "sometimes" }, { config: { num_msgs: 0 } }, { force_deliver: "yes" }]) {
