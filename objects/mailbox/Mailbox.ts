@@ -27,6 +27,7 @@ import {
 } from "../../wire/mq9";
 import { ReplyBudget } from "./batch";
 import { applyAck, cursorAt, laneFromLastBatch, recordBatch } from "./cursor";
+import { GroupCommit } from "./groupcommit";
 import { alarmChange, dueAt, earliest, mailboxExpiry, messageExpiry } from "./schedule";
 import { MailboxStore, toMq9Message, type MailboxMeta, type NewMessage, type StoredMessage } from "./store";
 import type { MailboxResult } from "./types";
@@ -36,6 +37,8 @@ import { WaiterSet } from "./waiters";
 const DUE_BATCH = 256;
 
 type Messages = { messages: Mq9Message[] };
+type SendItem = { address: string; opts: Mq9SendOptions; payload: Uint8Array };
+type SendResult = MailboxResult<{ msgId: number }>;
 
 /**
  * One mq9 mailbox. RPC methods (called through `mailboxStub` in
@@ -51,10 +54,16 @@ export class Mailbox extends DurableObject<Env> {
   /** Time the alarm is armed for (mirror of storage). */
   private alarmAt: number | null = null;
   private readonly waiters = new WaiterSet();
+  private readonly sends: GroupCommit<SendItem, SendResult>;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new MailboxStore(ctx.storage.sql);
+    this.sends = new GroupCommit<SendItem, SendResult>(
+      (item) => this.applySend(item),
+      () => ctx.storage.sync(),
+      (e) => failure(e),
+    );
     void ctx.blockConcurrencyWhile(async () => {
       this.alarmAt = await ctx.storage.getAlarm();
       this.meta = this.store.loadMeta();
@@ -79,9 +88,14 @@ export class Mailbox extends DurableObject<Env> {
   /**
    * MSG.SEND: stores `payload` (opaque bytes) with the header options.
    * Returns the new msg_id, or -1 for a delayed message (it gets its id
-   * when due, keeping key, tags, priority and TTL).
+   * when due, keeping key, tags, priority and TTL). SENDs arriving while a
+   * commit is in flight share the next one (groupcommit.ts).
    */
-  send(address: string, opts: Mq9SendOptions, payload: Uint8Array): MailboxResult<{ msgId: number }> {
+  send(address: string, opts: Mq9SendOptions, payload: Uint8Array): SendResult | Promise<SendResult> {
+    return this.sends.submit({ address, opts, payload });
+  }
+
+  private applySend({ address, opts, payload }: SendItem): SendResult {
     return this.run(() => {
       const now = this.catchUp();
       const meta = this.requireMailbox(address);

@@ -8,6 +8,14 @@ describe("MSG.SEND", () => {
     expect([await send(a, "a0"), await send(a, "a1"), await send(b, "b0"), await send(a, "a2")]).toEqual([0, 1, 0, 2]);
   });
 
+  it("gives concurrent SENDs (group-committed) distinct consecutive ids, each stored with its payload", async () => {
+    const a = await createMailbox();
+    const ids = await Promise.all(Array.from({ length: 50 }, (_, i) => send(a, `p${i}`)));
+    expect([...ids].sort((x, y) => x - y)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    const stored = new Map((await query(a)).map((m) => [m.msg_id, text(m)]));
+    ids.forEach((id, i) => expect(stored.get(id)).toBe(`p${i}`));
+  });
+
   it("stores payload bytes unchanged (binary, empty)", async () => {
     const a = await createMailbox();
     const bytes = Uint8Array.from({ length: 256 }, (_, i) => i);
