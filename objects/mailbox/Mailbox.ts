@@ -51,6 +51,12 @@ export class Mailbox extends DurableObject<Env> {
   private meta: MailboxMeta | null = null;
   /** Cached earliest `schedule.due_ms`. */
   private nextDueMs: number | null = null;
+  /**
+   * Highest msg_id appended per lane (-1 = none); lets FETCH skip lanes with
+   * nothing at or above the floor. May be stale-high after deletions, which
+   * only costs a query.
+   */
+  private laneTops: number[] = [-1, -1, -1];
   /** Time the alarm is armed for (mirror of storage). */
   private alarmAt: number | null = null;
   private readonly waiters = new WaiterSet();
@@ -68,6 +74,7 @@ export class Mailbox extends DurableObject<Env> {
       this.alarmAt = await ctx.storage.getAlarm();
       this.meta = this.store.loadMeta();
       this.nextDueMs = this.store.earliestDue();
+      this.laneTops = this.store.laneTops();
     });
   }
 
@@ -117,6 +124,7 @@ export class Mailbox extends DurableObject<Env> {
       const msgId = meta.nextMsgId;
       this.ctx.storage.transactionSync(() => this.store.appendVisible(msgId, m, now));
       meta.nextMsgId = msgId + 1;
+      this.laneTops[m.lane] = msgId;
       this.nextDueMs = earliest(this.nextDueMs, m.expiresMs);
       this.waiters.wake();
       this.rearm();
@@ -257,7 +265,8 @@ export class Mailbox extends DurableObject<Env> {
       for (let due = this.store.takeDueDelayed(now, DUE_BATCH); due.length; due = this.store.takeDueDelayed(now, DUE_BATCH)) {
         for (const { m, dueMs } of due) {
           if (m.expiresMs !== null && m.expiresMs <= now) continue; // expired before anyone could see it
-          this.store.appendVisible(nextId++, m, dueMs);
+          this.store.appendVisible(nextId, m, dueMs);
+          this.laneTops[m.lane] = nextId++;
         }
       }
       while (this.store.expireDue(now, DUE_BATCH, nextId) === DUE_BATCH);
@@ -274,6 +283,7 @@ export class Mailbox extends DurableObject<Env> {
     this.ctx.storage.transactionSync(() => this.store.dropAll());
     this.meta = null;
     this.nextDueMs = null;
+    this.laneTops = [-1, -1, -1];
     this.waiters.failAll(new Mq9Error("mailbox_not_found", mq9Messages.mailboxNotFound(address)));
     this.rearm();
   }
@@ -312,6 +322,7 @@ export class Mailbox extends DurableObject<Env> {
     const budget = new ReplyBudget(limit, MAX_REPLY_PAYLOAD_BYTES);
     const out: StoredMessage[] = [];
     for (let lane = 0; lane < LANE_COUNT && !budget.full; lane++) {
+      if (floors[lane] > this.laneTops[lane]) continue;
       for (const m of this.store.readLane(lane as Lane, floors[lane], limit - out.length, now)) {
         if (!budget.admit(m.size)) return out;
         out.push(m);

@@ -13,7 +13,7 @@
  * - `schedule` (kind, ref, due_ms): every timed event; drives the one alarm.
  * - `groups`   consumer-group cursors (see cursor.ts).
  */
-import { bytesToBase64, priorityOfLane, type Lane, type Mq9Message, type QuerySpec } from "../../wire/mq9";
+import { LANE_COUNT, bytesToBase64, priorityOfLane, type Lane, type Mq9Message, type QuerySpec } from "../../wire/mq9";
 import { decodeCursor, encodeCursor, type GroupCursor } from "./cursor";
 import { ScheduleKind } from "./schedule";
 
@@ -238,6 +238,14 @@ export class MailboxStore {
       lane, fromId, nowMs, limit,
     );
     for (const r of cursor) yield toStored(r);
+  }
+
+  /** Highest stored msg_id per lane (index = lane), -1 for an empty lane. */
+  laneTops(): number[] {
+    const tops = Array.from({ length: LANE_COUNT }, () => -1);
+    if (!this.hasSchema()) return tops;
+    for (const r of this.sql.exec("SELECT lane, MAX(msg_id) AS top FROM messages GROUP BY lane")) tops[r.lane as number] = r.top as number;
+    return tops;
   }
 
   /** First msg_id whose create time is ≥ `ms`, or null. */
