@@ -12,7 +12,7 @@ export interface Env {
   REGISTRY: DurableObjectNamespace;
   PARTITION: DurableObjectNamespace;
   GROUP: DurableObjectNamespace;
-  MAILBOX: DurableObjectNamespace;
+  MAILBOX: DurableObjectNamespace<import("../objects/mailbox/Mailbox").Mailbox>;
   AGENTS: DurableObjectNamespace;
   NATS_SESSION: DurableObjectNamespace;
   TENANTS: DurableObjectNamespace;

@@ -1,5 +1,316 @@
+/**
+ * Mailbox Durable Object: one mq9 mailbox (one per tenant + mail_address,
+ * named `objectName("mailbox", tenant, address)`). Implements MAILBOX.CREATE
+ * and MSG.SEND / FETCH / ACK / QUERY / DELETE of the mq9 spec with the
+ * decisions of DESIGN.md §5 and docs/mq9.md.
+ *
+ * Every RPC: catch up on due schedule rows → decide with the pure modules
+ * (cursor.ts, schedule.ts, batch.ts) → persist in one `transactionSync` →
+ * reply. Delayed deliveries, message TTLs, the mailbox TTL and long-poll
+ * deadlines all share the object's one alarm (schedule.ts).
+ */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../worker/env";
+import {
+  LANE_COUNT,
+  MAX_PENDING_FETCHES,
+  MAX_REPLY_PAYLOAD_BYTES,
+  Mq9Error,
+  mq9Messages,
+  laneOf,
+  type DeliverPolicy,
+  type FetchSpec,
+  type Lane,
+  type Mq9Message,
+  type Mq9SendOptions,
+  type QuerySpec,
+} from "../../wire/mq9";
+import { ReplyBudget } from "./batch";
+import { applyAck, cursorAt, laneFromLastBatch, recordBatch } from "./cursor";
+import { alarmChange, dueAt, earliest, mailboxExpiry, messageExpiry } from "./schedule";
+import { MailboxStore, toMq9Message, type MailboxMeta, type NewMessage, type StoredMessage } from "./store";
+import type { MailboxResult } from "./types";
+import { WaiterSet } from "./waiters";
 
-/** Placeholder: implemented by its issue (not yet built). */
-export class Mailbox extends DurableObject<Env> {}
+/** Due schedule rows handled per SQL round while catching up. */
+const DUE_BATCH = 256;
+
+type Messages = { messages: Mq9Message[] };
+
+export class Mailbox extends DurableObject<Env> {
+  private readonly store: MailboxStore;
+  /** Cached mailbox row; null = no mailbox. */
+  private meta: MailboxMeta | null = null;
+  /** Cached earliest `schedule.due_ms`. */
+  private nextDueMs: number | null = null;
+  /** Time the alarm is armed for (mirror of storage). */
+  private alarmAt: number | null = null;
+  private readonly waiters = new WaiterSet();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new MailboxStore(ctx.storage.sql);
+    void ctx.blockConcurrencyWhile(async () => {
+      this.alarmAt = await ctx.storage.getAlarm();
+      this.meta = this.store.loadMeta();
+      this.nextDueMs = this.store.earliestDue();
+    });
+  }
+
+  /** MAILBOX.CREATE: `ttlSec` 0 = never expires. Error `mailbox X already exists`. */
+  create(address: string, ttlSec: number): MailboxResult {
+    return this.run(() => {
+      const now = this.catchUp();
+      if (this.meta) throw new Mq9Error("mailbox_exists", mq9Messages.mailboxExists(address));
+      const meta: MailboxMeta = { address, createdMs: now, ttlSec, expiresMs: mailboxExpiry(now, ttlSec), nextMsgId: 0 };
+      this.ctx.storage.transactionSync(() => this.store.createMailbox(meta));
+      this.meta = meta;
+      this.nextDueMs = earliest(this.nextDueMs, meta.expiresMs);
+      this.rearm();
+      return {};
+    });
+  }
+
+  /**
+   * MSG.SEND: stores `payload` (opaque bytes) with the header options.
+   * Returns the new msg_id, or -1 for a delayed message (it gets its id
+   * when due, keeping key, tags, priority and TTL).
+   */
+  send(address: string, opts: Mq9SendOptions, payload: Uint8Array): MailboxResult<{ msgId: number }> {
+    return this.run(() => {
+      const now = this.catchUp();
+      const meta = this.requireMailbox(address);
+      const m: NewMessage = {
+        lane: laneOf(opts.priority),
+        key: opts.key,
+        tags: opts.tags,
+        payload,
+        sentMs: now,
+        expiresMs: messageExpiry(now, opts.ttlSec),
+      };
+      if (opts.delaySec > 0) {
+        const due = dueAt(now, opts.delaySec);
+        this.ctx.storage.transactionSync(() => this.store.addDelayed(m, due));
+        this.nextDueMs = earliest(this.nextDueMs, due);
+        this.rearm();
+        return { msgId: -1 };
+      }
+      const msgId = meta.nextMsgId;
+      this.ctx.storage.transactionSync(() => this.store.appendVisible(msgId, m, now));
+      meta.nextMsgId = msgId + 1;
+      this.nextDueMs = earliest(this.nextDueMs, m.expiresMs);
+      this.waiters.wake();
+      this.rearm();
+      return { msgId };
+    });
+  }
+
+  /**
+   * MSG.FETCH: up to `numMsgs` messages in delivery order from the group's
+   * floors (stateful) or from `deliver` (stateless). With nothing to
+   * deliver and `maxWaitMs` > 0 the request is held and answered as soon as
+   * a message becomes visible, or empty at the deadline.
+   */
+  async fetchMessages(address: string, spec: FetchSpec): Promise<MailboxResult<Messages>> {
+    try {
+      const now = this.catchUp();
+      this.requireMailbox(address);
+      const group = spec.group;
+      let stateless: number[] = [];
+      if (group !== null) {
+        if (spec.forceDeliver || !this.store.loadGroup(group)) {
+          const c = cursorAt(this.startId(spec.deliver));
+          this.ctx.storage.transactionSync(() => this.store.saveGroup(group, c));
+        }
+      } else {
+        stateless = cursorAt(this.startId(spec.deliver)).floors;
+      }
+      const attempt = (): Mq9Message[] | null => {
+        const cursor = group !== null ? this.store.loadGroup(group) : null;
+        const batch = this.readBatch(cursor ? cursor.floors : stateless, spec.numMsgs, Date.now());
+        if (batch.length === 0) return null;
+        if (group !== null && cursor) {
+          const next = recordBatch(cursor, batch.map((m) => ({ lane: m.lane, msgId: m.msgId })));
+          this.ctx.storage.transactionSync(() => this.store.saveGroup(group, next));
+        }
+        return batch.map(toMq9Message);
+      };
+      const first = attempt();
+      if (first || spec.maxWaitMs === 0) return { ok: true, messages: first ?? [] };
+      if (this.waiters.size >= MAX_PENDING_FETCHES) {
+        throw new Mq9Error("too_many_requests", `mailbox ${address} already holds ${MAX_PENDING_FETCHES} waiting FETCH requests`);
+      }
+      return await new Promise<MailboxResult<Messages>>((resolve) => {
+        this.waiters.add({
+          deadline: now + spec.maxWaitMs,
+          poll: () => {
+            const messages = attempt();
+            if (messages) resolve({ ok: true, messages });
+            return messages !== null;
+          },
+          expire: () => resolve({ ok: true, messages: attempt() ?? [] }),
+          fail: (e) => resolve(failure(e)),
+        });
+        this.rearm();
+      });
+    } catch (e) {
+      return failure(e);
+    }
+  }
+
+  /**
+   * MSG.ACK: advances `group`'s floors per the rule in cursor.ts (never
+   * backwards, never past an undelivered message of another lane).
+   * Errors: `message not found` for a msg_id never assigned; unknown group.
+   */
+  ack(address: string, group: string, msgId: number): MailboxResult {
+    return this.run(() => {
+      this.catchUp();
+      const meta = this.requireMailbox(address);
+      if (msgId >= meta.nextMsgId) throw new Mq9Error("message_not_found", mq9Messages.messageNotFound());
+      const cursor = this.store.loadGroup(group);
+      if (!cursor) throw new Mq9Error("group_not_found", `consumer group ${group} has not fetched from mailbox ${address}`);
+      // A message that is gone and was not in the last batch has nothing left to acknowledge.
+      const lane = this.store.laneOf(msgId) ?? laneFromLastBatch(cursor, msgId);
+      if (lane === null) return {};
+      const r = applyAck(cursor, lane, msgId);
+      if (r.changed) this.ctx.storage.transactionSync(() => this.store.saveGroup(group, r.cursor));
+      return {};
+    });
+  }
+
+  /**
+   * MSG.QUERY: visible messages matching every filter (AND), the newest
+   * `limit` of them, returned in msg_id order. Moves no cursor.
+   */
+  query(address: string, spec: QuerySpec): MailboxResult<Messages> {
+    return this.run(() => {
+      const now = this.catchUp();
+      this.requireMailbox(address);
+      const budget = new ReplyBudget(spec.limit, MAX_REPLY_PAYLOAD_BYTES);
+      const picked: StoredMessage[] = [];
+      for (const m of this.store.queryNewestFirst(spec, now)) {
+        if (!budget.admit(m.size)) break;
+        picked.push(m);
+      }
+      return { messages: picked.reverse().map(toMq9Message) };
+    });
+  }
+
+  /** MSG.DELETE: removes one visible message. Error `message not found`. */
+  deleteMessage(address: string, msgId: number): MailboxResult<{ deleted: true }> {
+    return this.run(() => {
+      this.catchUp();
+      this.requireMailbox(address);
+      const gone = this.ctx.storage.transactionSync(() => this.store.deleteMessage(msgId));
+      if (!gone) throw new Mq9Error("message_not_found", mq9Messages.messageNotFound());
+      return { deleted: true as const };
+    });
+  }
+
+  /** The one alarm: due schedule rows, then long-poll deadlines; re-arms. Idempotent. */
+  override async alarm(): Promise<void> {
+    this.alarmAt = null;
+    const now = this.catchUp();
+    this.waiters.expireDue(now);
+    this.rearm();
+  }
+
+  /** Runs every schedule row due now (if any); returns now (ms). */
+  private catchUp(): number {
+    const now = Date.now();
+    if (this.nextDueMs !== null && this.nextDueMs <= now) this.runDue(now);
+    return now;
+  }
+
+  private runDue(now: number): void {
+    const meta = this.meta;
+    if (!meta) {
+      this.nextDueMs = null;
+      return;
+    }
+    if (meta.expiresMs !== null && meta.expiresMs <= now) {
+      this.purge(meta.address);
+      return;
+    }
+    let nextId = meta.nextMsgId;
+    this.ctx.storage.transactionSync(() => {
+      for (let due = this.store.takeDueDelayed(now, DUE_BATCH); due.length; due = this.store.takeDueDelayed(now, DUE_BATCH)) {
+        for (const { m, dueMs } of due) {
+          if (m.expiresMs !== null && m.expiresMs <= now) continue; // expired before anyone could see it
+          this.store.appendVisible(nextId++, m, dueMs);
+        }
+      }
+      while (this.store.expireDue(now, DUE_BATCH) === DUE_BATCH);
+    });
+    const promoted = nextId !== meta.nextMsgId;
+    meta.nextMsgId = nextId;
+    this.nextDueMs = this.store.earliestDue();
+    if (promoted) this.waiters.wake();
+    this.rearm();
+  }
+
+  /** Mailbox TTL reached: drop all data, fail held FETCHes. */
+  private purge(address: string): void {
+    this.ctx.storage.transactionSync(() => this.store.dropAll());
+    this.meta = null;
+    this.nextDueMs = null;
+    this.waiters.failAll(new Mq9Error("mailbox_not_found", mq9Messages.mailboxNotFound(address)));
+    this.rearm();
+  }
+
+  /** Arms the alarm for the earliest schedule row or long-poll deadline. */
+  private rearm(): void {
+    const next = earliest(this.nextDueMs, this.waiters.earliestDeadline());
+    const change = alarmChange(this.alarmAt, next);
+    if (change.kind === "set") void this.ctx.storage.setAlarm(change.at);
+    else if (change.kind === "delete") void this.ctx.storage.deleteAlarm();
+    this.alarmAt = next;
+  }
+
+  private requireMailbox(address: string): MailboxMeta {
+    if (!this.meta) throw new Mq9Error("mailbox_not_found", mq9Messages.mailboxNotFound(address));
+    return this.meta;
+  }
+
+  /** First msg_id a FETCH starting with `deliver` delivers. */
+  private startId(deliver: DeliverPolicy): number {
+    const next = this.meta?.nextMsgId ?? 0;
+    switch (deliver.kind) {
+      case "latest":
+        return next;
+      case "earliest":
+        return 0;
+      case "from_id":
+        return deliver.fromId;
+      case "from_time":
+        return this.store.firstIdCreatedAtOrAfter(deliver.fromTimeSec * 1000) ?? next;
+    }
+  }
+
+  /** The next batch from per-lane `floors`: critical, urgent, normal; FIFO inside each. */
+  private readBatch(floors: number[], limit: number, now: number): StoredMessage[] {
+    const budget = new ReplyBudget(limit, MAX_REPLY_PAYLOAD_BYTES);
+    const out: StoredMessage[] = [];
+    for (let lane = 0; lane < LANE_COUNT && !budget.full; lane++) {
+      for (const m of this.store.readLane(lane as Lane, floors[lane], limit - out.length, now)) {
+        if (!budget.admit(m.size)) return out;
+        out.push(m);
+      }
+    }
+    return out;
+  }
+
+  private run<T extends object>(fn: () => T): MailboxResult<T> {
+    try {
+      return { ok: true, ...fn() };
+    } catch (e) {
+      return failure(e);
+    }
+  }
+}
+
+function failure(e: unknown): { ok: false; code: Mq9Error["code"]; error: string } {
+  if (e instanceof Mq9Error) return { ok: false, code: e.code, error: e.message };
+  return { ok: false, code: "internal", error: `internal error: ${e instanceof Error ? e.message : String(e)}` };
+}

@@ -4,15 +4,36 @@
  * `mq9-*` headers and the payload, and returns the JSON reply of the mq9
  * spec plus an HTTP status for transports that have one.
  *
- * Placeholder until the mailboxes issue lands.
+ * Mailbox subjects go to the Mailbox Durable Object of
+ * `objectName("mailbox", tenant, address)`; `$mq9.AI.AGENT.*` subjects go
+ * to `handleAgentRequest` (worker/mq9/agents.ts).
  */
+import {
+  MAX_PAYLOAD_BYTES,
+  MQ9_HTTP_STATUS,
+  Mq9Error,
+  assertMailAddress,
+  generateMailAddress,
+  parseAckRequest,
+  parseCreateRequest,
+  parseFetchRequest,
+  parseMq9Headers,
+  parseMq9Subject,
+  parseQueryRequest,
+  DEFAULT_MAILBOX_TTL_S,
+  type Mq9ErrorCode,
+} from "../../wire/mq9";
+import type { Mailbox } from "../../objects/mailbox/Mailbox";
+import type { MailboxResult } from "../../objects/mailbox/types";
 import type { Env } from "../env";
+import { objectName } from "../keys";
+import { handleAgentRequest } from "./agents";
 
 /** One mq9 request as every transport sees it. */
 export interface Mq9Request {
   /** Full subject, e.g. `$mq9.AI.MSG.SEND.task.001`. */
   subject: string;
-  /** NATS headers / HTTP `mq9-*` headers; names lower-cased. */
+  /** NATS headers / HTTP `mq9-*` headers; names are matched case-insensitively. */
   headers: Map<string, string>;
   /** NATS payload / HTTP body bytes. */
   payload: Uint8Array;
@@ -24,7 +45,112 @@ export interface Mq9Reply {
   body: { error: string } & Record<string, unknown>;
 }
 
-/** Runs one mq9 request for `tenant`. Never throws: failures become `error` replies. */
-export async function handleMq9Request(_env: Env, _tenant: string, _req: Mq9Request): Promise<Mq9Reply> {
-  return { status: 501, body: { error: "mq9 is not available on this broker yet" } };
+/** Generated-address collisions tolerated before giving up (never expected: 160 random bits). */
+const CREATE_ATTEMPTS = 3;
+
+/**
+ * Runs one mq9 request for `tenant`. Never throws: failures become
+ * `{error}` replies with the status of MQ9_HTTP_STATUS (400 bad input,
+ * 404 unknown subject / mailbox / message, 409 mailbox exists, 413 payload
+ * too large, 429 overloaded, 503 object unavailable, 500 internal).
+ * CREATE replies always carry `mail_address` ("" on error).
+ */
+export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request): Promise<Mq9Reply> {
+  let isCreate = false;
+  try {
+    if (req.payload.byteLength > MAX_PAYLOAD_BYTES) {
+      throw new Mq9Error("payload_too_large", `payload of ${req.payload.byteLength} bytes exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes`);
+    }
+    const subject = parseMq9Subject(req.subject);
+    switch (subject.kind) {
+      case "MAILBOX.CREATE":
+        isCreate = true;
+        return await create(env, tenant, req.payload);
+      case "MSG.SEND": {
+        const opts = parseMq9Headers(req.headers);
+        const r = await mailboxStub(env, tenant, subject.mailAddress).send(subject.mailAddress, opts, req.payload);
+        return reply(r, (v) => ({ msg_id: v.msgId }));
+      }
+      case "MSG.FETCH": {
+        const spec = parseFetchRequest(req.payload);
+        const r = await mailboxStub(env, tenant, subject.mailAddress).fetchMessages(subject.mailAddress, spec);
+        return reply(r, (v) => ({ messages: v.messages }));
+      }
+      case "MSG.ACK": {
+        const ack = parseAckRequest(req.payload);
+        if (ack.mailAddress !== subject.mailAddress) {
+          throw new Mq9Error("bad_request", `mail_address "${ack.mailAddress}" does not match the subject's mailbox ${subject.mailAddress}`);
+        }
+        const r = await mailboxStub(env, tenant, subject.mailAddress).ack(subject.mailAddress, ack.group, ack.msgId);
+        return reply(r, () => ({}));
+      }
+      case "MSG.QUERY": {
+        const spec = parseQueryRequest(req.payload);
+        const r = await mailboxStub(env, tenant, subject.mailAddress).query(subject.mailAddress, spec);
+        return reply(r, (v) => ({ messages: v.messages }));
+      }
+      case "MSG.DELETE": {
+        const r = await mailboxStub(env, tenant, subject.mailAddress).deleteMessage(subject.mailAddress, subject.msgId);
+        return reply(r, () => ({ deleted: true }));
+      }
+      default:
+        return await handleAgentRequest(env, tenant, subject.verb, req.payload);
+    }
+  } catch (e) {
+    const r = errorReply(e);
+    if (isCreate) r.body.mail_address = "";
+    return r;
+  }
+}
+
+/** MAILBOX.CREATE: validates or generates the address, then creates it in its object. */
+async function create(env: Env, tenant: string, payload: Uint8Array): Promise<Mq9Reply> {
+  const spec = parseCreateRequest(payload);
+  const ttlSec = spec.ttlSec ?? DEFAULT_MAILBOX_TTL_S;
+  if (spec.name !== null) assertMailAddress(spec.name);
+  for (let attempt = 0; ; attempt++) {
+    const address = spec.name ?? generateMailAddress();
+    const r = await mailboxStub(env, tenant, address).create(address, ttlSec);
+    if (r.ok) return { status: 200, body: { error: "", mail_address: address } };
+    if (spec.name !== null || r.code !== "mailbox_exists" || attempt + 1 >= CREATE_ATTEMPTS) {
+      return { status: MQ9_HTTP_STATUS[r.code], body: { error: r.error, mail_address: "" } };
+    }
+  }
+}
+
+/** The Mailbox stub of `address` in `tenant`. */
+export function mailboxStub(env: Env, tenant: string, address: string): DurableObjectStub<Mailbox> {
+  return env.MAILBOX.get(env.MAILBOX.idFromName(objectName("mailbox", tenant, address)));
+}
+
+/** Turns a Mailbox RPC result into the reply: `fields` of a success, or `{error}`. */
+function reply<R extends MailboxResult>(r: R, fields: (v: Extract<R, { ok: true }>) => Record<string, unknown>): Mq9Reply {
+  if (!r.ok) {
+    const f = r as Extract<MailboxResult, { ok: false }>;
+    return { status: MQ9_HTTP_STATUS[f.code], body: { error: f.error } };
+  }
+  return { status: 200, body: { error: "", ...fields(r as Extract<R, { ok: true }>) } };
+}
+
+/** Maps a thrown value to an mq9 error reply (platform faults included). */
+export function errorReply(e: unknown): Mq9Reply {
+  let code: Mq9ErrorCode = "internal";
+  let message: string;
+  if (e instanceof Mq9Error) {
+    code = e.code;
+    message = e.message;
+  } else {
+    const err = e as { message?: string; overloaded?: boolean; retryable?: boolean };
+    const detail = err?.message ?? String(e);
+    if (err?.overloaded) {
+      code = "too_many_requests";
+      message = `broker overloaded, retry later: ${detail}`;
+    } else if (err?.retryable) {
+      code = "unavailable";
+      message = `mailbox temporarily unavailable, retry: ${detail}`;
+    } else {
+      message = `internal error: ${detail}`;
+    }
+  }
+  return { status: MQ9_HTTP_STATUS[code], body: { error: message } };
 }

@@ -1,0 +1,96 @@
+/**
+ * Consumer-group position of one mailbox (pure; docs/mq9.md "Cursor and ACK").
+ *
+ * A stateful group keeps, per priority lane, an ack floor: every message of
+ * that lane with msg_id < floor is acknowledged and never delivered to the
+ * group again; messages at or above it are delivered, in delivery order
+ * (lane, then msg_id). FETCH never moves a floor; ACK does:
+ *
+ * 1. ACK(X), X in lane L: floor[L] = max(floor[L], X + 1) — cumulative inside
+ *    the lane (everything of lane L before X was delivered before X, FIFO).
+ * 2. If X was delivered by the group's most recent non-empty FETCH, every
+ *    higher-priority lane L' < L that the same batch delivered moves to just
+ *    after the last message of L' in that batch: strict priority put those
+ *    messages before X, so "ACK the last message of the batch" acknowledges
+ *    the whole batch (the spec's paging flow).
+ * 3. Nothing else moves: lower-priority lanes never move on an ACK of a
+ *    higher lane, a higher lane never moves past a message the group was not
+ *    given before X, and no floor ever decreases (only FETCH with
+ *    `force_deliver` resets a group).
+ */
+import { LANE_COUNT, type Lane } from "../../wire/mq9";
+
+/** Inclusive msg_id range a batch delivered in one lane, or null for none. */
+export type LaneRange = readonly [first: number, last: number] | null;
+
+/** A group's persisted position. */
+export interface GroupCursor {
+  /** Ack floor per lane (index = lane). */
+  floors: number[];
+  /** Per-lane ranges of the group's most recent non-empty FETCH, or null. */
+  batch: LaneRange[] | null;
+}
+
+/** A position where every lane starts at `start` (no batch recorded). */
+export function cursorAt(start: number): GroupCursor {
+  return { floors: Array.from({ length: LANE_COUNT }, () => start), batch: null };
+}
+
+/**
+ * Records the messages a FETCH delivered (in any order). An empty delivery
+ * keeps the previous batch so that a late ACK of it still applies rule 2.
+ */
+export function recordBatch(c: GroupCursor, delivered: readonly { lane: Lane; msgId: number }[]): GroupCursor {
+  if (delivered.length === 0) return c;
+  const ranges: ([number, number] | null)[] = Array.from({ length: LANE_COUNT }, () => null);
+  for (const { lane, msgId } of delivered) {
+    const r = ranges[lane];
+    if (!r) ranges[lane] = [msgId, msgId];
+    else {
+      r[0] = Math.min(r[0], msgId);
+      r[1] = Math.max(r[1], msgId);
+    }
+  }
+  return { floors: c.floors, batch: ranges };
+}
+
+/** True when `msgId` of `lane` lies in the lane's range of the last batch. */
+export function inLastBatch(c: GroupCursor, lane: Lane, msgId: number): boolean {
+  const r = c.batch?.[lane];
+  return !!r && r[0] <= msgId && msgId <= r[1];
+}
+
+/**
+ * Lane of a message that is no longer stored (deleted, compacted, expired)
+ * but may have been delivered by the last batch: the highest-priority lane
+ * whose batch range contains `msgId` (the choice that acknowledges the
+ * least), or null when no range contains it.
+ */
+export function laneFromLastBatch(c: GroupCursor, msgId: number): Lane | null {
+  for (let lane = 0; lane < LANE_COUNT; lane++) if (inLastBatch(c, lane as Lane, msgId)) return lane as Lane;
+  return null;
+}
+
+/** Applies ACK(msgId in lane) per rules 1–3; returns the new cursor and whether it changed. */
+export function applyAck(c: GroupCursor, lane: Lane, msgId: number): { cursor: GroupCursor; changed: boolean } {
+  const floors = [...c.floors];
+  floors[lane] = Math.max(floors[lane], msgId + 1);
+  if (inLastBatch(c, lane, msgId)) {
+    for (let higher = 0; higher < lane; higher++) {
+      const r = c.batch?.[higher];
+      if (r) floors[higher] = Math.max(floors[higher], r[1] + 1);
+    }
+  }
+  const changed = floors.some((f, i) => f !== c.floors[i]);
+  return { cursor: { floors, batch: c.batch }, changed };
+}
+
+/** Serializes a cursor for the `groups` table. */
+export function encodeCursor(c: GroupCursor): { floors: string; batch: string | null } {
+  return { floors: JSON.stringify(c.floors), batch: c.batch ? JSON.stringify(c.batch) : null };
+}
+
+/** Parses a `groups` row back into a cursor. */
+export function decodeCursor(floors: string, batch: string | null): GroupCursor {
+  return { floors: JSON.parse(floors) as number[], batch: batch ? (JSON.parse(batch) as LaneRange[]) : null };
+}

@@ -1,0 +1,297 @@
+/**
+ * SQLite storage of one Mailbox (docs/mq9.md "Storage"). Synchronous calls
+ * on `ctx.storage.sql`; callers wrap multi-row changes in `transactionSync`.
+ *
+ * Tables:
+ * - `mailbox`  one row: address, creation time, TTL, next msg_id.
+ * - `messages` visible messages: msg_id (PK), lane, key (unique when set),
+ *              tags (",a,b,"), payload BLOB, create_ms, expires_ms.
+ * - `delayed`  messages waiting for their delay; get a msg_id when due.
+ * - `schedule` (kind, ref, due_ms): every timed event; drives the one alarm.
+ * - `groups`   consumer-group cursors (see cursor.ts).
+ */
+import { bytesToBase64, priorityOfLane, type Lane, type Mq9Message, type QuerySpec } from "../../wire/mq9";
+import { decodeCursor, encodeCursor, type GroupCursor } from "./cursor";
+import { ScheduleKind } from "./schedule";
+
+/** The mailbox row, cached in memory by the object. */
+export interface MailboxMeta {
+  address: string;
+  createdMs: number;
+  /** Mailbox TTL, seconds (0 = never). */
+  ttlSec: number;
+  expiresMs: number | null;
+  /** msg_id the next visible message gets. */
+  nextMsgId: number;
+}
+
+/** A message to store (visible now or after a delay). */
+export interface NewMessage {
+  lane: Lane;
+  key: string | null;
+  tags: string[];
+  payload: Uint8Array;
+  sentMs: number;
+  expiresMs: number | null;
+}
+
+/** A visible message as read for a reply. */
+export interface StoredMessage {
+  msgId: number;
+  lane: Lane;
+  key: string | null;
+  tags: string | null;
+  payload: ArrayBuffer;
+  size: number;
+  createMs: number;
+}
+
+type Row = Record<string, SqlStorageValue>;
+
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS mailbox (id INTEGER PRIMARY KEY CHECK (id = 1), address TEXT NOT NULL,
+     created_ms INTEGER NOT NULL, ttl_s INTEGER NOT NULL, expires_ms INTEGER, next_msg_id INTEGER NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS messages (msg_id INTEGER PRIMARY KEY, lane INTEGER NOT NULL, key TEXT, tags TEXT,
+     payload BLOB NOT NULL, size INTEGER NOT NULL, create_ms INTEGER NOT NULL, expires_ms INTEGER)`,
+  `CREATE INDEX IF NOT EXISTS messages_by_lane ON messages (lane, msg_id)`,
+  `CREATE UNIQUE INDEX IF NOT EXISTS messages_by_key ON messages (key) WHERE key IS NOT NULL`,
+  `CREATE TABLE IF NOT EXISTS delayed (seq INTEGER PRIMARY KEY, lane INTEGER NOT NULL, key TEXT, tags TEXT,
+     payload BLOB NOT NULL, size INTEGER NOT NULL, sent_ms INTEGER NOT NULL, expires_ms INTEGER)`,
+  `CREATE TABLE IF NOT EXISTS schedule (kind TEXT NOT NULL, ref INTEGER NOT NULL, due_ms INTEGER NOT NULL,
+     PRIMARY KEY (kind, ref))`,
+  `CREATE INDEX IF NOT EXISTS schedule_by_due ON schedule (due_ms)`,
+  `CREATE TABLE IF NOT EXISTS groups (name TEXT PRIMARY KEY, floors TEXT NOT NULL, batch TEXT)`,
+];
+const TABLES = ["mailbox", "messages", "delayed", "schedule", "groups"];
+
+/** Tags column form: ",a,b," (so `instr(tags, ',a,')` matches whole tags), or null. */
+export function encodeTags(tags: readonly string[]): string | null {
+  return tags.length ? `,${tags.join(",")},` : null;
+}
+
+/** Inverse of encodeTags. */
+export function decodeTags(col: string | null): string[] {
+  return col ? col.slice(1, -1).split(",") : [];
+}
+
+/** The reply form of a stored message (payload base64, create_time in unix seconds). */
+export function toMq9Message(m: StoredMessage): Mq9Message {
+  return {
+    msg_id: m.msgId,
+    payload: bytesToBase64(new Uint8Array(m.payload)),
+    priority: priorityOfLane(m.lane),
+    create_time: Math.floor(m.createMs / 1000),
+    key: m.key,
+    tags: decodeTags(m.tags),
+  };
+}
+
+function blob(bytes: Uint8Array): ArrayBuffer {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer
+    ? bytes.buffer
+    : (bytes.slice().buffer as ArrayBuffer);
+}
+
+function toStored(r: Row): StoredMessage {
+  return {
+    msgId: r.msg_id as number,
+    lane: r.lane as Lane,
+    key: r.key as string | null,
+    tags: r.tags as string | null,
+    payload: r.payload as ArrayBuffer,
+    size: r.size as number,
+    createMs: r.create_ms as number,
+  };
+}
+
+const SELECT_MSG = "SELECT msg_id, lane, key, tags, payload, size, create_ms FROM messages";
+
+/** Storage access for one mailbox. */
+export class MailboxStore {
+  constructor(private readonly sql: SqlStorage) {}
+
+  /** True when the schema exists (a mailbox was created and not purged). */
+  hasSchema(): boolean {
+    return this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'mailbox'").toArray().length > 0;
+  }
+
+  /** Loads the mailbox row, or null when there is no mailbox. */
+  loadMeta(): MailboxMeta | null {
+    if (!this.hasSchema()) return null;
+    const r = this.sql.exec("SELECT address, created_ms, ttl_s, expires_ms, next_msg_id FROM mailbox WHERE id = 1").toArray()[0];
+    if (!r) return null;
+    return {
+      address: r.address as string,
+      createdMs: r.created_ms as number,
+      ttlSec: r.ttl_s as number,
+      expiresMs: r.expires_ms as number | null,
+      nextMsgId: r.next_msg_id as number,
+    };
+  }
+
+  /** Creates the schema and the mailbox row (with its TTL schedule row). */
+  createMailbox(meta: MailboxMeta): void {
+    for (const stmt of SCHEMA) this.sql.exec(stmt);
+    this.sql.exec(
+      "INSERT INTO mailbox (id, address, created_ms, ttl_s, expires_ms, next_msg_id) VALUES (1, ?, ?, ?, ?, ?)",
+      meta.address, meta.createdMs, meta.ttlSec, meta.expiresMs, meta.nextMsgId,
+    );
+    if (meta.expiresMs !== null) this.schedule(ScheduleKind.mailbox, 0, meta.expiresMs);
+  }
+
+  /** Drops every table: the mailbox and all its data are gone. */
+  dropAll(): void {
+    for (const t of TABLES) this.sql.exec(`DROP TABLE IF EXISTS ${t}`);
+  }
+
+  /**
+   * Appends a visible message with msg_id `msgId`: applies key compaction
+   * (deletes the older message with the same key) and schedules its TTL.
+   */
+  appendVisible(msgId: number, m: NewMessage, createMs: number): void {
+    if (m.key !== null) {
+      for (const r of this.sql.exec("DELETE FROM messages WHERE key = ? RETURNING msg_id", m.key).toArray()) {
+        this.unschedule(ScheduleKind.expire, r.msg_id as number);
+      }
+    }
+    this.sql.exec(
+      "INSERT INTO messages (msg_id, lane, key, tags, payload, size, create_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      msgId, m.lane, m.key, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, createMs, m.expiresMs,
+    );
+    this.sql.exec("UPDATE mailbox SET next_msg_id = ? WHERE id = 1", msgId + 1);
+    if (m.expiresMs !== null) this.schedule(ScheduleKind.expire, msgId, m.expiresMs);
+  }
+
+  /** Stores a delayed message due at `dueMs`. */
+  addDelayed(m: NewMessage, dueMs: number): void {
+    const seq = this.sql.exec(
+      "INSERT INTO delayed (lane, key, tags, payload, size, sent_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+      m.lane, m.key, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, m.sentMs, m.expiresMs,
+    ).one().seq as number;
+    this.schedule(ScheduleKind.deliver, seq, dueMs);
+  }
+
+  /**
+   * Up to `limit` delayed messages due at `nowMs`, in (due time, send order),
+   * removed from `delayed` and the schedule. Returns them with their due time.
+   */
+  takeDueDelayed(nowMs: number, limit: number): { m: NewMessage; dueMs: number }[] {
+    const rows = this.sql.exec(
+      `SELECT s.ref AS seq, s.due_ms, d.lane, d.key, d.tags, d.payload, d.sent_ms, d.expires_ms
+         FROM schedule s JOIN delayed d ON d.seq = s.ref
+        WHERE s.kind = ? AND s.due_ms <= ? ORDER BY s.due_ms, s.ref LIMIT ?`,
+      ScheduleKind.deliver, nowMs, limit,
+    ).toArray();
+    return rows.map((r) => {
+      this.sql.exec("DELETE FROM delayed WHERE seq = ?", r.seq);
+      this.unschedule(ScheduleKind.deliver, r.seq as number);
+      return {
+        dueMs: r.due_ms as number,
+        m: {
+          lane: r.lane as Lane,
+          key: r.key as string | null,
+          tags: decodeTags(r.tags as string | null),
+          payload: new Uint8Array(r.payload as ArrayBuffer),
+          sentMs: r.sent_ms as number,
+          expiresMs: r.expires_ms as number | null,
+        },
+      };
+    });
+  }
+
+  /** Deletes up to `limit` messages whose TTL ended at `nowMs`; returns how many. */
+  expireDue(nowMs: number, limit: number): number {
+    const refs = this.sql.exec(
+      "DELETE FROM schedule WHERE rowid IN (SELECT rowid FROM schedule WHERE kind = ? AND due_ms <= ? LIMIT ?) RETURNING ref",
+      ScheduleKind.expire, nowMs, limit,
+    ).toArray();
+    for (const r of refs) this.sql.exec("DELETE FROM messages WHERE msg_id = ?", r.ref);
+    return refs.length;
+  }
+
+  /** Earliest due time in the schedule, or null. */
+  earliestDue(): number | null {
+    if (!this.hasSchema()) return null;
+    return (this.sql.exec("SELECT MIN(due_ms) AS t FROM schedule").one().t as number | null) ?? null;
+  }
+
+  /**
+   * Messages of `lane` with msg_id ≥ `fromId` not expired at `nowMs`, FIFO,
+   * at most `limit`; read lazily so the caller can stop at its byte budget.
+   */
+  *readLane(lane: Lane, fromId: number, limit: number, nowMs: number): Generator<StoredMessage> {
+    const cursor = this.sql.exec(
+      `${SELECT_MSG} WHERE lane = ? AND msg_id >= ? AND (expires_ms IS NULL OR expires_ms > ?) ORDER BY msg_id LIMIT ?`,
+      lane, fromId, nowMs, limit,
+    );
+    for (const r of cursor) yield toStored(r);
+  }
+
+  /** First msg_id whose create time is ≥ `ms`, or null. */
+  firstIdCreatedAtOrAfter(ms: number): number | null {
+    return (this.sql.exec("SELECT MIN(msg_id) AS id FROM messages WHERE create_ms >= ?", ms).one().id as number | null) ?? null;
+  }
+
+  /** Lane of a stored message, or null. */
+  laneOf(msgId: number): Lane | null {
+    const r = this.sql.exec("SELECT lane FROM messages WHERE msg_id = ?", msgId).toArray()[0];
+    return r ? (r.lane as Lane) : null;
+  }
+
+  /** Deletes one visible message; false when there is none with that id. */
+  deleteMessage(msgId: number): boolean {
+    const gone = this.sql.exec("DELETE FROM messages WHERE msg_id = ? RETURNING msg_id", msgId).toArray().length > 0;
+    if (gone) this.unschedule(ScheduleKind.expire, msgId);
+    return gone;
+  }
+
+  /**
+   * QUERY: visible, unexpired messages matching every given filter (AND),
+   * newest first, at most `spec.limit` rows, read lazily (the caller applies
+   * the byte budget and reverses to msg_id order).
+   */
+  *queryNewestFirst(spec: QuerySpec, nowMs: number): Generator<StoredMessage> {
+    const where = ["(expires_ms IS NULL OR expires_ms > ?)"];
+    const args: SqlStorageValue[] = [nowMs];
+    if (spec.key !== null) {
+      where.push("key = ?");
+      args.push(spec.key);
+    }
+    if (spec.sinceSec !== null) {
+      where.push("create_ms >= ?");
+      args.push(spec.sinceSec * 1000);
+    }
+    for (const tag of spec.tags) {
+      where.push("instr(tags, ?) > 0");
+      args.push(`,${tag},`);
+    }
+    const cursor = this.sql.exec(`${SELECT_MSG} WHERE ${where.join(" AND ")} ORDER BY msg_id DESC LIMIT ?`, ...args, spec.limit);
+    for (const r of cursor) yield toStored(r);
+  }
+
+  /** A group's cursor, or null when the group never fetched. */
+  loadGroup(name: string): GroupCursor | null {
+    const r = this.sql.exec("SELECT floors, batch FROM groups WHERE name = ?", name).toArray()[0];
+    return r ? decodeCursor(r.floors as string, r.batch as string | null) : null;
+  }
+
+  /** Writes a group's cursor. */
+  saveGroup(name: string, c: GroupCursor): void {
+    const e = encodeCursor(c);
+    this.sql.exec(
+      "INSERT INTO groups (name, floors, batch) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET floors = excluded.floors, batch = excluded.batch",
+      name, e.floors, e.batch,
+    );
+  }
+
+  private schedule(kind: ScheduleKind, ref: number, dueMs: number): void {
+    this.sql.exec(
+      "INSERT INTO schedule (kind, ref, due_ms) VALUES (?, ?, ?) ON CONFLICT (kind, ref) DO UPDATE SET due_ms = excluded.due_ms",
+      kind, ref, dueMs,
+    );
+  }
+
+  private unschedule(kind: ScheduleKind, ref: number): void {
+    this.sql.exec("DELETE FROM schedule WHERE kind = ? AND ref = ?", kind, ref);
+  }
+}

@@ -1,0 +1,112 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { Lane } from "../../wire/mq9";
+import { applyAck, cursorAt, decodeCursor, encodeCursor, laneFromLastBatch, recordBatch, type GroupCursor } from "../../objects/mailbox/cursor";
+
+type Msg = { lane: Lane; msgId: number };
+
+/** The batch a FETCH would deliver from `c` over `msgs` (delivery order, at most n). */
+function deliver(c: GroupCursor, msgs: Msg[], n: number): Msg[] {
+  return msgs
+    .filter((m) => m.msgId >= c.floors[m.lane])
+    .sort((a, b) => a.lane - b.lane || a.msgId - b.msgId)
+    .slice(0, n);
+}
+
+describe("group cursor and the ACK rule", () => {
+  it("pages 3/3/3/0 when the last message of each batch is acked", () => {
+    const msgs: Msg[] = Array.from({ length: 9 }, (_, i) => ({ lane: 2, msgId: i }));
+    let c = cursorAt(0);
+    const sizes: number[] = [];
+    for (let page = 0; page < 4; page++) {
+      const batch = deliver(c, msgs, 3);
+      sizes.push(batch.length);
+      c = recordBatch(c, batch);
+      if (batch.length) c = applyAck(c, batch[batch.length - 1].lane, batch[batch.length - 1].msgId).cursor;
+    }
+    expect(sizes).toEqual([3, 3, 3, 0]);
+  });
+
+  it("acking the last message of a mixed batch acknowledges the whole batch", () => {
+    const msgs: Msg[] = [{ lane: 2, msgId: 0 }, { lane: 1, msgId: 1 }, { lane: 0, msgId: 2 }, { lane: 2, msgId: 3 }];
+    let c = cursorAt(0);
+    const batch = deliver(c, msgs, 4);
+    expect(batch.map((m) => m.msgId)).toEqual([2, 1, 0, 3]);
+    c = recordBatch(c, batch);
+    c = applyAck(c, 2, 3).cursor;
+    expect(c.floors).toEqual([3, 2, 4]);
+    expect(deliver(c, msgs, 10)).toEqual([]);
+  });
+
+  it("never skips a higher-lane message that arrived after the batch", () => {
+    const msgs: Msg[] = [{ lane: 2, msgId: 0 }, { lane: 2, msgId: 1 }];
+    let c = recordBatch(cursorAt(0), deliver(cursorAt(0), msgs, 10));
+    msgs.push({ lane: 0, msgId: 2 }); // critical arrives before the ACK
+    c = applyAck(c, 2, 1).cursor;
+    expect(deliver(c, msgs, 10)).toEqual([{ lane: 0, msgId: 2 }]);
+  });
+
+  it("an ACK from an older batch moves only its own lane", () => {
+    const msgs: Msg[] = [{ lane: 0, msgId: 5 }, { lane: 2, msgId: 0 }, { lane: 2, msgId: 1 }];
+    let c = cursorAt(0);
+    c = recordBatch(c, deliver(c, msgs, 3)); // [5, 0, 1]
+    c = recordBatch(c, deliver(c, msgs, 1)); // re-fetch before acking: [5]
+    c = applyAck(c, 2, 1).cursor; // normal 1 is not in the last batch
+    expect(c.floors).toEqual([0, 0, 2]);
+    expect(deliver(c, msgs, 10)).toEqual([{ lane: 0, msgId: 5 }]);
+  });
+
+  it("never moves a floor backwards", () => {
+    let c = applyAck(cursorAt(0), 2, 7).cursor;
+    const r = applyAck(c, 2, 3);
+    expect(r.changed).toBe(false);
+    expect(r.cursor.floors[2]).toBe(8);
+    c = cursorAt(10);
+    expect(applyAck(c, 0, 4).changed).toBe(false);
+  });
+
+  it("resolves the lane of a vanished message conservatively", () => {
+    const c = recordBatch(cursorAt(0), [{ lane: 0, msgId: 10 }, { lane: 0, msgId: 12 }, { lane: 2, msgId: 11 }]);
+    expect(laneFromLastBatch(c, 11)).toBe(0);
+    expect(laneFromLastBatch(c, 13)).toBeNull();
+    expect(laneFromLastBatch(cursorAt(0), 1)).toBeNull();
+  });
+
+  it("round-trips through its stored form", () => {
+    const c = recordBatch(cursorAt(3), [{ lane: 1, msgId: 4 }]);
+    const e = encodeCursor(c);
+    expect(decodeCursor(e.floors, e.batch)).toEqual(c);
+    expect(decodeCursor(encodeCursor(cursorAt(0)).floors, null)).toEqual(cursorAt(0));
+  });
+
+  it("property: floors only cover delivered messages and never decrease", () => {
+    const op = fc.oneof(
+      fc.record({ t: fc.constant("send" as const), lane: fc.constantFrom<Lane>(0, 1, 2) }),
+      fc.record({ t: fc.constant("fetch" as const), n: fc.integer({ min: 1, max: 5 }) }),
+      fc.record({ t: fc.constant("ack" as const), pick: fc.nat() }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
+        const msgs: Msg[] = [];
+        const delivered = new Set<number>();
+        let lastBatch: Msg[] = [];
+        let c = cursorAt(0);
+        for (const o of ops) {
+          if (o.t === "send") msgs.push({ lane: o.lane, msgId: msgs.length });
+          else if (o.t === "fetch") {
+            lastBatch = deliver(c, msgs, o.n);
+            lastBatch.forEach((m) => delivered.add(m.msgId));
+            c = recordBatch(c, lastBatch);
+          } else if (delivered.size) {
+            const ids = [...delivered];
+            const m = msgs[ids[o.pick % ids.length]];
+            const before = [...c.floors];
+            c = applyAck(c, m.lane, m.msgId).cursor;
+            c.floors.forEach((f, i) => expect(f).toBeGreaterThanOrEqual(before[i]));
+          }
+          for (const m of msgs) if (m.msgId < c.floors[m.lane]) expect(delivered.has(m.msgId)).toBe(true);
+        }
+      }),
+    );
+  });
+});

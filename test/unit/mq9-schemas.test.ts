@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { base64ToBytes, bytesToBase64, parseAckRequest, parseCreateRequest, parseFetchRequest, parseQueryRequest } from "../../wire/mq9";
+
+const body = (v: unknown) => new TextEncoder().encode(typeof v === "string" ? v : JSON.stringify(v));
+
+describe("request bodies", () => {
+  it("CREATE", () => {
+    expect(parseCreateRequest(body({ name: "agent.translator.inbox", ttl: 0 }))).toEqual({ name: "agent.translator.inbox", ttlSec: 0 });
+    expect(parseCreateRequest(new Uint8Array())).toEqual({ name: null, ttlSec: null });
+    expect(() => parseCreateRequest(body({ ttl: -1 }))).toThrow("field ttl");
+    expect(() => parseCreateRequest(body("{nope"))).toThrow("not valid JSON");
+    expect(() => parseCreateRequest(new Uint8Array([0xff, 0xfe]))).toThrow("UTF-8");
+  });
+  it("FETCH defaults and clamps", () => {
+    expect(parseFetchRequest(body({}))).toEqual({ group: null, deliver: { kind: "latest" }, forceDeliver: false, numMsgs: 100, maxWaitMs: 500 });
+    expect(parseFetchRequest(body({ group_name: "g", deliver: "from_id", from_id: 3, force_deliver: true, config: { num_msgs: 5000, max_wait_ms: 10 ** 9 } })))
+      .toEqual({ group: "g", deliver: { kind: "from_id", fromId: 3 }, forceDeliver: true, numMsgs: 1000, maxWaitMs: 30_000 });
+    expect(parseFetchRequest(body({ deliver: "from_time", from_time: 1234567890 })).deliver).toEqual({ kind: "from_time", fromTimeSec: 1234567890 });
+    expect(() => parseFetchRequest(body({ deliver: "from_id" }))).toThrow("needs the from_id field");
+    expect(() => parseFetchRequest(body({ deliver: "newest" }))).toThrow("field deliver");
+    expect(() => parseFetchRequest(body({ config: { num_msgs: 0 } }))).toThrow("field config.num_msgs");
+    expect(() => parseFetchRequest(body({ group_name: "" }))).toThrow("field group_name");
+  });
+  it("ACK requires all fields", () => {
+    expect(parseAckRequest(body({ group_name: "g", mail_address: "a", msg_id: 5 }))).toEqual({ group: "g", mailAddress: "a", msgId: 5 });
+    expect(() => parseAckRequest(body({ group_name: "g", mail_address: "a" }))).toThrow("field msg_id");
+  });
+  it("QUERY", () => {
+    expect(parseQueryRequest(body({}))).toEqual({ key: null, limit: 1000, sinceSec: null, tags: [] });
+    expect(parseQueryRequest(body({ key: "status", limit: 10, since: 1234567890, tags: "billing, vip" })))
+      .toEqual({ key: "status", limit: 10, sinceSec: 1234567890, tags: ["billing", "vip"] });
+    expect(parseQueryRequest(body({ tags: ["vip"] })).tags).toEqual(["vip"]);
+    expect(() => parseQueryRequest(body({ limit: 0 }))).toThrow("field limit");
+  });
+});
+
+describe("base64", () => {
+  it("round-trips every byte value and large buffers", () => {
+    const all = Uint8Array.from({ length: 256 }, (_, i) => i);
+    expect(base64ToBytes(bytesToBase64(all))).toEqual(all);
+    const big = new Uint8Array(200_000).map((_, i) => (i * 31) & 0xff);
+    const back = base64ToBytes(bytesToBase64(big));
+    expect(back.length).toBe(big.length);
+    expect(back.every((b, i) => b === big[i])).toBe(true);
+    expect(bytesToBase64(new TextEncoder().encode("hello"))).toBe("aGVsbG8=");
+    expect(bytesToBase64(new Uint8Array())).toBe("");
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * mq9 error kinds, the spec's exact error strings, and the HTTP status each
+ * kind maps to (DESIGN.md §5). Every mq9 reply carries `error` ("" on
+ * success); transports with a status code (HTTP) also use `MQ9_HTTP_STATUS`.
+ */
+
+/** Machine-readable kind of an mq9 failure. */
+export type Mq9ErrorCode =
+  | "bad_request"
+  | "unauthorized"
+  | "unknown_subject"
+  | "mailbox_not_found"
+  | "message_not_found"
+  | "group_not_found"
+  | "mailbox_exists"
+  | "payload_too_large"
+  | "too_many_requests"
+  | "unavailable"
+  | "internal";
+
+/** HTTP status for each error kind. */
+export const MQ9_HTTP_STATUS: Readonly<Record<Mq9ErrorCode, number>> = {
+  bad_request: 400,
+  unauthorized: 401,
+  unknown_subject: 404,
+  mailbox_not_found: 404,
+  message_not_found: 404,
+  group_not_found: 404,
+  mailbox_exists: 409,
+  payload_too_large: 413,
+  too_many_requests: 429,
+  unavailable: 503,
+  internal: 500,
+};
+
+/** A failure with its kind; `message` is the reply's `error` string. */
+export class Mq9Error extends Error {
+  constructor(
+    readonly code: Mq9ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "Mq9Error";
+  }
+
+  /** HTTP status of this error. */
+  get status(): number {
+    return MQ9_HTTP_STATUS[this.code];
+  }
+}
+
+/** The spec's error strings (mq9 spec, 错误一览). */
+export const mq9Messages = {
+  mailboxNotFound: (address: string) => `mailbox ${address} does not exist`,
+  mailboxExists: (address: string) => `mailbox ${address} already exists`,
+  messageNotFound: () => "message not found",
+} as const;

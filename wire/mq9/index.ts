@@ -1,0 +1,10 @@
+/** mq9 wire layer: pure code shared by the HTTP and NATS transports and the Mailbox object. */
+export * from "./address";
+export * from "./base64";
+export * from "./errors";
+export * from "./headers";
+export * from "./limits";
+export * from "./messages";
+export * from "./priority";
+export * from "./schemas";
+export * from "./subject";

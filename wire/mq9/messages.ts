@@ -1,0 +1,17 @@
+/** Shapes of mq9 replies shared by the mailbox object and every transport. */
+import type { Priority } from "./priority";
+
+/** One message in a FETCH/QUERY reply. */
+export interface Mq9Message {
+  /** Per-mailbox id (0, 1, 2, …, strictly increasing in visibility order). */
+  msg_id: number;
+  /** Payload bytes, standard base64. */
+  payload: string;
+  priority: Priority;
+  /** When the message became visible (send time, or due time of a delayed message), unix seconds. */
+  create_time: number;
+  /** `mq9-key`, or null. */
+  key: string | null;
+  /** `mq9-tags`, possibly empty. */
+  tags: string[];
+}

@@ -1,0 +1,180 @@
+/**
+ * JSON request bodies of the mailbox subjects (mq9 spec request tables),
+ * validated with zod and normalized (defaults applied, limits clamped).
+ * Unknown fields are ignored; `null` counts as absent for optional fields.
+ */
+import { z } from "zod";
+import { Mq9Error } from "./errors";
+import {
+  DEFAULT_MAX_WAIT_MS,
+  DEFAULT_NUM_MSGS,
+  MAX_BATCH_MSGS,
+  MAX_DURATION_S,
+  MAX_GROUP_NAME_CHARS,
+  MAX_KEY_CHARS,
+  MAX_WAIT_MS,
+} from "./limits";
+import { parseTags } from "./headers";
+
+const u64 = z.int().nonnegative();
+const groupName = z.string().min(1, "must not be empty").max(MAX_GROUP_NAME_CHARS);
+
+/** `$mq9.AI.MAILBOX.CREATE` body: `{name?, ttl?}` (ttl seconds, 0 = never). */
+export const createRequestSchema = z.object({
+  name: z.string().nullish(),
+  ttl: u64.max(MAX_DURATION_S).nullish(),
+});
+
+/** `$mq9.AI.MSG.FETCH.*` body. */
+export const fetchRequestSchema = z.object({
+  group_name: groupName.nullish(),
+  deliver: z.enum(["latest", "earliest", "from_time", "from_id"]).nullish(),
+  from_time: u64.nullish(),
+  from_id: u64.nullish(),
+  force_deliver: z.boolean().nullish(),
+  config: z
+    .object({
+      num_msgs: z.int().min(1).nullish(),
+      max_wait_ms: u64.nullish(),
+    })
+    .nullish(),
+});
+
+/** `$mq9.AI.MSG.ACK.*` body: all three fields required. */
+export const ackRequestSchema = z.object({
+  group_name: groupName,
+  mail_address: z.string(),
+  msg_id: u64,
+});
+
+/** `$mq9.AI.MSG.QUERY.*` body. `tags` is a list or a comma-separated string. */
+export const queryRequestSchema = z.object({
+  key: z.string().min(1).max(MAX_KEY_CHARS).nullish(),
+  limit: z.int().min(1).nullish(),
+  since: u64.nullish(),
+  tags: z.union([z.array(z.string()), z.string()]).nullish(),
+});
+
+/** Where a FETCH starts when no group position applies. */
+export type DeliverPolicy =
+  | { kind: "latest" }
+  | { kind: "earliest" }
+  | { kind: "from_time"; fromTimeSec: number }
+  | { kind: "from_id"; fromId: number };
+
+/** A normalized FETCH request. */
+export interface FetchSpec {
+  /** Consumer group (stateful) or null (stateless, nothing recorded). */
+  group: string | null;
+  deliver: DeliverPolicy;
+  /** Reset the group's position to `deliver` (stateful only). */
+  forceDeliver: boolean;
+  /** 1..MAX_BATCH_MSGS messages per reply. */
+  numMsgs: number;
+  /** Long-poll wait, 0..MAX_WAIT_MS ms (0 = return at once). */
+  maxWaitMs: number;
+}
+
+/** A normalized QUERY request; filters combine with AND. */
+export interface QuerySpec {
+  key: string | null;
+  /** 1..MAX_BATCH_MSGS newest matches. */
+  limit: number;
+  /** create_time ≥ since (unix seconds), or null. */
+  sinceSec: number | null;
+  /** Every tag must be present on the message. */
+  tags: string[];
+}
+
+/** A normalized CREATE request. */
+export interface CreateSpec {
+  name: string | null;
+  ttlSec: number | null;
+}
+
+/** A normalized ACK request. */
+export interface AckSpec {
+  group: string;
+  mailAddress: string;
+  msgId: number;
+}
+
+/**
+ * Decodes a JSON body: empty or all-whitespace payload = `{}`. Throws
+ * Mq9Error(bad_request) for invalid UTF-8/JSON or a schema violation,
+ * naming the offending field.
+ */
+export function parseJsonBody<T extends z.ZodType>(payload: Uint8Array, schema: T): z.infer<T> {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(payload);
+  } catch {
+    throw new Mq9Error("bad_request", "request body is not valid UTF-8 JSON");
+  }
+  let value: unknown = {};
+  if (text.trim() !== "") {
+    try {
+      value = JSON.parse(text);
+    } catch (e) {
+      throw new Mq9Error("bad_request", `request body is not valid JSON: ${(e as Error).message}`);
+    }
+  }
+  const r = schema.safeParse(value);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const where = issue.path.length ? `field ${issue.path.join(".")}` : "body";
+    throw new Mq9Error("bad_request", `invalid request ${where}: ${issue.message}`);
+  }
+  return r.data;
+}
+
+/** Parses a CREATE body. */
+export function parseCreateRequest(payload: Uint8Array): CreateSpec {
+  const b = parseJsonBody(payload, createRequestSchema);
+  return { name: b.name ?? null, ttlSec: b.ttl ?? null };
+}
+
+/**
+ * Parses a FETCH body: `deliver` defaults to latest; `from_time`/`from_id`
+ * are required by their policies; `num_msgs` defaults to 100 and is clamped
+ * to 1000; `max_wait_ms` defaults to 500 and is clamped to 30000.
+ */
+export function parseFetchRequest(payload: Uint8Array): FetchSpec {
+  const b = parseJsonBody(payload, fetchRequestSchema);
+  const kind = b.deliver ?? "latest";
+  let deliver: DeliverPolicy;
+  if (kind === "from_time") {
+    if (b.from_time == null) throw new Mq9Error("bad_request", 'deliver "from_time" needs the from_time field (unix seconds)');
+    deliver = { kind, fromTimeSec: b.from_time };
+  } else if (kind === "from_id") {
+    if (b.from_id == null) throw new Mq9Error("bad_request", 'deliver "from_id" needs the from_id field');
+    deliver = { kind, fromId: b.from_id };
+  } else {
+    deliver = { kind };
+  }
+  return {
+    group: b.group_name ?? null,
+    deliver,
+    forceDeliver: b.force_deliver ?? false,
+    numMsgs: Math.min(b.config?.num_msgs ?? DEFAULT_NUM_MSGS, MAX_BATCH_MSGS),
+    maxWaitMs: Math.min(b.config?.max_wait_ms ?? DEFAULT_MAX_WAIT_MS, MAX_WAIT_MS),
+  };
+}
+
+/** Parses an ACK body. */
+export function parseAckRequest(payload: Uint8Array): AckSpec {
+  const b = parseJsonBody(payload, ackRequestSchema);
+  return { group: b.group_name, mailAddress: b.mail_address, msgId: b.msg_id };
+}
+
+/** Parses a QUERY body: `limit` defaults to (and is clamped at) 1000. */
+export function parseQueryRequest(payload: Uint8Array): QuerySpec {
+  const b = parseJsonBody(payload, queryRequestSchema);
+  const tags = b.tags == null ? [] : parseTags(Array.isArray(b.tags) ? b.tags.join(",") : b.tags);
+  return {
+    key: b.key ?? null,
+    limit: Math.min(b.limit ?? MAX_BATCH_MSGS, MAX_BATCH_MSGS),
+    sinceSec: b.since ?? null,
+    tags,
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * `$mq9.AI.*` subject parser (mq9 spec, 协议总览), shared by the HTTP and
+ * NATS transports. The mail_address is everything after the verb; for
+ * DELETE the msg_id is the LAST dot-separated token
+ * (`$mq9.AI.MSG.DELETE.task.001.7` → address `task.001`, msg_id 7).
+ */
+import { assertMailAddress } from "./address";
+import { Mq9Error } from "./errors";
+
+/** Every mq9 subject starts with this. */
+export const MQ9_SUBJECT_PREFIX = "$mq9.AI.";
+
+/** Verbs of `$mq9.AI.MSG.<verb>.<mail_address>`. */
+export type MsgVerb = "SEND" | "FETCH" | "ACK" | "QUERY";
+
+/** Verbs of `$mq9.AI.AGENT.<verb>`. */
+export type AgentVerb = "REGISTER" | "UNREGISTER" | "REPORT" | "DISCOVER";
+
+/** A parsed mq9 subject. */
+export type Mq9Subject =
+  | { kind: "MAILBOX.CREATE" }
+  | { kind: `MSG.${MsgVerb}`; mailAddress: string }
+  | { kind: "MSG.DELETE"; mailAddress: string; msgId: number }
+  | { kind: `AGENT.${AgentVerb}`; verb: AgentVerb };
+
+/** The kind of a parsed subject, e.g. `"MSG.SEND"`. */
+export type Mq9SubjectKind = Mq9Subject["kind"];
+
+const MSG_VERBS: readonly MsgVerb[] = ["SEND", "FETCH", "ACK", "QUERY"];
+const AGENT_VERBS: readonly AgentVerb[] = ["REGISTER", "UNREGISTER", "REPORT", "DISCOVER"];
+
+/** True when `subject` is in the mq9 namespace (`$mq9.AI.` prefix), known or not. */
+export function isMq9Subject(subject: string): boolean {
+  return subject.startsWith(MQ9_SUBJECT_PREFIX);
+}
+
+/**
+ * Parses `subject`. Throws Mq9Error:
+ * - `unknown_subject` for anything that is not one of the spec's subjects;
+ * - `bad_request` for a known verb with a missing/invalid mail_address or a
+ *   DELETE msg_id that is not a canonical non-negative decimal integer.
+ */
+export function parseMq9Subject(subject: string): Mq9Subject {
+  if (!isMq9Subject(subject)) throw unknown(subject);
+  const rest = subject.slice(MQ9_SUBJECT_PREFIX.length);
+  if (rest === "MAILBOX.CREATE") return { kind: "MAILBOX.CREATE" };
+  if (rest.startsWith("AGENT.")) {
+    const verb = rest.slice("AGENT.".length) as AgentVerb;
+    if (AGENT_VERBS.includes(verb)) return { kind: `AGENT.${verb}`, verb };
+    throw unknown(subject);
+  }
+  if (!rest.startsWith("MSG.")) throw unknown(subject);
+  const afterMsg = rest.slice("MSG.".length);
+  const dot = afterMsg.indexOf(".");
+  const verb = dot < 0 ? afterMsg : afterMsg.slice(0, dot);
+  const tail = dot < 0 ? "" : afterMsg.slice(dot + 1);
+  if (verb === "DELETE") {
+    const last = tail.lastIndexOf(".");
+    if (last < 0) throw new Mq9Error("bad_request", `subject ${subject}: expected $mq9.AI.MSG.DELETE.{mail_address}.{msg_id}`);
+    const mailAddress = tail.slice(0, last);
+    const idText = tail.slice(last + 1);
+    assertMailAddress(mailAddress);
+    return { kind: "MSG.DELETE", mailAddress, msgId: parseMsgIdToken(idText, subject) };
+  }
+  if (!MSG_VERBS.includes(verb as MsgVerb)) throw unknown(subject);
+  if (tail === "") throw new Mq9Error("bad_request", `subject ${subject}: missing mail_address`);
+  assertMailAddress(tail);
+  return { kind: `MSG.${verb as MsgVerb}`, mailAddress: tail };
+}
+
+function parseMsgIdToken(text: string, subject: string): number {
+  if (!/^(0|[1-9][0-9]*)$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw new Mq9Error("bad_request", `subject ${subject}: msg_id "${text}" is not a non-negative integer`);
+  }
+  return Number(text);
+}
+
+function unknown(subject: string): Mq9Error {
+  return new Mq9Error("unknown_subject", `unknown mq9 subject "${subject}"`);
+}

@@ -1,0 +1,67 @@
+/**
+ * mq9 over HTTP: `POST /mq9/<subject>` mirrors `nats request <subject>
+ * <payload>` (DESIGN.md §1, §5). Body = payload bytes, `mq9-*` request
+ * headers = NATS headers, `Authorization: Bearer <token>` = tenant.
+ * Response = the JSON reply (`error` always present) with a fitting status.
+ */
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { MAX_PAYLOAD_BYTES } from "../../wire/mq9";
+import { authenticateToken, bearerToken } from "../auth";
+import type { Env } from "../env";
+import { handleMq9Request } from "./dispatch";
+
+/** Path prefix of the route. */
+export const MQ9_HTTP_PREFIX = "/mq9/";
+
+/** Handler for `POST /mq9/*`. */
+export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
+  const auth = await authenticateToken(c.env, bearerToken(c.req.header("authorization")));
+  if (!auth.ok) {
+    const error = auth.reason === "missing" ? "unauthorized: missing bearer token" : "unauthorized: invalid token";
+    return c.json({ error }, 401, { "WWW-Authenticate": 'Bearer realm="mortarmq"' });
+  }
+  const path = new URL(c.req.url).pathname;
+  let subject: string;
+  try {
+    subject = decodeURIComponent(path.slice(path.indexOf(MQ9_HTTP_PREFIX) + MQ9_HTTP_PREFIX.length));
+  } catch {
+    return c.json({ error: "subject in the path is not valid percent-encoding" }, 400);
+  }
+  const payload = await readBody(c.req.raw, MAX_PAYLOAD_BYTES);
+  if (!payload) {
+    return c.json({ error: `payload exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes` }, 413);
+  }
+  const headers = new Map<string, string>();
+  for (const [name, value] of c.req.raw.headers) if (name.toLowerCase().startsWith("mq9-")) headers.set(name, value);
+  const reply = await handleMq9Request(c.env, auth.tenant, { subject, headers, payload });
+  return c.json(reply.body, reply.status as ContentfulStatusCode);
+}
+
+/** Reads the request body, or null once it exceeds `maxBytes` (stops reading). */
+async function readBody(req: Request, maxBytes: number): Promise<Uint8Array | null> {
+  const declared = Number(req.headers.get("content-length") ?? "0");
+  if (declared > maxBytes) return null;
+  if (!req.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = req.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(total);
+  let off = 0;
+  for (const ch of chunks) {
+    out.set(ch, off);
+    off += ch.byteLength;
+  }
+  return out;
+}
