@@ -7,12 +7,15 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { Env } from "../../worker/env";
 import { createBuiltinEmbedder } from "../../objects/agents/embed/builtin";
 import { createEndpointEmbedder } from "../../objects/agents/embed/endpoint";
 import type { Embedder } from "../../objects/agents/embed/types";
 import { createWorkersAiEmbedder, type AiBinding } from "../../objects/agents/embed/workers-ai";
 import { AgentIndex } from "../../objects/agents/store";
 import { parseDiscoverRequest, parseRegisterRequest } from "../../wire/mq9/agent-requests";
+
+const agents = (env as unknown as Env).AGENTS;
 
 const enc = new TextEncoder();
 const CARDS = [
@@ -50,7 +53,7 @@ function fakeAi(fail = { now: false }): AiBinding & { calls: { model: string; in
 
 /** Runs `fn` with an AgentIndex using `embedder` on a fresh AgentRegistry object's storage. */
 async function withIndex(embedder: Embedder, fn: (idx: AgentIndex, storage: DurableObjectStorage) => Promise<void>, name = `emb-${Date.now()}-${Math.random()}`) {
-  await runInDurableObject(env.AGENTS.get(env.AGENTS.idFromName(name)), async (_obj, state) => {
+  await runInDurableObject(agents.get(agents.idFromName(name)), async (_obj, state) => {
     await fn(new AgentIndex(state.storage, embedder), state.storage);
   });
 }

@@ -6,10 +6,13 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { Env } from "../../worker/env";
 import { indexText } from "../../objects/agents/analyzer";
 
+const agents = (env as unknown as Env).AGENTS;
+
 function scratch(name: string) {
-  return env.AGENTS.get(env.AGENTS.idFromName(`sqlite-probe/${name}/${Date.now()}`));
+  return agents.get(agents.idFromName(`sqlite-probe/${name}/${Date.now()}`));
 }
 
 describe("FTS5 in workerd's SQLite", () => {
