@@ -5,16 +5,13 @@
  * and `Authorization: Bearer <key>` when a key is configured; reads
  * `data[].embedding` ordered by `data[].index`. See docs/agents.md.
  */
-import { EmbedderError, MAX_EMBED_TEXT_CHARS, toVectors, type Embedder } from "./types";
+import { EmbedderError, embedInBatches, toVectors, type Embedder } from "./types";
 
 /** Model name sent when EMBEDDINGS_MODEL is not set. */
 export const DEFAULT_ENDPOINT_MODEL = "bge-m3";
 
 /** Per-request timeout, ms. */
 export const ENDPOINT_TIMEOUT_MS = 15_000;
-
-/** Texts per request. */
-const BATCH = 32;
 
 /** Configuration of the endpoint embedder. */
 export interface EndpointConfig {
@@ -54,14 +51,7 @@ export function createEndpointEmbedder(cfg: EndpointConfig): Embedder {
     id: `endpoint:${model}@${host}`,
     kind: "endpoint",
     minScore: -1,
-    async embed(texts) {
-      const out: Float32Array[] = [];
-      for (let i = 0; i < texts.length; i += BATCH) {
-        const input = texts.slice(i, i + BATCH).map((t) => t.slice(0, MAX_EMBED_TEXT_CHARS));
-        out.push(...(await request(input)));
-      }
-      return out;
-    },
+    embed: (texts) => embedInBatches(texts, request),
   };
 
   async function request(input: string[]): Promise<Float32Array[]> {

@@ -42,6 +42,21 @@ export class EmbedderError extends Error {
 /** Longest text sent to an embedding model, characters (longer texts are cut). */
 export const MAX_EMBED_TEXT_CHARS = 8_000;
 
+/** Texts per request to a remote embedding model. */
+export const REMOTE_BATCH = 32;
+
+/**
+ * Embeds `texts` with `request` in batches of REMOTE_BATCH texts, each cut
+ * at MAX_EMBED_TEXT_CHARS; returns the vectors in order.
+ */
+export async function embedInBatches(texts: string[], request: (batch: string[]) => Promise<Float32Array[]>): Promise<Float32Array[]> {
+  const out: Float32Array[] = [];
+  for (let i = 0; i < texts.length; i += REMOTE_BATCH) {
+    out.push(...(await request(texts.slice(i, i + REMOTE_BATCH).map((t) => t.slice(0, MAX_EMBED_TEXT_CHARS)))));
+  }
+  return out;
+}
+
 /**
  * Checks a model's answer: `count` finite numeric vectors of one dimension.
  * Returns them as Float32Array; throws EmbedderError naming `source`.

@@ -4,7 +4,7 @@
  * `ai.run(model, { text: [...], truncate_inputs: true })` and reads
  * `data` (or `response`) as the vectors. See docs/agents.md.
  */
-import { EmbedderError, MAX_EMBED_TEXT_CHARS, toVectors, type Embedder } from "./types";
+import { EmbedderError, embedInBatches, toVectors, type Embedder } from "./types";
 
 /** The part of the Workers AI binding this embedder uses (so fakes are easy to write). */
 export interface AiBinding {
@@ -14,19 +14,14 @@ export interface AiBinding {
 /** Default Workers AI embedding model. */
 export const DEFAULT_WORKERS_AI_MODEL = "@cf/baai/bge-m3";
 
-/** Texts per `ai.run` call. */
-const BATCH = 32;
-
 /** Creates the Workers AI embedder for `model`. */
 export function createWorkersAiEmbedder(ai: AiBinding, model = DEFAULT_WORKERS_AI_MODEL): Embedder {
   return {
     id: `workers-ai:${model}`,
     kind: "workers-ai",
     minScore: -1,
-    async embed(texts) {
-      const out: Float32Array[] = [];
-      for (let i = 0; i < texts.length; i += BATCH) {
-        const batch = texts.slice(i, i + BATCH).map((t) => t.slice(0, MAX_EMBED_TEXT_CHARS));
+    embed: (texts) =>
+      embedInBatches(texts, async (batch) => {
         let answer: unknown;
         try {
           answer = await ai.run(model, { text: batch, truncate_inputs: true });
@@ -34,9 +29,7 @@ export function createWorkersAiEmbedder(ai: AiBinding, model = DEFAULT_WORKERS_A
           throw new EmbedderError(`Workers AI ${model} failed: ${(e as Error)?.message ?? String(e)}`);
         }
         const a = answer as { data?: unknown; response?: unknown } | null;
-        out.push(...toVectors(a?.data ?? a?.response, batch.length, `Workers AI ${model}`));
-      }
-      return out;
-    },
+        return toVectors(a?.data ?? a?.response, batch.length, `Workers AI ${model}`);
+      }),
   };
 }
