@@ -8,12 +8,26 @@ export interface Env {
   AUTH_TOKENS?: string;
   /** Comma-separated origins allowed by CORS on /mq9 and /nats; default `*` when auth is open. */
   CORS_ORIGINS?: string;
+  /**
+   * Agent registry embedder (docs/agents.md): "auto" (default: Workers AI if
+   * the AI binding exists, else EMBEDDINGS_URL if set, else built-in),
+   * "workers-ai", "endpoint" or "builtin".
+   */
+  AGENT_EMBEDDER?: string;
+  /** OpenAI-compatible embeddings URL (`…/v1/embeddings` or a base URL) for semantic DISCOVER. */
+  EMBEDDINGS_URL?: string;
+  /** Embedding model: default `@cf/baai/bge-m3` (Workers AI) / `bge-m3` (endpoint). */
+  EMBEDDINGS_MODEL?: string;
+  /** Bearer token for EMBEDDINGS_URL; a secret (`wrangler secret put EMBEDDINGS_API_KEY`). */
+  EMBEDDINGS_API_KEY?: string;
+  /** Workers AI binding, only when `[ai] binding = "AI"` is added to wrangler.toml. */
+  AI?: import("../objects/agents/embed/workers-ai").AiBinding;
   SESSION: DurableObjectNamespace;
   REGISTRY: DurableObjectNamespace;
   PARTITION: DurableObjectNamespace;
   GROUP: DurableObjectNamespace;
   MAILBOX: DurableObjectNamespace<import("../objects/mailbox/Mailbox").Mailbox>;
-  AGENTS: DurableObjectNamespace;
+  AGENTS: DurableObjectNamespace<import("../objects/agents/AgentRegistry").AgentRegistry>;
   NATS_SESSION: DurableObjectNamespace;
   TENANTS: DurableObjectNamespace;
 }

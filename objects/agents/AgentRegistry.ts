@@ -1,5 +1,49 @@
+/**
+ * AgentRegistry Durable Object: the mq9 agent registry of one tenant
+ * (`objectName("agents", tenant)`), implementing `$mq9.AI.AGENT.*`
+ * (docs/agents.md). Requests arrive decoded and validated by the Worker
+ * (worker/mq9/agents.ts); the object persists through AgentIndex and
+ * replies after the commit.
+ */
 import { DurableObject } from "cloudflare:workers";
+import type { AgentSelector, DiscoverSpec, RegisterSpec, ReportSpec } from "../../wire/mq9/agent-requests";
 import type { Env } from "../../worker/env";
+import { selectEmbedder } from "./embed/select";
+import type { AgentResult } from "./results";
+import { AgentIndex } from "./store";
 
-/** Placeholder: implemented by its issue (not yet built). */
-export class AgentRegistry extends DurableObject<Env> {}
+export class AgentRegistry extends DurableObject<Env> {
+  private readonly index: AgentIndex;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const { embedder, warning } = selectEmbedder(env);
+    if (warning) console.warn(`agent registry: ${warning}`);
+    this.index = new AgentIndex(ctx.storage, embedder);
+  }
+
+  /** REGISTER (upsert by name). `created` is false for a re-REGISTER. */
+  register(spec: RegisterSpec): Promise<AgentResult<{ created: boolean }>> {
+    return this.index.register(spec, Date.now());
+  }
+
+  /** UNREGISTER by name or mailbox; an unknown agent is a success with `removed: false`. */
+  unregister(sel: AgentSelector): AgentResult<{ removed: boolean }> {
+    return this.index.unregister(sel);
+  }
+
+  /** REPORT: latest status body of a registered agent. */
+  report(spec: ReportSpec): AgentResult {
+    return this.index.report(spec, Date.now());
+  }
+
+  /** DISCOVER: one page of cards (text, semantic or all). */
+  discover(spec: DiscoverSpec): Promise<AgentResult<{ agents: Record<string, unknown>[] }>> {
+    return this.index.discover(spec);
+  }
+
+  /** Agent count and vectors still to (re-)embed for the embedder in force. */
+  counts(): { agents: number; staleVectors: number } {
+    return this.index.counts();
+  }
+}

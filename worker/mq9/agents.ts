@@ -1,18 +1,58 @@
 /**
- * mq9 `$mq9.AI.AGENT.*` handler. Placeholder until the agent registry issue
- * lands: answers every agent subject with a clear error.
+ * mq9 `$mq9.AI.AGENT.*` handler (docs/agents.md): decodes and validates the
+ * request body here, then calls the tenant's AgentRegistry Durable Object
+ * (`objectName("agents", tenant)`). Replies are the spec's
+ * `{"error": ""}` (REGISTER, REPORT; UNREGISTER adds `removed`) and
+ * `{"error": "", "agents": [...]}` (DISCOVER).
  */
+import type { AgentRegistry } from "../../objects/agents/AgentRegistry";
+import type { AgentResult } from "../../objects/agents/results";
+import {
+  parseDiscoverRequest,
+  parseRegisterRequest,
+  parseReportRequest,
+  parseUnregisterRequest,
+} from "../../wire/mq9/agent-requests";
 import type { Env } from "../env";
+import { objectName } from "../keys";
+
+export { agentRegistryInfo, type AgentRegistryInfo } from "../../objects/agents/embed/select";
 
 /** Agent verbs of the mq9 spec. */
 export type AgentVerb = "REGISTER" | "UNREGISTER" | "REPORT" | "DISCOVER";
 
-/** Handles one agent request for `tenant`; returns HTTP-ish status and the JSON reply. */
+/** The AgentRegistry stub of `tenant`. */
+export function agentRegistryStub(env: Env, tenant: string): DurableObjectStub<AgentRegistry> {
+  return env.AGENTS.get(env.AGENTS.idFromName(objectName("agents", tenant)));
+}
+
+/**
+ * Handles one agent request for `tenant`; returns the HTTP status and the
+ * JSON reply. Invalid bodies throw Mq9Error(bad_request) (dispatch turns it
+ * into a 400 reply); registry failures come back as their status (404
+ * unknown agent on REPORT, 409 mailbox owned by another agent, 429 registry
+ * full, 503 semantic search unavailable).
+ */
 export async function handleAgentRequest(
-  _env: Env,
-  _tenant: string,
-  _verb: AgentVerb,
-  _payload: Uint8Array,
+  env: Env,
+  tenant: string,
+  verb: AgentVerb,
+  payload: Uint8Array,
 ): Promise<{ status: number; body: { error: string } & Record<string, unknown> }> {
-  return { status: 501, body: { error: "agent registry is not available on this broker yet" } };
+  const stub = agentRegistryStub(env, tenant);
+  switch (verb) {
+    case "REGISTER":
+      return reply<{ created: boolean }>(await stub.register(parseRegisterRequest(payload)), () => ({}));
+    case "UNREGISTER":
+      return reply<{ removed: boolean }>(await stub.unregister(parseUnregisterRequest(payload)), (r) => ({ removed: r.removed }));
+    case "REPORT":
+      return reply<object>(await stub.report(parseReportRequest(payload)), () => ({}));
+    case "DISCOVER":
+      return reply<{ agents: Record<string, unknown>[] }>(await stub.discover(parseDiscoverRequest(payload)), (r) => ({ agents: r.agents }));
+  }
+}
+
+function reply<T extends object>(r: AgentResult<T>, fields: (ok: T) => Record<string, unknown>): { status: number; body: { error: string } & Record<string, unknown> } {
+  if (!r.ok) return { status: r.status, body: { error: r.error } };
+  return { status: 200, body: { error: "", ...fields(r as T) } };
 }

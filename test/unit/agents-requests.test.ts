@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { MAX_CARD_BYTES } from "../../wire/mq9/agent-limits";
+import { mailboxKey, parseDiscoverRequest, parseRegisterRequest, parseReportRequest, parseUnregisterRequest } from "../../wire/mq9/agent-requests";
+import { Mq9Error } from "../../wire/mq9/errors";
+
+const b = (v: unknown) => new TextEncoder().encode(typeof v === "string" ? v : JSON.stringify(v));
+
+describe("agent request bodies", () => {
+  it("REGISTER keeps the raw text and extracts name, mailbox, description and skills", () => {
+    const raw = '{"name":"t","mailbox":"mq9://broker/a.inbox","description":"d","skills":[{"name":"s","description":"sd","tags":["x"],"examples":["e"]},{"id":"only"}],"extra":1}';
+    expect(parseRegisterRequest(b(raw))).toEqual({
+      cardJson: raw,
+      fields: { name: "t", mailbox: "mq9://broker/a.inbox", description: "d", skillsText: "s\nsd\nx\ne" },
+    });
+    expect(parseRegisterRequest(b({ name: "t", mailbox: " ", description: null })).fields).toEqual({ name: "t", mailbox: null, description: "", skillsText: "" });
+  });
+
+  it("REGISTER errors are Mq9Error(bad_request)", () => {
+    const err = (v: unknown) => {
+      try {
+        parseRegisterRequest(typeof v === "object" && v instanceof Uint8Array ? v : b(v));
+      } catch (e) {
+        expect(e).toBeInstanceOf(Mq9Error);
+        expect((e as Mq9Error).code).toBe("bad_request");
+        return (e as Error).message;
+      }
+      throw new Error("no error");
+    };
+    expect(err({})).toMatch(/name is required/);
+    expect(err("nope")).toMatch(/not valid JSON/);
+    expect(err('"a string"')).toBe("agent card must be a JSON object");
+    expect(err({ name: "x", description: 5 })).toMatch(/description/);
+    expect(err(new Uint8Array(MAX_CARD_BYTES + 1))).toMatch(/exceeds the limit/);
+  });
+
+  it("UNREGISTER / REPORT need name or mailbox; REPORT keeps its body verbatim", () => {
+    expect(parseUnregisterRequest(b({ mailbox: "m" }))).toEqual({ name: null, mailbox: "m" });
+    expect(() => parseUnregisterRequest(b({}))).toThrow("UNREGISTER needs the agent's name or mailbox");
+    expect(() => parseUnregisterRequest(b({ name: "" }))).toThrow(/name/);
+    const raw = '{"name":"a","status":{"load":1}}';
+    expect(parseReportRequest(b(raw))).toEqual({ selector: { name: "a", mailbox: null }, bodyJson: raw });
+  });
+
+  it("DISCOVER: semantic wins, blank queries are absent, limit default 20 clamped to 100, page from 1", () => {
+    expect(parseDiscoverRequest(b(""))).toEqual({ mode: "all", query: "", limit: 20, page: 1 });
+    expect(parseDiscoverRequest(b({ text: "a", semantic: "b" }))).toEqual({ mode: "semantic", query: "b", limit: 20, page: 1 });
+    expect(parseDiscoverRequest(b({ text: "a", semantic: "  ", limit: 500, page: 3 }))).toEqual({ mode: "text", query: "a", limit: 100, page: 3 });
+    expect(parseDiscoverRequest(b({ text: null }))).toMatchObject({ mode: "all" });
+    expect(() => parseDiscoverRequest(b({ page: 0 }))).toThrow(/page/);
+    expect(() => parseDiscoverRequest(b({ text: "x".repeat(1001) }))).toThrow(/text/);
+  });
+
+  it("mailboxKey strips mq9://host/", () => {
+    expect(mailboxKey("mq9://broker/agent.translator.inbox")).toBe("agent.translator.inbox");
+    expect(mailboxKey("agent.translator.inbox")).toBe("agent.translator.inbox");
+    expect(mailboxKey("https://x/y")).toBe("https://x/y");
+  });
+});
