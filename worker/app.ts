@@ -10,3 +10,15 @@ export const app = new Hono<{ Bindings: Env }>();
 
 /** Liveness: 200 with the version. */
 app.get("/healthz", (c) => c.json({ status: "ok", version: VERSION }));
+
+/**
+ * NATS client protocol over WebSocket (docs/nats.md): every connection gets
+ * its own NatsSession object.
+ */
+app.get("/nats", async (c) => {
+  if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
+    return c.text("GET /nats expects a WebSocket upgrade (NATS client protocol)", 426);
+  }
+  const stub = c.env.NATS_SESSION.get(c.env.NATS_SESSION.newUniqueId());
+  return stub.fetch(c.req.raw);
+});
