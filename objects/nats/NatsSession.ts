@@ -63,6 +63,8 @@ export class NatsSession extends DurableObject<Env> {
   private partialTimer: ReturnType<typeof setTimeout> | null = null;
   private authTimer: ReturnType<typeof setTimeout> | null = null;
   private partialFlag = false;
+  /** Bytes waiting to be sent; drained once per microtask checkpoint so replies finishing together share one message. */
+  private outQueue: Uint8Array[] = [];
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -195,14 +197,26 @@ export class NatsSession extends DurableObject<Env> {
     if (this.store.apply(conn.subs.takeChanges())) void this.ctx.storage.setAlarm(Date.now() + GC_INTERVAL_MS);
     this.saveAttachment(ws);
     if (box.out.length > 0) {
-      try {
-        ws.send(concatBytes(box.out));
-      } catch {
-        /* the client is gone; webSocketClose cleans up */
-      }
+      if (this.outQueue.length === 0) queueMicrotask(() => this.drain(ws));
+      this.outQueue.push(...box.out);
     }
     for (const req of box.requests) void this.run(ws, conn, req);
-    if (box.close) void this.shutdown(ws, 1008, "NATS protocol error");
+    if (box.close) {
+      this.drain(ws);
+      void this.shutdown(ws, 1008, "NATS protocol error");
+    }
+  }
+
+  /** Sends everything queued as one WebSocket message. */
+  private drain(ws: WebSocket): void {
+    if (this.outQueue.length === 0) return;
+    const bytes = concatBytes(this.outQueue);
+    this.outQueue = [];
+    try {
+      ws.send(bytes);
+    } catch {
+      /* the client is gone; webSocketClose cleans up */
+    }
   }
 
   /** Runs one mq9 request and delivers its JSON reply to the reply subject. */
