@@ -105,8 +105,8 @@ export class NatsSession extends DurableObject<Env> {
     return this.chain;
   }
 
-  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
-    await this.shutdown(ws, code === 1005 || code === 1006 ? 1000 : code, reason);
+  override async webSocketClose(ws: WebSocket): Promise<void> {
+    await this.shutdown(ws, 1000, "closed by client");
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {
