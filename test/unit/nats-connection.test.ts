@@ -86,6 +86,7 @@ describe("NatsConnection", () => {
     expect(req).toMatchObject({ tenant: "default", subject: "$mq9.AI.MSG.SEND.task.001", reply: "_INBOX.abc.7", size: hdr.length + 2 });
     expect([...req.headers]).toEqual([["mq9-priority", "urgent"]]);
     expect(td.decode(req.payload)).toBe("hi");
+    expect(req.payload.buffer.byteLength).toBe(2); // a copy, not a view pinning the received message
     expect(conn.pending).toEqual({ count: 1, bytes: hdr.length + 2 });
     const box = newOutbox();
     expect(conn.deliver(req.reply!, undefined, undefined, te.encode('{"error":""}'), box)).toBe(1);
@@ -168,6 +169,15 @@ describe("NatsConnection", () => {
     expect(r3.close).toBe(true);
     const bytes = harness("default", { maxPendingBytes: 10 }).send(quiet + "PUB $mq9.AI.a r 11\r\n01234567890\r\n");
     expect(bytes.text).toBe("-ERR 'Slow Consumer'\r\n");
+  });
+
+  it("bounds fan-out to the connection's own subscriptions: beyond it, Slow Consumer", () => {
+    const { send } = harness("default", { maxOutboxBytes: 250 });
+    const payload = "x".repeat(100);
+    const r = send(quiet + `SUB f.> 1\r\nSUB f.* 2\r\nSUB > 3\r\nPUB f.g ${payload.length}\r\n${payload}\r\n`);
+    expect(r.text.match(/^MSG f\.g/gm)).toHaveLength(2);
+    expect(r.text.endsWith("-ERR 'Slow Consumer'\r\n")).toBe(true);
+    expect(r.close).toBe(true);
   });
 
   it("caps subscriptions per connection (non-fatal)", () => {

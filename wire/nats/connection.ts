@@ -25,6 +25,8 @@ export const MQ9_SUBJECT_PREFIX = "$mq9.AI.";
 export const MAX_PENDING_REQUESTS = 4096;
 /** Default cap on header+payload bytes of mq9 requests in flight per connection. */
 export const MAX_PENDING_BYTES = 16 * 1024 * 1024;
+/** Default cap on message bytes one batch of operations may produce (fan-out to many own subscriptions). */
+export const MAX_OUTBOX_BYTES = 8 * 1024 * 1024;
 
 export interface ConnectionConfig {
   /** max_payload announced in INFO, bytes. */
@@ -32,6 +34,8 @@ export interface ConnectionConfig {
   maxPendingRequests?: number;
   maxPendingBytes?: number;
   maxSubscriptions?: number;
+  /** Largest total of MSG/HMSG bytes one outbox may collect; beyond it: Slow Consumer. */
+  maxOutboxBytes?: number;
   /** Subjects the broker serves; default: those starting with `$mq9.AI.`. */
   isServed?: (subject: string) => boolean;
 }
@@ -72,6 +76,8 @@ export interface Outbox {
   out: Uint8Array[];
   requests: ServedRequest[];
   close: boolean;
+  /** MSG/HMSG bytes collected so far (bounded by maxOutboxBytes). */
+  msgBytes: number;
 }
 
 /** A CONNECT whose credentials the caller must check, then pass to {@link NatsConnection.completeConnect}. */
@@ -86,7 +92,7 @@ export type ConnectAuth = { ok: true; tenant: string } | { ok: false };
 
 /** Creates an empty outbox. */
 export function newOutbox(): Outbox {
-  return { out: [], requests: [], close: false };
+  return { out: [], requests: [], close: false, msgBytes: 0 };
 }
 
 /** Initial state: `tenant` is set when the connection is already authenticated (open broker or bridge token). */
@@ -100,6 +106,7 @@ export class NatsConnection {
   readonly state: ConnectionState;
   private readonly maxPendingRequests: number;
   private readonly maxPendingBytes: number;
+  private readonly maxOutboxBytes: number;
   private readonly isServed: (subject: string) => boolean;
   private pendingCount = 0;
   private pendingBytes = 0;
@@ -113,6 +120,7 @@ export class NatsConnection {
     this.subs = new SubscriptionTable(subs, config.maxSubscriptions ?? MAX_SUBSCRIPTIONS);
     this.maxPendingRequests = config.maxPendingRequests ?? MAX_PENDING_REQUESTS;
     this.maxPendingBytes = config.maxPendingBytes ?? MAX_PENDING_BYTES;
+    this.maxOutboxBytes = config.maxOutboxBytes ?? MAX_OUTBOX_BYTES;
     this.isServed = config.isServed ?? ((s) => s.startsWith(MQ9_SUBJECT_PREFIX));
   }
 
@@ -196,15 +204,21 @@ export class NatsConnection {
   /**
    * Delivers a message on `subject` to this connection's matching
    * subscriptions (MSG, or HMSG when there is a header block and the client
-   * accepts headers). Returns how many subscriptions got it.
+   * accepts headers). Returns how many subscriptions got it. A fan-out
+   * beyond maxOutboxBytes closes the connection with Slow Consumer.
    */
   deliver(subject: string, reply: string | undefined, header: Uint8Array | undefined, payload: Uint8Array, box: Outbox): number {
     if (this.state.closed) return 0;
     const targets = this.subs.route(subject);
+    const withHeader = header !== undefined && this.state.headers;
+    const each = payload.length + (withHeader ? header.length : 0);
     for (const t of targets) {
-      box.out.push(
-        header && this.state.headers ? encodeHmsg(subject, t.sid, reply, header, payload) : encodeMsg(subject, t.sid, reply, payload),
-      );
+      box.msgBytes += each;
+      if (box.msgBytes > this.maxOutboxBytes) {
+        this.fail(fatal(NatsErr.SlowConsumer), box);
+        return targets.length;
+      }
+      box.out.push(withHeader ? encodeHmsg(subject, t.sid, reply, header, payload) : encodeMsg(subject, t.sid, reply, payload));
     }
     return targets.length;
   }
@@ -230,7 +244,8 @@ export class NatsConnection {
       }
       this.pendingCount++;
       this.pendingBytes += size;
-      box.requests.push({ tenant: this.state.tenant!, subject, reply, headers: toMq9Headers(block), payload, size });
+      // copy: a view would keep the whole received WebSocket message alive while the request runs
+      box.requests.push({ tenant: this.state.tenant!, subject, reply, headers: toMq9Headers(block), payload: payload.slice(), size });
       delivered = true;
     }
     if (!delivered && reply && this.state.noResponders && this.state.headers) {
