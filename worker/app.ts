@@ -20,3 +20,15 @@ app.options("/nats", brokerCors());
 /** mq9 over HTTP: `POST /mq9/<subject>` (worker/mq9/http.ts); other methods get a JSON 405. */
 app.post("/mq9/*", mq9HttpHandler);
 app.all("/mq9/*", (c) => c.json({ error: "mq9 requests use POST /mq9/<subject>" }, 405, { Allow: "POST, OPTIONS" }));
+
+/**
+ * NATS client protocol over WebSocket (docs/nats.md): every connection gets
+ * its own NatsSession object.
+ */
+app.get("/nats", async (c) => {
+  if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
+    return c.text("GET /nats expects a WebSocket upgrade (NATS client protocol)", 426);
+  }
+  const stub = c.env.NATS_SESSION.get(c.env.NATS_SESSION.newUniqueId());
+  return stub.fetch(c.req.raw);
+});
