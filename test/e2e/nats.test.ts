@@ -86,11 +86,25 @@ describe("NATS clients against the broker", () => {
 
   it("1,000 concurrent mq9 requests on one connection are all answered", async () => {
     const nc = await connectTcp({ token: TOKEN });
+    const mbox = `e2e.concurrent.${Math.random().toString(36).slice(2, 10)}`;
+    expect(json((await nc.request("$mq9.AI.MAILBOX.CREATE", te.encode(JSON.stringify({ name: mbox })), { timeout: 10_000 })).data).error).toBe("");
     const replies = await Promise.all(
-      Array.from({ length: 1000 }, (_, i) => nc.request(`$mq9.AI.MSG.QUERY.e2e.c${i}`, te.encode("{}"), { timeout: 60_000 })),
+      Array.from({ length: 1000 }, (_, i) => nc.request(`$mq9.AI.MSG.SEND.${mbox}`, te.encode(`m${i}`), { timeout: 60_000 })),
     );
-    expect(replies).toHaveLength(1000);
-    for (const r of replies) expect(typeof json(r.data).error).toBe("string");
+    const ids = replies.map((r) => {
+      const body = json(r.data) as { error: string; msg_id: number };
+      expect(body.error).toBe("");
+      return body.msg_id;
+    });
+    // every SEND got its own msg_id: exactly 0..999, no duplicates, no gaps
+    expect([...ids].sort((a, b) => a - b)).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    const fetched = json(
+      (await nc.request(`$mq9.AI.MSG.FETCH.${mbox}`, te.encode('{"deliver":"earliest","config":{"num_msgs":1000,"max_wait_ms":0}}'), { timeout: 10_000 })).data,
+    ) as { error: string; messages: { msg_id: number; payload: string }[] };
+    expect(fetched.messages).toHaveLength(1000);
+    // each stored payload is the one its SEND reply's msg_id names
+    const byId = new Map(fetched.messages.map((m) => [m.msg_id, Buffer.from(m.payload, "base64").toString()]));
+    ids.forEach((id, i) => expect(byId.get(id)).toBe(`m${i}`));
     await nc.close();
   });
 
@@ -123,12 +137,9 @@ describe("NATS clients against the broker", () => {
 /**
  * The mq9 spec's request examples, once over NATS and once over HTTP
  * (`POST /mq9/<subject>`), each on its own mailbox: the replies must be the
- * same JSON (mailbox name and creation times aside). These run once the mq9
- * mailboxes (and the HTTP transport) are on this broker; until then the
- * placeholder handler answers and they are skipped.
+ * same JSON (mailbox name and creation times aside).
  */
 describe("mq9 spec examples over NATS and HTTP", () => {
-  const PLACEHOLDER = "mq9 is not available on this broker yet";
   type Step = { verb: string; suffix?: string; body: string; headers?: Record<string, string> };
   const steps = (mbox: string): Step[] => [
     { verb: "MAILBOX.CREATE", body: JSON.stringify({ name: mbox, ttl: 0 }) },
@@ -161,26 +172,14 @@ describe("mq9 spec examples over NATS and HTTP", () => {
           ? v.split(mbox).join("<mailbox>")
           : v;
 
-  async function mq9Live(): Promise<{ nats: boolean; http: boolean }> {
-    const nc = await connectTcp({ token: TOKEN });
-    const r = json((await nc.request("$mq9.AI.MSG.QUERY.e2e.probe", te.encode("{}"), { timeout: 10_000 })).data);
-    await nc.close();
-    const res = await fetch(`${broker.url}/mq9/$mq9.AI.MSG.QUERY.e2e.probe`, {
-      method: "POST",
-      body: "{}",
-      headers: { Authorization: `Bearer ${TOKEN}` },
-    });
-    const http = res.status !== 404 && (res.headers.get("content-type") ?? "").includes("json");
-    return { nats: r.error !== PLACEHOLDER, http };
-  }
-
-  it("every request example gives the same JSON over NATS as over HTTP", async (ctx) => {
-    const live = await mq9Live();
-    if (!live.nats || !live.http) return ctx.skip();
+  it.each([
+    ["nats over TCP (bridge)", connectTcp],
+    ["nats.ws over WebSocket", connectWs],
+  ] as const)("every request example gives the same JSON over %s as over HTTP", async (_name, connect) => {
     const rand = Math.random().toString(36).slice(2, 10);
     const viaNats = `e2e.parity.${rand}.nats`;
     const viaHttp = `e2e.parity.${rand}.http`;
-    const nc = await connectTcp({ token: TOKEN });
+    const nc = await connect({ token: TOKEN });
     const natsReplies: unknown[] = [];
     for (const s of steps(viaNats)) {
       let h: MsgHdrs | undefined;
@@ -205,8 +204,7 @@ describe("mq9 spec examples over NATS and HTTP", () => {
     expect((natsReplies[0] as { error: string }).error).toBe("");
   });
 
-  it("a FETCH long-poll held open returns as soon as another client SENDs", async (ctx) => {
-    if (!(await mq9Live()).nats) return ctx.skip();
+  it("a FETCH long-poll held open returns as soon as another client SENDs", async () => {
     const mbox = `e2e.longpoll.${Math.random().toString(36).slice(2, 10)}`;
     const a = await connectTcp({ token: TOKEN });
     const b = await connectWs({ token: TOKEN });
