@@ -3,7 +3,8 @@
  * client: over TCP through the bridge (`mortarmq bridge --nats`) and with
  * nats.ws straight to `/nats`, next to the same client doing request/reply
  * against a local `nats-server` with a trivial responder that answers with
- * as many bytes as the broker's reply. The ratio says how close the broker
+ * as many bytes as the broker's reply (the broker stores every SEND durably;
+ * the native responder stores nothing). The ratio says how close the broker
  * is to a native NATS round trip. 32 requests in flight, 5 s each.
  *
  * nats-server is the Debian package (`apt-get install nats-server`); when the
@@ -69,7 +70,10 @@ export const suite: BenchSuite = {
     const rows: Record<string, string | number>[] = [];
     const tunnel = await startTunnel({ host: "127.0.0.1", port: 0, target: toWebSocketUrl(broker.url, "nats") });
     const tcp = await connect({ servers: `127.0.0.1:${tunnel.port}` });
+    await tcp.request("$mq9.AI.MAILBOX.CREATE", new TextEncoder().encode(JSON.stringify({ name: "bench.inbox", ttl: 0 })), { timeout: 30_000 });
     const probe = await tcp.request(SUBJECT, PAYLOAD, { timeout: 30_000 });
+    const probeBody = JSON.parse(new TextDecoder().decode(probe.data)) as { error: string };
+    if (probeBody.error !== "") throw new Error(`mq9 SEND failed before the benchmark: ${probeBody.error}`);
     const replyBytes = probe.data.length;
     const viaBridge = await measure(tcp, SUBJECT);
     await tcp.close();
@@ -120,8 +124,8 @@ export const suite: BenchSuite = {
         durationMs: DURATION_MS,
         natsServer: nativeVersion ?? "not installed (skipped)",
         note:
-          "Until the mq9 mailboxes land, SEND is answered by the placeholder handler (the reply above); the native responder " +
-          "answers with the same number of bytes. Rerun after mq9 lands for the real SEND cost.",
+          "Every broker request is a real durable mq9 SEND to one mailbox (bench.inbox); the native responder " +
+          "answers with the same number of bytes but stores nothing.",
         results: { viaBridge, viaWs, native: native ?? null },
       },
     };
