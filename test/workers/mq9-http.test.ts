@@ -87,7 +87,7 @@ describe("POST /mq9/<subject>", () => {
     const a = await createMailbox();
     const r = await mq9(`$mq9.AI.MSG.SEND.${a}`, new Uint8Array(2 * 1024 * 1024));
     expect(r.status).toBe(413);
-    expect(r.body.error).toContain("1048576");
+    expect(r.body.error).toBe("payload of 2097152 bytes exceeds the limit of 1048576 bytes");
     expect(await send(a, "ok")).toBe(0);
   });
 });
