@@ -6,6 +6,9 @@
  * Static configuration: `AUTH_TOKENS` = comma-separated `token:tenant`
  * pairs (a bare `token` maps to tenant `default`). Unset or empty = open
  * broker: every caller (with or without a token) is tenant `default`.
+ * Entries with an invalid tenant id are skipped, but a non-empty
+ * `AUTH_TOKENS` always keeps the broker closed (fail closed): a typo in the
+ * configuration must not turn authentication off.
  */
 import type { Env } from "./env";
 
@@ -34,9 +37,13 @@ export function parseStaticTokens(spec: string | undefined): Map<string, string>
   return out;
 }
 
-/** True when no tokens are configured (open broker, tenant `default`). */
+/**
+ * True when no tokens are configured (open broker, tenant `default`): only
+ * when `AUTH_TOKENS` has no entry at all. A configured list whose entries
+ * are all invalid keeps the broker closed (nobody can authenticate).
+ */
 export function isOpen(env: Env): boolean {
-  return parseStaticTokens(env.AUTH_TOKENS).size === 0;
+  return (env.AUTH_TOKENS ?? "").split(",").every((item) => item.trim() === "");
 }
 
 /** Constant-time string comparison (both strings compared in full). */
@@ -54,9 +61,9 @@ export function timingSafeEqualStr(a: string, b: string): boolean {
  * Open broker → always `{ok:true, tenant:"default", open:true}`.
  */
 export async function authenticateToken(env: Env, token: string | undefined): Promise<AuthResult> {
-  const tokens = parseStaticTokens(env.AUTH_TOKENS);
-  if (tokens.size === 0) return { ok: true, tenant: OPEN_TENANT, open: true };
+  if (isOpen(env)) return { ok: true, tenant: OPEN_TENANT, open: true };
   if (!token) return { ok: false, reason: "missing" };
+  const tokens = parseStaticTokens(env.AUTH_TOKENS);
   let found: string | undefined;
   for (const [t, tenant] of tokens) if (timingSafeEqualStr(t, token)) found = tenant;
   return found ? { ok: true, tenant: found, open: false } : { ok: false, reason: "invalid" };

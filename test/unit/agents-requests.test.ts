@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MAX_CARD_BYTES } from "../../wire/mq9/agent-limits";
-import { mailboxKey, parseDiscoverRequest, parseRegisterRequest, parseReportRequest, parseUnregisterRequest } from "../../wire/mq9/agent-requests";
+import { MAX_CARD_BYTES, MAX_JSON_DEPTH } from "../../wire/mq9/agent-limits";
+import { jsonNestingDepth, mailboxKey, parseDiscoverRequest, parseRegisterRequest, parseReportRequest, parseUnregisterRequest } from "../../wire/mq9/agent-requests";
 import { Mq9Error } from "../../wire/mq9/errors";
 
 const b = (v: unknown) => new TextEncoder().encode(typeof v === "string" ? v : JSON.stringify(v));
@@ -31,6 +31,17 @@ describe("agent request bodies", () => {
     expect(err('"a string"')).toBe("agent card must be a JSON object");
     expect(err({ name: "x", description: 5 })).toMatch(/description/);
     expect(err(new Uint8Array(MAX_CARD_BYTES + 1))).toMatch(/exceeds the limit/);
+  });
+
+  it("REGISTER and REPORT refuse JSON nested deeper than MAX_JSON_DEPTH; brackets inside strings do not count", () => {
+    expect(jsonNestingDepth('{"a":[{"b":"[[[{{\\"]]"}],"c":{}}')).toBe(3);
+    const nested = (levels: number) => `{"name":"a","x":${"[".repeat(levels - 1)}${"]".repeat(levels - 1)}}`;
+    expect(jsonNestingDepth(nested(MAX_JSON_DEPTH))).toBe(MAX_JSON_DEPTH);
+    expect(parseRegisterRequest(b(nested(MAX_JSON_DEPTH))).fields.name).toBe("a");
+    expect(() => parseRegisterRequest(b(nested(MAX_JSON_DEPTH + 1)))).toThrow(`agent card nests objects/arrays deeper than ${MAX_JSON_DEPTH} levels`);
+    expect(parseReportRequest(b(nested(MAX_JSON_DEPTH))).selector.name).toBe("a");
+    expect(() => parseReportRequest(b(nested(MAX_JSON_DEPTH + 1)))).toThrow(`report nests objects/arrays deeper than ${MAX_JSON_DEPTH} levels`);
+    expect(parseRegisterRequest(b({ name: "a", description: "[".repeat(1000) })).fields.name).toBe("a");
   });
 
   it("UNREGISTER / REPORT need name or mailbox; REPORT keeps its body verbatim", () => {

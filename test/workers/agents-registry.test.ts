@@ -165,6 +165,31 @@ describe("REPORT", () => {
   });
 });
 
+describe("deeply nested JSON", () => {
+  const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+
+  it("a card or report nested thousands of levels deep is refused and cannot break DISCOVER for the tenant", async () => {
+    const t = freshTenant("deep");
+    const http = (req: Request) => Promise.resolve(app.fetch(req, { ...(env as unknown as Env), AUTH_TOKENS: `tok:${t}` }, createExecutionContext()));
+    const asT = (req: Request) => {
+      req.headers.set("Authorization", "Bearer tok");
+      return http(req);
+    };
+    expect((await mq9("$mq9.AI.AGENT.REGISTER", card("plain", { description: "payments" }), {}, asT)).status).toBe(200);
+    const deepCard = await mq9("$mq9.AI.AGENT.REGISTER", `{"name":"deep","description":"payments","x":${nested(10_000)}}`, {}, asT);
+    expect(deepCard.status).toBe(400);
+    expect(deepCard.body.error).toMatch(/nest/);
+    const deepReport = await mq9("$mq9.AI.AGENT.REPORT", `{"name":"plain","status":${nested(10_000)}}`, {}, asT);
+    expect(deepReport.status).toBe(400);
+    expect(deepReport.body.error).toMatch(/nest/);
+    for (const req of [{}, { text: "payments" }, { semantic: "payments" }]) {
+      const r = await mq9("$mq9.AI.AGENT.DISCOVER", req, {}, asT);
+      expect(r.status).toBe(200);
+      expect((r.body.agents as { name: string }[]).map((a) => a.name)).toEqual(["plain"]);
+    }
+  });
+});
+
 describe("tenant isolation", () => {
   it("a tenant never discovers another tenant's agents (dispatcher)", async () => {
     const a = freshTenant("iso-a");

@@ -39,6 +39,23 @@ describe("POST /mq9/<subject>", () => {
     expect(wrong).toEqual({ status: 401, body: { error: "unauthorized: invalid token" } });
   });
 
+  it("stays closed when AUTH_TOKENS is set but none of its entries is usable", async () => {
+    // Tenant ids are [a-z0-9_-]{1,64}: "Acme.Corp" is not one, so the entry is skipped. That must not open the broker.
+    const misconfigured = withEnv({ AUTH_TOKENS: "tok-a:Acme.Corp" });
+    const call = (token: string | null) => (req: Request) => {
+      if (token !== null) req.headers.set("Authorization", `Bearer ${token}`);
+      return misconfigured(req);
+    };
+    expect(await mq9("$mq9.AI.MAILBOX.CREATE", {}, {}, call(null))).toEqual({ status: 401, body: { error: "unauthorized: missing bearer token" } });
+    expect(await mq9("$mq9.AI.MAILBOX.CREATE", {}, {}, call("tok-a"))).toEqual({ status: 401, body: { error: "unauthorized: invalid token" } });
+    expect((await mq9("$mq9.AI.AGENT.DISCOVER", {}, {}, call("anything"))).status).toBe(401);
+    const preflight = new Request("http://broker/mq9/x", {
+      method: "OPTIONS",
+      headers: { Origin: "https://evil.example", "Access-Control-Request-Method": "POST" },
+    });
+    expect((await misconfigured(preflight)).headers.get("access-control-allow-origin")).toBeNull();
+  });
+
   it("answers unknown subjects with 404 and a clear error", async () => {
     expect(await mq9("$mq9.AI.MSG.PUSH.task.001", "x")).toEqual({ status: 404, body: { error: 'unknown mq9 subject "$mq9.AI.MSG.PUSH.task.001"' } });
     expect((await mq9("hello.world", "x")).status).toBe(404);
@@ -70,7 +87,7 @@ describe("POST /mq9/<subject>", () => {
     const a = await createMailbox();
     const r = await mq9(`$mq9.AI.MSG.SEND.${a}`, new Uint8Array(2 * 1024 * 1024));
     expect(r.status).toBe(413);
-    expect(r.body.error).toContain("1048576");
+    expect(r.body.error).toBe("payload of 2097152 bytes exceeds the limit of 1048576 bytes");
     expect(await send(a, "ok")).toBe(0);
   });
 });

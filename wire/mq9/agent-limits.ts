@@ -9,6 +9,12 @@ export const MAX_CARD_BYTES = 64 * 1024;
 /** Largest REPORT body, bytes of UTF-8 JSON. Larger → error. */
 export const MAX_REPORT_BYTES = 64 * 1024;
 
+/**
+ * Deepest nesting of objects/arrays in a REGISTER card or REPORT body.
+ * Deeper → error: such JSON would overflow the stack when DISCOVER returns it.
+ */
+export const MAX_JSON_DEPTH = 64;
+
 /** Longest agent `name`, characters. */
 export const MAX_AGENT_NAME_CHARS = 256;
 

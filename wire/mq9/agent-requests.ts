@@ -13,6 +13,7 @@ import {
   MAX_CARD_BYTES,
   MAX_DISCOVER_LIMIT,
   MAX_DISCOVER_QUERY_CHARS,
+  MAX_JSON_DEPTH,
   MAX_REPORT_BYTES,
 } from "./agent-limits";
 import { Mq9Error } from "./errors";
@@ -97,6 +98,7 @@ export function parseRegisterRequest(payload: Uint8Array): RegisterSpec {
     throw new Mq9Error("bad_request", `agent card of ${payload.byteLength} bytes exceeds the limit of ${MAX_CARD_BYTES} bytes`);
   }
   const card = parseObjectBody(payload, agentCardSchema, "agent card");
+  assertJsonDepth(payload, "agent card");
   if (Object.hasOwn(card, RESERVED_CARD_KEY)) {
     throw new Mq9Error("bad_request", `invalid agent card: field ${RESERVED_CARD_KEY} is reserved for the broker`);
   }
@@ -131,6 +133,7 @@ export function parseReportRequest(payload: Uint8Array): ReportSpec {
     throw new Mq9Error("bad_request", `report of ${payload.byteLength} bytes exceeds the limit of ${MAX_REPORT_BYTES} bytes`);
   }
   const body = parseObjectBody(payload, selectorSchema, "request body");
+  assertJsonDepth(payload, "report");
   return { selector: selectorOf(body, "REPORT"), bodyJson: new TextDecoder().decode(payload) };
 }
 
@@ -161,6 +164,33 @@ export function parseDiscoverRequest(payload: Uint8Array): DiscoverSpec {
 export function mailboxKey(mailbox: string): string {
   const m = /^mq9:\/\/[^/]*\/(.+)$/i.exec(mailbox.trim());
   return m ? m[1] : mailbox.trim();
+}
+
+/**
+ * Deepest nesting of objects and arrays in JSON text (brackets inside
+ * strings do not count). Meaningful for valid JSON only.
+ */
+export function jsonNestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return max;
+}
+
+/** Refuses JSON nested deeper than MAX_JSON_DEPTH (stored bodies are parsed and serialized again by DISCOVER). */
+function assertJsonDepth(payload: Uint8Array, what: string): void {
+  if (jsonNestingDepth(new TextDecoder().decode(payload)) > MAX_JSON_DEPTH) {
+    throw new Mq9Error("bad_request", `${what} nests objects/arrays deeper than ${MAX_JSON_DEPTH} levels`);
+  }
 }
 
 /** parseJsonBody, but the body must be a JSON object (not empty, not an array). */

@@ -29,8 +29,8 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
     return c.json({ error: "subject in the path is not valid percent-encoding" }, 400);
   }
   const payload = await readBody(c.req.raw, MAX_PAYLOAD_BYTES);
-  if (!payload) {
-    return c.json({ error: `payload exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes` }, 413);
+  if (typeof payload === "string") {
+    return c.json({ error: `payload of ${payload} bytes exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes` }, 413);
   }
   const headers = new Map<string, string>();
   for (const [name, value] of c.req.raw.headers) if (name.toLowerCase().startsWith("mq9-")) headers.set(name, value);
@@ -38,11 +38,15 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
   return c.json(reply.body, reply.status as ContentfulStatusCode);
 }
 
-/** Reads the request body, or null when it exceeds `maxBytes` (declared, or counted while streaming). */
-async function readBody(req: Request, maxBytes: number): Promise<Uint8Array | null> {
+/**
+ * Reads the request body. When it exceeds `maxBytes` (declared, or counted
+ * while streaming) returns its size as text instead: the declared length,
+ * or "more than <maxBytes>" for a streamed body (not read to the end).
+ */
+async function readBody(req: Request, maxBytes: number): Promise<Uint8Array | string> {
   const declared = req.headers.get("content-length");
   if (declared !== null) {
-    if (Number(declared) > maxBytes) return null;
+    if (Number(declared) > maxBytes) return declared.trim();
     return new Uint8Array(await req.arrayBuffer());
   }
   if (!req.body) return new Uint8Array();
@@ -55,7 +59,7 @@ async function readBody(req: Request, maxBytes: number): Promise<Uint8Array | nu
     total += value.byteLength;
     if (total > maxBytes) {
       await reader.cancel();
-      return null;
+      return `more than ${maxBytes}`;
     }
     chunks.push(value);
   }
