@@ -10,3 +10,16 @@ export const app = new Hono<{ Bindings: Env }>();
 
 /** Liveness: 200 with the version. */
 app.get("/healthz", (c) => c.json({ status: "ok", version: VERSION }));
+
+/**
+ * MortarMQ v0 over WebSocket (DESIGN.md §1): each connection gets its own
+ * MortarSession object (`newUniqueId()`), which terminates the socket.
+ * Authentication happens in the protocol (CONNECT token), not here.
+ */
+app.get("/v0/mortar", (c) => {
+  if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
+    return c.text("MortarMQ v0: connect with a WebSocket (binary messages carry the frame stream)", 426);
+  }
+  const ns = c.env.SESSION;
+  return ns.get(ns.newUniqueId()).fetch(c.req.raw);
+});

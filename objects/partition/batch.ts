@@ -35,9 +35,15 @@ export class PubBatchBuilder {
     this.count++;
   }
 
-  /** The packed batch (exactly `length` bytes; its own buffer, safe to send over RPC). */
+  /** A copy of the packed batch (exactly `length` bytes, safe to send over RPC). */
   finish(): Uint8Array {
-    return this.buf.length === this.length ? this.buf : this.buf.slice(0, this.length);
+    return this.buf.slice(0, this.length);
+  }
+
+  /** Empties the builder, keeping its buffer for reuse. */
+  reset(): void {
+    this.length = 0;
+    this.count = 0;
   }
 }
 
