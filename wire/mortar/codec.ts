@@ -373,28 +373,19 @@ export function decodeFrame(op: number, payload: Uint8Array): Frame {
         flags: r.u16("flags"),
       });
     case Op.ACK:
-      return r.done({
-        op: Op.ACK,
+    case Op.NACK: {
+      const ref = {
         subscriptionId: r.u16("subscription_id"),
         topicId: r.u16("topic_id"),
         partition: r.u16("partition"),
         seq: r.u64("seq"),
         deliveryId: r.u64("delivery_id"),
         ownershipEpoch: r.u64("ownership_epoch"),
-        flags: r.u16("flags"),
-      });
-    case Op.NACK:
-      return r.done({
-        op: Op.NACK,
-        subscriptionId: r.u16("subscription_id"),
-        topicId: r.u16("topic_id"),
-        partition: r.u16("partition"),
-        seq: r.u64("seq"),
-        deliveryId: r.u64("delivery_id"),
-        ownershipEpoch: r.u64("ownership_epoch"),
-        reason: r.u8("reason"),
-        flags: r.u16("flags"),
-      });
+      };
+      return op === Op.ACK
+        ? r.done({ op: Op.ACK, ...ref, flags: r.u16("flags") })
+        : r.done({ op: Op.NACK, ...ref, reason: r.u8("reason"), flags: r.u16("flags") });
+    }
     case Op.PING:
       return r.done({ op: Op.PING });
     case Op.ERR:

@@ -148,9 +148,10 @@ export const GROUP_HEARTBEAT_INTERVAL_MS = 5_000;
 export const REVOCATION_TIMEOUT_MS = 10_000;
 /**
  * Producer dedupe window per (topic_id, partition, producer_id): the last
- * 1024 producer_seq values. A seq inside the window that was seen is a
- * duplicate; a seq at or below the highest seen but outside the window is
- * rejected (PRODUCER_SEQ_OUT_OF_WINDOW); a gap (seq > highest + 1) is accepted.
+ * 1024 producer_seq values appended. A seq in the window is a duplicate
+ * (answered with its original sequence); a seq at or below the highest
+ * appended but not in the window is rejected (PRODUCER_SEQ_OUT_OF_WINDOW);
+ * a gap (seq > highest + 1) is accepted.
  */
 export const PRODUCER_DEDUPE_WINDOW = 1024;
 

@@ -48,27 +48,25 @@ export interface SubFrame {
   flags: number; // u16
 }
 
-/** C→S. Acknowledge a delivery (or with AckFlags.PROGRESS, extend its deadline). */
-export interface AckFrame {
-  op: typeof Op.ACK;
+/** The delivery an ACK/NACK settles: echoes the MSG's ids and ownership_epoch. */
+export interface DeliveryRef {
   subscriptionId: number; // u16
   topicId: number; // u16
   partition: number; // u16
-  seq: bigint; // u64
+  seq: bigint; // u64, the MSG sequence
   deliveryId: bigint; // u64
   ownershipEpoch: bigint; // u64
+}
+
+/** C→S. Acknowledge a delivery (or with AckFlags.PROGRESS, extend its deadline). */
+export interface AckFrame extends DeliveryRef {
+  op: typeof Op.ACK;
   flags: number; // u16
 }
 
-/** C→S. Negatively acknowledge a delivery. */
-export interface NackFrame {
+/** C→S. Negatively acknowledge a delivery (reason: NackReason). */
+export interface NackFrame extends DeliveryRef {
   op: typeof Op.NACK;
-  subscriptionId: number; // u16
-  topicId: number; // u16
-  partition: number; // u16
-  seq: bigint; // u64
-  deliveryId: bigint; // u64
-  ownershipEpoch: bigint; // u64
   reason: number; // u8
   flags: number; // u16
 }

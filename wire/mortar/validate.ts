@@ -31,19 +31,26 @@ export function utf8Bytes(text: string): Uint8Array {
 }
 
 /**
- * Parses a DECLARE topic name: 1..MAX_TOPIC_LEN bytes of valid UTF-8, not
- * ending in `.dlq`. Returns the name or the error (INVALID_TOPIC_NAME,
- * TOPIC_NAME_RESERVED).
+ * Parses a DECLARE topic name: 1..MAX_TOPIC_LEN bytes of valid UTF-8.
+ * Returns the name or an INVALID_TOPIC_NAME error. A name ending in `.dlq`
+ * parses (DECLARE of an existing twin returns the twin's id); whether it may
+ * be created is the registry's call — see dlqSourceName().
  */
 export function parseTopicName(bytes: Uint8Array): string | MortarError {
   const name = bytes.length >= 1 && bytes.length <= MAX_TOPIC_LEN ? decodeUtf8Strict(bytes) : null;
   if (name === null) {
     return new MortarError(ErrorCode.INVALID_TOPIC_NAME, `topic name must be 1..${MAX_TOPIC_LEN} bytes of UTF-8 (got ${bytes.length} bytes)`, Op.DECLARE);
   }
-  if (name.endsWith(DLQ_SUFFIX)) {
-    return new MortarError(ErrorCode.TOPIC_NAME_RESERVED, `topic names ending in "${DLQ_SUFFIX}" are reserved for dead-letter twins`, Op.DECLARE);
-  }
   return name;
+}
+
+/**
+ * For a reserved dead-letter twin name `<source>.dlq`, the source topic's
+ * name; null for an ordinary name. (`.dlq` alone has an empty source and is
+ * reserved too: returns "".)
+ */
+export function dlqSourceName(name: string): string | null {
+  return name.endsWith(DLQ_SUFFIX) ? name.slice(0, -DLQ_SUFFIX.length) : null;
 }
 
 /** Parses a SUB group name: 1..MAX_GROUP_LEN bytes of valid UTF-8; else INVALID_GROUP_NAME. */
@@ -73,7 +80,9 @@ function notIn(op: number, field: string, value: number, max: number): MortarErr
  * (its `requestOp` is the frame's op) or null when the frame is acceptable.
  * MSG and NOTICE from a client → UNKNOWN_OP (closes the connection).
  * CONNECT: protocol_version must be WIRE_VERSION; client_flags and reserved
- * are ignored (spec §4). DECLARE with DELETE ignores partition_count.
+ * are ignored (spec §4). DECLARE with DELETE ignores partition_count and
+ * may not name a `.dlq` twin (TOPIC_NAME_RESERVED); creating a `.dlq` name
+ * is refused by the registry, which alone knows whether the source exists.
  */
 export function checkClientFrame(f: Frame): MortarError | null {
   if (!CLIENT_OPS.has(f.op)) return err("UNKNOWN_OP", f.op, `${OP_NAMES[f.op]} is sent only by the server`);
@@ -85,6 +94,9 @@ export function checkClientFrame(f: Frame): MortarError | null {
     case Op.DECLARE: {
       const name = parseTopicName(f.topic);
       if (typeof name !== "string") return name;
+      if (dlqSourceName(name) !== null && (f.flags & DeclareFlags.DELETE) !== 0) {
+        return err("TOPIC_NAME_RESERVED", f.op, `a "${DLQ_SUFFIX}" twin is deleted with its source topic, not on its own`);
+      }
       const bad = reservedBits(f.op, "flags", f.flags, DECLARE_FLAGS_DEFINED);
       if (bad) return bad;
       if ((f.flags & DeclareFlags.DELETE) === 0 && f.partitionCount === 0) {
