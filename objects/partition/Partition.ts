@@ -11,26 +11,38 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../worker/env";
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Durability } from "../../wire/mortar/constants";
+import { frameSize } from "../../wire/mortar/codec";
 import { readPubBatch } from "./batch";
-import { HighestSeqCache } from "./dedupe";
-import { LogStore, ensureLogSchema, u64Bytes, type LogRow, type StoredRecord } from "./log-store";
+import { ProducerCache } from "./dedupe";
+import { LogStore, SEGMENT_BYTES, ensureLogSchema, type StoredRecord } from "./log-store";
+import { ProducerStore, ensureProducerSchema } from "./producer-store";
 import { planAppend, type RejectReason } from "./plan";
 import { AppendStatus, type AppendResult, type PartitionInfo } from "./rpc";
 import { Schedule } from "../shared/schedule";
 import { detectDurability } from "../shared/durability";
 
-/** Records deleted per purge step (one alarm run). */
-const PURGE_PAGE = 2000;
+/** Segments deleted per purge step (one alarm run). */
+const PURGE_PAGE = 256;
 
 const REJECT_CODE: Record<RejectReason, number> = {
   "missing-producer-id": ErrorCode.INVALID_PRODUCER_FIELDS,
   "out-of-window": ErrorCode.PRODUCER_SEQ_OUT_OF_WINDOW,
 };
 
+/** A run of appended records stored as one segment. */
+interface Segment {
+  firstSeq: number;
+  count: number;
+  /** [start, end) byte ranges in the batch, in order. */
+  ranges: number[];
+  bytes: number;
+}
+
 export class Partition extends DurableObject<Env> {
   private readonly log: LogStore;
+  private readonly producerStore: ProducerStore;
   private readonly schedule: Schedule;
-  private readonly highest = new HighestSeqCache();
+  private readonly producers = new ProducerCache();
   private lastSeq: number;
   private readonly leaderEpoch: number;
   private deleted: boolean;
@@ -40,16 +52,18 @@ export class Partition extends DurableObject<Env> {
     super(ctx, env);
     const sql = ctx.storage.sql;
     ensureLogSchema(sql);
+    ensureProducerSchema(sql);
     sql.exec("CREATE TABLE IF NOT EXISTS partition_meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
     this.schedule = new Schedule(ctx.storage);
     this.log = new LogStore(sql);
+    this.producerStore = new ProducerStore(sql);
     this.leaderEpoch = ctx.storage.transactionSync(() => {
       const next = this.meta("leader_epoch") + 1;
       this.setMeta("leader_epoch", next);
       return next;
     });
     this.deleted = this.meta("deleted") === 1;
-    this.lastSeq = this.log.lastSequence();
+    this.lastSeq = Math.max(this.log.lastSequence(), this.meta("last_seq"));
     void ctx.blockConcurrencyWhile(async () => {
       this.durability = await detectDurability(ctx.storage);
     });
@@ -65,7 +79,7 @@ export class Partition extends DurableObject<Env> {
   }
 
   /**
-   * Appends a batch of PUB payloads (objects/partition/batch.ts format) in
+   * Appends a batch of PUB frames (objects/partition/batch.ts format) in
    * ONE transaction and answers per record, in batch order: appended
    * (new sequence), duplicate (original sequence, nothing appended) or
    * rejected (INVALID_PRODUCER_FIELDS 0x0013 / PRODUCER_SEQ_OUT_OF_WINDOW
@@ -85,23 +99,27 @@ export class Partition extends DurableObject<Env> {
     }
     const n = frames.length;
     const plan = planAppend(frames, this.lastSeq, {
-      highest: (pid) => {
-        let h = this.highest.get(pid);
-        if (h === undefined) {
-          h = this.log.highestProducerSeq(u64Bytes(pid));
-          if (h !== undefined) this.highest.set(pid, h);
+      state: (pid) => {
+        let st = this.producers.get(pid);
+        if (st === undefined) {
+          st = this.producerStore.state(pid);
+          if (st !== undefined) this.producers.set(pid, st);
         }
-        return h;
+        return st;
       },
-      stored: (pid, pseq) => this.log.sequenceOf(u64Bytes(pid), u64Bytes(pseq)),
+      stored: (pid, pseq) => this.producerStore.stored(pid, pseq),
     });
     const status = new Uint8Array(n);
     const sequences = new Float64Array(n);
     const codes = new Uint16Array(n);
-    const rows: LogRow[] = [];
-    const ts = Date.now();
+    const segments: Segment[] = [];
+    let seg: Segment | undefined;
+    let off = 0;
     for (let i = 0; i < n; i++) {
       const o = plan.outcomes[i];
+      const size = frameSize(frames[i]);
+      const start = off;
+      off += size;
       if (o.kind === "reject") {
         status[i] = AppendStatus.REJECTED;
         codes[i] = REJECT_CODE[o.reason];
@@ -112,21 +130,23 @@ export class Partition extends DurableObject<Env> {
         status[i] = AppendStatus.DUPLICATE;
         continue;
       }
-      const f = frames[i];
-      const idem = f.producerId !== 0n;
-      rows.push({
-        seq: o.sequence,
-        pid: idem ? u64Bytes(f.producerId) : null,
-        pseq: idem ? u64Bytes(f.producerSeq) : null,
-        key: f.key,
-        value: f.value,
-        ts,
-      });
+      if (!seg || seg.bytes + size > SEGMENT_BYTES) {
+        segments.push((seg = { firstSeq: o.sequence, count: 0, ranges: [], bytes: 0 }));
+      }
+      seg.count++;
+      seg.bytes += size;
+      const r = seg.ranges;
+      if (r.length && r[r.length - 1] === start) r[r.length - 1] = off;
+      else r.push(start, off);
     }
-    if (rows.length) {
+    if (plan.appended) {
       try {
+        const ts = Date.now();
         this.ctx.storage.transactionSync(() => {
-          this.log.append(rows);
+          for (const s of segments) this.log.appendSegment(s.firstSeq, s.count, gather(batch, s), ts);
+          if (plan.producerAppends.length) {
+            this.producerStore.commit(plan.producerAppends, plan.producers, (pid) => this.producers.get(pid)?.ordinal ?? 0);
+          }
           if (plan.nonIdempotent) this.setMeta("non_idempotent", this.meta("non_idempotent") + plan.nonIdempotent);
         });
       } catch (e) {
@@ -134,7 +154,7 @@ export class Partition extends DurableObject<Env> {
         const code = /SQLITE_FULL|database or disk is full/i.test(msg) ? ErrorCode.STORAGE_FULL : ErrorCode.STORAGE_UNAVAILABLE;
         return this.failed(n, code, `append failed: ${msg}`);
       }
-      for (const [pid, seq] of plan.highest) this.highest.set(pid, seq);
+      for (const [pid, st] of plan.producers) this.producers.set(pid, st);
       this.lastSeq = plan.lastSequence;
     }
     return { leaderEpoch: this.leaderEpoch, commitSeq: this.lastSeq, durability: this.durability, status, sequences, codes };
@@ -182,7 +202,8 @@ export class Partition extends DurableObject<Env> {
     if (!this.deleted) {
       this.deleted = true;
       this.setMeta("deleted", 1);
-      this.highest.clear();
+      this.setMeta("last_seq", this.lastSeq);
+      this.producers.clear();
     }
     await this.schedule.set("purge", Date.now());
   }
@@ -192,7 +213,11 @@ export class Partition extends DurableObject<Env> {
     const now = Date.now();
     for (const job of this.schedule.due(now)) {
       if (job === "purge") {
-        const deleted = this.ctx.storage.transactionSync(() => this.log.deleteOldest(PURGE_PAGE));
+        const deleted = this.ctx.storage.transactionSync(() => {
+          const d = this.log.deleteOldest(PURGE_PAGE);
+          if (d < PURGE_PAGE) this.ctx.storage.sql.exec("DELETE FROM producer_seqs; DELETE FROM producers;");
+          return d;
+        });
         if (deleted < PURGE_PAGE) this.schedule.clear("purge");
         else this.schedule.put("purge", now);
       } else {
@@ -201,4 +226,17 @@ export class Partition extends DurableObject<Env> {
     }
     await this.schedule.rearm();
   }
+}
+
+/** The bytes of a segment: one view when its records are contiguous in the batch, else a copy. */
+function gather(batch: Uint8Array, s: Segment): Uint8Array {
+  const r = s.ranges;
+  if (r.length === 2) return batch.subarray(r[0], r[1]);
+  const out = new Uint8Array(s.bytes);
+  let o = 0;
+  for (let i = 0; i < r.length; i += 2) {
+    out.set(batch.subarray(r[i], r[i + 1]), o);
+    o += r[i + 1] - r[i];
+  }
+  return out;
 }

@@ -1,25 +1,23 @@
 /**
- * Idempotent-producer dedupe rules (spec §2.1, DESIGN.md §4), pure.
+ * Idempotent-producer dedupe rules (spec §2.1, DESIGN.md §4,
+ * docs/protocol.md "Idempotent producers"), pure.
  *
- * Per (topic_id, partition, producer_id) the broker remembers the producer_seq
- * values of the last PRODUCER_DEDUPE_WINDOW (1024) sequence numbers below and
- * including the highest seen, i.e. the window is `(highest − 1024, highest]`.
+ * Per (topic_id, partition, producer_id): `highest` = the highest
+ * producer_seq appended; the window = the last PRODUCER_DEDUPE_WINDOW (1024)
+ * producer_seq values appended. Appends only ever raise `highest`, so the
+ * window is the 1024 largest appended values.
  *
- * - producer_id = 0, producer_seq = 0: non-idempotent publish (never deduped).
- * - producer_id = 0, producer_seq > 0: rejected (PRODUCER_ID_REQUIRED, 0x0013).
- * - seq > highest (or first seq of the producer): new — gaps are accepted.
- * - seq inside the window: a duplicate if that seq was stored (answer with
- *   the ORIGINAL sequence), otherwise new (it fills an earlier gap).
- * - seq ≤ highest − 1024: outside the window → PRODUCER_SEQ_OUT_OF_WINDOW.
+ * - producer_id = 0, producer_seq = 0: non-idempotent, never deduped.
+ * - producer_id = 0, producer_seq > 0: INVALID_PRODUCER_FIELDS (0x0013).
+ * - first seq of a producer, or seq > highest (gaps too): append.
+ * - seq ≤ highest and in the window: duplicate → the ORIGINAL sequence.
+ * - seq ≤ highest and not in the window (older than the last 1024 appends,
+ *   or a skipped value): PRODUCER_SEQ_OUT_OF_WINDOW (0x0014).
  *
- * The window itself is not a separate structure: every idempotent record
- * keeps (producer_id, producer_seq) in its log row (indexed), so the
- * producer state commits in the same transaction as the append, and a
- * failed append leaves no trace.
+ * Producer state (producer-store.ts) commits in the same transaction as
+ * the append, so a failed append leaves no trace.
  */
-
-/** Number of producer_seq values per producer that are remembered for dedupe. */
-export const DEDUPE_WINDOW = 1024n;
+import { PRODUCER_DEDUPE_WINDOW } from "../../wire/mortar/constants";
 
 /** How a (producer_id, producer_seq) must be treated before looking at storage. */
 export type SeqClass =
@@ -27,41 +25,48 @@ export type SeqClass =
   | "non-idempotent"
   /** producer_id = 0 and producer_seq > 0: reject. */
   | "missing-producer-id"
-  /** Above the highest seen (or first): append. */
+  /** Above the highest appended (or first of the producer): append. */
   | "new"
-  /** Inside the window: a duplicate if stored, otherwise append. */
-  | "in-window"
-  /** At or below highest − window: reject. */
-  | "out-of-window";
+  /** At or below the highest: a duplicate if appended within the window, else out of window. */
+  | "seen-range";
 
 /**
- * Classifies a producer_seq against the producer's highest seen seq
- * (`undefined` when the producer has never appended to this partition).
+ * Classifies a producer_seq against the producer's highest appended seq
+ * (`undefined` when the producer never appended to this partition).
  */
-export function classifyProducerSeq(
-  producerId: bigint,
-  producerSeq: bigint,
-  highest: bigint | undefined,
-  window: bigint = DEDUPE_WINDOW,
-): SeqClass {
+export function classifyProducerSeq(producerId: bigint, producerSeq: bigint, highest: bigint | undefined): SeqClass {
   if (producerId === 0n) return producerSeq === 0n ? "non-idempotent" : "missing-producer-id";
   if (highest === undefined || producerSeq > highest) return "new";
-  return highest - producerSeq < window ? "in-window" : "out-of-window";
+  return "seen-range";
 }
 
 /**
- * Bounded in-memory cache producer_id → highest producer_seq seen, so the
- * common case (a new, increasing seq) needs no storage read. Evicts the
- * least recently used producer beyond `capacity`; an evicted producer is
- * reloaded from storage on its next append.
+ * Committed dedupe state of one producer. `ordinal` counts the producer's
+ * appends to this partition (1, 2, 3, …); the record with ordinal o is in
+ * the window while o > ordinal − window.
  */
-export class HighestSeqCache {
-  private readonly map = new Map<bigint, bigint>();
+export interface ProducerState {
+  highest: bigint;
+  ordinal: number;
+}
+
+/** True when the append with `ordinal` is among the last `window` appends of a producer now at `latest`. */
+export function inWindow(ordinal: number, latest: number, window = PRODUCER_DEDUPE_WINDOW): boolean {
+  return ordinal > latest - window;
+}
+
+/**
+ * Bounded in-memory LRU cache producer_id → ProducerState, so the common
+ * case (a new, increasing seq) needs no storage read. A producer evicted
+ * beyond `capacity` is reloaded from storage on its next append.
+ */
+export class ProducerCache {
+  private readonly map = new Map<bigint, ProducerState>();
 
   constructor(readonly capacity = 4096) {}
 
-  /** Highest seq cached for `producerId`, or undefined if not cached. */
-  get(producerId: bigint): bigint | undefined {
+  /** Cached state of `producerId`, or undefined. */
+  get(producerId: bigint): ProducerState | undefined {
     const v = this.map.get(producerId);
     if (v !== undefined) {
       this.map.delete(producerId);
@@ -70,14 +75,11 @@ export class HighestSeqCache {
     return v;
   }
 
-  /** Records `seq` as the highest for `producerId` (callers only raise it). */
-  set(producerId: bigint, seq: bigint): void {
+  /** Caches committed state for `producerId`. */
+  set(producerId: bigint, state: ProducerState): void {
     this.map.delete(producerId);
-    this.map.set(producerId, seq);
-    if (this.map.size > this.capacity) {
-      const oldest = this.map.keys().next().value as bigint;
-      this.map.delete(oldest);
-    }
+    this.map.set(producerId, state);
+    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as bigint);
   }
 
   /** Forgets everything (e.g. after a purge). */

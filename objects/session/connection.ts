@@ -28,6 +28,7 @@ import { authenticateToken } from "../../worker/auth";
 import { partitionStub } from "../partition/stub";
 import { registryStub } from "../registry/stub";
 import type { DeclareResult, LookupResult, TopicInfo } from "../registry/rpc";
+import type { AppendResult } from "../partition/rpc";
 import { faultOf, withDeadline } from "./faults";
 import { PubPipeline } from "./pub-pipeline";
 import { ResponseQueue, type CloseAction } from "./responses";
@@ -75,6 +76,8 @@ export class Connection {
   constructor(private readonly io: ConnectionIO, tenant: string | null = null) {
     this.tenant = tenant;
     this.pipeline = new PubPipeline({
+      append: (topic, partition, batch) =>
+        partitionStub(this.io.env, this.tenant!, topic.incarnation, topic.topicId, partition).append(batch) as Promise<AppendResult>,
       respond: (slot, frame) => this.responses.fill(slot, frame),
       answered: () => this.write(),
     });
@@ -202,10 +205,7 @@ export class Connection {
         `partition ${f.partition} is not below partition_count ${topic.partitionCount} of topic_id ${topic.topicId}`);
       return;
     }
-    const { env } = this.io;
-    const tenant = this.tenant!;
-    this.pipeline.submit(`${topic.incarnation}/${topic.topicId}/${f.partition}`,
-      (batch) => partitionStub(env, tenant, topic.incarnation, topic.topicId, f.partition).append(batch), f, slot);
+    this.pipeline.submit(topic, f, slot);
   }
 
   private async lookupThenPub(f: PubFrame, slot: number): Promise<void> {

@@ -17,16 +17,16 @@ import { encodePubResult, okFrame } from "../../wire/mortar/results";
 import { PubResultFlags } from "../../wire/mortar/constants";
 import { PubBatchBuilder } from "../partition/batch";
 import { AppendStatus, type AppendResult } from "../partition/rpc";
+import type { TopicInfo } from "../registry/rpc";
 import { faultOf, withDeadline, CALL_DEADLINE_MS } from "./faults";
 
 /** Largest batch sent in one call, bytes of encoded frames (a bigger PUB still goes alone). */
 export const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 
-/** Sends one packed batch to a partition. */
-export type AppendCall = (batch: Uint8Array) => Promise<AppendResult>;
-
 /** What the pipeline needs from its Session. */
 export interface PipelineHost {
+  /** Sends one packed batch to partition `partition` of `topic`. */
+  append(topic: TopicInfo, partition: number, batch: Uint8Array): Promise<AppendResult>;
   /** Answers response slot `slot` with one encoded frame. */
   respond(slot: number, frame: Uint8Array): void;
   /** Called after a batch's answers were filled (the Session writes what is ready). */
@@ -39,25 +39,26 @@ interface Batch {
 }
 
 interface Lane {
-  call: AppendCall;
+  topic: TopicInfo;
+  partition: number;
   queue: Batch[];
   inFlight: boolean;
 }
 
 export class PubPipeline {
-  private readonly lanes = new Map<string, Lane>();
+  private readonly lanes = new Map<number | string, Lane>();
   private readonly spare: PubBatchBuilder[] = [];
 
   constructor(private readonly host: PipelineHost, private readonly deadlineMs = CALL_DEADLINE_MS) {}
 
   /**
-   * Queues an accepted PUB for the partition identified by `laneKey`
-   * (include the topic incarnation); `call` is used when the lane is new.
-   * Nothing is sent until flush().
+   * Queues an accepted PUB (already validated against `topic`) for its
+   * partition. Nothing is sent until flush().
    */
-  submit(laneKey: string, call: AppendCall, frame: PubFrame, slot: number): void {
-    let lane = this.lanes.get(laneKey);
-    if (!lane) this.lanes.set(laneKey, (lane = { call, queue: [], inFlight: false }));
+  submit(topic: TopicInfo, frame: PubFrame, slot: number): void {
+    const key = laneKey(topic.incarnation, topic.topicId, frame.partition);
+    let lane = this.lanes.get(key);
+    if (!lane) this.lanes.set(key, (lane = { topic, partition: frame.partition, queue: [], inFlight: false }));
     let b = lane.queue[lane.queue.length - 1];
     if (!b || b.builder.length >= MAX_BATCH_BYTES) {
       b = { builder: this.spare.pop() ?? new PubBatchBuilder(), slots: [] };
@@ -77,7 +78,7 @@ export class PubPipeline {
     return this.lanes.size;
   }
 
-  private dispatch(key: string, lane: Lane): void {
+  private dispatch(key: number | string, lane: Lane): void {
     if (lane.inFlight) return;
     const batch = lane.queue.shift();
     if (!batch) {
@@ -88,7 +89,7 @@ export class PubPipeline {
     const bytes = batch.builder.finish();
     batch.builder.reset();
     if (this.spare.length < 4) this.spare.push(batch.builder);
-    withDeadline(lane.call(bytes), this.deadlineMs).then(
+    withDeadline(this.host.append(lane.topic, lane.partition, bytes), this.deadlineMs).then(
       (res) => this.answer(batch.slots, res),
       (e) => this.fail(batch.slots, faultOf(e).code, faultOf(e).message),
     ).finally(() => {
@@ -133,4 +134,9 @@ function rejectText(code: number): string {
   return code === ErrorCode.PRODUCER_SEQ_OUT_OF_WINDOW
     ? "producer_seq is older than the dedupe window (last 1024 values); nothing was appended"
     : "PUB rejected by the partition";
+}
+
+/** One lane per (incarnation, topic_id, partition): a number while it fits exactly, else a string. */
+function laneKey(incarnation: number, topicId: number, partition: number): number | string {
+  return incarnation < 0x200000 ? (incarnation * 0x10000 + topicId) * 0x10000 + partition : `${incarnation}/${topicId}/${partition}`;
 }
