@@ -2,9 +2,10 @@ import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
 /**
- * Three projects:
+ * Four projects:
  * - unit:    pure code (wire/, pure state machines) in Node.
  * - workers: the real Worker and Durable Objects inside workerd (vitest pool workers).
+ * - workers-auth: the same with AUTH_TOKENS set (test/workers/auth/).
  * - e2e:     a real `wrangler dev` process started by the test, driven from Node.
  */
 export default defineConfig({
@@ -19,7 +20,17 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
           }),
         ],
-        test: { name: "workers", include: ["test/workers/**/*.test.ts"] },
+        test: { name: "workers", include: ["test/workers/**/*.test.ts"], exclude: ["test/workers/auth/**"] },
+      },
+      {
+        // The same Worker with tokens configured (AUTH_TOKENS), for auth tests.
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: { bindings: { AUTH_TOKENS: "test-token-acme:acme,test-token-beta:beta" } },
+          }),
+        ],
+        test: { name: "workers-auth", include: ["test/workers/auth/**/*.test.ts"] },
       },
       {
         test: {

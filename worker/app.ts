@@ -23,3 +23,15 @@ app.get("/v0/mortar", (c) => {
   const ns = c.env.SESSION;
   return ns.get(ns.newUniqueId()).fetch(c.req.raw);
 });
+
+/**
+ * NATS client protocol over WebSocket (docs/nats.md): every connection gets
+ * its own NatsSession object.
+ */
+app.get("/nats", async (c) => {
+  if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
+    return c.text("GET /nats expects a WebSocket upgrade (NATS client protocol)", 426);
+  }
+  const stub = c.env.NATS_SESSION.get(c.env.NATS_SESSION.newUniqueId());
+  return stub.fetch(c.req.raw);
+});

@@ -3,6 +3,7 @@
  * module and registers itself on the program.
  */
 import { Command } from "commander";
+import { registerBridge } from "../bridge/command";
 import { registerDev } from "./dev";
 
 /** Builds the CLI program; exported for tests. */
@@ -10,6 +11,7 @@ export function buildProgram(): Command {
   const program = new Command();
   program.name("mortarmq").description("MortarMQ Edge broker CLI").showHelpAfterError();
   registerDev(program);
+  registerBridge(program);
   return program;
 }
 

@@ -1,5 +1,284 @@
+/**
+ * NatsSession: one NATS client connection over WebSocket (`GET /nats`), one
+ * object per connection (`newUniqueId`), using the WebSocket Hibernation API.
+ *
+ * Each WebSocket message: decode (wire/nats parser) → NatsConnection state
+ * machine → persist subscription changes → send, then run the mq9 requests
+ * it produced concurrently; each reply is delivered as MSG to the
+ * connection's subscriptions matching the reply subject when it completes.
+ *
+ * What survives hibernation: the connection state (CONNECT options, tenant)
+ * in the WebSocket attachment, subscriptions in SQLite. A partially received
+ * operation (split control line or payload) is held in memory only; while
+ * one is buffered a timer is pending, which keeps the object resident (an
+ * object with a pending timer is not hibernated), and the operation must
+ * complete within PARTIAL_OP_TIMEOUT_MS or the connection is closed with
+ * `-ERR 'Stale Connection'`. The attachment records that a partial
+ * operation is buffered, so if the object were ever rebuilt anyway it
+ * closes the connection the same way instead of misreading the stream.
+ * See docs/nats.md.
+ */
 import { DurableObject } from "cloudflare:workers";
+import { authenticateToken, bearerToken } from "../../worker/auth";
 import type { Env } from "../../worker/env";
+import { handleMq9Request, type Mq9Reply } from "../../worker/mq9/dispatch";
+import { VERSION } from "../../worker/version";
+import {
+  NatsConnection,
+  initialState,
+  newOutbox,
+  type ConnectAuth,
+  type ConnectionState,
+  type Outbox,
+  type PendingConnect,
+  type ServedRequest,
+} from "../../wire/nats/connection";
+import { concatBytes, encodeInfo, type ServerInfo } from "../../wire/nats/encoder";
+import { DEFAULT_MAX_PAYLOAD, NatsErr, fatal } from "../../wire/nats/errors";
+import { NatsParser } from "../../wire/nats/parser";
+import { SubscriptionStore } from "./store";
 
-/** Placeholder: implemented by its issue (not yet built). */
-export class NatsSession extends DurableObject<Env> {}
+/** A partial operation must complete within this many ms. */
+export const PARTIAL_OP_TIMEOUT_MS = 30_000;
+/** Without a valid CONNECT within this many ms (auth required), the connection is closed. */
+export const AUTH_TIMEOUT_MS = 5_000;
+/** Interval of the storage garbage-collection alarm, ms (only armed once subscriptions were stored). */
+export const GC_INTERVAL_MS = 60 * 60 * 1000;
+
+/** What the WebSocket attachment holds (small; survives hibernation). */
+interface Attachment {
+  state: ConnectionState;
+  /** A partial operation was buffered when this was written. */
+  partial: boolean;
+}
+
+const te = new TextEncoder();
+
+export class NatsSession extends DurableObject<Env> {
+  private conn: NatsConnection | null = null;
+  private parser: NatsParser | null = null;
+  private readonly store: SubscriptionStore;
+  /** Inbound messages are handled one after another (CONNECT may await token checks). */
+  private chain: Promise<void> = Promise.resolve();
+  private partialTimer: ReturnType<typeof setTimeout> | null = null;
+  private authTimer: ReturnType<typeof setTimeout> | null = null;
+  private partialFlag = false;
+  /** Bytes waiting to be sent; drained once per microtask checkpoint so replies finishing together share one message. */
+  private outQueue: Uint8Array[] = [];
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new SubscriptionStore(ctx.storage);
+  }
+
+  /**
+   * Accepts the WebSocket upgrade forwarded by `GET /nats` and sends INFO.
+   * An `Authorization: Bearer` token on the upgrade (the bridge's --token)
+   * authenticates the connection up front: 401 if invalid.
+   */
+  override async fetch(request: Request): Promise<Response> {
+    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
+      return new Response("expected Upgrade: websocket", { status: 426 });
+    }
+    let tenant: string | undefined;
+    const bearer = bearerToken(request.headers.get("Authorization"));
+    if (bearer !== undefined) {
+      const auth = await authenticateToken(this.env, bearer);
+      if (!auth.ok) return new Response("invalid token", { status: 401 });
+      tenant = auth.tenant;
+    } else {
+      const open = await authenticateToken(this.env, undefined); // ok only when the broker runs open
+      if (open.ok) tenant = open.tenant;
+    }
+    const [client, server] = Object.values(new WebSocketPair());
+    this.ctx.acceptWebSocket(server);
+    this.conn = new NatsConnection({ maxPayload: DEFAULT_MAX_PAYLOAD }, initialState(tenant));
+    this.parser = new NatsParser({ maxPayload: DEFAULT_MAX_PAYLOAD });
+    this.saveAttachment(server);
+    server.send(encodeInfo(this.info(tenant === undefined)));
+    if (tenant === undefined) this.authTimer = setTimeout(() => this.onAuthTimeout(server), AUTH_TIMEOUT_MS);
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  override webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    this.chain = this.chain.then(() => this.onMessage(ws, message)).catch((err) => this.crash(ws, err));
+    return this.chain;
+  }
+
+  override async webSocketClose(ws: WebSocket): Promise<void> {
+    await this.shutdown(ws, 1000, "closed by client");
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    await this.shutdown(ws, 1011, "websocket error");
+  }
+
+  /** Storage garbage collection: drop stored subscriptions once no WebSocket is left. */
+  override async alarm(): Promise<void> {
+    if (this.ctx.getWebSockets().length === 0) await this.store.clear();
+    else await this.ctx.storage.setAlarm(Date.now() + GC_INTERVAL_MS);
+  }
+
+  private info(authRequired: boolean): ServerInfo {
+    const info: ServerInfo = {
+      server_id: this.ctx.id.toString(),
+      server_name: "mortarmq-edge",
+      version: VERSION,
+      proto: 1,
+      headers: true,
+      max_payload: DEFAULT_MAX_PAYLOAD,
+    };
+    if (authRequired) info.auth_required = true;
+    return info;
+  }
+
+  /** Rebuilds in-memory state after hibernation (attachment + stored subscriptions). */
+  private load(ws: WebSocket): { conn: NatsConnection; parser: NatsParser } {
+    if (!this.conn || !this.parser) {
+      const att = ws.deserializeAttachment() as Attachment | null;
+      this.conn = new NatsConnection({ maxPayload: DEFAULT_MAX_PAYLOAD }, att?.state ?? initialState(), this.store.load());
+      this.parser = new NatsParser({ maxPayload: DEFAULT_MAX_PAYLOAD });
+      this.partialFlag = att?.partial ?? false;
+      if (this.partialFlag) {
+        // The bytes of a partial operation were lost: never guess at the stream.
+        const box = newOutbox();
+        this.conn.fail(fatal(NatsErr.StaleConnection), box);
+        this.flush(ws, box);
+      }
+    }
+    return { conn: this.conn, parser: this.parser };
+  }
+
+  private async onMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    const { conn, parser } = this.load(ws);
+    if (conn.state.closed) return;
+    const res = parser.push(typeof message === "string" ? te.encode(message) : new Uint8Array(message));
+    const box = newOutbox();
+    for (const op of res.ops) {
+      const pending = conn.handle(op, box);
+      if (pending) conn.completeConnect(pending, await this.authenticate(conn, pending), box);
+      if (box.close) break;
+    }
+    if (res.error) conn.fail(res.error, box);
+    if (conn.state.connected && this.authTimer !== null) {
+      clearTimeout(this.authTimer);
+      this.authTimer = null;
+    }
+    this.trackPartial(ws, parser, res.ops.length > 0);
+    this.flush(ws, box);
+  }
+
+  /** Checks CONNECT credentials: a token is always verified; none = the tenant from the upgrade, if any. */
+  private async authenticate(conn: NatsConnection, p: PendingConnect): Promise<ConnectAuth> {
+    if (p.token === undefined && conn.state.tenant !== undefined) return { ok: true, tenant: conn.state.tenant };
+    const auth = await authenticateToken(this.env, p.token);
+    return auth.ok ? { ok: true, tenant: auth.tenant } : { ok: false };
+  }
+
+  /** Arms the partial-operation deadline for each new partial operation; disarms it when none is buffered. */
+  private trackPartial(ws: WebSocket, parser: NatsParser, completedOps: boolean): void {
+    const partial = parser.partial && !parser.failed;
+    if (!partial) {
+      clearTimeout(this.partialTimer);
+      this.partialTimer = null;
+    } else if (this.partialTimer === null || completedOps) {
+      clearTimeout(this.partialTimer);
+      this.partialTimer = setTimeout(() => this.onStale(ws), PARTIAL_OP_TIMEOUT_MS);
+    }
+    if (partial !== this.partialFlag) {
+      this.partialFlag = partial;
+      this.saveAttachment(ws);
+    }
+  }
+
+  /** Persists subscription changes and state, sends the outbox, starts its requests, closes if asked. */
+  private flush(ws: WebSocket, box: Outbox): void {
+    const conn = this.conn!;
+    if (this.store.apply(conn.subs.takeChanges())) void this.ctx.storage.setAlarm(Date.now() + GC_INTERVAL_MS);
+    this.saveAttachment(ws);
+    if (box.out.length > 0) {
+      if (this.outQueue.length === 0) queueMicrotask(() => this.drain(ws));
+      this.outQueue.push(...box.out);
+    }
+    for (const req of box.requests) void this.run(ws, conn, req);
+    if (box.close) {
+      this.drain(ws);
+      void this.shutdown(ws, 1008, "NATS protocol error");
+    }
+  }
+
+  /** Sends everything queued as one WebSocket message. */
+  private drain(ws: WebSocket): void {
+    if (this.outQueue.length === 0) return;
+    const bytes = concatBytes(this.outQueue);
+    this.outQueue = [];
+    try {
+      ws.send(bytes);
+    } catch {
+      /* the client is gone; webSocketClose cleans up */
+    }
+  }
+
+  /** Runs one mq9 request and delivers its JSON reply to the reply subject. */
+  private async run(ws: WebSocket, conn: NatsConnection, req: ServedRequest): Promise<void> {
+    let reply: Mq9Reply;
+    try {
+      reply = await handleMq9Request(this.env, req.tenant, { subject: req.subject, headers: req.headers, payload: req.payload });
+    } catch (err) {
+      reply = { status: 500, body: { error: `internal error: ${err instanceof Error ? err.message : String(err)}` } };
+    }
+    conn.requestDone(req);
+    if (!req.reply || conn !== this.conn || conn.state.closed) return;
+    const box = newOutbox();
+    conn.deliver(req.reply, undefined, undefined, te.encode(JSON.stringify(reply.body)), box);
+    this.flush(ws, box);
+  }
+
+  private onAuthTimeout(ws: WebSocket): void {
+    this.authTimer = null;
+    const { conn } = this.load(ws);
+    if (conn.state.connected || conn.state.closed) return;
+    const box = newOutbox();
+    conn.fail(fatal(NatsErr.AuthTimeout), box);
+    this.flush(ws, box);
+  }
+
+  private onStale(ws: WebSocket): void {
+    this.partialTimer = null;
+    const { conn, parser } = this.load(ws);
+    if (!parser.partial || conn.state.closed) return;
+    const box = newOutbox();
+    conn.fail(fatal(NatsErr.StaleConnection), box);
+    this.flush(ws, box);
+  }
+
+  /** An unexpected exception while handling a message: close this connection only. */
+  private crash(ws: WebSocket, err: unknown): void {
+    console.error("NatsSession: closing connection after internal error", err);
+    void this.shutdown(ws, 1011, "internal error");
+  }
+
+  private saveAttachment(ws: WebSocket): void {
+    if (!this.conn) return;
+    const att: Attachment = { state: this.conn.state, partial: this.partialFlag };
+    try {
+      ws.serializeAttachment(att);
+    } catch {
+      /* closed socket */
+    }
+  }
+
+  /** Closes the WebSocket (if still open), stops timers and deletes this connection's storage. */
+  private async shutdown(ws: WebSocket, code: number, reason: string): Promise<void> {
+    clearTimeout(this.partialTimer);
+    clearTimeout(this.authTimer);
+    this.partialTimer = this.authTimer = null;
+    if (this.conn) this.conn.state.closed = true;
+    try {
+      ws.close(code, reason);
+    } catch {
+      /* already closed */
+    }
+    await this.store.clear();
+  }
+}

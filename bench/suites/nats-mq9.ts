@@ -1,0 +1,129 @@
+/**
+ * mq9 request/reply through the NATS transport, with the real nats.js
+ * client: over TCP through the bridge (`mortarmq bridge --nats`) and with
+ * nats.ws straight to `/nats`, next to the same client doing request/reply
+ * against a local `nats-server` with a trivial responder that answers with
+ * as many bytes as the broker's reply. The ratio says how close the broker
+ * is to a native NATS round trip. 32 requests in flight, 5 s each.
+ *
+ * nats-server is the Debian package (`apt-get install nats-server`); when the
+ * binary is missing that row is reported as skipped (nothing is installed).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import { connect, type NatsConnection } from "nats";
+import WebSocket from "ws";
+import { startTunnel, toWebSocketUrl } from "../../client/bridge/tunnel";
+import { freePort } from "../../client/local/broker";
+import type { BenchSuite } from "../runner";
+import { summarize, timeit } from "../stats";
+
+const DURATION_MS = 5_000;
+const CONCURRENCY = 32;
+const SUBJECT = "$mq9.AI.MSG.SEND.bench.inbox";
+const PAYLOAD = new TextEncoder().encode(JSON.stringify({ text: "hello from the nats-mq9 benchmark" }));
+
+/** Finds the nats-server binary on PATH or in the Debian location. */
+function findNatsServer(): string | undefined {
+  const dirs = [...(process.env.PATH ?? "").split(delimiter), "/usr/sbin", "/usr/local/sbin", "/usr/bin"];
+  return dirs.map((d) => join(d, "nats-server")).find((p) => existsSync(p));
+}
+
+async function measure(nc: NatsConnection, subject: string) {
+  // warm-up, then the timed run
+  await Promise.all(Array.from({ length: CONCURRENCY }, () => nc.request(subject, PAYLOAD, { timeout: 30_000 })));
+  const r = await timeit(DURATION_MS, CONCURRENCY, async () => {
+    await nc.request(subject, PAYLOAD, { timeout: 30_000 });
+  });
+  const s = summarize(r.latenciesMs);
+  return { rate: Math.round(r.rate), count: r.count, p50_ms: s.p50, p99_ms: s.p99 };
+}
+
+async function startNatsServer(bin: string): Promise<{ port: number; proc: ChildProcess; version: string }> {
+  const port = await freePort();
+  const proc = spawn(bin, ["-a", "127.0.0.1", "-p", String(port)], { stdio: "ignore" });
+  const version = await new Promise<string>((resolve) => {
+    const v = spawn(bin, ["--version"]);
+    let out = "";
+    v.stdout.on("data", (d) => (out += d));
+    v.on("close", () => resolve(out.trim()));
+  });
+  for (let i = 0; i < 100; i++) {
+    try {
+      const nc = await connect({ servers: `127.0.0.1:${port}`, reconnect: false });
+      await nc.close();
+      return { port, proc, version };
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  proc.kill();
+  throw new Error("nats-server did not start");
+}
+
+export const suite: BenchSuite = {
+  name: "nats-mq9",
+  description: `mq9 request/reply over NATS (nats.js) vs native nats-server, ${CONCURRENCY} in flight, ${DURATION_MS / 1000} s`,
+  async run({ broker }) {
+    const rows: Record<string, string | number>[] = [];
+    const tunnel = await startTunnel({ host: "127.0.0.1", port: 0, target: toWebSocketUrl(broker.url, "nats") });
+    const tcp = await connect({ servers: `127.0.0.1:${tunnel.port}` });
+    const probe = await tcp.request(SUBJECT, PAYLOAD, { timeout: 30_000 });
+    const replyBytes = probe.data.length;
+    const viaBridge = await measure(tcp, SUBJECT);
+    await tcp.close();
+    await tunnel.close();
+
+    (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket;
+    const { connect: wsConnect } = await import("nats.ws");
+    const wsc = await wsConnect({ servers: toWebSocketUrl(broker.url, "nats") });
+    const viaWs = await measure(wsc, SUBJECT);
+    await wsc.close();
+
+    let native: Awaited<ReturnType<typeof measure>> | undefined;
+    let nativeVersion: string | undefined;
+    const bin = findNatsServer();
+    if (bin) {
+      const ns = await startNatsServer(bin);
+      nativeVersion = ns.version;
+      try {
+        const responder = await connect({ servers: `127.0.0.1:${ns.port}` });
+        const reply = new Uint8Array(replyBytes).fill(0x20);
+        responder.subscribe(SUBJECT, { callback: (_err, m) => m.respond(reply) });
+        await responder.flush();
+        const client = await connect({ servers: `127.0.0.1:${ns.port}` });
+        native = await measure(client, SUBJECT);
+        await client.close();
+        await responder.close();
+      } finally {
+        ns.proc.kill();
+      }
+    }
+
+    const ratio = (x: { rate: number }) => (native ? Math.round((x.rate / native.rate) * 1000) / 1000 : "n/a");
+    rows.push({ transport: "mq9 via NATS/TCP bridge (nats.js)", "req/s": viaBridge.rate, p50_ms: viaBridge.p50_ms, p99_ms: viaBridge.p99_ms, vs_native: ratio(viaBridge) });
+    rows.push({ transport: "mq9 via NATS/WebSocket (nats.ws)", "req/s": viaWs.rate, p50_ms: viaWs.p50_ms, p99_ms: viaWs.p99_ms, vs_native: ratio(viaWs) });
+    rows.push(
+      native
+        ? { transport: "native nats-server, trivial responder", "req/s": native.rate, p50_ms: native.p50_ms, p99_ms: native.p99_ms, vs_native: 1 }
+        : { transport: "native nats-server, trivial responder", "req/s": "skipped (nats-server not installed)", p50_ms: "-", p99_ms: "-", vs_native: "-" },
+    );
+    return {
+      rows,
+      detail: {
+        subject: SUBJECT,
+        payloadBytes: PAYLOAD.length,
+        replyBytes,
+        reply: new TextDecoder().decode(probe.data),
+        concurrency: CONCURRENCY,
+        durationMs: DURATION_MS,
+        natsServer: nativeVersion ?? "not installed (skipped)",
+        note:
+          "Until the mq9 mailboxes land, SEND is answered by the placeholder handler (the reply above); the native responder " +
+          "answers with the same number of bytes. Rerun after mq9 lands for the real SEND cost.",
+        results: { viaBridge, viaWs, native: native ?? null },
+      },
+    };
+  },
+};

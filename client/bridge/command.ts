@@ -1,0 +1,42 @@
+/**
+ * `mortarmq bridge`: TCP listeners that tunnel each connection over its own
+ * WebSocket to a broker (local or deployed), so TCP clients (MortarMQ v0
+ * SDKs, NATS clients and the `nats` CLI) can reach it.
+ */
+import type { Command } from "commander";
+import { startBridges } from "./bridges";
+import { parseHostPort } from "./tunnel";
+
+/** Registers the `bridge` command on `program`. */
+export function registerBridge(program: Command): void {
+  program
+    .command("bridge")
+    .description("tunnel TCP connections to a broker over WebSocket (MortarMQ v0 → /v0/mortar, NATS → /nats)")
+    .option("--listen <host:port>", "MortarMQ v0 TCP listener", "127.0.0.1:7070")
+    .option("--no-listen", "do not start the MortarMQ v0 listener")
+    .option("--nats <host:port>", "NATS TCP listener", "127.0.0.1:4222")
+    .option("--no-nats", "do not start the NATS listener")
+    .option("--url <url>", "broker base URL", "http://127.0.0.1:8787")
+    .option("--token <token>", "sent as Authorization: Bearer on every tunnelled WebSocket")
+    .action(async (opts: { listen: string | false; nats: string | false; url: string; token?: string }) => {
+      const { started, failed } = await startBridges({
+        url: opts.url,
+        mortar: opts.listen ? parseHostPort(opts.listen) : undefined,
+        nats: opts.nats ? parseHostPort(opts.nats) : undefined,
+        token: opts.token,
+      });
+      for (const f of failed) console.error(`mortarmq: ${f.line}`);
+      if (started.length === 0) {
+        console.error("mortarmq: no bridge is listening");
+        process.exitCode = 1;
+        return;
+      }
+      for (const s of started) console.log(`mortarmq: ${s.line}`);
+      const stop = async () => {
+        await Promise.all(started.map((s) => s.tunnel.close()));
+        process.exit(0);
+      };
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+    });
+}

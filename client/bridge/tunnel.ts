@@ -1,0 +1,161 @@
+/**
+ * Generic TCP ↔ WebSocket tunnel (Workers cannot accept inbound TCP): every
+ * accepted TCP connection gets its own WebSocket to `target`, and bytes are
+ * carried unchanged both ways as binary WebSocket messages (message
+ * boundaries mean nothing; the protocols on top are byte streams).
+ *
+ * Backpressure: the TCP socket is paused while more than `highWaterMark`
+ * bytes sent to the WebSocket are not yet written out, and the WebSocket is
+ * paused while the TCP socket's write buffer is full. Either side closing
+ * closes the other. Used for MortarMQ v0 (`/v0/mortar`) and NATS (`/nats`).
+ */
+import { createServer, type Server, type Socket } from "node:net";
+import WebSocket from "ws";
+
+export interface TunnelOptions {
+  /** Address to listen on. */
+  host: string;
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  /** WebSocket URL each connection is tunnelled to (ws:// or wss://). */
+  target: string;
+  /** Sent as `Authorization: Bearer <token>` on every upgrade. */
+  token?: string;
+  /** Pause reading TCP above this many unsent WebSocket bytes (default 1 MiB). */
+  highWaterMark?: number;
+  /** Largest WebSocket message, bytes (default 64 KiB; Workers accept at most 1 MiB per message). */
+  maxMessageBytes?: number;
+  /** Called for per-connection failures (default: ignored). */
+  onConnectionError?: (err: Error) => void;
+}
+
+export interface Tunnel {
+  host: string;
+  /** The port actually listened on. */
+  port: number;
+  /** Open TCP connections. */
+  readonly connections: number;
+  /** Stops listening and closes every open connection (both sides). */
+  close(): Promise<void>;
+}
+
+/** `http(s)://host:port` + `path` → `ws(s)://host:port/path`. */
+export function toWebSocketUrl(base: string, path: string): string {
+  const u = new URL(path, base.endsWith("/") ? base : `${base}/`);
+  if (u.protocol === "http:") u.protocol = "ws:";
+  else if (u.protocol === "https:") u.protocol = "wss:";
+  return u.toString();
+}
+
+/** Parses `host:port` (or a bare port) into its parts. Throws on a malformed address. */
+export function parseHostPort(addr: string, defaultHost = "127.0.0.1"): { host: string; port: number } {
+  const m = /^(?:(.*):)?(\d{1,5})$/.exec(addr.trim());
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port > 65535) throw new Error(`not a host:port address: ${JSON.stringify(addr)}`);
+  return { host: m[1] ? m[1].replace(/^\[(.*)\]$/, "$1") : defaultHost, port };
+}
+
+/** Starts listening; resolves once bound (rejects e.g. with EADDRINUSE). */
+export async function startTunnel(opts: TunnelOptions): Promise<Tunnel> {
+  const open = new Set<() => void>();
+  const server: Server = createServer({ noDelay: true }, (socket) => {
+    const kill = pipe(socket, opts, () => open.delete(kill));
+    open.add(kill);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port, opts.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const addr = server.address();
+  const port = typeof addr === "object" && addr ? addr.port : opts.port;
+  return {
+    host: opts.host,
+    port,
+    get connections() {
+      return open.size;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const kill of [...open]) kill();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Tunnels one TCP connection; returns a function that tears both sides down. */
+function pipe(socket: Socket, opts: TunnelOptions, done: () => void): () => void {
+  const high = opts.highWaterMark ?? 1024 * 1024;
+  const maxMsg = opts.maxMessageBytes ?? 64 * 1024;
+  const headers: Record<string, string> = opts.token ? { Authorization: `Bearer ${opts.token}` } : {};
+  const ws = new WebSocket(opts.target, { headers, perMessageDeflate: false });
+  let unsent = 0; // bytes handed to the WebSocket, not yet written to its socket
+  let finished = false;
+
+  const finish = (err?: Error) => {
+    if (finished) return;
+    finished = true;
+    if (err) opts.onConnectionError?.(err);
+    done();
+  };
+  const teardown = () => {
+    socket.destroy();
+    if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.terminate();
+    finish();
+  };
+
+  socket.pause(); // nothing to send to until the WebSocket is open
+  ws.on("open", () => socket.resume());
+
+  socket.on("data", (chunk: Buffer) => {
+    for (let o = 0; o < chunk.length; o += maxMsg) {
+      const part = chunk.subarray(o, o + maxMsg);
+      unsent += part.length;
+      ws.send(part, { binary: true }, (err) => {
+        unsent -= part.length;
+        if (err) return teardown();
+        if (socket.isPaused() && unsent <= high / 2 && ws.readyState === WebSocket.OPEN) socket.resume();
+      });
+    }
+    if (unsent > high) socket.pause();
+  });
+  ws.on("message", (data: Buffer | ArrayBuffer | Buffer[]) => {
+    const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    if (!socket.write(buf)) {
+      ws.pause();
+      socket.once("drain", () => ws.resume());
+    }
+  });
+
+  // TCP side finished → close the WebSocket after what was queued.
+  socket.on("end", () => {
+    if (ws.readyState === WebSocket.OPEN) ws.close(1000, "tcp closed");
+    else if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+  });
+  socket.on("close", () => {
+    if (ws.readyState === WebSocket.OPEN) ws.close(1000, "tcp closed");
+    else if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+    if (ws.readyState === WebSocket.CLOSED) finish();
+  });
+  socket.on("error", (err) => {
+    opts.onConnectionError?.(err);
+    teardown();
+  });
+  // WebSocket side finished → end TCP after flushing what was written.
+  ws.on("close", () => {
+    socket.end();
+    finish();
+  });
+  ws.on("error", (err) => {
+    socket.destroy();
+    finish(err);
+  });
+  ws.on("unexpected-response", (_req, res) => {
+    socket.destroy();
+    finish(new Error(`${opts.target}: upgrade refused with HTTP ${res.statusCode}`));
+    ws.terminate();
+  });
+  return teardown;
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { isValidPublishSubject, isValidSubject, subjectMatches } from "../../wire/nats/subject";
+
+describe("NATS subject validation", () => {
+  it.each([
+    ["foo", true, true],
+    ["foo.bar.baz", true, true],
+    ["$mq9.AI.MSG.SEND.task.001", true, true],
+    ["_INBOX.abc.*", true, false],
+    ["foo.>", true, false],
+    [">", true, false],
+    ["*", true, false],
+    ["foo.*.bar", true, false],
+    ["foo*.bar", true, true], // `foo*` is a literal token
+    ["a>b", true, true],
+    ["foo.>.bar", false, false], // `>` only last
+    ["", false, false],
+    ["foo..bar", false, false],
+    [".foo", false, false],
+    ["foo.", false, false],
+    ["foo bar", false, false],
+    ["foo\tbar", false, false],
+    ["foo\u0000bar", false, false],
+  ])("%j: subscribe %s, publish %s", (subject, sub, pub) => {
+    expect(isValidSubject(subject)).toBe(sub);
+    expect(isValidPublishSubject(subject)).toBe(pub);
+  });
+});
+
+describe("NATS wildcard matching", () => {
+  it.each([
+    ["foo", "foo", true],
+    ["foo", "foo.bar", false],
+    ["foo.bar", "foo", false],
+    ["foo.*", "foo.bar", true],
+    ["foo.*", "foo", false],
+    ["foo.*", "foo.bar.baz", false],
+    ["*.bar", "foo.bar", true],
+    ["*.*", "a.b", true],
+    ["*", "a", true],
+    ["*", "a.b", false],
+    ["foo.>", "foo.bar", true],
+    ["foo.>", "foo.bar.baz.qux", true],
+    ["foo.>", "foo", false], // `>` needs at least one token
+    [">", "a", true],
+    [">", "a.b.c", true],
+    ["foo.*.>", "foo.x.y", true],
+    ["foo.*.>", "foo.x", false],
+    ["_INBOX.abc.*", "_INBOX.abc.7", true],
+    ["_INBOX.abc.*", "_INBOX.abd.7", false],
+    ["_INBOX.abc.*", "_INBOX.abc.7.8", false],
+    ["foo*", "foo", false], // literal token, not a prefix wildcard
+    ["foo*", "foo*", true],
+    ["a.*", "a.*", true], // a `*` token in the subject matches as a token
+    ["FOO", "foo", false], // case-sensitive
+  ])("%j ~ %j = %s", (pattern, subject, expected) => {
+    expect(subjectMatches(pattern, subject)).toBe(expected);
+  });
+});

@@ -1,0 +1,175 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { NatsSession } from "../../objects/nats/NatsSession";
+import { handleMq9Request } from "../../worker/mq9/dispatch";
+import { openNats, testEnv as env, wrap } from "./nats-ws";
+
+const CONNECT = 'CONNECT {"verbose":false,"pedantic":false,"headers":true,"no_responders":true,"protocol":1}\r\n';
+
+/** What the mq9 handler itself answers (the NATS reply must carry the same JSON). */
+async function expectedReply(subject: string, payload = ""): Promise<unknown> {
+  const r = await handleMq9Request(env, "default", { subject, headers: new Map(), payload: new TextEncoder().encode(payload) });
+  return r.body;
+}
+
+describe("GET /nats (NatsSession over a real WebSocket)", () => {
+  it("refuses a plain GET with 426", async () => {
+    const { SELF } = await import("cloudflare:test");
+    const res = await SELF.fetch("http://broker/nats");
+    expect(res.status).toBe(426);
+  });
+
+  it("sends INFO on open", async () => {
+    const c = await openNats();
+    const [, json] = await c.waitFor(/^INFO (\{.*\})\r\n/);
+    const info = JSON.parse(json);
+    expect(info).toMatchObject({ proto: 1, headers: true, max_payload: 1048576, server_name: "mortarmq-edge" });
+    expect(typeof info.server_id).toBe("string");
+    expect(typeof info.version).toBe("string");
+    expect(info.auth_required).toBeUndefined(); // open broker
+    c.ws.close();
+  });
+
+  it("CONNECT verbose answers +OK, PING answers PONG", async () => {
+    const c = await openNats();
+    await c.waitFor(/^INFO .*\r\n/);
+    c.clear();
+    c.send('CONNECT {"verbose":true}\r\nPING\r\n');
+    await c.waitFor(/^\+OK\r\nPONG\r\n$/);
+    c.ws.close();
+  });
+
+  it("a request to a $mq9.AI. subject is answered on the wildcard inbox with the mq9 handler's JSON", async () => {
+    const subject = `$mq9.AI.MSG.QUERY.nats.test.${crypto.randomUUID().slice(0, 8)}`;
+    const c = await openNats();
+    c.send(CONNECT + "SUB _INBOX.abc.* 1\r\n");
+    c.send(`PUB ${subject} _INBOX.abc.42 2\r\n{}\r\n`);
+    const m = await c.waitFor(/MSG _INBOX\.abc\.42 1 (\d+)\r\n(.*)\r\n/);
+    expect(Number(m[1])).toBe(new TextEncoder().encode(m[2]).length);
+    expect(JSON.parse(m[2])).toEqual(await expectedReply(subject, "{}"));
+    c.ws.close();
+  });
+
+  it("HPUB headers and pipelined requests in one message are all answered", async () => {
+    const c = await openNats();
+    const hdr = "NATS/1.0\r\nmq9-priority: urgent\r\n\r\n";
+    let wire = CONNECT + "SUB _INBOX.p.* 7\r\n";
+    for (let i = 0; i < 50; i++) wire += `HPUB $mq9.AI.MSG.SEND.pipe.${i} _INBOX.p.${i} ${hdr.length} ${hdr.length + 1}\r\n${hdr}x\r\n`;
+    c.send(wire);
+    await c.waitFor(/MSG _INBOX\.p\.49 7 /); // replies may arrive in any order: wait for all
+    for (let i = 0; i < 100 && c.text.split("MSG _INBOX.p.").length - 1 < 50; i++) await new Promise((r) => setTimeout(r, 20));
+    const ids = [...c.text.matchAll(/MSG _INBOX\.p\.(\d+) 7 /g)].map((m) => Number(m[1])).sort((a, b) => a - b);
+    expect(ids).toEqual([...Array(50).keys()]);
+    c.ws.close();
+  });
+
+  it("control lines and payloads split across WebSocket messages", async () => {
+    const c = await openNats();
+    c.send(CONNECT + "SUB _INBOX.s");
+    c.send("plit.* 3\r\nPU");
+    c.send("B $mq9.AI.MAILBOX.CREATE _INBOX.split.1 1");
+    c.send('0\r\n{"ttl":');
+    c.send("60}");
+    c.send("\r");
+    c.send("\n");
+    const m = await c.waitFor(/MSG _INBOX\.split\.1 3 \d+\r\n(.*)\r\n/);
+    expect(typeof JSON.parse(m[1]).error).toBe("string");
+    c.ws.close();
+  });
+
+  it("no_responders: a request to an unserved subject gets the 503 status message", async () => {
+    const c = await openNats();
+    c.send(CONNECT + "SUB _INBOX.n.* 2\r\nPUB nothing.here _INBOX.n.1 0\r\n\r\n");
+    await c.waitFor(/HMSG _INBOX\.n\.1 2 44 44\r\nNATS\/1\.0 503\r\nNats-Subject: nothing\.here\r\n\r\n\r\n/);
+    c.ws.close();
+  });
+
+  it("local echo: a responder on the same connection answers a request", async () => {
+    const c = await openNats();
+    c.send(CONNECT + "SUB svc.echo 1\r\nSUB _INBOX.e.* 2\r\nPUB svc.echo _INBOX.e.1 4\r\nping\r\n");
+    await c.waitFor(/MSG svc\.echo 1 _INBOX\.e\.1 4\r\nping\r\n/);
+    c.send("PUB _INBOX.e.1 4\r\npong\r\n");
+    await c.waitFor(/MSG _INBOX\.e\.1 2 4\r\npong\r\n/);
+    c.ws.close();
+  });
+
+  it.each([
+    ["BOGUS\r\n", "Unknown Protocol Operation"],
+    ["PUB foo 2000000\r\n", "Maximum Payload Violation"],
+    [`SUB ${"x".repeat(5000)} 1\r\n`, "Maximum Control Line Exceeded"],
+    ["PUB foo bar baz qux\r\n", 'processPub Parse Error: "foo bar baz qux"'],
+  ])("fatal error %#: -ERR then close", async (wire, text) => {
+    const c = await openNats();
+    c.send(CONNECT + "PING\r\n" + wire);
+    await c.waitFor(new RegExp(`PONG\\r\\n-ERR '${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}'\\r\\n$`));
+    expect(await c.closed).toBe(1008);
+  });
+
+  it("a non-fatal error keeps the connection usable", async () => {
+    const c = await openNats();
+    c.send(CONNECT + "PUB foo..bar 0\r\n\r\nPING\r\n");
+    await c.waitFor(/-ERR 'Invalid Publish Subject'\r\nPONG\r\n/);
+    c.ws.close();
+  });
+
+  it("text WebSocket frames are accepted too", async () => {
+    const c = await openNats();
+    c.ws.send(CONNECT + "PING\r\n");
+    await c.waitFor(/PONG\r\n/);
+    c.ws.close();
+  });
+});
+
+describe("NatsSession state across hibernation", () => {
+  async function open(): Promise<{ stub: DurableObjectStub<NatsSession>; c: ReturnType<typeof wrap> }> {
+    const ns = env.NATS_SESSION as unknown as DurableObjectNamespace<NatsSession>;
+    const stub = ns.get(ns.newUniqueId());
+    const res = await stub.fetch("http://broker/nats", { headers: { Upgrade: "websocket" } });
+    return { stub, c: wrap(res.webSocket!) };
+  }
+
+  /** Drops the object's in-memory state, as hibernation does. */
+  const forget = (stub: DurableObjectStub<NatsSession>) =>
+    runInDurableObject(stub, (obj) => {
+      const o = obj as unknown as { conn: unknown; parser: unknown };
+      o.conn = null;
+      o.parser = null;
+    });
+
+  it("subscriptions are stored and CONNECT options survive in the attachment", async () => {
+    const { stub, c } = await open();
+    c.send(CONNECT + "SUB _INBOX.h.* 5\r\nSUB other 6\r\nUNSUB 6\r\nPING\r\n");
+    await c.waitFor(/PONG\r\n/);
+    const rows = await runInDurableObject(stub, (_obj, state) => state.storage.sql.exec("SELECT sid, subject FROM subs").toArray());
+    expect(rows).toEqual([{ sid: "5", subject: "_INBOX.h.*" }]);
+    await forget(stub);
+    c.clear();
+    c.send("PUB $mq9.AI.MSG.QUERY.h.x _INBOX.h.1 2\r\n{}\r\n");
+    await c.waitFor(/^MSG _INBOX\.h\.1 5 \d+\r\n.*\r\n$/); // still subscribed; still verbose:false (no +OK)
+    c.ws.close();
+    await c.closed;
+  });
+
+  it("closing the connection deletes its storage", async () => {
+    const { stub, c } = await open();
+    c.send(CONNECT + "SUB a 1\r\nPING\r\n");
+    await c.waitFor(/PONG\r\n/);
+    c.ws.close(1000, "bye");
+    await c.closed;
+    await new Promise((r) => setTimeout(r, 50));
+    const tables = await runInDurableObject(stub, (_obj, state) =>
+      state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type='table' AND name='subs'").toArray(),
+    );
+    expect(tables).toEqual([]);
+  });
+
+  it("a partial operation lost to a rebuild closes the connection instead of misreading the stream", async () => {
+    const { stub, c } = await open();
+    c.send(CONNECT + "PING\r\nPUB foo 10\r\nabc");
+    await c.waitFor(/PONG\r\n/);
+    await forget(stub);
+    c.send("defghij\r\n");
+    await c.waitFor(/-ERR 'Stale Connection'\r\n/);
+    expect(await c.closed).toBe(1008);
+  });
+});
