@@ -6,6 +6,13 @@
 import { connect as netConnect, type Socket } from "node:net";
 import WebSocket from "ws";
 
+/**
+ * Largest WebSocket message sent, bytes. Workers limit received WebSocket
+ * messages (1 MiB historically); the byte stream does not care where
+ * messages split, so bigger writes are cut into pieces of this size.
+ */
+export const MAX_WS_MESSAGE = 1024 * 1024;
+
 /** A connected byte stream. */
 export interface Transport {
   /** Writes bytes (one socket write / one WebSocket message). */
@@ -76,7 +83,9 @@ async function openWebSocket(url: string, timeoutMs: number): Promise<Transport>
   ws.on("close", (code, reason) => fireClose(`WebSocket closed (${code}${reason.length ? ` ${reason.toString()}` : ""})`));
   ws.on("error", (e) => fireClose(`WebSocket error: ${e.message}`));
   return {
-    write: (bytes) => ws.send(bytes, { binary: true }),
+    write: (bytes) => {
+      for (let o = 0; o < bytes.length; o += MAX_WS_MESSAGE) ws.send(bytes.subarray(o, o + MAX_WS_MESSAGE), { binary: true });
+    },
     onData: (cb) => ws.on("message", (data) => cb(toU8(data))),
     onClose: (cb) => {
       closeCb = cb;

@@ -23,6 +23,9 @@ import { KEEPALIVE_CLOSE_MS } from "../../wire/mortar/constants";
 import { CloseCode, Connection } from "./connection";
 import { expired, nextDeadline, type TimerState } from "./timers";
 
+/** Largest WebSocket message sent, bytes (Workers limit received messages to 1 MiB; the stream may split anywhere). */
+const MAX_WS_MESSAGE = 1024 * 1024;
+
 /** Attachment refresh granularity for the last-frame time, ms. */
 const ATTACH_EVERY_MS = 1_000;
 
@@ -64,7 +67,7 @@ export class MortarSession extends DurableObject<Env> {
       env: this.env,
       send: (bytes) => {
         try {
-          this.ws?.send(bytes);
+          for (let o = 0; o < bytes.length; o += MAX_WS_MESSAGE) this.ws?.send(bytes.subarray(o, o + MAX_WS_MESSAGE));
         } catch {
           this.conn?.closedByPeer();
         }
