@@ -12,12 +12,12 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../worker/env";
-import { DeclareCreated, DeclareFlags, DECLARE_FLAGS_DEFINED } from "../../wire/mortar/constants";
+import { DeclareCreated, DeclareFlags, Op } from "../../wire/mortar/constants";
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Schedule } from "../shared/schedule";
 import { partitionStub } from "../partition/stub";
-import { decodeUtf8Strict, parseTopicName } from "../../wire/mortar/validate";
-import { choosePair, dlqSource, isTwinId, pairOf, sourceTopicId, twinTopicId } from "./topics";
+import { checkClientFrame, decodeUtf8Strict, dlqSourceName } from "../../wire/mortar/validate";
+import { choosePair, isTwinId, pairOf, sourceTopicId, twinTopicId } from "./topics";
 import type { DeclareResult, LookupResult, TopicInfo } from "./rpc";
 
 /** Partitions told to purge per alarm run. */
@@ -96,22 +96,17 @@ export class TopicRegistry extends DurableObject<Env> {
    */
   async declare(topic: Uint8Array | string, partitionCount: number, flags = 0): Promise<DeclareResult> {
     const bytes = typeof topic === "string" ? new TextEncoder().encode(topic) : topic;
-    if ((flags & ~DECLARE_FLAGS_DEFINED) !== 0) {
-      return fail(ErrorCode.INVALID_FLAGS, `DECLARE flags 0x${flags.toString(16)} has reserved bits set`);
-    }
-    const parsed = parseTopicName(bytes);
-    const dlq = typeof parsed !== "string" && parsed.code === ErrorCode.TOPIC_NAME_RESERVED;
-    if (typeof parsed !== "string" && !dlq) return fail(parsed.code, parsed.message);
-    const name = typeof parsed === "string" ? parsed : decodeUtf8Strict(bytes)!;
-    if (flags & DeclareFlags.DELETE) {
-      return dlq ? fail(ErrorCode.TOPIC_NAME_RESERVED, `"${name}" is a dead-letter twin; delete its source topic instead`) : this.remove(name);
-    }
-    if (!Number.isInteger(partitionCount) || partitionCount < 1 || partitionCount > 0xffff) {
+    if (!Number.isInteger(partitionCount) || partitionCount < 0 || partitionCount > 0xffff) {
       return fail(ErrorCode.INVALID_PARTITION_COUNT, `partition_count ${partitionCount} must be 1..65535`);
     }
-    if (dlq) {
-      const src = this.row(dlqSource(name));
-      if (!src) return fail(ErrorCode.TOPIC_NAME_RESERVED, `"${name}" is reserved: names ending in .dlq are dead-letter twins`);
+    const bad = checkClientFrame({ op: Op.DECLARE, topic: bytes, partitionCount, flags });
+    if (bad) return fail(bad.code, bad.message);
+    const name = decodeUtf8Strict(bytes)!;
+    if (flags & DeclareFlags.DELETE) return this.remove(name);
+    const source = dlqSourceName(name);
+    if (source !== null) {
+      const src = this.row(source);
+      if (!src) return fail(ErrorCode.TOPIC_NAME_RESERVED, `"${name}" is reserved: names ending in .dlq are dead-letter twins of existing topics`);
       return this.existing(src, true, partitionCount);
     }
     const found = this.row(name);

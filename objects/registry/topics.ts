@@ -10,12 +10,7 @@
  *   out, the lowest pair freed by a delete is reused. None left →
  *   MUTATION_NOT_PACKABLE.
  */
-import { DLQ_SUFFIX, MAX_TOPIC_PAIRS } from "../../wire/mortar/constants";
-
-/** The source name of a twin name (`orders.dlq` → `orders`). */
-export function dlqSource(name: string): string {
-  return name.slice(0, -DLQ_SUFFIX.length);
-}
+import { MAX_TOPIC_PAIRS } from "../../wire/mortar/constants";
 
 /** Source (odd) topic_id of pair `pair`. */
 export function sourceTopicId(pair: number): number {

@@ -166,12 +166,10 @@ export class Connection {
         this.respondErr(slot, ErrorCode.NOT_CONNECTED, f.op, "CONNECT first: only CONNECT, PING and ERR are allowed before it");
         return;
       }
-      if (f.op !== Op.DECLARE) {
-        const bad = checkClientFrame(f); // DECLARE: the Registry checks names (it answers `x.dlq` twins)
-        if (bad) {
-          this.respondErr(slot, bad.code, f.op, bad.message);
-          return;
-        }
+      const bad = checkClientFrame(f);
+      if (bad) {
+        this.respondErr(slot, bad.code, f.op, bad.message);
+        return;
       }
       switch (f.op) {
         case Op.PUB: {

@@ -4,7 +4,7 @@ import { ResponseQueue } from "../../objects/session/responses";
 import { expired, nextDeadline } from "../../objects/session/timers";
 import { CallTimeoutError, faultOf, withDeadline } from "../../objects/session/faults";
 import { TopicCache, TOPIC_CACHE_TTL_MS } from "../../objects/session/topic-cache";
-import { choosePair, pairOf, sourceTopicId, twinTopicId, isTwinId, dlqSource } from "../../objects/registry/topics";
+import { choosePair, pairOf, sourceTopicId, twinTopicId, isTwinId } from "../../objects/registry/topics";
 
 const b = (...xs: number[]) => new Uint8Array(xs);
 
@@ -109,7 +109,6 @@ describe("topic id pairs", () => {
     expect([sourceTopicId(1), twinTopicId(1), sourceTopicId(32767), twinTopicId(32767)]).toEqual([1, 2, 65533, 65534]);
     expect([pairOf(1), pairOf(2), pairOf(65534), pairOf(0), pairOf(65535)]).toEqual([1, 1, 32767, 0, 0]);
     expect(isTwinId(4)).toBe(true);
-    expect(dlqSource("orders.dlq")).toBe("orders");
   });
   it("hands out fresh pairs first, then the lowest free one, then none", () => {
     expect(choosePair(5, () => [1, 2, 3, 4], 10)).toBe(5);
