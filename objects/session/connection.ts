@@ -72,6 +72,8 @@ export class Connection {
 
   /** Tenant after a successful CONNECT, else null. */
   tenant: string | null;
+  /** Bound on bytes of requests received but not answered (PUBs beyond it get BACKPRESSURE). */
+  maxPendingBytes = MAX_PENDING_BYTES;
 
   constructor(private readonly io: ConnectionIO, tenant: string | null = null) {
     this.tenant = tenant;
@@ -120,10 +122,10 @@ export class Connection {
   private enqueue(f: Frame): void {
     if (f.op === Op.ERR) return; // a client ERR needs no answer
     const size = frameSize(f);
-    if (f.op === Op.PUB && this.responses.pendingBytes > 0 && this.responses.pendingBytes + size > MAX_PENDING_BYTES) {
+    if (f.op === Op.PUB && this.responses.pendingBytes > 0 && this.responses.pendingBytes + size > this.maxPendingBytes) {
       const slot = this.responses.reserve(0);
       this.respondErr(slot, ErrorCode.BACKPRESSURE, Op.PUB,
-        `session has ${this.responses.pendingBytes} bytes of requests unanswered (max ${MAX_PENDING_BYTES})`);
+        `session has ${this.responses.pendingBytes} bytes of requests unanswered (max ${this.maxPendingBytes})`);
       return;
     }
     this.inbox.push({ frame: f, slot: this.responses.reserve(size) });

@@ -5,6 +5,7 @@ import { PubBatchBuilder } from "../../objects/partition/batch";
 import { Partition } from "../../objects/partition/Partition";
 import { partitionStub } from "../../objects/partition/stub";
 import { AppendStatus, type AppendResult } from "../../objects/partition/rpc";
+import { sameBytes } from "./helpers/mortar-ws";
 
 let n = 0;
 const fresh = () => partitionStub(env, `part-${++n}-${Math.random().toString(36).slice(2, 8)}`, 1, 1, 0);
@@ -104,7 +105,7 @@ describe("Partition.append", () => {
     const [rec] = await p.read(2, 1, 1);
     expect(rec.sequence).toBe(2);
     expect(rec.value.length).toBe(MAX_VALUE_LEN);
-    expect(Buffer.from(rec.value).equals(Buffer.from(value))).toBe(true);
+    expect(sameBytes(rec.value, value)).toBe(true);
     await runInDurableObject(p, async (_i, ctx) => {
       const rows = ctx.storage.sql.exec<{ n: number; m: number }>("SELECT count(*) AS n, max(length(data)) AS m FROM log_chunk").one();
       expect(rows.n).toBeGreaterThanOrEqual(15);

@@ -33,17 +33,18 @@ export class WsConn {
     for (const f of w) f();
   }
 
-  /** Opens a connection to /v0/mortar. */
-  static async open(): Promise<WsConn> {
-    const res = await SELF.fetch("http://broker/v0/mortar", { headers: { Upgrade: "websocket" } });
+  /** Opens a connection to /v0/mortar (or straight to a given MortarSession stub). */
+  static async open(stub?: { fetch: typeof SELF.fetch }): Promise<WsConn> {
+    const res = await (stub ?? SELF).fetch("http://broker/v0/mortar", { headers: { Upgrade: "websocket" } });
     if (res.status !== 101 || !res.webSocket) throw new Error(`upgrade failed: ${res.status}`);
     res.webSocket.accept();
     return new WsConn(res.webSocket);
   }
 
-  /** Sends frames as one binary message (or raw bytes). */
+  /** Sends frames (or raw bytes) as binary messages of at most 1 MiB (the Workers message limit). */
   send(frames: Frame[] | Uint8Array): void {
-    this.ws.send(frames instanceof Uint8Array ? frames : encodeFrames(frames));
+    const bytes = frames instanceof Uint8Array ? frames : encodeFrames(frames);
+    for (let o = 0; o < bytes.length; o += 1024 * 1024) this.ws.send(bytes.subarray(o, o + 1024 * 1024));
   }
 
   /** Waits until at least `n` frames arrived (or the socket closed); returns the first n and removes them. */
@@ -129,4 +130,11 @@ function describe(f: Frame | undefined): unknown {
   if (!f) return f;
   if (f.op === Op.ERR) return { op: "ERR", code: f.code, msg: new TextDecoder().decode(f.message) };
   return { op: f.op };
+}
+
+/** Byte-for-byte equality (without per-byte diff output on a 16 MiB mismatch). */
+export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
