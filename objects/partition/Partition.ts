@@ -14,10 +14,10 @@ import { Durability } from "../../wire/mortar/constants";
 import { frameSize } from "../../wire/mortar/codec";
 import { readPubBatch } from "./batch";
 import { ProducerCache } from "./dedupe";
-import { LogStore, SEGMENT_BYTES, ensureLogSchema, type StoredRecord } from "./log-store";
+import { LogStore, SEGMENT_BYTES, ensureLogSchema } from "./log-store";
 import { ProducerStore, ensureProducerSchema } from "./producer-store";
 import { planAppend, type RejectReason } from "./plan";
-import { AppendStatus, type AppendResult, type PartitionInfo } from "./rpc";
+import { AppendStatus, type AppendResult, type PartitionInfo, type StoredRecord } from "./rpc";
 import { Schedule } from "../shared/schedule";
 import { detectDurability } from "../shared/durability";
 

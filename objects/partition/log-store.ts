@@ -17,24 +17,12 @@
  */
 import { FrameDecoder } from "../../wire/mortar/stream";
 import type { PubFrame } from "../../wire/mortar/frames";
+import type { StoredRecord } from "./rpc";
 
 /** Max bytes of a row's blob; larger segments continue in `log_chunk`. */
 export const CHUNK_BYTES = 1024 * 1024;
 /** Records are grouped into segments of at most this many encoded bytes (one record may exceed it). */
 export const SEGMENT_BYTES = CHUNK_BYTES;
-
-/** A stored record as read back. */
-export interface StoredRecord {
-  sequence: number;
-  /** producer_id (0 for non-idempotent). */
-  producerId: bigint;
-  /** producer_seq (0 for non-idempotent). */
-  producerSeq: bigint;
-  key: Uint8Array;
-  value: Uint8Array;
-  /** Append time, ms since the epoch. */
-  timestamp: number;
-}
 
 /** Creates the log tables if missing. */
 export function ensureLogSchema(sql: SqlStorage): void {

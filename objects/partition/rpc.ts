@@ -43,4 +43,15 @@ export interface PartitionInfo {
   durability: number;
 }
 
-export type { StoredRecord } from "./log-store";
+/** A stored record as `Partition.read` returns it. */
+export interface StoredRecord {
+  sequence: number;
+  /** producer_id (0 for non-idempotent). */
+  producerId: bigint;
+  /** producer_seq (0 for non-idempotent). */
+  producerSeq: bigint;
+  key: Uint8Array;
+  value: Uint8Array;
+  /** Append time, ms since the epoch. */
+  timestamp: number;
+}
