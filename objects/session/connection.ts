@@ -12,8 +12,10 @@
  * - Before CONNECT only CONNECT/PING/ERR; a second CONNECT gets
  *   ALREADY_CONNECTED; unknown tokens get AUTH_FAILED then close.
  * - A framing error (decoder) gets ERR then close, never resynchronised.
- * - Bytes of requests not yet answered are bounded by MAX_PENDING_BYTES;
- *   a PUB beyond it gets BACKPRESSURE (unless nothing else is pending).
+ * - Requests not yet answered are bounded (MAX_PENDING_BYTES of request
+ *   bytes, MAX_PENDING_REQUESTS slots); a request beyond either bound gets
+ *   BACKPRESSURE at once (unless nothing else is pending), so a session
+ *   never buffers without limit.
  */
 import { Op } from "../../wire/mortar/constants";
 import { encodeFrame, frameSize } from "../../wire/mortar/codec";
@@ -36,6 +38,8 @@ import { TopicCache } from "./topic-cache";
 
 /** Bound on bytes of requests received but not answered yet (32 MiB). */
 export const MAX_PENDING_BYTES = 32 * 1024 * 1024;
+/** Bound on requests received but not yet written back (answers wait for older ones). */
+export const MAX_PENDING_REQUESTS = 65_536;
 
 /** WebSocket close codes used. */
 export const CloseCode = { NORMAL: 1000, PROTOCOL_ERROR: 1002, POLICY: 1008 } as const;
@@ -72,7 +76,7 @@ export class Connection {
 
   /** Tenant after a successful CONNECT, else null. */
   tenant: string | null;
-  /** Bound on bytes of requests received but not answered (PUBs beyond it get BACKPRESSURE). */
+  /** Bound on bytes of requests received but not answered (requests beyond it get BACKPRESSURE). */
   maxPendingBytes = MAX_PENDING_BYTES;
 
   constructor(private readonly io: ConnectionIO, tenant: string | null = null) {
@@ -122,10 +126,10 @@ export class Connection {
   private enqueue(f: Frame): void {
     if (f.op === Op.ERR) return; // a client ERR needs no answer
     const size = frameSize(f);
-    if (f.op === Op.PUB && this.responses.pendingBytes > 0 && this.responses.pendingBytes + size > this.maxPendingBytes) {
-      const slot = this.responses.reserve(0);
-      this.respondErr(slot, ErrorCode.BACKPRESSURE, Op.PUB,
-        `session has ${this.responses.pendingBytes} bytes of requests unanswered (max ${this.maxPendingBytes})`);
+    const q = this.responses;
+    if (q.pending > 0 && (q.pendingBytes + size > this.maxPendingBytes || q.pending >= MAX_PENDING_REQUESTS)) {
+      this.respondErr(q.reserve(0), ErrorCode.BACKPRESSURE, f.op,
+        `session has ${q.pending} requests (${q.pendingBytes} bytes) unanswered; max ${MAX_PENDING_REQUESTS} requests, ${this.maxPendingBytes} bytes`);
       return;
     }
     this.inbox.push({ frame: f, slot: this.responses.reserve(size) });

@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTunnel, toWebSocketUrl, type Tunnel } from "../../client/bridge/tunnel";
 import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
 import { MortarClient, MortarClientError } from "../../client/sdk";
-import { ErrorCode } from "../../wire/mortar";
+import WebSocket from "ws";
+import { ErrorCode, FrameDecoder, Op, WIRE_VERSION, decodePubResult, encodeFrames, utf8Bytes, type Frame } from "../../wire/mortar";
 
 const TOKEN = "e2e-mortar-token";
 const PRODUCER = 0x1234_5678_9abcn;
@@ -108,5 +109,41 @@ describe("MortarMQ write path, real broker", () => {
     const refused = await MortarClient.connect(broker.url, { token: "nope" }).catch((e) => e);
     expect(refused).toBeInstanceOf(MortarClientError);
     expect(refused).toMatchObject({ code: ErrorCode.AUTH_FAILED, name: "AUTH_FAILED", action: "give-up", source: "broker" });
+  }, 60_000);
+
+  it("reassembles a stream cut into 1–7 byte WebSocket messages (message boundaries are not frame boundaries)", async () => {
+    const ws = new WebSocket(`${broker.url.replace(/^http/, "ws")}/v0/mortar`, { perMessageDeflate: false });
+    await new Promise((resolve, reject) => {
+      ws.once("open", resolve);
+      ws.once("error", reject);
+    });
+    const got: Frame[] = [];
+    const dec = new FrameDecoder();
+    ws.on("message", (d: Buffer) => got.push(...dec.push(new Uint8Array(d)).frames));
+    const frames: Frame[] = [
+      { op: Op.CONNECT, protocolVersion: WIRE_VERSION, clientFlags: 0, token: utf8Bytes(TOKEN), reserved: 0 },
+      { op: Op.DECLARE, topic: utf8Bytes("split"), partitionCount: 1, flags: 0 },
+    ];
+    for (let i = 0; i < 20; i++) {
+      frames.push({ op: Op.PUB, topicId: 0, partition: 0, producerId: 0n, producerSeq: 0n, flags: 0, key: new Uint8Array(0), value: utf8Bytes(`piece ${i}`) });
+    }
+    const bytes = encodeFrames(frames.slice(0, 2));
+    const sendCut = (b: Uint8Array) => {
+      for (let o = 0, k = 0; o < b.length; k++) {
+        const n = 1 + (k % 7);
+        ws.send(b.subarray(o, o + n));
+        o += n;
+      }
+    };
+    sendCut(bytes);
+    for (let i = 0; i < 100 && got.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(got.map((f) => f.op)).toEqual([Op.OK, Op.OK]);
+    const topicId = new DataView((got[1] as { result: Uint8Array }).result.buffer, (got[1] as { result: Uint8Array }).result.byteOffset).getUint16(0);
+    const pubs = encodeFrames(frames.slice(2).map((f) => ({ ...f, topicId }) as Frame));
+    sendCut(pubs);
+    for (let i = 0; i < 200 && got.length < 22; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(got.slice(2).map((f) => Number(decodePubResult((f as { result: Uint8Array }).result).sequence))).toEqual(
+      Array.from({ length: 20 }, (_, i) => i + 1));
+    ws.close();
   }, 60_000);
 });

@@ -89,7 +89,7 @@ describe("session rules", () => {
   it("reassembles frames that arrive one byte per message", async () => {
     const c = await WsConn.open();
     const bytes = encodeFrames([connectFrame(), { op: Op.PING }, { op: Op.PING }]);
-    for (const b of bytes) c.send(Uint8Array.of(b));
+    await c.sendPaced(bytes, 1);
     const out = await c.take(3);
     expectOk(out[0], Op.CONNECT);
     expectOk(out[2], Op.PING);
