@@ -295,8 +295,8 @@ export class MortarClient {
     for (const f of frames) {
       if (f.op === Op.ERR && MortarClientError.fromErr(f).closes) {
         // The broker closes after this ERR (framing error, timeout, auth): every pending request fails with it.
-        this.transport.close();
         this.shutdown(MortarClientError.fromErr(f));
+        this.transport.close();
         return;
       }
       if (f.op === Op.OK || f.op === Op.ERR) {
@@ -327,8 +327,8 @@ export class MortarClient {
   }
 
   private fatal(message: string): void {
-    this.transport.close();
     this.shutdown(MortarClientError.protocol(message));
+    this.transport.close();
   }
 
   private shutdown(err: MortarClientError): void {
