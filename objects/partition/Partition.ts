@@ -215,7 +215,7 @@ export class Partition extends DurableObject<Env> {
       if (job === "purge") {
         const deleted = this.ctx.storage.transactionSync(() => {
           const d = this.log.deleteOldest(PURGE_PAGE);
-          if (d < PURGE_PAGE) this.ctx.storage.sql.exec("DELETE FROM producer_seqs; DELETE FROM producers;");
+          if (d < PURGE_PAGE) this.ctx.storage.sql.exec("DELETE FROM producer_runs; DELETE FROM producers;");
           return d;
         });
         if (deleted < PURGE_PAGE) this.schedule.clear("purge");

@@ -2,22 +2,22 @@
  * Idempotent-producer state in SQLite (rules in dedupe.ts):
  * - `producers(pid, highest, ordinal)`: per producer, the highest
  *   producer_seq appended and its append count; one upsert per producer per batch.
- * - `producer_seqs(pid, pseq, ordinal, seq)`: one row per idempotent append,
- *   so a duplicate can be answered with its ORIGINAL sequence. Rows that
- *   left the window (ordinal ≤ latest − 1024) are pruned per producer each
- *   time its ordinal crosses a multiple of the window size.
+ * - `producer_runs(pid, first_pseq, last_pseq, first_ordinal, count, entries)`:
+ *   the idempotent appends of one producer in one batch, packed as
+ *   `count` × (producer_seq u64, sequence u64) in append order — ONE row per
+ *   producer per batch, so a duplicate can be answered with its ORIGINAL
+ *   sequence without a row per record. Entry i has ordinal first_ordinal + i.
+ *   Runs that left the window (last ordinal ≤ latest − 1024) are pruned each
+ *   time the producer's ordinal crosses a multiple of the window size.
  * pid/pseq are 8-byte big-endian blobs (u64 does not fit SQLite's signed
- * INTEGER; big-endian blobs sort like the numbers).
- * Writes happen inside the Partition's append transaction.
+ * INTEGER; big-endian blobs sort like the numbers). Writes happen inside the
+ * Partition's append transaction.
  */
 import { PRODUCER_DEDUPE_WINDOW } from "../../wire/mortar/constants";
 import type { ProducerState } from "./dedupe";
 import type { ProducerAppend, StoredAppend } from "./plan";
 
-/** Rows per multi-row INSERT (4 parameters each; SQLite here allows 100). */
-const ROWS_PER_INSERT = 25;
-const INSERT_1 = "INSERT INTO producer_seqs(pid, pseq, ordinal, seq) VALUES (?,?,?,?)";
-const INSERT_N = `INSERT INTO producer_seqs(pid, pseq, ordinal, seq) VALUES ${Array(ROWS_PER_INSERT).fill("(?,?,?,?)").join(",")}`;
+const ENTRY_BYTES = 16;
 
 /** u64 as 8 big-endian bytes. */
 export function u64Bytes(v: bigint): Uint8Array {
@@ -34,9 +34,9 @@ function bytesU64(v: ArrayBuffer): bigint {
 export function ensureProducerSchema(sql: SqlStorage): void {
   sql.exec(`CREATE TABLE IF NOT EXISTS producers(
     pid BLOB PRIMARY KEY, highest BLOB NOT NULL, ordinal INTEGER NOT NULL) WITHOUT ROWID`);
-  sql.exec(`CREATE TABLE IF NOT EXISTS producer_seqs(
-    pid BLOB NOT NULL, pseq BLOB NOT NULL, ordinal INTEGER NOT NULL, seq INTEGER NOT NULL,
-    PRIMARY KEY(pid, pseq)) WITHOUT ROWID`);
+  sql.exec(`CREATE TABLE IF NOT EXISTS producer_runs(
+    pid BLOB NOT NULL, first_pseq BLOB NOT NULL, last_pseq BLOB NOT NULL, first_ordinal INTEGER NOT NULL,
+    count INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY(pid, first_pseq)) WITHOUT ROWID`);
 }
 
 export class ProducerStore {
@@ -51,40 +51,56 @@ export class ProducerStore {
     return undefined;
   }
 
-  /** The committed append (pid, pseq), if still stored. */
+  /** The committed append (pid, pseq), if its run is still stored. */
   stored(pid: bigint, pseq: bigint): StoredAppend | undefined {
-    for (const r of this.sql.exec<{ seq: number; ordinal: number }>(
-      "SELECT seq, ordinal FROM producer_seqs WHERE pid = ? AND pseq = ?", u64Bytes(pid), u64Bytes(pseq))) {
-      return { sequence: r.seq, ordinal: r.ordinal };
+    const pseqBytes = u64Bytes(pseq);
+    for (const r of this.sql.exec<{ first_ordinal: number; count: number; entries: ArrayBuffer }>(
+      `SELECT first_ordinal, count, entries FROM producer_runs
+       WHERE pid = ? AND first_pseq <= ? AND last_pseq >= ? ORDER BY first_pseq DESC LIMIT 1`,
+      u64Bytes(pid), pseqBytes, pseqBytes)) {
+      const v = new DataView(r.entries);
+      let lo = 0;
+      let hi = r.count - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >>> 1;
+        const at = v.getBigUint64(mid * ENTRY_BYTES);
+        if (at === pseq) return { sequence: Number(v.getBigUint64(mid * ENTRY_BYTES + 8)), ordinal: r.first_ordinal + mid };
+        if (at < pseq) lo = mid + 1;
+        else hi = mid - 1;
+      }
     }
     return undefined;
   }
 
   /**
-   * Writes a batch's idempotent appends and the new producer states, and
-   * prunes rows that left the window. `before` gives each producer's state
-   * before the batch (to detect window crossings). Call inside `transactionSync`.
+   * Writes a batch's idempotent appends (one run row per producer) and the
+   * new producer states, and prunes runs that left the window. `before`
+   * gives each producer's ordinal before the batch. Call inside `transactionSync`.
    */
   commit(appends: readonly ProducerAppend[], states: ReadonlyMap<bigint, ProducerState>, before: (pid: bigint) => number): void {
-    const args: unknown[] = new Array(ROWS_PER_INSERT * 4);
-    let n = 0;
+    const byProducer = new Map<bigint, ProducerAppend[]>();
     for (const a of appends) {
-      const o = n * 4;
-      args[o] = u64Bytes(a.producerId);
-      args[o + 1] = u64Bytes(a.producerSeq);
-      args[o + 2] = a.ordinal;
-      args[o + 3] = a.sequence;
-      if (++n === ROWS_PER_INSERT) {
-        this.sql.exec(INSERT_N, ...args);
-        n = 0;
-      }
+      const list = byProducer.get(a.producerId);
+      if (list) list.push(a);
+      else byProducer.set(a.producerId, [a]);
     }
-    for (let i = 0; i < n; i++) this.sql.exec(INSERT_1, ...args.slice(i * 4, i * 4 + 4));
+    for (const [pid, list] of byProducer) {
+      const entries = new Uint8Array(list.length * ENTRY_BYTES);
+      const v = new DataView(entries.buffer);
+      list.forEach((a, i) => {
+        v.setBigUint64(i * ENTRY_BYTES, a.producerSeq);
+        v.setBigUint64(i * ENTRY_BYTES + 8, BigInt(a.sequence));
+      });
+      this.sql.exec(
+        "INSERT INTO producer_runs(pid, first_pseq, last_pseq, first_ordinal, count, entries) VALUES (?,?,?,?,?,?)",
+        u64Bytes(pid), entries.subarray(0, 8), entries.subarray((list.length - 1) * ENTRY_BYTES, (list.length - 1) * ENTRY_BYTES + 8),
+        list[0].ordinal, list.length, entries);
+    }
     for (const [pid, s] of states) {
       const pidBytes = u64Bytes(pid);
       this.sql.exec("INSERT OR REPLACE INTO producers(pid, highest, ordinal) VALUES (?,?,?)", pidBytes, u64Bytes(s.highest), s.ordinal);
       if (Math.floor(s.ordinal / this.window) > Math.floor(before(pid) / this.window)) {
-        this.sql.exec("DELETE FROM producer_seqs WHERE pid = ? AND ordinal <= ?", pidBytes, s.ordinal - this.window);
+        this.sql.exec("DELETE FROM producer_runs WHERE pid = ? AND first_ordinal + count - 1 <= ?", pidBytes, s.ordinal - this.window);
       }
     }
   }
