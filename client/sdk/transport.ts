@@ -59,6 +59,22 @@ export async function openTransport(address: string, opts: TransportOptions = {}
   }
 }
 
+/** A close notification delivered at most once, to the handler registered later. */
+function onceClose(): { fire(reason: string): void; register(cb: (reason: string) => void): void } {
+  let cb: ((reason: string) => void) | undefined;
+  let closed = false;
+  return {
+    fire(reason) {
+      if (closed) return;
+      closed = true;
+      cb?.(reason);
+    },
+    register(fn) {
+      cb = fn;
+    },
+  };
+}
+
 function toU8(data: WebSocket.RawData): Uint8Array {
   if (Array.isArray(data)) return new Uint8Array(Buffer.concat(data));
   if (data instanceof ArrayBuffer) return new Uint8Array(data);
@@ -73,23 +89,15 @@ async function openWebSocket(url: string, timeoutMs: number): Promise<Transport>
     ws.once("error", (e) => reject(new Error(`WebSocket ${url}: ${e.message}`)));
     ws.once("unexpected-response", (_req, res) => reject(new Error(`WebSocket ${url}: HTTP ${res.statusCode}`)));
   });
-  let closeCb: ((reason: string) => void) | undefined;
-  let closed = false;
-  const fireClose = (reason: string) => {
-    if (closed) return;
-    closed = true;
-    closeCb?.(reason);
-  };
-  ws.on("close", (code, reason) => fireClose(`WebSocket closed (${code}${reason.length ? ` ${reason.toString()}` : ""})`));
-  ws.on("error", (e) => fireClose(`WebSocket error: ${e.message}`));
+  const onClose = onceClose();
+  ws.on("close", (code, reason) => onClose.fire(`WebSocket closed (${code}${reason.length ? ` ${reason.toString()}` : ""})`));
+  ws.on("error", (e) => onClose.fire(`WebSocket error: ${e.message}`));
   return {
     write: (bytes) => {
       for (let o = 0; o < bytes.length; o += MAX_WS_MESSAGE) ws.send(bytes.subarray(o, o + MAX_WS_MESSAGE), { binary: true });
     },
     onData: (cb) => ws.on("message", (data) => cb(toU8(data))),
-    onClose: (cb) => {
-      closeCb = cb;
-    },
+    onClose: onClose.register,
     close: () => ws.close(1000, "client closed"),
     get bufferedAmount() {
       return ws.bufferedAmount;
@@ -113,23 +121,15 @@ async function openTcp(host: string, port: number, timeoutMs: number): Promise<T
       reject(new Error(`tcp://${host}:${port}: ${e.message}`));
     });
   });
-  let closeCb: ((reason: string) => void) | undefined;
-  let closed = false;
-  const fireClose = (reason: string) => {
-    if (closed) return;
-    closed = true;
-    closeCb?.(reason);
-  };
-  sock.on("close", () => fireClose("TCP connection closed"));
-  sock.on("error", (e) => fireClose(`TCP error: ${e.message}`));
+  const onClose = onceClose();
+  sock.on("close", () => onClose.fire("TCP connection closed"));
+  sock.on("error", (e) => onClose.fire(`TCP error: ${e.message}`));
   return {
     write: (bytes) => {
       sock.write(bytes);
     },
     onData: (cb) => sock.on("data", (d: Buffer) => cb(new Uint8Array(d.buffer, d.byteOffset, d.byteLength))),
-    onClose: (cb) => {
-      closeCb = cb;
-    },
+    onClose: onClose.register,
     close: () => sock.end(),
     get bufferedAmount() {
       return sock.writableLength;
