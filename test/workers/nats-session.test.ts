@@ -42,8 +42,7 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
   it("a request to a $mq9.AI. subject is answered on the wildcard inbox with the mq9 handler's JSON", async () => {
     const subject = `$mq9.AI.MSG.QUERY.nats.test.${crypto.randomUUID().slice(0, 8)}`;
     const c = await openNats();
-    c.send(CONNECT + "SUB _INBOX.abc.* 1\r\n");
-    c.send(`PUB ${subject} _INBOX.abc.42 2\r\n{}\r\n`);
+    c.send(CONNECT + "SUB _INBOX.abc.* 1\r\n" + `PUB ${subject} _INBOX.abc.42 2\r\n{}\r\n`);
     const m = await c.waitFor(/MSG _INBOX\.abc\.42 1 (\d+)\r\n(.*)\r\n/);
     expect(Number(m[1])).toBe(new TextEncoder().encode(m[2]).length);
     expect(JSON.parse(m[2])).toEqual(await expectedReply(subject, "{}"));
@@ -65,13 +64,7 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
 
   it("control lines and payloads split across WebSocket messages", async () => {
     const c = await openNats();
-    c.send(CONNECT + "SUB _INBOX.s");
-    c.send("plit.* 3\r\nPU");
-    c.send("B $mq9.AI.MAILBOX.CREATE _INBOX.split.1 1");
-    c.send('0\r\n{"ttl":');
-    c.send("60}");
-    c.send("\r");
-    c.send("\n");
+    await c.sendApart(CONNECT + "SUB _INBOX.s", "plit.* 3\r\nPU", "B $mq9.AI.MAILBOX.CREATE _INBOX.split.1 1", '0\r\n{"ttl":', "60}", "\r", "\n");
     const m = await c.waitFor(/MSG _INBOX\.split\.1 3 \d+\r\n(.*)\r\n/);
     expect(typeof JSON.parse(m[1]).error).toBe("string");
     c.ws.close();
