@@ -24,7 +24,7 @@ import { MortarClientError } from "./errors";
 import { openTransport, type Transport } from "./transport";
 
 /** Frames are coalesced into writes of at most this many bytes (larger frames go alone). */
-const WRITE_CHUNK = 256 * 1024;
+const WRITE_CHUNK = 64 * 1024;
 
 /** Retry policy for retryable errors. */
 export interface RetryOptions {
@@ -106,7 +106,7 @@ export class MortarClient {
     if (every > 0) {
       this.keepalive = setInterval(() => {
         if (Date.now() - this.lastWriteAt >= every) this.ping().catch(() => {});
-      }, Math.max(50, Math.floor(every / 2)));
+      }, Math.max(50, Math.floor(every / 6))); // a PING leaves at most every × 7/6 (35 s) after the last write, well before 45 s
       this.keepalive.unref?.();
     }
   }
