@@ -172,6 +172,10 @@ export class Connection {
         this.respondErr(slot, ErrorCode.NOT_CONNECTED, f.op, "CONNECT first: only CONNECT, PING and ERR are allowed before it");
         return;
       }
+      if (f.op === Op.CONNECT && this.tenant !== null) {
+        this.respondErr(slot, ErrorCode.ALREADY_CONNECTED, Op.CONNECT, "this connection is already connected");
+        return;
+      }
       const bad = checkClientFrame(f);
       if (bad) {
         this.respondErr(slot, bad.code, f.op, bad.message);
@@ -228,10 +232,6 @@ export class Connection {
   }
 
   private async connect(f: ConnectFrame, slot: number): Promise<void> {
-    if (this.tenant !== null) {
-      this.respondErr(slot, ErrorCode.ALREADY_CONNECTED, Op.CONNECT, "this connection is already connected");
-      return;
-    }
     const auth = await authenticateToken(this.io.env, new TextDecoder().decode(f.token) || undefined);
     if (!auth.ok) {
       this.respondErr(slot, ErrorCode.AUTH_FAILED, Op.CONNECT, auth.reason === "missing" ? "a token is required" : "unknown token");

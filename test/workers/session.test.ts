@@ -59,9 +59,10 @@ describe("session rules", () => {
 
   it("refuses a second CONNECT but keeps the connection", async () => {
     const c = await connected();
-    c.send([connectFrame(), { op: Op.PING }]);
-    const [again, ping] = await c.take(2);
+    c.send([connectFrame(), connectFrame("", 2), { op: Op.PING }]);
+    const [again, again2, ping] = await c.take(3);
     expectErr(again, ErrorCode.ALREADY_CONNECTED, Op.CONNECT);
+    expectErr(again2, ErrorCode.ALREADY_CONNECTED, Op.CONNECT);
     expectOk(ping, Op.PING);
     expect(c.closed).toBeNull();
     c.close();
