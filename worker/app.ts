@@ -22,6 +22,19 @@ app.post("/mq9/*", mq9HttpHandler);
 app.all("/mq9/*", (c) => c.json({ error: "mq9 requests use POST /mq9/<subject>" }, 405, { Allow: "POST, OPTIONS" }));
 
 /**
+ * MortarMQ v0 over WebSocket (DESIGN.md §1): each connection gets its own
+ * MortarSession object (`newUniqueId()`), which terminates the socket.
+ * Authentication happens in the protocol (CONNECT token), not here.
+ */
+app.get("/v0/mortar", (c) => {
+  if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
+    return c.text("MortarMQ v0: connect with a WebSocket (binary messages carry the frame stream)", 426);
+  }
+  const ns = c.env.SESSION;
+  return ns.get(ns.newUniqueId()).fetch(c.req.raw);
+});
+
+/**
  * NATS client protocol over WebSocket (docs/nats.md): every connection gets
  * its own NatsSession object.
  */

@@ -10,13 +10,10 @@
  * nats-server is the Debian package (`apt-get install nats-server`); when the
  * binary is missing that row is reported as skipped (nothing is installed).
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
-import { delimiter, join } from "node:path";
 import { connect, type NatsConnection } from "nats";
 import WebSocket from "ws";
 import { startTunnel, toWebSocketUrl } from "../../client/bridge/tunnel";
-import { freePort } from "../../client/local/broker";
+import { startNatsServer } from "../nats-server";
 import type { BenchSuite } from "../runner";
 import { summarize, timeit } from "../stats";
 
@@ -24,12 +21,6 @@ const DURATION_MS = 5_000;
 const CONCURRENCY = 32;
 const SUBJECT = "$mq9.AI.MSG.SEND.bench.inbox";
 const PAYLOAD = new TextEncoder().encode(JSON.stringify({ text: "hello from the nats-mq9 benchmark" }));
-
-/** Finds the nats-server binary on PATH or in the Debian location. */
-function findNatsServer(): string | undefined {
-  const dirs = [...(process.env.PATH ?? "").split(delimiter), "/usr/sbin", "/usr/local/sbin", "/usr/bin"];
-  return dirs.map((d) => join(d, "nats-server")).find((p) => existsSync(p));
-}
 
 async function measure(nc: NatsConnection, subject: string) {
   // warm-up, then the timed run
@@ -39,28 +30,6 @@ async function measure(nc: NatsConnection, subject: string) {
   });
   const s = summarize(r.latenciesMs);
   return { rate: Math.round(r.rate), count: r.count, p50_ms: s.p50, p99_ms: s.p99 };
-}
-
-async function startNatsServer(bin: string): Promise<{ port: number; proc: ChildProcess; version: string }> {
-  const port = await freePort();
-  const proc = spawn(bin, ["-a", "127.0.0.1", "-p", String(port)], { stdio: "ignore" });
-  const version = await new Promise<string>((resolve) => {
-    const v = spawn(bin, ["--version"]);
-    let out = "";
-    v.stdout.on("data", (d) => (out += d));
-    v.on("close", () => resolve(out.trim()));
-  });
-  for (let i = 0; i < 100; i++) {
-    try {
-      const nc = await connect({ servers: `127.0.0.1:${port}`, reconnect: false });
-      await nc.close();
-      return { port, proc, version };
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  proc.kill();
-  throw new Error("nats-server did not start");
 }
 
 export const suite: BenchSuite = {
@@ -87,9 +56,8 @@ export const suite: BenchSuite = {
 
     let native: Awaited<ReturnType<typeof measure>> | undefined;
     let nativeVersion: string | undefined;
-    const bin = findNatsServer();
-    if (bin) {
-      const ns = await startNatsServer(bin);
+    const ns = await startNatsServer();
+    if (ns) {
       nativeVersion = ns.version;
       try {
         const responder = await connect({ servers: `127.0.0.1:${ns.port}` });
@@ -101,7 +69,7 @@ export const suite: BenchSuite = {
         await client.close();
         await responder.close();
       } finally {
-        ns.proc.kill();
+        await ns.stop();
       }
     }
 

@@ -1,5 +1,242 @@
+/**
+ * Partition Durable Object: one per (tenant, topic incarnation, topic_id,
+ * partition) — see partitionStub(). Holds the ordered log in SQLite and the
+ * idempotent-producer state (DESIGN.md §3, §4; spec §2 PUB, §2.1).
+ *
+ * append(): decode the batch → plan (pure, dedupe) → one transactionSync →
+ * reply. The reply leaves only after the commit (output gate; nothing but
+ * storage is awaited between write and reply).
+ */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../worker/env";
+import { ErrorCode } from "../../wire/mortar/errors";
+import { Durability } from "../../wire/mortar/constants";
+import { frameSize } from "../../wire/mortar/codec";
+import { readPubBatch } from "./batch";
+import { ProducerCache } from "./dedupe";
+import { LogStore, SEGMENT_BYTES, ensureLogSchema } from "./log-store";
+import { ProducerStore, ensureProducerSchema } from "./producer-store";
+import { planAppend, type RejectReason } from "./plan";
+import { AppendStatus, type AppendResult, type PartitionInfo, type StoredRecord } from "./rpc";
+import { Schedule } from "../shared/schedule";
+import { detectDurability } from "../shared/durability";
 
-/** Placeholder: implemented by its issue (not yet built). */
-export class Partition extends DurableObject<Env> {}
+/** Segments deleted per purge step (one alarm run). */
+const PURGE_PAGE = 256;
+
+const REJECT_CODE: Record<RejectReason, number> = {
+  "missing-producer-id": ErrorCode.INVALID_PRODUCER_FIELDS,
+  "out-of-window": ErrorCode.PRODUCER_SEQ_OUT_OF_WINDOW,
+};
+
+/** A run of appended records stored as one segment. */
+interface Segment {
+  firstSeq: number;
+  count: number;
+  /** [start, end) byte ranges in the batch, in order. */
+  ranges: number[];
+  bytes: number;
+}
+
+export class Partition extends DurableObject<Env> {
+  private readonly log: LogStore;
+  private readonly producerStore: ProducerStore;
+  private readonly schedule: Schedule;
+  private readonly producers = new ProducerCache();
+  private lastSeq: number;
+  private readonly leaderEpoch: number;
+  private deleted: boolean;
+  private durability: number = Durability.LOCAL;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const sql = ctx.storage.sql;
+    ensureLogSchema(sql);
+    ensureProducerSchema(sql);
+    sql.exec("CREATE TABLE IF NOT EXISTS partition_meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
+    this.schedule = new Schedule(ctx.storage);
+    this.log = new LogStore(sql);
+    this.producerStore = new ProducerStore(sql);
+    this.leaderEpoch = ctx.storage.transactionSync(() => {
+      const next = this.meta("leader_epoch") + 1;
+      this.setMeta("leader_epoch", next);
+      return next;
+    });
+    this.deleted = this.meta("deleted") === 1;
+    this.lastSeq = Math.max(this.log.lastSequence(), this.meta("last_seq"));
+    void ctx.blockConcurrencyWhile(async () => {
+      this.durability = await detectDurability(ctx.storage);
+    });
+  }
+
+  private meta(k: string): number {
+    for (const r of this.ctx.storage.sql.exec<{ v: number }>("SELECT v FROM partition_meta WHERE k = ?", k)) return r.v;
+    return 0;
+  }
+
+  private setMeta(k: string, v: number): void {
+    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO partition_meta(k, v) VALUES (?, ?)", k, v);
+  }
+
+  /**
+   * Appends a batch of PUB frames (objects/partition/batch.ts format) in
+   * ONE transaction and answers per record, in batch order: appended
+   * (new sequence), duplicate (original sequence, nothing appended) or
+   * rejected (INVALID_PRODUCER_FIELDS 0x0013 / PRODUCER_SEQ_OUT_OF_WINDOW
+   * 0x0014). Whole-batch failures set `error`: TOPIC_DELETED (0x2005) after
+   * the topic was deleted, MALFORMED_PAYLOAD for an undecodable batch,
+   * STORAGE_FULL (0x4004) or STORAGE_UNAVAILABLE (0x600a) when the commit
+   * fails — then nothing is appended and no producer state is reserved.
+   * The caller validated topic, partition, key/value caps and flags.
+   */
+  append(batch: Uint8Array): AppendResult {
+    if (this.deleted) return this.failed(0, ErrorCode.TOPIC_DELETED, "the topic was deleted");
+    let frames;
+    try {
+      frames = readPubBatch(batch);
+    } catch (e) {
+      return this.failed(0, ErrorCode.MALFORMED_PAYLOAD, `append batch: ${(e as Error).message}`);
+    }
+    const n = frames.length;
+    const plan = planAppend(frames, this.lastSeq, {
+      state: (pid) => {
+        let st = this.producers.get(pid);
+        if (st === undefined) {
+          st = this.producerStore.state(pid);
+          if (st !== undefined) this.producers.set(pid, st);
+        }
+        return st;
+      },
+      stored: (pid, pseq) => this.producerStore.stored(pid, pseq),
+    });
+    const status = new Uint8Array(n);
+    const sequences = new Float64Array(n);
+    const codes = new Uint16Array(n);
+    const segments: Segment[] = [];
+    let seg: Segment | undefined;
+    let off = 0;
+    for (let i = 0; i < n; i++) {
+      const o = plan.outcomes[i];
+      const size = frameSize(frames[i]);
+      const start = off;
+      off += size;
+      if (o.kind === "reject") {
+        status[i] = AppendStatus.REJECTED;
+        codes[i] = REJECT_CODE[o.reason];
+        continue;
+      }
+      sequences[i] = o.sequence;
+      if (o.kind === "duplicate") {
+        status[i] = AppendStatus.DUPLICATE;
+        continue;
+      }
+      if (!seg || seg.bytes + size > SEGMENT_BYTES) {
+        segments.push((seg = { firstSeq: o.sequence, count: 0, ranges: [], bytes: 0 }));
+      }
+      seg.count++;
+      seg.bytes += size;
+      const r = seg.ranges;
+      if (r.length && r[r.length - 1] === start) r[r.length - 1] = off;
+      else r.push(start, off);
+    }
+    if (plan.appended) {
+      try {
+        const ts = Date.now();
+        this.ctx.storage.transactionSync(() => {
+          for (const s of segments) this.log.appendSegment(s.firstSeq, s.count, gather(batch, s), ts);
+          if (plan.producerAppends.length) {
+            this.producerStore.commit(plan.producerAppends, plan.producers, (pid) => this.producers.get(pid)?.ordinal ?? 0);
+          }
+          if (plan.nonIdempotent) this.setMeta("non_idempotent", this.meta("non_idempotent") + plan.nonIdempotent);
+        });
+      } catch (e) {
+        const msg = String((e as Error)?.message ?? e);
+        const code = /SQLITE_FULL|database or disk is full/i.test(msg) ? ErrorCode.STORAGE_FULL : ErrorCode.STORAGE_UNAVAILABLE;
+        return this.failed(n, code, `append failed: ${msg}`);
+      }
+      for (const [pid, st] of plan.producers) this.producers.set(pid, st);
+      this.lastSeq = plan.lastSequence;
+    }
+    return { leaderEpoch: this.leaderEpoch, commitSeq: this.lastSeq, durability: this.durability, status, sequences, codes };
+  }
+
+  private failed(n: number, code: number, message: string): AppendResult {
+    return {
+      error: { code, message },
+      leaderEpoch: this.leaderEpoch, commitSeq: this.lastSeq, durability: this.durability,
+      status: new Uint8Array(n).fill(AppendStatus.REJECTED),
+      sequences: new Float64Array(n),
+      codes: new Uint16Array(n).fill(code),
+    };
+  }
+
+  /**
+   * Reads stored records from `fromSeq` (≥ 1) in order: at most `maxRecords`,
+   * stopping before `maxBytes` of values (the first record is always
+   * returned whole). Values over 1 MiB are reassembled from their chunks.
+   */
+  read(fromSeq: number, maxRecords = 100, maxBytes = 1024 * 1024): StoredRecord[] {
+    return this.log.read(Math.max(1, fromSeq), Math.max(1, Math.min(maxRecords, 10_000)), maxBytes);
+  }
+
+  /** Counters and positions of this partition. */
+  info(): PartitionInfo {
+    return {
+      leaderEpoch: this.leaderEpoch,
+      firstSequence: this.log.firstSequence(),
+      lastSequence: this.lastSeq,
+      records: this.log.count(),
+      nonIdempotentPublishes: this.meta("non_idempotent"),
+      deleted: this.deleted,
+      durability: this.durability,
+    };
+  }
+
+  /**
+   * Marks the partition's topic as deleted: appends are refused from now on
+   * (TOPIC_DELETED) and the stored records are purged in pages by the alarm.
+   * The deleted marker itself stays, so a late append never revives the log.
+   * Idempotent.
+   */
+  async markDeleted(): Promise<void> {
+    if (!this.deleted) {
+      this.deleted = true;
+      this.setMeta("deleted", 1);
+      this.setMeta("last_seq", this.lastSeq);
+      this.producers.clear();
+    }
+    await this.schedule.set("purge", Date.now());
+  }
+
+  /** Runs due jobs from the schedule table (only "purge" so far). */
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    for (const job of this.schedule.due(now)) {
+      if (job === "purge") {
+        const deleted = this.ctx.storage.transactionSync(() => {
+          const d = this.log.deleteOldest(PURGE_PAGE);
+          if (d < PURGE_PAGE) this.ctx.storage.sql.exec("DELETE FROM producer_runs; DELETE FROM producers;");
+          return d;
+        });
+        if (deleted < PURGE_PAGE) this.schedule.clear("purge");
+        else this.schedule.put("purge", now);
+      } else {
+        this.schedule.clear(job);
+      }
+    }
+    await this.schedule.rearm();
+  }
+}
+
+/** The bytes of a segment: one view when its records are contiguous in the batch, else a copy. */
+function gather(batch: Uint8Array, s: Segment): Uint8Array {
+  const r = s.ranges;
+  if (r.length === 2) return batch.subarray(r[0], r[1]);
+  const out = new Uint8Array(s.bytes);
+  let o = 0;
+  for (let i = 0; i < r.length; i += 2) {
+    out.set(batch.subarray(r[i], r[i + 1]), o);
+    o += r[i + 1] - r[i];
+  }
+  return out;
+}

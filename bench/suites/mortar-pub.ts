@@ -1,0 +1,107 @@
+/**
+ * MortarMQ write path: pipelined PUB of 128-byte values to ONE partition
+ * over ONE connection, WINDOW publishes in flight, each awaited for its ack
+ * (ack latency = send → OK). Rows: MortarMQ over WebSocket (non-idempotent
+ * and idempotent producer) and over raw TCP through the bridge, then the
+ * same load against a local `nats-server -js` stream (file storage)
+ * published with nats.js, awaiting each PubAck with the same window, and
+ * the ratio. nats-server missing → that row says skipped.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connect, StorageType } from "nats";
+import { startTunnel, toWebSocketUrl } from "../../client/bridge/tunnel";
+import { MortarClient } from "../../client/sdk";
+import { startNatsServer } from "../nats-server";
+import type { BenchSuite } from "../runner";
+import { summarize, timeit } from "../stats";
+
+const WINDOW = 1000;
+const DURATION_MS = 5_000;
+const WARMUP_MS = 1_000;
+const VALUE = new Uint8Array(128).fill(0x61);
+
+interface Measured {
+  rate: number;
+  count: number;
+  p50_ms: number;
+  p99_ms: number;
+}
+
+/** Warm up, then run `op` with WINDOW in flight for DURATION_MS. */
+async function measure(op: () => Promise<unknown>): Promise<Measured> {
+  await timeit(WARMUP_MS, WINDOW, async () => {
+    await op();
+  });
+  const r = await timeit(DURATION_MS, WINDOW, async () => {
+    await op();
+  });
+  const s = summarize(r.latenciesMs);
+  return { rate: Math.round(r.rate), count: r.count, p50_ms: s.p50, p99_ms: s.p99 };
+}
+
+async function mortar(address: string, topic: string, idempotent: boolean): Promise<Measured> {
+  const c = await MortarClient.connect(address);
+  const { topicId } = await c.declare(topic, 1);
+  let seq = 0n;
+  const producerId = idempotent ? BigInt(Date.now()) : 0n;
+  try {
+    return await measure(() => c.publish(topicId, 0, null, VALUE, idempotent ? { producerId, producerSeq: ++seq } : {}));
+  } finally {
+    await c.close();
+  }
+}
+
+async function jetstream(): Promise<(Measured & { version: string }) | undefined> {
+  const dir = mkdtempSync(join(tmpdir(), "mortarmq-bench-js-"));
+  const server = await startNatsServer({ jetStreamDir: dir });
+  if (!server) return undefined;
+  try {
+    const nc = await connect({ servers: `127.0.0.1:${server.port}` });
+    const jsm = await nc.jetstreamManager();
+    await jsm.streams.add({ name: "BENCH", subjects: ["bench.>"], storage: StorageType.File });
+    const js = nc.jetstream();
+    const m = await measure(() => js.publish("bench.pub", VALUE));
+    await nc.close();
+    return { ...m, version: server.version };
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export const suite: BenchSuite = {
+  name: "mortar-pub",
+  description: `pipelined PUB, 128-byte values, one partition, one connection, ${WINDOW} in flight, ${DURATION_MS / 1000} s`,
+  async run({ broker }) {
+    const ws = await mortar(broker.url, "bench-pub", false);
+    const wsIdem = await mortar(broker.url, "bench-pub-idem", true);
+    const tunnel = await startTunnel({ host: "127.0.0.1", port: 0, target: toWebSocketUrl(broker.url, "v0/mortar") });
+    let tcp: Measured;
+    try {
+      tcp = await mortar(`tcp://127.0.0.1:${tunnel.port}`, "bench-pub-tcp", false);
+    } finally {
+      await tunnel.close();
+    }
+    const js = await jetstream();
+    const ratio = (x: Measured) => (js ? Math.round((x.rate / js.rate) * 100) / 100 : "n/a");
+    const row = (target: string, m: Measured) => ({ target, "msg/s": m.rate, p50_ms: m.p50_ms, p99_ms: m.p99_ms, vs_jetstream: ratio(m) });
+    const rows: Record<string, string | number>[] = [
+      row("MortarMQ PUB, WebSocket", ws),
+      row("MortarMQ PUB, WebSocket, idempotent producer", wsIdem),
+      row("MortarMQ PUB, raw TCP via bridge", tcp),
+      js
+        ? row("nats-server -js, file stream, nats.js publish+PubAck", js)
+        : { target: "nats-server -js (JetStream)", "msg/s": "skipped (nats-server not installed)", p50_ms: "-", p99_ms: "-", vs_jetstream: "-" },
+    ];
+    return {
+      rows,
+      detail: {
+        window: WINDOW, durationMs: DURATION_MS, warmupMs: WARMUP_MS, valueBytes: VALUE.length,
+        natsServer: js?.version ?? "not installed (skipped)",
+        results: { ws, wsIdem, tcp, jetstream: js ?? null },
+      },
+    };
+  },
+};

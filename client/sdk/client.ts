@@ -1,0 +1,350 @@
+/**
+ * MortarClient: a Node client for MortarMQ v0 (spec §1–§2.1).
+ *
+ * - Pipelining: any number of requests in flight on one connection; the
+ *   broker answers strictly in order and each answer settles the oldest
+ *   pending request (matched by request_op).
+ * - Write batching: frames queued in the same event-loop turn go out in one
+ *   socket write (one WebSocket message), up to WRITE_CHUNK bytes each.
+ * - Errors: every failure is a MortarClientError with the registry code,
+ *   name and client action. publish() retries "retry-with-backoff" codes
+ *   (with exponential backoff) when that is safe: always for idempotent
+ *   producers, and for codes that guarantee nothing was committed otherwise.
+ * - Keepalive: a PING is sent when nothing was written for KEEPALIVE_MS, so
+ *   an idle connection is not closed by the broker's 45 s timer.
+ * - Pushes (MSG, NOTICE) take no request slot; they go to `onPush` handlers
+ *   (the read-path API builds on this).
+ */
+import {
+  DeclareFlags, ErrorCode, FrameDecoder, KEEPALIVE_MS, Op, WIRE_VERSION, decodeDeclareResult, decodePubResult,
+  encodeFrameInto, frameSize, utf8Bytes,
+  type DeclareResult, type Frame, type OkFrame, type PubFrame, type PubResult,
+} from "../../wire/mortar";
+import { MortarClientError } from "./errors";
+import { openTransport, type Transport } from "./transport";
+
+/** Frames are coalesced into writes of at most this many bytes (larger frames go alone). */
+const WRITE_CHUNK = 64 * 1024;
+
+/** Retry policy for retryable errors. */
+export interface RetryOptions {
+  /** Resends after the first failure (0 = no retry). Default 5. */
+  attempts: number;
+  /** First backoff, ms (doubles each time). Default 50. */
+  baseDelayMs: number;
+  /** Backoff cap, ms. Default 2000. */
+  maxDelayMs: number;
+}
+
+/** Options for MortarClient.connect. */
+export interface ConnectOptions {
+  /** CONNECT token (empty for an open broker). */
+  token?: string;
+  /** Connect + CONNECT timeout, ms (default 10000). */
+  timeoutMs?: number;
+  /** Idle time before a keepalive PING, ms (default KEEPALIVE_MS = 30000; 0 disables). */
+  keepaliveMs?: number;
+  /** Default retry policy for publish(). */
+  retry?: Partial<RetryOptions>;
+}
+
+/** Options for one publish(). */
+export interface PublishOptions {
+  /** Idempotent producer id (0 = non-idempotent, the default). */
+  producerId?: bigint;
+  /** Producer sequence (must be 0 when producerId is 0). */
+  producerSeq?: bigint;
+  /** Overrides the client's retry policy (`false` = no retry). */
+  retry?: Partial<RetryOptions> | false;
+}
+
+/** PUB answer: the OK result plus a decoded dedupe flag. */
+export interface PublishResult extends PubResult {
+  /** True when this was a duplicate; `sequence` is the original one. */
+  deduplicated: boolean;
+}
+
+/** Topic metadata known to this client (from DECLARE). */
+export interface TopicHandle {
+  name: string;
+  topicId: number;
+  partitionCount: number;
+}
+
+interface PendingRequest {
+  op: number;
+  resolve: (f: OkFrame) => void;
+  reject: (e: MortarClientError) => void;
+}
+
+/** Codes whose meaning guarantees nothing was committed: safe to resend even without a producer id. */
+const NOTHING_COMMITTED = new Set<number>([
+  ErrorCode.BACKPRESSURE, ErrorCode.RATE_LIMITED, ErrorCode.STORAGE_FULL, ErrorCode.INTERNAL_ERROR, ErrorCode.NOT_ENOUGH_REPLICAS,
+]);
+
+const DEFAULT_RETRY: RetryOptions = { attempts: 5, baseDelayMs: 50, maxDelayMs: 2000 };
+
+export class MortarClient {
+  private readonly decoder = new FrameDecoder();
+  private readonly pending: (PendingRequest | undefined)[] = [];
+  private pendingHead = 0;
+  private out = new Uint8Array(WRITE_CHUNK);
+  private outLen = 0;
+  private flushScheduled = false;
+  private lastWriteAt = Date.now();
+  private keepalive: ReturnType<typeof setInterval> | undefined;
+  private closeError: MortarClientError | null = null;
+  private readonly pushHandlers: ((f: Frame) => void)[] = [];
+  private readonly topics = new Map<string, TopicHandle>();
+  private readonly retry: RetryOptions;
+
+  private constructor(private readonly transport: Transport, opts: ConnectOptions) {
+    this.retry = { ...DEFAULT_RETRY, ...opts.retry };
+    transport.onData((chunk) => this.receive(chunk));
+    transport.onClose((reason) => this.shutdown(MortarClientError.closed(reason)));
+    const every = opts.keepaliveMs ?? KEEPALIVE_MS;
+    if (every > 0) {
+      this.keepalive = setInterval(() => {
+        if (Date.now() - this.lastWriteAt >= every) this.ping().catch(() => {});
+      }, Math.max(50, Math.floor(every / 6))); // a PING leaves at most every × 7/6 (35 s) after the last write, well before 45 s
+      this.keepalive.unref?.();
+    }
+  }
+
+  /**
+   * Connects and authenticates. `address`: `ws://` / `wss://` / `http://` /
+   * `https://` (WebSocket to /v0/mortar) or `tcp://host:port` (raw TCP, e.g.
+   * `mortarmq bridge`).
+   * @throws MortarClientError (AUTH_FAILED, UNSUPPORTED_WIRE_VERSION, CONNECTION_CLOSED, …)
+   */
+  static async connect(address: string, opts: ConnectOptions = {}): Promise<MortarClient> {
+    const timeoutMs = opts.timeoutMs ?? 10_000;
+    let transport: Transport;
+    try {
+      transport = await openTransport(address, { timeoutMs });
+    } catch (e) {
+      throw MortarClientError.closed((e as Error).message, Op.CONNECT);
+    }
+    const client = new MortarClient(transport, opts);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        client.request({ op: Op.CONNECT, protocolVersion: WIRE_VERSION, clientFlags: 0, token: utf8Bytes(opts.token ?? ""), reserved: 0 }),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(MortarClientError.closed(`no CONNECT answer within ${timeoutMs} ms`, Op.CONNECT)), timeoutMs);
+        }),
+      ]);
+    } catch (e) {
+      client.shutdown(e as MortarClientError);
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
+    return client;
+  }
+
+  /** True once the connection is closed. */
+  get closed(): boolean {
+    return this.closeError !== null;
+  }
+
+  /** Requests sent and not answered yet. */
+  get inFlight(): number {
+    return this.pending.length - this.pendingHead;
+  }
+
+  /** Registers a handler for broker pushes (MSG, NOTICE). */
+  onPush(handler: (f: Frame) => void): void {
+    this.pushHandlers.push(handler);
+  }
+
+  /**
+   * Sends one request frame and resolves with its OK (rejects with the ERR
+   * as MortarClientError). Takes one FIFO slot.
+   */
+  request(frame: Frame): Promise<OkFrame> {
+    if (this.closeError) return Promise.reject(this.closeError);
+    return new Promise<OkFrame>((resolve, reject) => {
+      this.pending.push({ op: frame.op, resolve, reject });
+      this.enqueue(frame);
+    });
+  }
+
+  /**
+   * DECLARE: creates `name` with `partitions` partitions (and its `.dlq`
+   * twin), or confirms it (created = 1 IDEMPOTENT_OK). Declaring
+   * `<name>.dlq` returns the twin's id.
+   */
+  async declare(name: string, partitions: number): Promise<DeclareResult> {
+    const ok = await this.request({ op: Op.DECLARE, topic: utf8Bytes(name), partitionCount: partitions, flags: 0 });
+    const r = decodeDeclareResult(ok.result);
+    this.topics.set(name, { name, topicId: r.topicId, partitionCount: r.partitionCount });
+    return r;
+  }
+
+  /** Deletes topic `name` and its `.dlq` twin (DECLARE with the DELETE flag). */
+  async deleteTopic(name: string): Promise<DeclareResult> {
+    const ok = await this.request({ op: Op.DECLARE, topic: utf8Bytes(name), partitionCount: 0, flags: DeclareFlags.DELETE });
+    this.topics.delete(name);
+    this.topics.delete(`${name}.dlq`);
+    return decodeDeclareResult(ok.result);
+  }
+
+  /** Topic metadata this client learned from declare(). */
+  topic(name: string): TopicHandle | undefined {
+    return this.topics.get(name);
+  }
+
+  /**
+   * PUB: appends `value` (with optional `key`) to `partition` of `topic`
+   * (a topic_id, or a name declared on this client). Resolves after the
+   * broker committed it; for a duplicate of an idempotent producer,
+   * `deduplicated` is true and `sequence` is the original one.
+   * @throws MortarClientError with the broker's code (after retries, if any)
+   */
+  async publish(
+    topic: number | string,
+    partition: number,
+    key: Uint8Array | string | null,
+    value: Uint8Array | string,
+    opts: PublishOptions = {},
+  ): Promise<PublishResult> {
+    let topicId: number;
+    if (typeof topic === "number") {
+      topicId = topic;
+    } else {
+      const t = this.topics.get(topic);
+      if (!t) throw new MortarClientError(ErrorCode.UNKNOWN_TOPIC, `topic "${topic}" was not declared on this client; call declare() first`, Op.PUB, "protocol");
+      topicId = t.topicId;
+    }
+    const frame: PubFrame = {
+      op: Op.PUB, topicId, partition,
+      producerId: opts.producerId ?? 0n, producerSeq: opts.producerSeq ?? 0n, flags: 0,
+      key: key === null ? new Uint8Array(0) : typeof key === "string" ? utf8Bytes(key) : key,
+      value: typeof value === "string" ? utf8Bytes(value) : value,
+    };
+    const policy = opts.retry === false ? { ...this.retry, attempts: 0 } : { ...this.retry, ...opts.retry };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const r = decodePubResult((await this.request(frame)).result);
+        return { ...r, deduplicated: (r.resultFlags & 1) === 1 };
+      } catch (e) {
+        const err = e as MortarClientError;
+        const safe = frame.producerId !== 0n || NOTHING_COMMITTED.has(err.code);
+        if (attempt >= policy.attempts || !err.retryable || !safe || this.closed) throw err;
+        await sleep(Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt));
+      }
+    }
+  }
+
+  /** PING; resolves with the round-trip time in ms. */
+  async ping(): Promise<number> {
+    const t = performance.now();
+    await this.request({ op: Op.PING });
+    return performance.now() - t;
+  }
+
+  /** Flushes queued frames and closes the connection; pending requests fail with CONNECTION_CLOSED. */
+  async close(): Promise<void> {
+    if (this.closeError) return;
+    this.flush();
+    this.transport.close();
+    this.shutdown(MortarClientError.closed("client closed the connection"));
+  }
+
+  // ------------------------------------------------------------ internals
+
+  private enqueue(frame: Frame): void {
+    const size = frameSize(frame);
+    if (this.outLen + size > this.out.length) {
+      this.flush();
+      if (size > this.out.length) {
+        const big = new Uint8Array(size);
+        encodeFrameInto(frame, big, 0);
+        this.write(big);
+        return;
+      }
+    }
+    this.outLen = encodeFrameInto(frame, this.out, this.outLen);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    if (this.outLen === 0) return;
+    const bytes = this.out.slice(0, this.outLen);
+    this.outLen = 0;
+    this.write(bytes);
+  }
+
+  private write(bytes: Uint8Array): void {
+    if (this.closeError) return;
+    this.lastWriteAt = Date.now();
+    try {
+      this.transport.write(bytes);
+    } catch (e) {
+      this.shutdown(MortarClientError.closed(`write failed: ${(e as Error).message}`));
+    }
+  }
+
+  private receive(chunk: Uint8Array): void {
+    const { frames, error } = this.decoder.push(chunk);
+    for (const f of frames) {
+      if (f.op === Op.ERR && MortarClientError.fromErr(f).closes) {
+        // The broker closes after this ERR (framing error, timeout, auth): every pending request fails with it.
+        this.shutdown(MortarClientError.fromErr(f));
+        this.transport.close();
+        return;
+      }
+      if (f.op === Op.OK || f.op === Op.ERR) {
+        const p = this.pending[this.pendingHead];
+        if (!p) {
+          this.fatal(`unexpected answer for op ${f.requestOp} with no request pending`);
+          return;
+        }
+        if (f.requestOp !== p.op) {
+          this.fatal(`answer for op ${f.requestOp} while op ${p.op} is the oldest pending request`);
+          return;
+        }
+        this.pending[this.pendingHead++] = undefined;
+        if (this.pendingHead > 4096 && this.pendingHead * 2 > this.pending.length) {
+          this.pending.splice(0, this.pendingHead);
+          this.pendingHead = 0;
+        }
+        if (f.op === Op.OK) p.resolve(f);
+        else p.reject(MortarClientError.fromErr(f));
+      } else if (f.op === Op.MSG || f.op === Op.NOTICE) {
+        for (const h of this.pushHandlers) h(f);
+      } else {
+        this.fatal(`broker sent op ${f.op}, which only clients send`);
+        return;
+      }
+    }
+    if (error) this.fatal(`broker stream: ${error.message}`);
+  }
+
+  private fatal(message: string): void {
+    this.shutdown(MortarClientError.protocol(message));
+    this.transport.close();
+  }
+
+  private shutdown(err: MortarClientError): void {
+    if (this.closeError) return;
+    this.closeError = err;
+    clearInterval(this.keepalive);
+    for (let i = this.pendingHead; i < this.pending.length; i++) {
+      const p = this.pending[i];
+      if (!p) continue;
+      p.reject(err.source === "broker" ? err : MortarClientError.closed(err.message, p.op));
+    }
+    this.pending.length = 0;
+    this.pendingHead = 0;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

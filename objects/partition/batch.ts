@@ -1,0 +1,61 @@
+/**
+ * The Session → Partition append batch: whole PUB frames (spec §1–§2 byte
+ * format) back to back. The Session encodes each accepted PUB into the
+ * batch as it arrives; the Partition decodes the batch with the streaming
+ * frame decoder. One format, one codec.
+ */
+import { Op } from "../../wire/mortar/constants";
+import { encodeFrameInto, frameSize } from "../../wire/mortar/codec";
+import type { PubFrame } from "../../wire/mortar/frames";
+import { FrameDecoder } from "../../wire/mortar/stream";
+
+/** Growable buffer of PUB frames for one partition. */
+export class PubBatchBuilder {
+  private buf: Uint8Array;
+  /** Bytes used. */
+  length = 0;
+  /** Records added. */
+  count = 0;
+
+  constructor(initialBytes = 16 * 1024) {
+    this.buf = new Uint8Array(initialBytes);
+  }
+
+  /** Encodes one PUB frame into the batch (copies key and value). */
+  add(f: PubFrame): void {
+    const need = this.length + frameSize(f);
+    if (need > this.buf.length) {
+      let size = this.buf.length * 2;
+      while (size < need) size *= 2;
+      const next = new Uint8Array(size);
+      next.set(this.buf.subarray(0, this.length));
+      this.buf = next;
+    }
+    this.length = encodeFrameInto(f, this.buf, this.length);
+    this.count++;
+  }
+
+  /** A copy of the packed batch (exactly `length` bytes, safe to send over RPC). */
+  finish(): Uint8Array {
+    return this.buf.slice(0, this.length);
+  }
+
+  /** Empties the builder, keeping its buffer for reuse. */
+  reset(): void {
+    this.length = 0;
+    this.count = 0;
+  }
+}
+
+/**
+ * Decodes every record of a packed batch, in order.
+ * @throws MortarError when the batch does not decode as whole PUB frames.
+ */
+export function readPubBatch(batch: Uint8Array): PubFrame[] {
+  const dec = new FrameDecoder();
+  const { frames, error } = dec.push(batch);
+  if (error) throw error;
+  if (dec.hasPartialFrame) throw new RangeError("append batch ends inside a frame");
+  for (const f of frames) if (f.op !== Op.PUB) throw new RangeError(`append batch holds op ${f.op}`);
+  return frames as PubFrame[];
+}

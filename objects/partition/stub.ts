@@ -1,0 +1,13 @@
+import type { Env } from "../../worker/env";
+import { objectName } from "../../worker/keys";
+import type { Partition } from "./Partition";
+
+/**
+ * The Partition object of (tenant, topic incarnation, topic_id, partition).
+ * The incarnation makes a topic recreated under the same name (and maybe
+ * the same recycled topic_id) use fresh objects.
+ */
+export function partitionStub(env: Env, tenant: string, incarnation: number, topicId: number, partition: number): DurableObjectStub<Partition> {
+  const ns = env.PARTITION as unknown as DurableObjectNamespace<Partition>;
+  return ns.get(ns.idFromName(objectName("partition", tenant, incarnation, topicId, partition)));
+}

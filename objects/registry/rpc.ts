@@ -1,0 +1,27 @@
+/** Types of the TopicRegistry RPC surface. */
+
+/** One topic as the registry knows it (a source topic or its `.dlq` twin). */
+export interface TopicInfo {
+  topicId: number;
+  /** UTF-8 name; twins are `<source>.dlq`. */
+  name: string;
+  partitionCount: number;
+  /**
+   * Generation of the name: a topic recreated after a delete gets a new
+   * incarnation, and the incarnation is part of every Partition object name,
+   * so the new topic never sees the old data.
+   */
+  incarnation: number;
+  /** True for the `.dlq` twin (even id). */
+  dlq: boolean;
+  /** Creation time, ms since the epoch. */
+  createdAt: number;
+}
+
+/** Answer to `declare`: the DECLARE OK result, or a registry error code. */
+export type DeclareResult =
+  | { ok: true; topicId: number; partitionCount: number; created: number; topic: TopicInfo }
+  | { ok: false; code: number; message: string };
+
+/** Answer to `lookup`. `code` is UNKNOWN_TOPIC (0x0008) or TOPIC_DELETED (0x2005). */
+export type LookupResult = { ok: true; topic: TopicInfo } | { ok: false; code: number; message: string };

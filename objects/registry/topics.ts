@@ -1,0 +1,48 @@
+/**
+ * Topic registry rules, pure (spec §2 DECLARE, §2.1 paired topic_id; DESIGN.md §3).
+ *
+ * - Names: 1..MAX_TOPIC_LEN (255) bytes of valid UTF-8 (wire/mortar/validate.ts).
+ *   Names ending in `.dlq` are reserved for dead-letter twins; DECLARE of
+ *   `<source>.dlq` answers the twin of an existing source.
+ * - ids: pair p (1..MAX_TOPIC_PAIRS = 32767) gives the source topic_id 2p−1
+ *   (odd) and its `.dlq` twin 2p (even): 1/2, 3/4, …, 65533/65534.
+ * - Allocation: fresh pairs in increasing order; once all 32767 were handed
+ *   out, the lowest pair freed by a delete is reused. None left →
+ *   MUTATION_NOT_PACKABLE.
+ */
+import { MAX_TOPIC_PAIRS } from "../../wire/mortar/constants";
+
+/** Source (odd) topic_id of pair `pair`. */
+export function sourceTopicId(pair: number): number {
+  return 2 * pair - 1;
+}
+
+/** Twin (even) topic_id of pair `pair`. */
+export function twinTopicId(pair: number): number {
+  return 2 * pair;
+}
+
+/** Pair of a topic_id (0 and ids above 65534 have none → 0). */
+export function pairOf(topicId: number): number {
+  return topicId >= 1 && topicId <= 2 * MAX_TOPIC_PAIRS ? Math.ceil(topicId / 2) : 0;
+}
+
+/** True when `topicId` is a `.dlq` twin (even). */
+export function isTwinId(topicId: number): boolean {
+  return topicId % 2 === 0;
+}
+
+/**
+ * Chooses the pair for a new topic. `nextFresh` is the lowest never-used
+ * pair; `usedAscending` are the pairs in use, ascending (read only when no
+ * fresh pair is left). Returns 0 when all MAX_TOPIC_PAIRS are taken.
+ */
+export function choosePair(nextFresh: number, usedAscending: () => Iterable<number>, maxPairs = MAX_TOPIC_PAIRS): number {
+  if (nextFresh <= maxPairs) return nextFresh;
+  let expect = 1;
+  for (const p of usedAscending()) {
+    if (p > expect) return expect;
+    expect = p + 1;
+  }
+  return expect <= maxPairs ? expect : 0;
+}

@@ -1,0 +1,285 @@
+/**
+ * One MortarMQ v0 connection: decode → per-frame rules → answer in order
+ * (spec §1, §2.1; DESIGN.md §4). The MortarSession Durable Object feeds it
+ * the byte stream and writes what it returns; everything protocol-related
+ * lives here.
+ *
+ * - Frames are decoded as bytes arrive; each request reserves a response
+ *   slot at once, so answers leave in request order (ResponseQueue).
+ * - PUB, PING run without waiting; CONNECT, DECLARE and a PUB whose topic
+ *   is not cached are barriers: later frames wait until they are done
+ *   (a PUB after a DECLARE(DELETE) sees the delete).
+ * - Before CONNECT only CONNECT/PING/ERR; a second CONNECT gets
+ *   ALREADY_CONNECTED; unknown tokens get AUTH_FAILED then close.
+ * - A framing error (decoder) gets ERR then close, never resynchronised.
+ * - Requests not yet answered are bounded (MAX_PENDING_BYTES of request
+ *   bytes, MAX_PENDING_REQUESTS slots); a request beyond either bound gets
+ *   BACKPRESSURE at once (unless nothing else is pending), so a session
+ *   never buffers without limit.
+ */
+import { Op } from "../../wire/mortar/constants";
+import { encodeFrame, frameSize } from "../../wire/mortar/codec";
+import { ErrorCode, MortarError, errFrame } from "../../wire/mortar/errors";
+import type { ConnectFrame, DeclareFrame, Frame, PubFrame } from "../../wire/mortar/frames";
+import { encodeDeclareResult, okFrame } from "../../wire/mortar/results";
+import { FrameDecoder } from "../../wire/mortar/stream";
+import { checkClientFrame } from "../../wire/mortar/validate";
+import { DeclareFlags } from "../../wire/mortar/constants";
+import type { Env } from "../../worker/env";
+import { authenticateToken } from "../../worker/auth";
+import { partitionStub } from "../partition/stub";
+import { registryStub } from "../registry/stub";
+import type { DeclareResult, LookupResult, TopicInfo } from "../registry/rpc";
+import type { AppendResult } from "../partition/rpc";
+import { faultOf, withDeadline } from "./faults";
+import { PubPipeline } from "./pub-pipeline";
+import { ResponseQueue, type CloseAction } from "./responses";
+import { TopicCache } from "./topic-cache";
+
+/** Bound on bytes of requests received but not answered yet (32 MiB). */
+export const MAX_PENDING_BYTES = 32 * 1024 * 1024;
+/** Bound on requests received but not yet written back (answers wait for older ones). */
+export const MAX_PENDING_REQUESTS = 65_536;
+
+/** WebSocket close codes used. */
+export const CloseCode = { NORMAL: 1000, PROTOCOL_ERROR: 1002, POLICY: 1008 } as const;
+
+/** What a Connection needs from its host object. */
+export interface ConnectionIO {
+  env: Env;
+  /** Writes bytes to the client (one WebSocket message). */
+  send(bytes: Uint8Array): void;
+  /** Closes the connection after everything before was sent. */
+  close(code: number, reason: string): void;
+  /** Called when the tenant is set (to persist it across hibernation). */
+  connected(tenant: string): void;
+}
+
+interface Pending {
+  frame: Frame;
+  slot: number;
+}
+
+export class Connection {
+  readonly decoder = new FrameDecoder();
+  private readonly responses = new ResponseQueue();
+  private readonly pipeline: PubPipeline;
+  private readonly topics = new TopicCache();
+  private inbox: (Pending | undefined)[] = [];
+  private inboxHead = 0;
+  private draining = false;
+  /** No more input is accepted (a closing error was queued). */
+  private inputClosed = false;
+  /** Queued requests after a closing error are not executed. */
+  private halted = false;
+  private closed = false;
+
+  /** Tenant after a successful CONNECT, else null. */
+  tenant: string | null;
+  /** Bound on bytes of requests received but not answered (requests beyond it get BACKPRESSURE). */
+  maxPendingBytes = MAX_PENDING_BYTES;
+
+  constructor(private readonly io: ConnectionIO, tenant: string | null = null) {
+    this.tenant = tenant;
+    this.pipeline = new PubPipeline({
+      append: (topic, partition, batch) =>
+        partitionStub(this.io.env, this.tenant!, topic.incarnation, topic.topicId, partition).append(batch) as Promise<AppendResult>,
+      respond: (slot, frame) => this.responses.fill(slot, frame),
+      answered: () => this.write(),
+    });
+  }
+
+  /** True once the connection was closed (by either side). */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /**
+   * Feeds a chunk of the byte stream. Returns the number of complete frames
+   * it finished (for the keepalive timer).
+   */
+  receive(chunk: Uint8Array): number {
+    if (this.inputClosed) return 0;
+    const { frames, error } = this.decoder.push(chunk);
+    for (const f of frames) this.enqueue(f);
+    if (error) this.fail(error);
+    this.kick();
+    return frames.length;
+  }
+
+  /** Queues a closing ERR (not tied to a request) after every pending answer. */
+  fail(error: MortarError, code: number = CloseCode.PROTOCOL_ERROR): void {
+    if (this.inputClosed) return;
+    this.inputClosed = true;
+    const slot = this.responses.reserve(0);
+    this.responses.fill(slot, encodeFrame(error.toFrame()), { code, reason: error.name });
+    this.write();
+  }
+
+  /** The peer closed (or the socket failed): stop writing. */
+  closedByPeer(): void {
+    this.closed = true;
+    this.inputClosed = true;
+    this.halted = true;
+  }
+
+  private enqueue(f: Frame): void {
+    if (f.op === Op.ERR) return; // a client ERR needs no answer
+    const size = frameSize(f);
+    const q = this.responses;
+    if (q.pending > 0 && (q.pendingBytes + size > this.maxPendingBytes || q.pending >= MAX_PENDING_REQUESTS)) {
+      this.respondErr(q.reserve(0), ErrorCode.BACKPRESSURE, f.op,
+        `session has ${q.pending} requests (${q.pendingBytes} bytes) unanswered; max ${MAX_PENDING_REQUESTS} requests, ${this.maxPendingBytes} bytes`);
+      return;
+    }
+    this.inbox.push({ frame: f, slot: this.responses.reserve(size) });
+  }
+
+  private kick(): void {
+    if (!this.draining) void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.inboxHead < this.inbox.length) {
+        const item = this.inbox[this.inboxHead]!;
+        this.inbox[this.inboxHead++] = undefined;
+        if (this.halted) {
+          this.responses.fill(item.slot, new Uint8Array(0));
+          continue;
+        }
+        const wait = this.handle(item.frame, item.slot);
+        if (wait) {
+          this.pipeline.flush();
+          this.write();
+          await wait;
+        }
+      }
+      this.inbox = [];
+      this.inboxHead = 0;
+    } finally {
+      this.draining = false;
+    }
+    this.pipeline.flush();
+    this.write();
+  }
+
+  /** Handles one request; returns a promise when later frames must wait for it. */
+  private handle(f: Frame, slot: number): Promise<void> | undefined {
+    try {
+      if (this.tenant === null && f.op !== Op.CONNECT && f.op !== Op.PING) {
+        this.respondErr(slot, ErrorCode.NOT_CONNECTED, f.op, "CONNECT first: only CONNECT, PING and ERR are allowed before it");
+        return;
+      }
+      if (f.op === Op.CONNECT && this.tenant !== null) {
+        this.respondErr(slot, ErrorCode.ALREADY_CONNECTED, Op.CONNECT, "this connection is already connected");
+        return;
+      }
+      const bad = checkClientFrame(f);
+      if (bad) {
+        this.respondErr(slot, bad.code, f.op, bad.message);
+        return;
+      }
+      switch (f.op) {
+        case Op.PUB: {
+          const topic = this.topics.fresh(f.topicId, Date.now());
+          if (topic) {
+            this.pub(topic, f, slot);
+            return;
+          }
+          return this.lookupThenPub(f, slot);
+        }
+        case Op.PING:
+          this.responses.fill(slot, encodeFrame(okFrame(Op.PING)));
+          return;
+        case Op.CONNECT:
+          return this.connect(f, slot);
+        case Op.DECLARE:
+          return this.declare(f, slot);
+        default:
+          this.respondErr(slot, ErrorCode.INTERNAL_ERROR, f.op, `op ${f.op} is not served by this broker build yet`);
+          return;
+      }
+    } catch (e) {
+      this.respondErr(slot, ErrorCode.INTERNAL_ERROR, f.op, String((e as Error)?.message ?? e));
+      return;
+    }
+  }
+
+  private pub(topic: TopicInfo, f: PubFrame, slot: number): void {
+    if (f.partition >= topic.partitionCount) {
+      this.respondErr(slot, ErrorCode.PARTITION_OUT_OF_RANGE, Op.PUB,
+        `partition ${f.partition} is not below partition_count ${topic.partitionCount} of topic_id ${topic.topicId}`);
+      return;
+    }
+    this.pipeline.submit(topic, f, slot);
+  }
+
+  private async lookupThenPub(f: PubFrame, slot: number): Promise<void> {
+    try {
+      const r = await withDeadline(registryStub(this.io.env, this.tenant!).lookup(f.topicId) as Promise<LookupResult>);
+      if (!r.ok) {
+        this.respondErr(slot, r.code, Op.PUB, r.message);
+        return;
+      }
+      this.topics.put(r.topic, Date.now());
+      this.pub(r.topic, f, slot);
+    } catch (e) {
+      const fault = faultOf(e);
+      this.respondErr(slot, fault.code, Op.PUB, fault.message);
+    }
+  }
+
+  private async connect(f: ConnectFrame, slot: number): Promise<void> {
+    const auth = await authenticateToken(this.io.env, new TextDecoder().decode(f.token) || undefined);
+    if (!auth.ok) {
+      this.respondErr(slot, ErrorCode.AUTH_FAILED, Op.CONNECT, auth.reason === "missing" ? "a token is required" : "unknown token");
+      return;
+    }
+    this.tenant = auth.tenant;
+    this.io.connected(auth.tenant);
+    this.responses.fill(slot, encodeFrame(okFrame(Op.CONNECT)));
+  }
+
+  private async declare(f: DeclareFrame, slot: number): Promise<void> {
+    try {
+      const stub = registryStub(this.io.env, this.tenant!);
+      const r = await withDeadline(stub.declare(f.topic.slice(), f.partitionCount, f.flags) as Promise<DeclareResult>);
+      if (!r.ok) {
+        this.respondErr(slot, r.code, Op.DECLARE, r.message);
+        return;
+      }
+      if (f.flags & DeclareFlags.DELETE) this.topics.forgetPair(r.topicId);
+      else this.topics.put(r.topic, Date.now());
+      const result = encodeDeclareResult({ topicId: r.topicId, partitionCount: r.partitionCount, created: r.created });
+      this.responses.fill(slot, encodeFrame(okFrame(Op.DECLARE, result)));
+    } catch (e) {
+      const fault = faultOf(e);
+      this.respondErr(slot, fault.code, Op.DECLARE, fault.message);
+    }
+  }
+
+  /** Answers `slot` with ERR; codes that close the connection also stop it. */
+  private respondErr(slot: number, code: number, requestOp: number, message: string): void {
+    const err = new MortarError(code, message, requestOp);
+    let close: CloseAction | undefined;
+    if (err.closes) {
+      close = { code: code === ErrorCode.AUTH_FAILED ? CloseCode.POLICY : CloseCode.PROTOCOL_ERROR, reason: err.name };
+      this.inputClosed = true;
+      this.halted = true;
+    }
+    this.responses.fill(slot, encodeFrame(errFrame(code, requestOp, err.message)), close);
+  }
+
+  /** Writes every answer that is ready, in order; closes after a closing one. */
+  write(): void {
+    if (this.closed) return;
+    const { bytes, close } = this.responses.drain();
+    if (bytes) this.io.send(bytes);
+    if (close) {
+      this.closed = true;
+      this.io.close(close.code, close.reason);
+    }
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * Platform faults → registry codes (DESIGN.md §4), pure. A failed Durable
+ * Object call never drops the client's connection; it becomes an ERR:
+ * - `overloaded` (the object is over its request queue/CPU limits) → BACKPRESSURE 0x4001
+ * - `retryable` (the object was reset or moved mid-call) → LEADER_CHANGED 0x6001
+ * - no answer within the call deadline → ELECTION_TIMEOUT 0x600c
+ * - anything else (an exception in the object) → INTERNAL_ERROR 0x000f
+ * All four are "retry-with-backoff" for the client.
+ */
+import { ErrorCode } from "../../wire/mortar/errors";
+
+/** Deadline for one Session → Partition/Registry call, ms. */
+export const CALL_DEADLINE_MS = 10_000;
+
+/** Thrown by withDeadline when the call did not answer in time. */
+export class CallTimeoutError extends Error {
+  constructor(readonly ms: number) {
+    super(`no answer within ${ms} ms`);
+  }
+}
+
+/** A registry code and diagnostic for a failed call. */
+export interface Fault {
+  code: number;
+  message: string;
+}
+
+/** Maps an error thrown by a Durable Object call to the code the client gets. */
+export function faultOf(e: unknown): Fault {
+  const err = e as { message?: unknown; overloaded?: unknown; retryable?: unknown } | null;
+  const text = String(err?.message ?? e);
+  if (e instanceof CallTimeoutError) return { code: ErrorCode.ELECTION_TIMEOUT, message: text };
+  if (err?.overloaded === true) return { code: ErrorCode.BACKPRESSURE, message: `object overloaded: ${text}` };
+  if (err?.retryable === true) return { code: ErrorCode.LEADER_CHANGED, message: `object reset or moved: ${text}` };
+  return { code: ErrorCode.INTERNAL_ERROR, message: text };
+}
+
+/**
+ * Resolves like `p`, or rejects with CallTimeoutError after `ms`. The
+ * underlying call is not cancelled (its late answer is ignored by the caller).
+ */
+export function withDeadline<T>(p: Promise<T>, ms = CALL_DEADLINE_MS): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CallTimeoutError(ms)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => { if (timer !== null) clearTimeout(timer); });
+}

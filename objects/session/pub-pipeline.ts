@@ -1,0 +1,142 @@
+/**
+ * Group commit for PUB (DESIGN.md §3 "Batch"), pure apart from the injected
+ * append call.
+ *
+ * Accepted PUBs are queued per partition ("lane"). A lane has at most ONE
+ * append call in flight; PUBs arriving meanwhile accumulate and go together
+ * in the next call, which the Partition commits in one transaction. So
+ * consecutive PUBs that arrive together become one RPC, and under load the
+ * batch size grows with the arrival rate. Answers go to the response slots
+ * reserved when the frames arrived, so response order is kept across lanes.
+ */
+import { Op } from "../../wire/mortar/constants";
+import { encodeFrame } from "../../wire/mortar/codec";
+import { ErrorCode, errFrame } from "../../wire/mortar/errors";
+import type { PubFrame } from "../../wire/mortar/frames";
+import { encodePubResult, okFrame } from "../../wire/mortar/results";
+import { PubResultFlags } from "../../wire/mortar/constants";
+import { PubBatchBuilder } from "../partition/batch";
+import { AppendStatus, type AppendResult } from "../partition/rpc";
+import type { TopicInfo } from "../registry/rpc";
+import { faultOf, withDeadline, CALL_DEADLINE_MS } from "./faults";
+
+/** Largest batch sent in one call, bytes of encoded frames (a bigger PUB still goes alone). */
+export const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+
+/** What the pipeline needs from its Session. */
+export interface PipelineHost {
+  /** Sends one packed batch to partition `partition` of `topic`. */
+  append(topic: TopicInfo, partition: number, batch: Uint8Array): Promise<AppendResult>;
+  /** Answers response slot `slot` with one encoded frame. */
+  respond(slot: number, frame: Uint8Array): void;
+  /** Called after a batch's answers were filled (the Session writes what is ready). */
+  answered(): void;
+}
+
+interface Batch {
+  builder: PubBatchBuilder;
+  slots: number[];
+}
+
+interface Lane {
+  topic: TopicInfo;
+  partition: number;
+  queue: Batch[];
+  inFlight: boolean;
+}
+
+export class PubPipeline {
+  private readonly lanes = new Map<number | string, Lane>();
+  private readonly spare: PubBatchBuilder[] = [];
+
+  constructor(private readonly host: PipelineHost, private readonly deadlineMs = CALL_DEADLINE_MS) {}
+
+  /**
+   * Queues an accepted PUB (already validated against `topic`) for its
+   * partition. Nothing is sent until flush().
+   */
+  submit(topic: TopicInfo, frame: PubFrame, slot: number): void {
+    const key = laneKey(topic.incarnation, topic.topicId, frame.partition);
+    let lane = this.lanes.get(key);
+    if (!lane) this.lanes.set(key, (lane = { topic, partition: frame.partition, queue: [], inFlight: false }));
+    let b = lane.queue[lane.queue.length - 1];
+    if (!b || b.builder.length >= MAX_BATCH_BYTES) {
+      b = { builder: this.spare.pop() ?? new PubBatchBuilder(), slots: [] };
+      lane.queue.push(b);
+    }
+    b.builder.add(frame);
+    b.slots.push(slot);
+  }
+
+  /** Sends the next batch of every lane that has queued PUBs and no call in flight. */
+  flush(): void {
+    for (const [key, lane] of this.lanes) this.dispatch(key, lane);
+  }
+
+  /** Lanes with a call in flight or queued PUBs. */
+  get activeLanes(): number {
+    return this.lanes.size;
+  }
+
+  private dispatch(key: number | string, lane: Lane): void {
+    if (lane.inFlight) return;
+    const batch = lane.queue.shift();
+    if (!batch) {
+      this.lanes.delete(key);
+      return;
+    }
+    lane.inFlight = true;
+    const bytes = batch.builder.finish();
+    batch.builder.reset();
+    if (this.spare.length < 4) this.spare.push(batch.builder);
+    withDeadline(this.host.append(lane.topic, lane.partition, bytes), this.deadlineMs).then(
+      (res) => this.answer(batch.slots, res),
+      (e) => this.fail(batch.slots, faultOf(e).code, faultOf(e).message),
+    ).finally(() => {
+      lane.inFlight = false;
+      this.dispatch(key, lane);
+      this.host.answered();
+    });
+  }
+
+  private answer(slots: number[], res: AppendResult): void {
+    if (res.error || res.status.length !== slots.length) {
+      const e = res.error ?? { code: ErrorCode.INTERNAL_ERROR, message: `partition answered ${res.status.length} of ${slots.length} records` };
+      this.fail(slots, e.code, e.message);
+      return;
+    }
+    const epoch = BigInt(res.leaderEpoch);
+    const commit = BigInt(res.commitSeq);
+    for (let i = 0; i < slots.length; i++) {
+      const st = res.status[i];
+      if (st === AppendStatus.REJECTED) {
+        this.host.respond(slots[i], encodeFrame(errFrame(res.codes[i], Op.PUB, rejectText(res.codes[i]))));
+        continue;
+      }
+      const result = encodePubResult({
+        sequence: BigInt(res.sequences[i]),
+        durability: res.durability,
+        leaderEpoch: epoch,
+        commitSeq: commit,
+        resultFlags: st === AppendStatus.DUPLICATE ? PubResultFlags.DEDUPLICATED : 0,
+      });
+      this.host.respond(slots[i], encodeFrame(okFrame(Op.PUB, result)));
+    }
+  }
+
+  private fail(slots: number[], code: number, message: string): void {
+    const frame = encodeFrame(errFrame(code, Op.PUB, message));
+    for (const s of slots) this.host.respond(s, frame);
+  }
+}
+
+function rejectText(code: number): string {
+  return code === ErrorCode.PRODUCER_SEQ_OUT_OF_WINDOW
+    ? "producer_seq is older than the dedupe window (last 1024 values); nothing was appended"
+    : "PUB rejected by the partition";
+}
+
+/** One lane per (incarnation, topic_id, partition): a number while it fits exactly, else a string. */
+function laneKey(incarnation: number, topicId: number, partition: number): number | string {
+  return incarnation < 0x200000 ? (incarnation * 0x10000 + topicId) * 0x10000 + partition : `${incarnation}/${topicId}/${partition}`;
+}

@@ -1,0 +1,104 @@
+import { describe, expect, it } from "vitest";
+import {
+  ErrorCode, FrameDecoder, Op, encodeDeclareResult, encodeFrame, encodePubResult, errFrame, okFrame,
+  type Frame, type PubFrame,
+} from "../../wire/mortar";
+import { MortarClient, MortarClientError, type Transport } from "../../client/sdk";
+
+/** An in-process broker stand-in: decodes what the client writes and answers through `answer`. */
+class FakeBroker implements Transport {
+  private data: (c: Uint8Array) => void = () => {};
+  private closeCb: (r: string) => void = () => {};
+  private readonly dec = new FrameDecoder();
+  writes = 0;
+  received: Frame[] = [];
+  constructor(private readonly answer: (f: Frame, n: number) => Frame | null) {}
+  write(bytes: Uint8Array): void {
+    this.writes++;
+    const out: Uint8Array[] = [];
+    for (const f of this.dec.push(bytes).frames) {
+      this.received.push(f);
+      const a = this.answer(f, this.received.length);
+      if (a) out.push(encodeFrame(a));
+    }
+    if (out.length) setTimeout(() => this.data(Buffer.concat(out)), 1);
+  }
+  onData(cb: (c: Uint8Array) => void): void {
+    this.data = cb;
+  }
+  onClose(cb: (r: string) => void): void {
+    this.closeCb = cb;
+  }
+  close(): void {
+    this.closeCb("closed by test");
+  }
+  push(f: Frame): void {
+    this.data(encodeFrame(f));
+  }
+  bufferedAmount = 0;
+}
+
+const pubOk = (sequence: bigint, resultFlags = 0) =>
+  okFrame(Op.PUB, encodePubResult({ sequence, durability: 1, leaderEpoch: 1n, commitSeq: sequence, resultFlags }));
+
+/** A client over a FakeBroker (constructed directly: no CONNECT is sent; `n` counts frames from 1). */
+function clientOver(answer: (f: Frame, n: number) => Frame | null, retry = { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 }) {
+  const broker = new FakeBroker(answer);
+  const ctor = MortarClient as unknown as new (t: Transport, o: object) => MortarClient;
+  return { broker, client: new ctor(broker, { keepaliveMs: 0, retry }) };
+}
+
+describe("MortarClient", () => {
+  it("pipelines many publishes, batches them into few writes, and matches answers in order", async () => {
+    let seq = 0n;
+    const { broker, client } = clientOver((f) => (f.op === Op.PUB ? pubOk(++seq) : null));
+    const results = await Promise.all(Array.from({ length: 500 }, (_, i) => client.publish(1, 0, null, `v${i}`)));
+    expect(results.map((r) => Number(r.sequence))).toEqual(Array.from({ length: 500 }, (_, i) => i + 1));
+    expect(broker.writes).toBeLessThanOrEqual(2);
+  });
+
+  it("turns an ERR into a MortarClientError with code, name and action", async () => {
+    const { client } = clientOver((f) => errFrame(ErrorCode.PARTITION_OUT_OF_RANGE, f.op, "no such partition"));
+    const e = await client.publish(1, 9, null, "x").catch((x) => x);
+    expect(e).toBeInstanceOf(MortarClientError);
+    expect(e).toMatchObject({ code: ErrorCode.PARTITION_OUT_OF_RANGE, name: "PARTITION_OUT_OF_RANGE", action: "refresh-metadata", source: "broker", requestOp: Op.PUB, message: "no such partition" });
+  });
+
+  it("retries retryable errors for an idempotent producer, with the same producer_seq", async () => {
+    const { broker, client } = clientOver((f, n) => (n < 3 ? errFrame(ErrorCode.LEADER_CHANGED, f.op, "moved") : pubOk(7n)));
+    const r = await client.publish(1, 0, null, "x", { producerId: 5n, producerSeq: 42n });
+    expect(r.sequence).toBe(7n);
+    const pubs = broker.received.filter((f): f is PubFrame => f.op === Op.PUB);
+    expect(pubs.length).toBe(3);
+    expect(pubs.every((p) => p.producerSeq === 42n)).toBe(true);
+  });
+
+  it("does not resend a non-idempotent PUB whose outcome is unknown, but does after BACKPRESSURE", async () => {
+    const unknown = clientOver((f) => errFrame(ErrorCode.ELECTION_TIMEOUT, f.op, "slow"));
+    expect(await unknown.client.publish(1, 0, null, "x").catch((e) => e.name)).toBe("ELECTION_TIMEOUT");
+    expect(unknown.broker.received.filter((f) => f.op === Op.PUB).length).toBe(1);
+    const busy = clientOver((f, n) => (n < 3 ? errFrame(ErrorCode.BACKPRESSURE, f.op, "busy") : pubOk(1n)));
+    expect((await busy.client.publish(1, 0, null, "x")).sequence).toBe(1n);
+  });
+
+  it("fails every pending request, and later ones, with a closing ERR", async () => {
+    const { broker, client } = clientOver(() => null);
+    const a = client.ping().catch((e) => e);
+    const b = client.publish(1, 0, null, "x", { retry: false }).catch((e) => e);
+    await new Promise((r) => setTimeout(r, 5));
+    broker.push(errFrame(ErrorCode.CONNECTION_TIMEOUT, 0, "idle"));
+    expect((await a).name).toBe("CONNECTION_TIMEOUT");
+    expect((await b).name).toBe("CONNECTION_TIMEOUT");
+    expect(client.closed).toBe(true);
+    expect(await client.ping().catch((e) => [e.name, e.action])).toEqual(["CONNECTION_TIMEOUT", "reconnect"]);
+  });
+
+  it("declare() remembers names so publish() takes a topic name", async () => {
+    const { client } = clientOver((f) =>
+      f.op === Op.DECLARE ? okFrame(Op.DECLARE, encodeDeclareResult({ topicId: 5, partitionCount: 2, created: 0 })) : pubOk(1n));
+    await client.declare("orders", 2);
+    expect(client.topic("orders")).toEqual({ name: "orders", topicId: 5, partitionCount: 2 });
+    expect((await client.publish("orders", 1, "k", "v")).sequence).toBe(1n);
+    expect(await client.publish("nope", 0, null, "v").catch((e) => e.name)).toBe("UNKNOWN_TOPIC");
+  });
+});

@@ -1,0 +1,127 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { Durability, ErrorCode, MAX_VALUE_LEN, Op, type PubFrame } from "../../wire/mortar";
+import { PubBatchBuilder } from "../../objects/partition/batch";
+import { Partition } from "../../objects/partition/Partition";
+import { partitionStub } from "../../objects/partition/stub";
+import { AppendStatus, type AppendResult } from "../../objects/partition/rpc";
+import { sameBytes } from "./helpers/mortar-ws";
+
+let n = 0;
+const fresh = () => partitionStub(env, `part-${++n}-${Math.random().toString(36).slice(2, 8)}`, 1, 1, 0);
+const enc = new TextEncoder();
+
+function pub(value: string | Uint8Array, producerId = 0n, producerSeq = 0n, key = ""): PubFrame {
+  return {
+    op: Op.PUB, topicId: 1, partition: 0, producerId, producerSeq, flags: 0,
+    key: enc.encode(key), value: typeof value === "string" ? enc.encode(value) : value,
+  };
+}
+
+function batch(...frames: PubFrame[]): Uint8Array {
+  const b = new PubBatchBuilder();
+  for (const f of frames) b.add(f);
+  return b.finish();
+}
+
+const summary = (r: AppendResult) => [...r.status].map((s, i) => (s === AppendStatus.REJECTED ? `E${r.codes[i].toString(16)}` : `${s === AppendStatus.DUPLICATE ? "D" : "A"}${r.sequences[i]}`));
+
+describe("Partition.append", () => {
+  it("numbers records from 1, commits a batch as one segment, reports local durability", async () => {
+    const p = fresh();
+    const r = await p.append(batch(pub("a", 0n, 0n, "k1"), pub("b"), pub("c")));
+    expect(summary(r)).toEqual(["A1", "A2", "A3"]);
+    expect(r).toMatchObject({ commitSeq: 3, durability: Durability.LOCAL, leaderEpoch: 1 });
+    expect(summary(await p.append(batch(pub("d"))))).toEqual(["A4"]);
+    const recs = await p.read(1, 10);
+    expect(recs.map((x) => [x.sequence, new TextDecoder().decode(x.value), new TextDecoder().decode(x.key)])).toEqual([
+      [1, "a", "k1"], [2, "b", ""], [3, "c", ""], [4, "d", ""],
+    ]);
+    await runInDurableObject(p, async (_i, ctx) => {
+      expect(ctx.storage.sql.exec("SELECT count(*) AS n FROM log").one().n).toBe(2); // two batches → two rows
+    });
+    expect(await p.info()).toMatchObject({ records: 4, firstSequence: 1, lastSequence: 4, nonIdempotentPublishes: 4 });
+  });
+
+  it("deduplicates retries with their ORIGINAL sequence and rejects producer_id 0 with a seq", async () => {
+    const p = fresh();
+    expect(summary(await p.append(batch(pub("a", 7n, 1n), pub("b", 7n, 2n), pub("x", 0n, 5n))))).toEqual(["A1", "A2", "E13"]);
+    expect(summary(await p.append(batch(pub("b again", 7n, 2n), pub("c", 7n, 3n), pub("a again", 7n, 1n))))).toEqual(["D2", "A3", "D1"]);
+    expect(summary(await p.append(batch(pub("other producer", 8n, 1n))))).toEqual(["A4"]);
+    expect((await p.read(1, 10)).map((x) => [x.sequence, x.producerId, x.producerSeq])).toEqual([
+      [1, 7n, 1n], [2, 7n, 2n], [3, 7n, 3n], [4, 8n, 1n],
+    ]);
+    expect((await p.info()).nonIdempotentPublishes).toBe(0);
+  });
+
+  it("accepts a gap; a skipped or too-old producer_seq is PRODUCER_SEQ_OUT_OF_WINDOW (0x0014)", async () => {
+    const p = fresh();
+    const frames = Array.from({ length: 1100 }, (_, i) => pub(`m${i}`, 3n, BigInt(i + 1)));
+    const r = await p.append(batch(...frames));
+    expect(r.commitSeq).toBe(1100);
+    expect(summary(await p.append(batch(pub("gap", 3n, 2000n))))).toEqual(["A1101"]);
+    // window = the last 1024 appends: seqs 78..1100 and 2000
+    expect(summary(await p.append(batch(pub("", 3n, 1500n), pub("", 3n, 77n), pub("", 3n, 78n), pub("", 3n, 2000n))))).toEqual([
+      "E14", "E14", "D78", "D1101",
+    ]);
+    expect((await p.info()).lastSequence).toBe(1101);
+  });
+
+  it("keeps producer state and sequences across a restart; the leader epoch goes up each start", async () => {
+    const p = fresh();
+    await p.append(batch(pub("a", 5n, 10n)));
+    await runInDurableObject(p, async (_inst, ctx) => {
+      const restarted = new Partition(ctx, env); // what the runtime does when the object starts again
+      const r = restarted.append(batch(pub("a", 5n, 10n), pub("b", 5n, 11n)));
+      expect(summary(r)).toEqual(["D1", "A2"]);
+      expect(r.leaderEpoch).toBe(2);
+      expect(ctx.storage.sql.exec("SELECT v FROM partition_meta WHERE k = 'leader_epoch'").one().v).toBe(2);
+    });
+  });
+
+  it("a failed append reserves nothing: the retry is appended, not answered as a duplicate", async () => {
+    const p = fresh();
+    await runInDurableObject(p, async (inst: Partition) => {
+      const log = (inst as unknown as { log: { appendSegment: (...a: unknown[]) => void } }).log;
+      const real = log.appendSegment.bind(log);
+      log.appendSegment = () => {
+        throw new Error("injected storage failure");
+      };
+      const failed = inst.append(batch(pub("a", 4n, 1n), pub("b", 4n, 2n)));
+      expect(failed.error?.code).toBe(ErrorCode.STORAGE_UNAVAILABLE);
+      expect(summary(failed)).toEqual(Array(2).fill(`E${ErrorCode.STORAGE_UNAVAILABLE.toString(16)}`));
+      log.appendSegment = real;
+      expect(summary(inst.append(batch(pub("a", 4n, 1n), pub("b", 4n, 2n))))).toEqual(["A1", "A2"]);
+      expect(summary(inst.append(batch(pub("a", 4n, 1n))))).toEqual(["D1"]);
+    });
+  });
+
+  it("stores a MAX_VALUE_LEN (16 MiB − 1 KiB) value intact across chunk rows", async () => {
+    const p = fresh();
+    const value = new Uint8Array(MAX_VALUE_LEN);
+    for (let i = 0; i < value.length; i += 4096) value[i] = (i / 4096) & 0xff;
+    value[value.length - 1] = 0xab;
+    expect(summary(await p.append(batch(pub("small"), pub(value, 1n, 1n, "big"), pub("after"))))).toEqual(["A1", "A2", "A3"]);
+    const [rec] = await p.read(2, 1, 1);
+    expect(rec.sequence).toBe(2);
+    expect(rec.value.length).toBe(MAX_VALUE_LEN);
+    expect(sameBytes(rec.value, value)).toBe(true);
+    await runInDurableObject(p, async (_i, ctx) => {
+      const rows = ctx.storage.sql.exec<{ n: number; m: number }>("SELECT count(*) AS n, max(length(data)) AS m FROM log_chunk").one();
+      expect(rows.n).toBeGreaterThanOrEqual(15);
+      expect(rows.m).toBeLessThanOrEqual(1024 * 1024);
+    });
+    // the record after the big one is still readable, and maxBytes stops before the big value
+    expect((await p.read(1, 10, 1000)).map((r) => r.sequence)).toEqual([1]);
+    expect((await p.read(3, 10)).map((r) => new TextDecoder().decode(r.value))).toEqual(["after"]);
+  });
+
+  it("refuses appends after markDeleted and purges its records", async () => {
+    const p = fresh();
+    await p.append(batch(pub("a"), pub("b")));
+    await p.markDeleted();
+    expect((await p.append(batch(pub("c")))).error?.code).toBe(ErrorCode.TOPIC_DELETED);
+    for (let i = 0; i < 40 && (await p.info()).records > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await p.info()).toMatchObject({ records: 0, deleted: true });
+  });
+});

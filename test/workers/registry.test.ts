@@ -1,0 +1,133 @@
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { DeclareFlags, ErrorCode, MAX_TOPIC_PAIRS } from "../../wire/mortar";
+import { registryStub } from "../../objects/registry/stub";
+import { partitionStub } from "../../objects/partition/stub";
+import type { TopicRegistry } from "../../objects/registry/TopicRegistry";
+import type { DeclareResult, LookupResult } from "../../objects/registry/rpc";
+import { PubBatchBuilder } from "../../objects/partition/batch";
+import { Op } from "../../wire/mortar";
+
+/** Retries `check` until it passes (up to ~2 s). */
+async function eventually(check: () => Promise<void>): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      return await check();
+    } catch (e) {
+      if (i > 40) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+/** Waits until the registry of `t` has told every partition of deleted topics (no alarm work left behind). */
+async function drainPurges(t: string): Promise<void> {
+  await eventually(() => runInDurableObject(registryStub(env, t), async (_r, ctx) => {
+    expect(ctx.storage.sql.exec("SELECT count(*) AS n FROM purges").one().n).toBe(0);
+  }));
+}
+
+let n = 0;
+/** A fresh tenant per test, so registries never share state. */
+const tenant = () => `reg-${++n}-${Math.random().toString(36).slice(2, 8)}`;
+
+async function declare(t: string, name: string | Uint8Array, partitions: number, flags = 0): Promise<DeclareResult> {
+  return (await registryStub(env, t).declare(name, partitions, flags)) as DeclareResult;
+}
+
+describe("TopicRegistry DECLARE", () => {
+  it("allocates odd/even pairs, answers CREATED then IDEMPOTENT_OK with the same id", async () => {
+    const t = tenant();
+    expect(await declare(t, "orders", 3)).toMatchObject({ ok: true, topicId: 1, partitionCount: 3, created: 0 });
+    expect(await declare(t, "payments", 1)).toMatchObject({ ok: true, topicId: 3, created: 0 });
+    expect(await declare(t, "orders", 3)).toMatchObject({ ok: true, topicId: 1, partitionCount: 3, created: 1 });
+  });
+
+  it("refuses another partition count for an existing topic (0x2003)", async () => {
+    const t = tenant();
+    await declare(t, "orders", 3);
+    expect(await declare(t, "orders", 4)).toMatchObject({ ok: false, code: ErrorCode.PARTITION_COUNT_MISMATCH });
+  });
+
+  it("validates names, counts and flags", async () => {
+    const t = tenant();
+    expect(await declare(t, "", 1)).toMatchObject({ ok: false, code: ErrorCode.INVALID_TOPIC_NAME });
+    expect(await declare(t, "x".repeat(256), 1)).toMatchObject({ ok: false, code: ErrorCode.INVALID_TOPIC_NAME });
+    expect(await declare(t, Uint8Array.of(0x66, 0xff, 0x6f), 1)).toMatchObject({ ok: false, code: ErrorCode.INVALID_TOPIC_NAME });
+    expect(await declare(t, "é".repeat(127), 1)).toMatchObject({ ok: true }); // 254 bytes of UTF-8
+    expect(await declare(t, "zero", 0)).toMatchObject({ ok: false, code: ErrorCode.INVALID_PARTITION_COUNT });
+    expect(await declare(t, "flags", 1, 0x0002)).toMatchObject({ ok: false, code: ErrorCode.INVALID_FLAGS });
+  });
+
+  it("reserves .dlq names but answers the twin of an existing source", async () => {
+    const t = tenant();
+    expect(await declare(t, "nosuch.dlq", 1)).toMatchObject({ ok: false, code: ErrorCode.TOPIC_NAME_RESERVED });
+    await declare(t, "a", 1);
+    await declare(t, "orders", 2);
+    expect(await declare(t, "orders.dlq", 2)).toMatchObject({ ok: true, topicId: 4, partitionCount: 2, created: 1 });
+    expect(await declare(t, "orders.dlq", 5)).toMatchObject({ ok: false, code: ErrorCode.PARTITION_COUNT_MISMATCH });
+    expect(await declare(t, "orders.dlq", 0, DeclareFlags.DELETE)).toMatchObject({ ok: false, code: ErrorCode.TOPIC_NAME_RESERVED });
+    const twin = (await registryStub(env, t).lookup(4)) as LookupResult;
+    expect(twin).toMatchObject({ ok: true, topic: { name: "orders.dlq", dlq: true, partitionCount: 2 } });
+  });
+
+  it("deletes a topic: lookups say TOPIC_DELETED, a new topic of the same name gets a new incarnation", async () => {
+    const t = tenant();
+    const first = await declare(t, "orders", 2);
+    if (!first.ok) throw new Error("declare failed");
+    expect(await declare(t, "nosuch", 0, DeclareFlags.DELETE)).toMatchObject({ ok: false, code: ErrorCode.UNKNOWN_TOPIC });
+    expect(await declare(t, "orders", 0, DeclareFlags.DELETE)).toMatchObject({ ok: true, topicId: 1, partitionCount: 2 });
+    expect(await registryStub(env, t).lookup(1)).toMatchObject({ ok: false, code: ErrorCode.TOPIC_DELETED });
+    expect(await registryStub(env, t).lookup(2)).toMatchObject({ ok: false, code: ErrorCode.TOPIC_DELETED });
+    expect(await registryStub(env, t).lookup(9)).toMatchObject({ ok: false, code: ErrorCode.UNKNOWN_TOPIC });
+    const again = await declare(t, "orders", 5);
+    expect(again).toMatchObject({ ok: true, created: 0, partitionCount: 5 });
+    if (!again.ok) throw new Error("declare failed");
+    expect(again.topic.incarnation).toBeGreaterThan(first.topic.incarnation);
+    expect(again.topicId).toBe(3); // fresh pairs are used before freed ones
+    await drainPurges(t);
+  });
+
+  it("purges the old incarnation's partitions through its alarm", async () => {
+    const t = tenant();
+    const d = await declare(t, "orders", 2);
+    if (!d.ok) throw new Error("declare failed");
+    const part = partitionStub(env, t, d.topic.incarnation, d.topicId, 1);
+    const b = new PubBatchBuilder();
+    b.add({ op: Op.PUB, topicId: 1, partition: 1, producerId: 0n, producerSeq: 0n, flags: 0, key: new Uint8Array(0), value: new Uint8Array(10) });
+    expect((await part.append(b.finish())).sequences[0]).toBe(1);
+    await declare(t, "orders", 0, DeclareFlags.DELETE);
+    await runDurableObjectAlarm(registryStub(env, t)); // (it may already have run by itself: it is due at once)
+    await eventually(async () => expect((await part.append(b.finish())).error?.code).toBe(ErrorCode.TOPIC_DELETED));
+    await runDurableObjectAlarm(part);
+    await eventually(async () => expect(await part.info()).toMatchObject({ records: 0, deleted: true }));
+    // the twin's partitions were told too
+    await eventually(async () => expect(await partitionStub(env, t, d.topic.incarnation, d.topicId + 1, 0).info()).toMatchObject({ deleted: true }));
+    await drainPurges(t);
+  });
+
+  it("lists live topics with their twins", async () => {
+    const t = tenant();
+    await declare(t, "a", 1);
+    await declare(t, "b", 2);
+    await declare(t, "a", 0, DeclareFlags.DELETE);
+    await drainPurges(t);
+    const list = await registryStub(env, t).list();
+    expect(list.map((x) => [x.topicId, x.name, x.partitionCount, x.dlq])).toEqual([[3, "b", 2, false], [4, "b.dlq", 2, true]]);
+  });
+
+  it("refuses a new topic once all 32767 pairs are in use, and reuses a freed pair", async () => {
+    const t = tenant();
+    const stub = registryStub(env, t);
+    await runInDurableObject(stub, async (reg: TopicRegistry) => {
+      for (let i = 0; i < MAX_TOPIC_PAIRS; i++) {
+        const r = await reg.declare(`t${i}`, 1);
+        if (!r.ok) throw new Error(`declare ${i}: ${r.message}`);
+      }
+      expect(await reg.declare("one-too-many", 1)).toMatchObject({ ok: false, code: ErrorCode.MUTATION_NOT_PACKABLE });
+      expect(await reg.declare("t99", 0, DeclareFlags.DELETE)).toMatchObject({ ok: true, topicId: 199 });
+      expect(await reg.declare("reuse", 1)).toMatchObject({ ok: true, topicId: 199, created: 0 });
+    });
+    await drainPurges(t);
+  }, 60_000);
+});

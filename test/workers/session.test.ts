@@ -1,0 +1,295 @@
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import {
+  DeclareFlags, ErrorCode, MAX_VALUE_LEN, Op, PubResultFlags, encodeFrame, encodeFrames, utf8Bytes,
+  type Frame,
+} from "../../wire/mortar";
+import type { MortarSession } from "../../objects/session/MortarSession";
+import type { Connection } from "../../objects/session/connection";
+import { partitionStub } from "../../objects/partition/stub";
+import { registryStub } from "../../objects/registry/stub";
+import { OPEN_TENANT } from "../../worker/auth";
+import type { LookupResult } from "../../objects/registry/rpc";
+import { WsConn, connectFrame, expectErr, expectOk, pubFrame, pubResult, sameBytes } from "./helpers/mortar-ws";
+
+let n = 0;
+/** A topic name unique to this test run (all tests share the open tenant's registry). */
+const topicName = (base: string) => `${base}-${++n}-${Math.random().toString(36).slice(2, 8)}`;
+
+async function connected(): Promise<WsConn> {
+  const c = await WsConn.open();
+  await c.connect();
+  return c;
+}
+
+/** A session opened straight on its stub, so a test can reach into it and run its alarm. */
+async function directSession() {
+  const ns = env.SESSION as unknown as DurableObjectNamespace<MortarSession>;
+  const stub = ns.get(ns.newUniqueId());
+  const c = await WsConn.open(stub);
+  return { stub, c };
+}
+
+const errText = (f: Frame | undefined) => (f && f.op === Op.ERR ? new TextDecoder().decode(f.message) : "");
+
+describe("session rules", () => {
+  it("allows only PING before CONNECT; another request gets NOT_CONNECTED and the connection closes", async () => {
+    const c = await WsConn.open();
+    c.send([{ op: Op.PING }, pubFrame(1, 0, "too early"), { op: Op.PING }]);
+    const [ping, err] = await c.take(2);
+    expectOk(ping, Op.PING);
+    expectErr(err, ErrorCode.NOT_CONNECTED, Op.PUB);
+    expect((await c.waitClosed()).code).toBe(1002);
+    expect(c.frames).toEqual([]); // nothing after the closing ERR
+  });
+
+  it("ignores a client ERR before CONNECT", async () => {
+    const c = await WsConn.open();
+    c.send([{ op: Op.ERR, code: 1, requestOp: 0, message: new Uint8Array(0) }, connectFrame()]);
+    expectOk((await c.take(1))[0], Op.CONNECT);
+    c.close();
+  });
+
+  it("refuses WIRE_VERSION ≠ 1 and closes", async () => {
+    const c = await WsConn.open();
+    c.send([connectFrame("", 2)]);
+    expectErr((await c.take(1))[0], ErrorCode.UNSUPPORTED_WIRE_VERSION, Op.CONNECT);
+    await c.waitClosed();
+  });
+
+  it("refuses a second CONNECT but keeps the connection", async () => {
+    const c = await connected();
+    c.send([connectFrame(), connectFrame("", 2), { op: Op.PING }]);
+    const [again, again2, ping] = await c.take(3);
+    expectErr(again, ErrorCode.ALREADY_CONNECTED, Op.CONNECT);
+    expectErr(again2, ErrorCode.ALREADY_CONNECTED, Op.CONNECT);
+    expectOk(ping, Op.PING);
+    expect(c.closed).toBeNull();
+    c.close();
+  });
+
+  it("answers a pipelined mix strictly in request order", async () => {
+    const c = await WsConn.open();
+    const name = topicName("fifo");
+    c.send([connectFrame(), { op: Op.DECLARE, topic: utf8Bytes(name), partitionCount: 2, flags: 0 }]);
+    const [, d] = await c.take(2);
+    const topicId = new DataView(expectOk(d, Op.DECLARE).result.buffer, d.op === Op.OK ? d.result.byteOffset : 0).getUint16(0);
+    const frames: Frame[] = [];
+    for (let i = 0; i < 50; i++) frames.push(pubFrame(topicId, i % 2, `m${i}`));
+    frames.splice(10, 0, { op: Op.PING });
+    frames.splice(20, 0, pubFrame(topicId, 7, "bad partition"));
+    c.send(frames);
+    const out = await c.take(frames.length);
+    expectOk(out[10], Op.PING);
+    expectErr(out[20], ErrorCode.PARTITION_OUT_OF_RANGE, Op.PUB);
+    const seqs = out.filter((_, i) => i !== 10 && i !== 20).map((f) => Number(pubResult(f).sequence));
+    expect(seqs).toEqual(Array.from({ length: 50 }, (_, i) => Math.floor(i / 2) + 1));
+    c.close();
+  });
+
+  it("reassembles frames that arrive one byte per message", async () => {
+    const c = await WsConn.open();
+    const bytes = encodeFrames([connectFrame(), { op: Op.PING }, { op: Op.PING }]);
+    await c.sendPaced(bytes, 1);
+    const out = await c.take(3);
+    expectOk(out[0], Op.CONNECT);
+    expectOk(out[2], Op.PING);
+    c.close();
+  });
+});
+
+describe("framing errors close only their own connection", () => {
+  it.each([
+    ["length 0", Uint8Array.of(0, 0, 0, 0), ErrorCode.FRAME_LENGTH_INVALID],
+    ["length above MAX_FRAME_LEN", Uint8Array.of(0x01, 0, 0, 1, 7), ErrorCode.FRAME_LENGTH_INVALID],
+    ["op 0x00", Uint8Array.of(0, 0, 0, 1, 0), ErrorCode.ILLEGAL_OP],
+    ["reserved op 0x42", Uint8Array.of(0, 0, 0, 1, 0x42), ErrorCode.UNKNOWN_OP],
+    ["PING with a trailing byte", Uint8Array.of(0, 0, 0, 2, Op.PING, 9), ErrorCode.MALFORMED_PAYLOAD],
+  ])("%s → ERR then close", async (_name, bytes, code) => {
+    const victim = await connected();
+    const bystander = await connected();
+    victim.send(bytes);
+    expectErr((await victim.take(1))[0], code);
+    expect((await victim.waitClosed()).code).toBe(1002);
+    bystander.send([{ op: Op.PING }]);
+    expectOk((await bystander.take(1))[0], Op.PING);
+    bystander.close();
+  });
+
+  it("a text message is refused", async () => {
+    const c = await connected();
+    c.ws.send("PING");
+    expectErr((await c.take(1))[0], ErrorCode.MALFORMED_PAYLOAD);
+    await c.waitClosed();
+  });
+
+  it("answers the requests before the bad frame first", async () => {
+    const c = await connected();
+    const good = encodeFrames([{ op: Op.PING }, { op: Op.PING }]);
+    const bytes = new Uint8Array(good.length + 5);
+    bytes.set(good);
+    bytes.set([0, 0, 0, 1, 0xff], good.length);
+    c.send(bytes);
+    const out = await c.take(3);
+    expectOk(out[0], Op.PING);
+    expectOk(out[1], Op.PING);
+    expectErr(out[2], ErrorCode.ILLEGAL_OP);
+    await c.waitClosed();
+  });
+});
+
+describe("PUB input checks", () => {
+  it("answers each bad PUB with its code and keeps the connection", async () => {
+    const c = await connected();
+    const { topicId } = await c.declare(topicName("bad"), 2);
+    c.send([
+      pubFrame(60001, 0, "x"),
+      pubFrame(topicId, 2, "x"),
+      pubFrame(topicId, 0, "x", { key: new Uint8Array(256) }),
+      pubFrame(topicId, 0, new Uint8Array(MAX_VALUE_LEN + 1)),
+      pubFrame(topicId, 0, "x", { producerId: 0n, producerSeq: 5n }),
+      pubFrame(topicId, 0, "x", { flags: 0x8000 }),
+      pubFrame(topicId, 1, "fine", { key: new Uint8Array(255) }),
+    ]);
+    const out = await c.take(7, 20_000);
+    expectErr(out[0], ErrorCode.UNKNOWN_TOPIC, Op.PUB);
+    expectErr(out[1], ErrorCode.PARTITION_OUT_OF_RANGE, Op.PUB);
+    expectErr(out[2], ErrorCode.KEY_TOO_LONG, Op.PUB);
+    expectErr(out[3], ErrorCode.VALUE_TOO_LONG, Op.PUB);
+    expectErr(out[4], ErrorCode.INVALID_PRODUCER_FIELDS, Op.PUB);
+    expectErr(out[5], ErrorCode.INVALID_FLAGS, Op.PUB);
+    expect(pubResult(out[6]).sequence).toBe(1n);
+    c.close();
+  }, 30_000);
+
+  it("inner lengths that disagree with the frame are MALFORMED_PAYLOAD and close", async () => {
+    const c = await connected();
+    const { topicId } = await c.declare(topicName("malformed"), 1);
+    const frame = encodeFrame(pubFrame(topicId, 0, "hello"));
+    const v = new DataView(frame.buffer);
+    v.setUint32(frame.length - 9, 6); // value_len says 6, the frame carries 5
+    c.send(frame);
+    expectErr((await c.take(1))[0], ErrorCode.MALFORMED_PAYLOAD, Op.PUB);
+    await c.waitClosed();
+  });
+
+  it("deduplicates an idempotent retry with the original sequence", async () => {
+    const c = await connected();
+    const { topicId } = await c.declare(topicName("idem"), 1);
+    const p = (seq: bigint, v: string) => pubFrame(topicId, 0, v, { producerId: 77n, producerSeq: seq });
+    c.send([p(1n, "a"), p(2n, "b"), p(1n, "a"), p(3n, "c"), p(2n, "b")]);
+    const r = (await c.take(5)).map(pubResult);
+    expect(r.map((x) => [x.sequence, x.resultFlags])).toEqual([
+      [1n, 0], [2n, 0], [1n, PubResultFlags.DEDUPLICATED], [3n, 0], [2n, PubResultFlags.DEDUPLICATED],
+    ]);
+    expect(r[4].commitSeq).toBe(3n);
+    expect(r[0].durability).toBe(1);
+    c.close();
+  });
+
+  it("a 16 MiB − 1 KiB value is committed and stored intact", async () => {
+    const c = await connected();
+    const name = topicName("big");
+    const { topicId } = await c.declare(name, 1);
+    const value = new Uint8Array(MAX_VALUE_LEN);
+    for (let i = 0; i < value.length; i++) value[i] = (i * 31 + (i >> 12)) & 0xff;
+    c.send([pubFrame(topicId, 0, value, { key: utf8Bytes("k") }), pubFrame(topicId, 0, "next")]);
+    const [big, next] = await c.take(2, 30_000);
+    expect(pubResult(big).sequence).toBe(1n);
+    expect(pubResult(next).sequence).toBe(2n);
+    const look = (await registryStub(env, OPEN_TENANT).lookup(topicId)) as LookupResult;
+    if (!look.ok) throw new Error(look.message);
+    const [stored] = await partitionStub(env, OPEN_TENANT, look.topic.incarnation, topicId, 0).read(1, 1);
+    expect(stored.value.length).toBe(MAX_VALUE_LEN);
+    expect(sameBytes(stored.value, value)).toBe(true);
+    expect(new TextDecoder().decode(stored.key)).toBe("k");
+    c.close();
+  }, 60_000);
+});
+
+describe("topic delete", () => {
+  it("stops PUBs at once on the deleting connection; a recreated topic starts empty", async () => {
+    const c = await connected();
+    const name = topicName("del");
+    const { topicId } = await c.declare(name, 1);
+    c.send([pubFrame(topicId, 0, "old 1"), pubFrame(topicId, 0, "old 2")]);
+    await c.take(2);
+    c.send([
+      { op: Op.DECLARE, topic: utf8Bytes(name), partitionCount: 0, flags: DeclareFlags.DELETE },
+      pubFrame(topicId, 0, "after delete"),
+    ]);
+    const [del, pub] = await c.take(2);
+    expectOk(del, Op.DECLARE);
+    expectErr(pub, ErrorCode.TOPIC_DELETED, Op.PUB);
+    const again = await c.declare(name, 1);
+    expect(again.created).toBe(0);
+    c.send([pubFrame(again.topicId, 0, "new 1")]);
+    expect(pubResult((await c.take(1))[0]).sequence).toBe(1n);
+    c.close();
+  });
+});
+
+describe("backpressure", () => {
+  it("answers BACKPRESSURE to PUBs beyond the session's unanswered-bytes bound", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    await runInDurableObject(stub, async (s: MortarSession) => {
+      (s as unknown as { conn: Connection }).conn.maxPendingBytes = 1000;
+    });
+    const name = topicName("bp");
+    // The DECLARE is a barrier: the PUBs behind it wait in the session, counted as unanswered bytes.
+    c.send([
+      { op: Op.DECLARE, topic: utf8Bytes(name), partitionCount: 1, flags: 0 },
+      pubFrame(1, 0, new Uint8Array(400)),
+      pubFrame(1, 0, new Uint8Array(400)),
+      pubFrame(1, 0, new Uint8Array(400)),
+    ]);
+    const out = await c.take(4);
+    expectOk(out[0], Op.DECLARE);
+    expectErr(out[3], ErrorCode.BACKPRESSURE, Op.PUB);
+    expect(out.slice(1, 3).every((f) => f.op === Op.OK || (f.op === Op.ERR && f.code !== ErrorCode.BACKPRESSURE))).toBe(true);
+    c.close();
+  });
+});
+
+describe("timers (one alarm, times in memory)", () => {
+  it("closes with CONNECTION_TIMEOUT after 45 s without a complete frame", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    await runInDurableObject(stub, async (s: MortarSession) => {
+      (s as unknown as { timers: { lastFrameAt: number } }).timers.lastFrameAt -= 46_000;
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const [err] = await c.take(1);
+    expectErr(err, ErrorCode.CONNECTION_TIMEOUT);
+    expect(errText(err)).toMatch(/45 s/);
+    await c.waitClosed();
+  });
+
+  it("a recent frame re-arms instead of closing", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    c.send([{ op: Op.PING }]);
+    expectOk((await c.take(1))[0], Op.PING);
+    expect(c.closed).toBeNull();
+    c.close();
+  });
+
+  it("closes with CONNECTION_TIMEOUT when a partial frame stays buffered for 10 s", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    c.send(Uint8Array.of(0, 0, 0, 9, Op.PUB, 0)); // 6 of 13 bytes
+    await new Promise((r) => setTimeout(r, 50));
+    await runInDurableObject(stub, async (s: MortarSession) => {
+      const t = (s as unknown as { timers: { partialSince: number | null } }).timers;
+      expect(t.partialSince).not.toBeNull();
+      t.partialSince! -= 10_001;
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const [err] = await c.take(1);
+    expectErr(err, ErrorCode.CONNECTION_TIMEOUT);
+    expect(errText(err)).toMatch(/partial frame/);
+    await c.waitClosed();
+  });
+});
