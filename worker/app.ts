@@ -17,6 +17,13 @@ app.get("/healthz", (c) => c.json({ status: "ok", version: VERSION }));
 app.use("/mq9/*", brokerCors());
 app.options("/nats", brokerCors());
 
+/**
+ * OPTIONS without an `Origin` (no CORS preflight; the CORS middleware above
+ * answers those): 204 with the methods the route allows.
+ */
+app.options("/mq9/*", (c) => c.body(null, 204, { Allow: "POST, OPTIONS" }));
+app.options("/nats", (c) => c.body(null, 204, { Allow: "GET, OPTIONS" }));
+
 /** mq9 over HTTP: `POST /mq9/<subject>` (worker/mq9/http.ts); other methods get a JSON 405. */
 app.post("/mq9/*", mq9HttpHandler);
 app.all("/mq9/*", (c) => c.json({ error: "mq9 requests use POST /mq9/<subject>" }, 405, { Allow: "POST, OPTIONS" }));
