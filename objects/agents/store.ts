@@ -17,6 +17,7 @@
 import {
   MAX_AGENTS_PER_TENANT,
 } from "../../wire/mq9/agent-limits";
+import { echo } from "../../wire/mq9/errors";
 import { mailboxKey, type AgentSelector, type DiscoverSpec, type RegisterSpec, type ReportSpec } from "../../wire/mq9/agent-requests";
 import { ftsMatchQuery } from "./analyzer";
 import { embeddingText, ftsColumns } from "./documents";
@@ -89,7 +90,7 @@ export class AgentIndex {
       const existing = this.sql.exec<{ id: number }>("SELECT id FROM agents WHERE name = ?", name).toArray()[0];
       if (key !== null) {
         const owner = this.sql.exec<{ name: string }>("SELECT name FROM agents WHERE mailbox_key = ? AND name != ?", key, name).toArray()[0];
-        if (owner) return agentFailure(409, `mailbox ${mailbox} is already registered by agent ${owner.name}`);
+        if (owner) return agentFailure(409, `mailbox ${echo(mailbox!)} is already registered by agent ${echo(owner.name)}`);
       }
       if (!existing) {
         const { n } = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM agents").one();
@@ -241,10 +242,10 @@ export class AgentIndex {
       sel.name !== null
         ? this.sql.exec<{ id: number; mailbox_key: string | null }>("SELECT id, mailbox_key FROM agents WHERE name = ?", sel.name).toArray()[0]
         : this.sql.exec<{ id: number; mailbox_key: string | null }>("SELECT id, mailbox_key FROM agents WHERE mailbox_key = ?", mailboxKey(sel.mailbox!)).toArray()[0];
-    const who = sel.name !== null ? `agent ${sel.name}` : `agent with mailbox ${sel.mailbox}`;
+    const who = sel.name !== null ? `agent ${echo(sel.name)}` : `agent with mailbox ${echo(sel.mailbox!)}`;
     if (!row) return agentFailure(404, `${who} is not registered`);
     if (sel.name !== null && sel.mailbox !== null && row.mailbox_key !== mailboxKey(sel.mailbox)) {
-      return agentFailure(400, `agent ${sel.name} is not registered with mailbox ${sel.mailbox}`);
+      return agentFailure(400, `agent ${echo(sel.name)} is not registered with mailbox ${echo(sel.mailbox)}`);
     }
     return { ok: true, id: row.id };
   }

@@ -16,6 +16,7 @@ import {
   MAX_PENDING_FETCHES,
   MAX_REPLY_PAYLOAD_BYTES,
   Mq9Error,
+  echo,
   mq9Messages,
   laneOf,
   type DeliverPolicy,
@@ -165,7 +166,7 @@ export class Mailbox extends DurableObject<Env> {
       const first = attempt();
       if (first || spec.maxWaitMs === 0) return { ok: true, messages: first ?? [] };
       if (this.waiters.size >= MAX_PENDING_FETCHES) {
-        throw new Mq9Error("too_many_requests", `mailbox ${address} already holds ${MAX_PENDING_FETCHES} waiting FETCH requests`);
+        throw new Mq9Error("too_many_requests", `mailbox ${echo(address)} already holds ${MAX_PENDING_FETCHES} waiting FETCH requests`);
       }
       return await new Promise<MailboxResult<Messages>>((resolve) => {
         this.waiters.add({
@@ -196,7 +197,7 @@ export class Mailbox extends DurableObject<Env> {
       const meta = this.requireMailbox(address);
       if (msgId >= meta.nextMsgId) throw new Mq9Error("message_not_found", mq9Messages.messageNotFound());
       const cursor = this.store.loadGroup(group);
-      if (!cursor) throw new Mq9Error("group_not_found", `consumer group ${group} has not fetched from mailbox ${address}`);
+      if (!cursor) throw new Mq9Error("group_not_found", `consumer group ${echo(group)} has not fetched from mailbox ${echo(address)}`);
       // A message that is gone and was not in the last batch has nothing left to acknowledge.
       const lane = this.store.laneOf(msgId) ?? laneFromLastBatch(cursor, msgId);
       if (lane === null) return {};

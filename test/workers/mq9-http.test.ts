@@ -68,6 +68,12 @@ describe("POST /mq9/<subject>", () => {
     expect(await res.json()).toEqual({ error: "mq9 requests use POST /mq9/<subject>" });
   });
 
+  it("does not echo a 60 KB address back in the error", async () => {
+    const r = await mq9(`$mq9.AI.MSG.SEND.${"a".repeat(60_000)}`, "x");
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe(`invalid mail_address "${"a".repeat(128)}…": longer than 128 characters`);
+  });
+
   it("answers OPTIONS without an Origin with 204 and Allow", async () => {
     const res = await SELF.fetch("http://broker/mq9/$mq9.AI.MAILBOX.CREATE", { method: "OPTIONS" });
     expect(res.status).toBe(204);

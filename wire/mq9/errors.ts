@@ -49,9 +49,30 @@ export class Mq9Error extends Error {
   }
 }
 
-/** The spec's error strings (mq9 spec, 错误一览). */
+/**
+ * Longest piece of client input (address, subject, header value, name)
+ * echoed in an error string, characters. Valid mail_addresses (≤ 128
+ * characters) are always echoed whole, so the spec's exact strings hold.
+ */
+export const MAX_ECHO_CHARS = 128;
+
+/**
+ * Client input as an error string may echo it: unchanged up to
+ * `max` characters, else its first `max` characters (never splitting a
+ * surrogate pair) followed by "…". A 60 KB address must not come back as a
+ * 60 KB error.
+ */
+export function echo(input: string, max = MAX_ECHO_CHARS): string {
+  if (input.length <= max) return input;
+  let end = max;
+  const last = input.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--; // keep a surrogate pair whole
+  return `${input.slice(0, end)}…`;
+}
+
+/** The spec's error strings (mq9 spec, 错误一览); the address is echoed with {@link echo}. */
 export const mq9Messages = {
-  mailboxNotFound: (address: string) => `mailbox ${address} does not exist`,
-  mailboxExists: (address: string) => `mailbox ${address} already exists`,
+  mailboxNotFound: (address: string) => `mailbox ${echo(address)} does not exist`,
+  mailboxExists: (address: string) => `mailbox ${echo(address)} already exists`,
   messageNotFound: () => "message not found",
 } as const;

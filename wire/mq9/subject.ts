@@ -5,7 +5,7 @@
  * (`$mq9.AI.MSG.DELETE.task.001.7` → address `task.001`, msg_id 7).
  */
 import { assertMailAddress } from "./address";
-import { Mq9Error } from "./errors";
+import { Mq9Error, echo } from "./errors";
 
 /** Every mq9 subject starts with this. */
 export const MQ9_SUBJECT_PREFIX = "$mq9.AI.";
@@ -56,25 +56,25 @@ export function parseMq9Subject(subject: string): Mq9Subject {
   const tail = dot < 0 ? "" : afterMsg.slice(dot + 1);
   if (verb === "DELETE") {
     const last = tail.lastIndexOf(".");
-    if (last < 0) throw new Mq9Error("bad_request", `subject ${subject}: expected $mq9.AI.MSG.DELETE.{mail_address}.{msg_id}`);
+    if (last < 0) throw new Mq9Error("bad_request", `subject ${echo(subject)}: expected $mq9.AI.MSG.DELETE.{mail_address}.{msg_id}`);
     const mailAddress = tail.slice(0, last);
     const idText = tail.slice(last + 1);
     assertMailAddress(mailAddress);
     return { kind: "MSG.DELETE", mailAddress, msgId: parseMsgIdToken(idText, subject) };
   }
   if (!MSG_VERBS.includes(verb as MsgVerb)) throw unknown(subject);
-  if (tail === "") throw new Mq9Error("bad_request", `subject ${subject}: missing mail_address`);
+  if (tail === "") throw new Mq9Error("bad_request", `subject ${echo(subject)}: missing mail_address`);
   assertMailAddress(tail);
   return { kind: `MSG.${verb as MsgVerb}`, mailAddress: tail };
 }
 
 function parseMsgIdToken(text: string, subject: string): number {
   if (!/^(0|[1-9][0-9]*)$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw new Mq9Error("bad_request", `subject ${subject}: msg_id "${text}" is not a non-negative integer`);
+    throw new Mq9Error("bad_request", `subject ${echo(subject)}: msg_id "${echo(text)}" is not a non-negative integer`);
   }
   return Number(text);
 }
 
 function unknown(subject: string): Mq9Error {
-  return new Mq9Error("unknown_subject", `unknown mq9 subject "${subject}"`);
+  return new Mq9Error("unknown_subject", `unknown mq9 subject "${echo(subject)}"`);
 }

@@ -13,6 +13,7 @@ import {
   MQ9_HTTP_STATUS,
   Mq9Error,
   assertMailAddress,
+  echo,
   generateMailAddress,
   parseAckRequest,
   parseCreateRequest,
@@ -44,6 +45,9 @@ export interface Mq9Reply {
   status: number;
   body: { error: string } & Record<string, unknown>;
 }
+
+/** Longest platform error detail quoted in an `internal error: …` reply, characters. */
+const MAX_DETAIL_CHARS = 512;
 
 /** Generated-address collisions tolerated before giving up (never expected: 160 random bits). */
 const CREATE_ATTEMPTS = 3;
@@ -79,7 +83,7 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
       case "MSG.ACK": {
         const ack = parseAckRequest(req.payload);
         if (ack.mailAddress !== subject.mailAddress) {
-          throw new Mq9Error("bad_request", `mail_address "${ack.mailAddress}" does not match the subject's mailbox ${subject.mailAddress}`);
+          throw new Mq9Error("bad_request", `mail_address "${echo(ack.mailAddress)}" does not match the subject's mailbox ${subject.mailAddress}`);
         }
         const r = await mailboxStub(env, tenant, subject.mailAddress).ack(subject.mailAddress, ack.group, ack.msgId);
         return reply(r, () => ({}));
@@ -141,7 +145,7 @@ export function errorReply(e: unknown): Mq9Reply {
     message = e.message;
   } else {
     const err = e as { message?: string; overloaded?: boolean; retryable?: boolean };
-    const detail = err?.message ?? String(e);
+    const detail = echo(err?.message ?? String(e), MAX_DETAIL_CHARS);
     if (err?.overloaded) {
       code = "too_many_requests";
       message = `broker overloaded, retry later: ${detail}`;

@@ -6,7 +6,7 @@
  */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { MAX_PAYLOAD_BYTES } from "../../wire/mq9";
+import { MAX_PAYLOAD_BYTES, echo } from "../../wire/mq9";
 import { authenticateToken, bearerToken } from "../auth";
 import type { Env } from "../env";
 import { handleMq9Request } from "./dispatch";
@@ -30,7 +30,7 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
   }
   const payload = await readBody(c.req.raw, MAX_PAYLOAD_BYTES);
   if (typeof payload === "string") {
-    return c.json({ error: `payload of ${payload} bytes exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes` }, 413);
+    return c.json({ error: `payload of ${echo(payload)} bytes exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes` }, 413);
   }
   const headers = new Map<string, string>();
   for (const [name, value] of c.req.raw.headers) if (name.toLowerCase().startsWith("mq9-")) headers.set(name, value);
