@@ -19,6 +19,7 @@ import {
   echo,
   mq9Messages,
   laneOf,
+  priorityOfLane,
   type DeliverPolicy,
   type FetchSpec,
   type Lane,
@@ -189,7 +190,8 @@ export class Mailbox extends DurableObject<Env> {
   /**
    * MSG.ACK: advances `group`'s floors per the rule in cursor.ts (never
    * backwards, never past an undelivered message of another lane).
-   * Errors: `message not found` for a msg_id never assigned; unknown group.
+   * Errors: `message not found` for a msg_id never assigned; unknown group;
+   * a msg_id above the highest of its lane delivered to the group (409).
    */
   ack(address: string, group: string, msgId: number): MailboxResult {
     return this.run(() => {
@@ -202,6 +204,7 @@ export class Mailbox extends DurableObject<Env> {
       const lane = this.store.laneOf(msgId) ?? laneFromLastBatch(cursor, msgId);
       if (lane === null) return {};
       const r = applyAck(cursor, lane, msgId);
+      if (!r.ok) throw new Mq9Error("message_not_delivered", mq9Messages.notDelivered(msgId, group, priorityOfLane(lane), r.highestDelivered));
       if (r.changed) this.ctx.storage.transactionSync(() => this.store.saveGroup(group, r.cursor));
       return {};
     });

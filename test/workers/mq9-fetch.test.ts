@@ -122,6 +122,20 @@ describe("MSG.FETCH and MSG.ACK", () => {
     expect((await fetchMsgs(a, { group_name: "g" })).map(text)).toEqual(["c2"]);
   });
 
+  it("refuses an ACK of a message never delivered to the group (no silent skip)", async () => {
+    const a = await createMailbox();
+    expect(await fetchMsgs(a, { group_name: "g" })).toEqual([]); // empty mailbox: group at latest = 0
+    await fill(a, 5);
+    expect(await ack(a, "g", 3)).toEqual({
+      status: 409,
+      body: { error: "msg_id 3 has not been delivered to consumer group g: FETCH it before acknowledging it (highest normal msg_id delivered to the group: none)" },
+    });
+    expect((await fetchMsgs(a, { group_name: "g", config: { num_msgs: 2 } })).map((m) => m.msg_id)).toEqual([0, 1]);
+    expect((await ack(a, "g", 3)).body.error).toContain("(highest normal msg_id delivered to the group: 1)");
+    expect((await ack(a, "g", 1)).body).toEqual({ error: "" });
+    expect((await fetchMsgs(a, { group_name: "g" })).map((m) => m.msg_id)).toEqual([2, 3, 4]);
+  });
+
   it("ACK errors: unknown msg_id, unknown group, mismatched or missing fields", async () => {
     const a = await createMailbox();
     await fill(a, 1);

@@ -12,6 +12,7 @@ export type Mq9ErrorCode =
   | "mailbox_not_found"
   | "message_not_found"
   | "group_not_found"
+  | "message_not_delivered"
   | "mailbox_exists"
   | "payload_too_large"
   | "too_many_requests"
@@ -26,6 +27,7 @@ export const MQ9_HTTP_STATUS: Readonly<Record<Mq9ErrorCode, number>> = {
   mailbox_not_found: 404,
   message_not_found: 404,
   group_not_found: 404,
+  message_not_delivered: 409,
   mailbox_exists: 409,
   payload_too_large: 413,
   too_many_requests: 429,
@@ -75,4 +77,8 @@ export const mq9Messages = {
   mailboxNotFound: (address: string) => `mailbox ${echo(address)} does not exist`,
   mailboxExists: (address: string) => `mailbox ${echo(address)} already exists`,
   messageNotFound: () => "message not found",
+  /** ACK of a message the group was never given (docs/mq9.md, ACK rule 4). */
+  notDelivered: (msgId: number, group: string, priority: string, highest: number) =>
+    `msg_id ${msgId} has not been delivered to consumer group ${echo(group)}: FETCH it before acknowledging it ` +
+    `(highest ${priority} msg_id delivered to the group: ${highest < 0 ? "none" : highest})`,
 } as const;
