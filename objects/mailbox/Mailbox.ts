@@ -13,6 +13,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../worker/env";
 import {
   LANE_COUNT,
+  MAX_GROUPS_PER_MAILBOX,
   MAX_PENDING_FETCHES,
   MAX_REPLY_PAYLOAD_BYTES,
   Mq9Error,
@@ -147,7 +148,14 @@ export class Mailbox extends DurableObject<Env> {
       const group = spec.group;
       let stateless: number[] = [];
       if (group !== null) {
-        if (spec.forceDeliver || !this.store.loadGroup(group)) {
+        const exists = this.store.loadGroup(group) !== null;
+        if (!exists && this.store.groupCount() >= MAX_GROUPS_PER_MAILBOX) {
+          throw new Mq9Error(
+            "too_many_requests",
+            `mailbox ${echo(address)} already has ${MAX_GROUPS_PER_MAILBOX} consumer groups: reuse an existing group_name or FETCH without one (stateless)`,
+          );
+        }
+        if (spec.forceDeliver || !exists) {
           const c = cursorAt(this.startId(spec.deliver));
           this.ctx.storage.transactionSync(() => this.store.saveGroup(group, c));
         }

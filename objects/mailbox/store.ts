@@ -313,6 +313,11 @@ export class MailboxStore {
     return r ? decodeCursor(r.floors as string, r.batch as string | null, r.delivered as string | null) : null;
   }
 
+  /** Number of stored consumer groups. */
+  groupCount(): number {
+    return this.sql.exec("SELECT count(*) AS n FROM groups").one().n as number;
+  }
+
   /** Writes a group's cursor. */
   saveGroup(name: string, c: GroupCursor): void {
     const e = encodeCursor(c);

@@ -1,4 +1,8 @@
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { MAX_GROUPS_PER_MAILBOX } from "../../wire/mq9";
+import type { Env } from "../../worker/env";
+import { mailboxStub } from "../../worker/mq9/dispatch";
 import { createMailbox, fetchMsgs, mq9, send, text } from "./mq9-helpers";
 
 async function ack(address: string, group: string, msgId: number) {
@@ -134,6 +138,25 @@ describe("MSG.FETCH and MSG.ACK", () => {
     expect((await ack(a, "g", 3)).body.error).toContain("(highest normal msg_id delivered to the group: 1)");
     expect((await ack(a, "g", 1)).body).toEqual({ error: "" });
     expect((await fetchMsgs(a, { group_name: "g" })).map((m) => m.msg_id)).toEqual([2, 3, 4]);
+  });
+
+  it("caps the consumer groups of one mailbox at MAX_GROUPS_PER_MAILBOX", async () => {
+    const a = await createMailbox();
+    await fill(a, 1);
+    const stub = mailboxStub(env as unknown as Env, "default", a);
+    await runInDurableObject(stub, (_obj, state) => {
+      for (let i = 0; i < MAX_GROUPS_PER_MAILBOX - 1; i++) {
+        state.storage.sql.exec("INSERT INTO groups (name, floors) VALUES (?, '[0,0,0]')", `filler${i}`);
+      }
+    });
+    expect((await fetchMsgs(a, { group_name: "last", deliver: "earliest" })).length).toBe(1); // the 1000th group
+    const over = await mq9(`$mq9.AI.MSG.FETCH.${a}`, { group_name: "one.more", config: { max_wait_ms: 0 } });
+    expect(over).toEqual({
+      status: 429,
+      body: { error: `mailbox ${a} already has 1000 consumer groups: reuse an existing group_name or FETCH without one (stateless)` },
+    });
+    expect((await fetchMsgs(a, { group_name: "filler7", deliver: "earliest" })).length).toBe(1); // existing groups keep working
+    expect((await fetchMsgs(a, { deliver: "earliest" })).length).toBe(1);
   });
 
   it("ACK errors: unknown msg_id, unknown group, mismatched or missing fields", async () => {
