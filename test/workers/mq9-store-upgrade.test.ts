@@ -1,10 +1,12 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MailboxStore } from "../../objects/mailbox/store";
+import type { Env } from "../../worker/env";
 
 describe("MailboxStore schema upgrade", () => {
   it("adds groups.delivered to a mailbox created before it existed, keeping its groups ACK-able", async () => {
-    const stub = env.MAILBOX.get(env.MAILBOX.idFromName(`upgrade-${Date.now()}-${Math.random()}`));
+    const ns = (env as unknown as Env).MAILBOX;
+    const stub = ns.get(ns.idFromName(`upgrade-${Date.now()}-${Math.random()}`));
     await runInDurableObject(stub, (_obj, state) => {
       const sql = state.storage.sql;
       // the groups table as the first version created it
