@@ -22,7 +22,7 @@ import { mailboxKey, type AgentSelector, type DiscoverSpec, type RegisterSpec, t
 import { ftsMatchQuery } from "./analyzer";
 import { embeddingText, ftsColumns } from "./documents";
 import type { Embedder } from "./embed/types";
-import { agentFailure, discoveredCard, type AgentResult } from "./results";
+import { agentFailure, discoveredCardJson, type AgentResult } from "./results";
 import { decodeVector, dot, encodeVector, normalize, TopK } from "./vectors";
 
 /** BM25 column weights of agents_fts: name, description, skills. */
@@ -137,14 +137,16 @@ export class AgentIndex {
   }
 
   /**
-   * DISCOVER: one page of cards in the form of `discoveredCard`.
+   * DISCOVER: one page of cards as JSON texts in the form of
+   * `discoveredCardJson` (stored cards spliced verbatim; a row whose stored
+   * text is not a JSON object is left out and logged).
    * - all: registration order (oldest first; re-REGISTER keeps the place).
    * - text: FTS5 BM25 (BM25_WEIGHTS), best first, ties by registration order.
    * - semantic: cosine similarity to the query's embedding, best first, ties
    *   by registration order; cards at or below the embedder's minScore are
    *   not matches. Fails with 503 when the embedder fails.
    */
-  async discover(spec: DiscoverSpec): Promise<AgentResult<{ agents: Record<string, unknown>[] }>> {
+  async discover(spec: DiscoverSpec): Promise<AgentResult<{ agents: string[] }>> {
     const offset = (spec.page - 1) * spec.limit;
     let rows: CardRow[];
     if (spec.mode === "all") {
@@ -168,7 +170,13 @@ export class AgentIndex {
         return agentFailure(503, `semantic search is unavailable: ${(e as Error)?.message ?? String(e)}`);
       }
     }
-    return { ok: true, agents: rows.map((r) => discoveredCard(r.card, r.report, r.report_ms)) };
+    const agents: string[] = [];
+    for (const r of rows) {
+      const json = discoveredCardJson(r.card, r.report, r.report_ms);
+      if (json !== null) agents.push(json);
+      else console.error(`agent registry: stored card ${r.id} is not a JSON object; left out of DISCOVER`);
+    }
+    return { ok: true, agents };
   }
 
   /** Number of agents and of vectors missing for the embedder in force (for stats and tests). */

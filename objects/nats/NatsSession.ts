@@ -21,7 +21,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { authenticateToken, bearerToken } from "../../worker/auth";
 import type { Env } from "../../worker/env";
-import { handleMq9Request, type Mq9Reply } from "../../worker/mq9/dispatch";
+import { handleMq9Request, replyJson, type Mq9Reply } from "../../worker/mq9/dispatch";
 import { VERSION } from "../../worker/version";
 import {
   NatsConnection,
@@ -230,7 +230,7 @@ export class NatsSession extends DurableObject<Env> {
     conn.requestDone(req);
     if (!req.reply || conn !== this.conn || conn.state.closed) return;
     const box = newOutbox();
-    conn.deliver(req.reply, undefined, undefined, te.encode(JSON.stringify(reply.body)), box);
+    conn.deliver(req.reply, undefined, undefined, te.encode(replyJson(reply)), box);
     this.flush(ws, box);
   }
 

@@ -44,6 +44,17 @@ export interface Mq9Request {
 export interface Mq9Reply {
   status: number;
   body: { error: string } & Record<string, unknown>;
+  /**
+   * The exact reply text when the handler built it itself (DISCOVER splices
+   * stored agent cards in verbatim); otherwise absent. Transports send
+   * {@link replyJson}, never `JSON.stringify(body)` directly.
+   */
+  json?: string;
+}
+
+/** The reply's JSON text: `json` when the handler built it, else `body` serialized. */
+export function replyJson(reply: Mq9Reply): string {
+  return reply.json ?? JSON.stringify(reply.body);
 }
 
 /** Longest platform error detail quoted in an `internal error: …` reply, characters. */

@@ -9,7 +9,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { MAX_PAYLOAD_BYTES, echo } from "../../wire/mq9";
 import { authenticateToken, bearerToken } from "../auth";
 import type { Env } from "../env";
-import { handleMq9Request } from "./dispatch";
+import { handleMq9Request, replyJson } from "./dispatch";
 
 /** Path prefix of the route. */
 export const MQ9_HTTP_PREFIX = "/mq9/";
@@ -35,7 +35,7 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
   const headers = new Map<string, string>();
   for (const [name, value] of c.req.raw.headers) if (name.toLowerCase().startsWith("mq9-")) headers.set(name, value);
   const reply = await handleMq9Request(c.env, auth.tenant, { subject, headers, payload });
-  return c.json(reply.body, reply.status as ContentfulStatusCode);
+  return c.body(replyJson(reply), reply.status as ContentfulStatusCode, { "Content-Type": "application/json" });
 }
 
 /**
