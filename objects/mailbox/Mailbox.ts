@@ -139,9 +139,11 @@ export class Mailbox extends DurableObject<Env> {
    * MSG.FETCH: up to `numMsgs` messages in delivery order from the group's
    * floors (stateful) or from `deliver` (stateless). With nothing to
    * deliver and `maxWaitMs` > 0 the request is held and answered as soon as
-   * a message becomes visible, or empty at the deadline.
+   * a message becomes visible, or empty at the deadline. `waiterId` (unique
+   * per request, chosen by the caller) lets {@link cancelFetch} release the
+   * held request when its client goes away.
    */
-  async fetchMessages(address: string, spec: FetchSpec): Promise<MailboxResult<Messages>> {
+  async fetchMessages(address: string, spec: FetchSpec, waiterId: string | null = null): Promise<MailboxResult<Messages>> {
     try {
       const now = this.catchUp();
       this.requireMailbox(address);
@@ -179,6 +181,7 @@ export class Mailbox extends DurableObject<Env> {
       }
       return await new Promise<MailboxResult<Messages>>((resolve) => {
         this.waiters.add({
+          id: waiterId,
           deadline: now + spec.maxWaitMs,
           poll: () => {
             const messages = attempt();
@@ -193,6 +196,25 @@ export class Mailbox extends DurableObject<Env> {
     } catch (e) {
       return failure(e);
     }
+  }
+
+  /**
+   * Releases the held long-poll FETCH `waiterId` (its HTTP client
+   * disconnected or its NATS connection closed), freeing its slot of
+   * MAX_PENDING_FETCHES at once instead of at its deadline. The held call
+   * is answered empty; nobody reads it. Returns false when no such FETCH is
+   * held (already answered). Must be called on the same stub as the FETCH,
+   * after it: calls on one stub are delivered in order.
+   */
+  cancelFetch(waiterId: string): boolean {
+    const cancelled = this.waiters.cancel(waiterId);
+    if (cancelled) this.rearm();
+    return cancelled;
+  }
+
+  /** Long-poll FETCHes held right now (at most MAX_PENDING_FETCHES); for diagnostics and tests. */
+  heldFetches(): number {
+    return this.waiters.size;
   }
 
   /**

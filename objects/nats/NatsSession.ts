@@ -65,6 +65,8 @@ export class NatsSession extends DurableObject<Env> {
   private partialFlag = false;
   /** Bytes waiting to be sent; drained once per microtask checkpoint so replies finishing together share one message. */
   private outQueue: Uint8Array[] = [];
+  /** Aborted when the connection closes: its held long-poll FETCHes are released in their Mailboxes at once. */
+  private readonly closing = new AbortController();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -223,7 +225,12 @@ export class NatsSession extends DurableObject<Env> {
   private async run(ws: WebSocket, conn: NatsConnection, req: ServedRequest): Promise<void> {
     let reply: Mq9Reply;
     try {
-      reply = await handleMq9Request(this.env, req.tenant, { subject: req.subject, headers: req.headers, payload: req.payload });
+      reply = await handleMq9Request(
+        this.env,
+        req.tenant,
+        { subject: req.subject, headers: req.headers, payload: req.payload },
+        { signal: this.closing.signal },
+      );
     } catch (err) {
       reply = { status: 500, body: { error: `internal error: ${err instanceof Error ? err.message : String(err)}` } };
     }
@@ -268,8 +275,12 @@ export class NatsSession extends DurableObject<Env> {
     }
   }
 
-  /** Closes the WebSocket (if still open), stops timers and deletes this connection's storage. */
+  /**
+   * Closes the WebSocket (if still open), releases held long-poll FETCHes,
+   * stops timers and deletes this connection's storage.
+   */
   private async shutdown(ws: WebSocket, code: number, reason: string): Promise<void> {
+    this.closing.abort();
     clearTimeout(this.partialTimer);
     clearTimeout(this.authTimer);
     this.partialTimer = this.authTimer = null;

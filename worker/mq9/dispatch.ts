@@ -22,7 +22,9 @@ import {
   parseMq9Subject,
   parseQueryRequest,
   DEFAULT_MAILBOX_TTL_S,
+  type FetchSpec,
   type Mq9ErrorCode,
+  type Mq9Message,
 } from "../../wire/mq9";
 import type { Mailbox } from "../../objects/mailbox/Mailbox";
 import type { MailboxResult } from "../../objects/mailbox/types";
@@ -38,6 +40,17 @@ export interface Mq9Request {
   headers: Map<string, string>;
   /** NATS payload / HTTP body bytes. */
   payload: Uint8Array;
+}
+
+/** How a transport tells the handler that its client went away. */
+export interface Mq9RequestContext {
+  /**
+   * Aborted when the client is gone (HTTP request aborted, NATS connection
+   * closed): a held long-poll FETCH is then released in its Mailbox at once.
+   */
+  signal?: AbortSignal;
+  /** Keeps the invocation alive for the release call (the Worker's `ctx.waitUntil`). */
+  waitUntil?: (p: Promise<unknown>) => void;
 }
 
 /** The JSON reply (always has `error`, "" on success) and its HTTP status. */
@@ -70,7 +83,7 @@ const CREATE_ATTEMPTS = 3;
  * too large, 429 overloaded, 503 object unavailable, 500 internal).
  * CREATE replies always carry `mail_address` ("" on error).
  */
-export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request): Promise<Mq9Reply> {
+export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request, ctx: Mq9RequestContext = {}): Promise<Mq9Reply> {
   let isCreate = false;
   try {
     if (req.payload.byteLength > MAX_PAYLOAD_BYTES) {
@@ -88,7 +101,7 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
       }
       case "MSG.FETCH": {
         const spec = parseFetchRequest(req.payload);
-        const r = await mailboxStub(env, tenant, subject.mailAddress).fetchMessages(subject.mailAddress, spec);
+        const r = await fetchCancellable(mailboxStub(env, tenant, subject.mailAddress), subject.mailAddress, spec, ctx);
         return reply(r, (v) => ({ messages: v.messages }));
       }
       case "MSG.ACK": {
@@ -130,6 +143,34 @@ async function create(env: Env, tenant: string, payload: Uint8Array): Promise<Mq
     if (spec.name !== null || r.code !== "mailbox_exists" || attempt + 1 >= CREATE_ATTEMPTS) {
       return { status: MQ9_HTTP_STATUS[r.code], body: { error: r.error, mail_address: "" } };
     }
+  }
+}
+
+/**
+ * FETCH that releases its long-poll slot when `ctx.signal` aborts: the held
+ * request gets a random waiter id, and an abort calls `cancelFetch(id)` on
+ * the same stub (calls on one stub are delivered in order, so the cancel
+ * never overtakes the FETCH). A client already gone does not wait at all.
+ */
+async function fetchCancellable(
+  stub: DurableObjectStub<Mailbox>,
+  address: string,
+  spec: FetchSpec,
+  ctx: Mq9RequestContext,
+): Promise<MailboxResult<{ messages: Mq9Message[] }>> {
+  const signal = ctx.signal;
+  if (!signal || spec.maxWaitMs === 0) return stub.fetchMessages(address, spec);
+  if (signal.aborted) return stub.fetchMessages(address, { ...spec, maxWaitMs: 0 });
+  const waiterId = crypto.randomUUID();
+  const onAbort = () => {
+    const release = stub.cancelFetch(waiterId).catch(() => false); // the object is gone: so is the waiter
+    ctx.waitUntil?.(release);
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    return await stub.fetchMessages(address, spec, waiterId);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
   }
 }
 

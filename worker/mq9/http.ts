@@ -3,6 +3,8 @@
  * <payload>` (DESIGN.md §1, §5). Body = payload bytes, `mq9-*` request
  * headers = NATS headers, `Authorization: Bearer <token>` = tenant.
  * Response = the JSON reply (`error` always present) with a fitting status.
+ * A client that disconnects releases its held long-poll FETCH at once
+ * (`Request.signal`, compatibility flag `enable_request_signal`).
  */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -34,8 +36,21 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
   }
   const headers = new Map<string, string>();
   for (const [name, value] of c.req.raw.headers) if (name.toLowerCase().startsWith("mq9-")) headers.set(name, value);
-  const reply = await handleMq9Request(c.env, auth.tenant, { subject, headers, payload });
+  const reply = await handleMq9Request(c.env, auth.tenant, { subject, headers, payload }, { signal: c.req.raw.signal, waitUntil: waitUntilOf(c) });
   return c.body(replyJson(reply), reply.status as ContentfulStatusCode, { "Content-Type": "application/json" });
+}
+
+/**
+ * `ctx.waitUntil` of the invocation, if there is one (the release of a held
+ * FETCH after the client disconnected must outlive the request).
+ */
+function waitUntilOf(c: Context<{ Bindings: Env }>): ((p: Promise<unknown>) => void) | undefined {
+  try {
+    const ctx = c.executionCtx;
+    return (p) => ctx.waitUntil(p);
+  } catch {
+    return undefined; // no execution context (app.fetch called without one)
+  }
 }
 
 /**
