@@ -7,8 +7,8 @@
 
 /** One held FETCH. */
 export interface Waiter {
-  /** Caller-chosen id for {@link WaiterSet.cancel}, or null when the caller cannot cancel. */
-  id: string | null;
+  /** Caller-chosen id for {@link WaiterSet.cancel}; absent/null when the caller cannot cancel. */
+  id?: string | null;
   /** When the wait ends, ms since epoch. */
   deadline: number;
   /** Tries to answer now; returns true when it did (messages were available). */
@@ -31,7 +31,7 @@ export class WaiterSet {
 
   add(w: Waiter): void {
     this.waiters.add(w);
-    if (w.id !== null) this.byId.set(w.id, w);
+    if (w.id != null) this.byId.set(w.id, w);
   }
 
   /**
@@ -53,7 +53,7 @@ export class WaiterSet {
 
   private remove(w: Waiter): void {
     this.waiters.delete(w);
-    if (w.id !== null) this.byId.delete(w.id);
+    if (w.id != null) this.byId.delete(w.id);
   }
 
   /** Earliest deadline, or null when nothing is held. */
