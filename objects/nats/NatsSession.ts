@@ -63,7 +63,15 @@ export class NatsSession extends DurableObject<Env> {
   private partialTimer: ReturnType<typeof setTimeout> | null = null;
   private authTimer: ReturnType<typeof setTimeout> | null = null;
   private partialFlag = false;
-  /** Bytes waiting to be sent; drained once per microtask checkpoint so replies finishing together share one message. */
+  /**
+   * Bytes waiting to be sent, drained by a zero-delay timer: every reply
+   * that completes before it fires — including mq9 replies arriving as
+   * separate RPC completions in the same event-loop round, e.g. one
+   * Mailbox group commit answering 30 SENDs — shares one WebSocket
+   * message. Each message costs a hop through every process between the
+   * client and this object, so this is what lets a pipelining client
+   * (nats.js with many requests in flight) batch its next requests too.
+   */
   private outQueue: Uint8Array[] = [];
   /** Aborted when the connection closes: its held long-poll FETCHes are released in their Mailboxes at once. */
   private readonly closing = new AbortController();
@@ -199,7 +207,7 @@ export class NatsSession extends DurableObject<Env> {
     if (this.store.apply(conn.subs.takeChanges())) void this.ctx.storage.setAlarm(Date.now() + GC_INTERVAL_MS);
     this.saveAttachment(ws);
     if (box.out.length > 0) {
-      if (this.outQueue.length === 0) queueMicrotask(() => this.drain(ws));
+      if (this.outQueue.length === 0) setTimeout(() => this.drain(ws), 0);
       this.outQueue.push(...box.out);
     }
     for (const req of box.requests) void this.run(ws, conn, req);
