@@ -105,6 +105,15 @@ export class Mailbox extends DurableObject<Env> {
     return this.sends.submit({ address, opts, payload });
   }
 
+  /**
+   * Several MSG.SENDs to this mailbox in one call (a NATS connection
+   * pipelining SENDs, see worker/mq9/sendbatch.ts): applied in order in one
+   * turn, sharing one commit; one result per item, as `send` would answer.
+   */
+  sendMany(address: string, items: { opts: Mq9SendOptions; payload: Uint8Array }[]): SendResult[] | Promise<SendResult[]> {
+    return this.sends.submitAll(items.map((i) => ({ address, opts: i.opts, payload: i.payload })));
+  }
+
   private applySend({ address, opts, payload }: SendItem): SendResult {
     return this.run(() => {
       const now = this.catchUp();

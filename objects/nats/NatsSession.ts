@@ -22,6 +22,7 @@ import { DurableObject } from "cloudflare:workers";
 import { authenticateToken, bearerToken } from "../../worker/auth";
 import type { Env } from "../../worker/env";
 import { handleMq9Request, replyJson, type Mq9Reply } from "../../worker/mq9/dispatch";
+import { SendCoalescer } from "../../worker/mq9/sendbatch";
 import { VERSION } from "../../worker/version";
 import {
   NatsConnection,
@@ -75,6 +76,8 @@ export class NatsSession extends DurableObject<Env> {
   private outQueue: Uint8Array[] = [];
   /** Aborted when the connection closes: its held long-poll FETCHes are released in their Mailboxes at once. */
   private readonly closing = new AbortController();
+  /** Same-mailbox SENDs of one inbound message go to the Mailbox as one RPC. */
+  private readonly sends = new SendCoalescer();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -237,7 +240,7 @@ export class NatsSession extends DurableObject<Env> {
         this.env,
         req.tenant,
         { subject: req.subject, headers: req.headers, payload: req.payload },
-        { signal: this.closing.signal },
+        { signal: this.closing.signal, sends: this.sends },
       );
     } catch (err) {
       reply = { status: 500, body: { error: `internal error: ${err instanceof Error ? err.message : String(err)}` } };

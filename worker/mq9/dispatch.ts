@@ -31,6 +31,7 @@ import type { MailboxResult } from "../../objects/mailbox/types";
 import type { Env } from "../env";
 import { objectName } from "../keys";
 import { handleAgentRequest } from "./agents";
+import type { SendCoalescer } from "./sendbatch";
 
 /** One mq9 request as every transport sees it. */
 export interface Mq9Request {
@@ -51,6 +52,8 @@ export interface Mq9RequestContext {
   signal?: AbortSignal;
   /** Keeps the invocation alive for the release call (the Worker's `ctx.waitUntil`). */
   waitUntil?: (p: Promise<unknown>) => void;
+  /** The connection's SEND coalescer (NATS sessions): same-mailbox SENDs of one run share one RPC. */
+  sends?: SendCoalescer;
 }
 
 /** The JSON reply (always has `error`, "" on success) and its HTTP status. */
@@ -96,7 +99,10 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
         return await create(env, tenant, req.payload);
       case "MSG.SEND": {
         const opts = parseMq9Headers(req.headers);
-        const r = await mailboxStub(env, tenant, subject.mailAddress).send(subject.mailAddress, opts, req.payload);
+        const address = subject.mailAddress;
+        const r = ctx.sends
+          ? await ctx.sends.send(mailboxKey(tenant, address), mailboxStub(env, tenant, address), address, opts, req.payload)
+          : await mailboxStub(env, tenant, address).send(address, opts, req.payload);
         return reply(r, (v) => ({ msg_id: v.msgId }));
       }
       case "MSG.FETCH": {
@@ -174,9 +180,14 @@ async function fetchCancellable(
   }
 }
 
+/** The object name of mailbox `address` in `tenant`. */
+function mailboxKey(tenant: string, address: string): string {
+  return objectName("mailbox", tenant, address);
+}
+
 /** The Mailbox stub of `address` in `tenant`. */
 export function mailboxStub(env: Env, tenant: string, address: string): DurableObjectStub<Mailbox> {
-  return env.MAILBOX.get(env.MAILBOX.idFromName(objectName("mailbox", tenant, address)));
+  return env.MAILBOX.get(env.MAILBOX.idFromName(mailboxKey(tenant, address)));
 }
 
 /** Turns a Mailbox RPC result into the reply: `fields` of a success, or `{error}`. */
