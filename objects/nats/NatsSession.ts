@@ -23,6 +23,7 @@ import { authenticateToken, bearerToken } from "../../worker/auth";
 import type { Env } from "../../worker/env";
 import { handleMq9Request, replyJson, type Mq9Reply } from "../../worker/mq9/dispatch";
 import { SendCoalescer } from "../../worker/mq9/sendbatch";
+import { MailboxStubs } from "../../worker/mq9/stubs";
 import { VERSION } from "../../worker/version";
 import {
   NatsConnection,
@@ -64,6 +65,8 @@ export class NatsSession extends DurableObject<Env> {
   private partialTimer: ReturnType<typeof setTimeout> | null = null;
   private authTimer: ReturnType<typeof setTimeout> | null = null;
   private partialFlag = false;
+  /** JSON of the attachment last stored on the WebSocket. */
+  private savedAttachment = "";
   /**
    * Bytes waiting to be sent, drained by a zero-delay timer: every reply
    * that completes before it fires — including mq9 replies arriving as
@@ -78,10 +81,13 @@ export class NatsSession extends DurableObject<Env> {
   private readonly closing = new AbortController();
   /** Same-mailbox SENDs of one inbound message go to the Mailbox as one RPC. */
   private readonly sends = new SendCoalescer();
+  /** Mailbox stubs reused across this connection's requests. */
+  private readonly stubs: MailboxStubs;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new SubscriptionStore(ctx.storage);
+    this.stubs = new MailboxStubs(env);
   }
 
   /**
@@ -240,7 +246,7 @@ export class NatsSession extends DurableObject<Env> {
         this.env,
         req.tenant,
         { subject: req.subject, headers: req.headers, payload: req.payload },
-        { signal: this.closing.signal, sends: this.sends },
+        { signal: this.closing.signal, sends: this.sends, stubs: this.stubs },
       );
     } catch (err) {
       reply = { status: 500, body: { error: `internal error: ${err instanceof Error ? err.message : String(err)}` } };
@@ -276,11 +282,15 @@ export class NatsSession extends DurableObject<Env> {
     void this.shutdown(ws, 1011, "internal error");
   }
 
+  /** Persists the attachment when it differs from what was last stored (flush runs for every reply). */
   private saveAttachment(ws: WebSocket): void {
     if (!this.conn) return;
     const att: Attachment = { state: this.conn.state, partial: this.partialFlag };
+    const text = JSON.stringify(att);
+    if (text === this.savedAttachment) return;
     try {
       ws.serializeAttachment(att);
+      this.savedAttachment = text;
     } catch {
       /* closed socket */
     }

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { handleMq9Request } from "../../worker/mq9/dispatch";
 import { SendCoalescer } from "../../worker/mq9/sendbatch";
+import { MailboxStubs } from "../../worker/mq9/stubs";
 import { createMailbox, freshAddress, query, text } from "./mq9-helpers";
 import { testEnv as env } from "./nats-ws";
 
@@ -35,5 +36,26 @@ describe("SEND coalescing", () => {
     expect(stored[3].priority).toBe("urgent");
     // later SENDs (another run) keep counting
     expect((await send(sends, a, "later")).body).toEqual({ error: "", msg_id: 20 });
+  });
+});
+
+describe("MailboxStubs (per-connection stub cache)", () => {
+  it("reuses a stub per mailbox, drops the least recently used beyond its size, and forgets evicted ones", async () => {
+    const stubs = new MailboxStubs(env, 2);
+    const a = stubs.get("default", "a.box");
+    expect(a.key).toBe("default/a.box");
+    expect(stubs.get("default", "a.box").stub).toBe(a.stub);
+    const b = stubs.get("default", "b.box");
+    stubs.get("default", "a.box"); // a most recently used
+    stubs.get("default", "c.box"); // evicts b
+    expect(stubs.get("default", "a.box").stub).toBe(a.stub);
+    expect(stubs.get("default", "b.box").stub).not.toBe(b.stub);
+    stubs.evict("default/a.box");
+    expect(stubs.get("default", "a.box").stub).not.toBe(a.stub);
+    expect(stubs.get("other", "a.box").key).toBe("other/a.box");
+    // a cached stub works like a fresh one
+    const box = await createMailbox();
+    expect((await handleMq9Request(env, "default", { subject: `$mq9.AI.MSG.SEND.${box}`, headers: new Map(), payload: enc.encode("x") }, { stubs })).body).toEqual({ error: "", msg_id: 0 });
+    expect((await handleMq9Request(env, "default", { subject: `$mq9.AI.MSG.SEND.${box}`, headers: new Map(), payload: enc.encode("y") }, { stubs })).body).toEqual({ error: "", msg_id: 1 });
   });
 });

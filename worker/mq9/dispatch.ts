@@ -29,9 +29,9 @@ import {
 import type { Mailbox } from "../../objects/mailbox/Mailbox";
 import type { MailboxResult } from "../../objects/mailbox/types";
 import type { Env } from "../env";
-import { objectName } from "../keys";
 import { handleAgentRequest } from "./agents";
 import type { SendCoalescer } from "./sendbatch";
+import { freshMailboxTarget, type MailboxStubs, type MailboxTarget } from "./stubs";
 
 /** One mq9 request as every transport sees it. */
 export interface Mq9Request {
@@ -54,6 +54,8 @@ export interface Mq9RequestContext {
   waitUntil?: (p: Promise<unknown>) => void;
   /** The connection's SEND coalescer (NATS sessions): same-mailbox SENDs of one run share one RPC. */
   sends?: SendCoalescer;
+  /** The connection's Mailbox stub cache (NATS sessions); absent = a fresh stub per request. */
+  stubs?: MailboxStubs;
 }
 
 /** The JSON reply (always has `error`, "" on success) and its HTTP status. */
@@ -88,6 +90,7 @@ const CREATE_ATTEMPTS = 3;
  */
 export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request, ctx: Mq9RequestContext = {}): Promise<Mq9Reply> {
   let isCreate = false;
+  let target: MailboxTarget | null = null;
   try {
     if (req.payload.byteLength > MAX_PAYLOAD_BYTES) {
       throw new Mq9Error("payload_too_large", `payload of ${req.payload.byteLength} bytes exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes`);
@@ -100,14 +103,16 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
       case "MSG.SEND": {
         const opts = parseMq9Headers(req.headers);
         const address = subject.mailAddress;
+        target = mailboxTarget(env, tenant, address, ctx);
         const r = ctx.sends
-          ? await ctx.sends.send(mailboxKey(tenant, address), mailboxStub(env, tenant, address), address, opts, req.payload)
-          : await mailboxStub(env, tenant, address).send(address, opts, req.payload);
+          ? await ctx.sends.send(target.key, target.stub, address, opts, req.payload)
+          : await target.stub.send(address, opts, req.payload);
         return reply(r, (v) => ({ msg_id: v.msgId }));
       }
       case "MSG.FETCH": {
         const spec = parseFetchRequest(req.payload);
-        const r = await fetchCancellable(mailboxStub(env, tenant, subject.mailAddress), subject.mailAddress, spec, ctx);
+        target = mailboxTarget(env, tenant, subject.mailAddress, ctx);
+        const r = await fetchCancellable(target.stub, subject.mailAddress, spec, ctx);
         return reply(r, (v) => ({ messages: v.messages }));
       }
       case "MSG.ACK": {
@@ -115,26 +120,35 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
         if (ack.mailAddress !== subject.mailAddress) {
           throw new Mq9Error("bad_request", `mail_address "${echo(ack.mailAddress)}" does not match the subject's mailbox ${subject.mailAddress}`);
         }
-        const r = await mailboxStub(env, tenant, subject.mailAddress).ack(subject.mailAddress, ack.group, ack.msgId);
+        target = mailboxTarget(env, tenant, subject.mailAddress, ctx);
+        const r = await target.stub.ack(subject.mailAddress, ack.group, ack.msgId);
         return reply(r, () => ({}));
       }
       case "MSG.QUERY": {
         const spec = parseQueryRequest(req.payload);
-        const r = await mailboxStub(env, tenant, subject.mailAddress).query(subject.mailAddress, spec);
+        target = mailboxTarget(env, tenant, subject.mailAddress, ctx);
+        const r = await target.stub.query(subject.mailAddress, spec);
         return reply(r, (v) => ({ messages: v.messages }));
       }
       case "MSG.DELETE": {
-        const r = await mailboxStub(env, tenant, subject.mailAddress).deleteMessage(subject.mailAddress, subject.msgId);
+        target = mailboxTarget(env, tenant, subject.mailAddress, ctx);
+        const r = await target.stub.deleteMessage(subject.mailAddress, subject.msgId);
         return reply(r, () => ({ deleted: true }));
       }
       default:
         return await handleAgentRequest(env, tenant, subject.verb, req.payload);
     }
   } catch (e) {
+    if (target) ctx.stubs?.evict(target.key); // a platform error can leave the stub broken
     const r = errorReply(e);
     if (isCreate) r.body.mail_address = "";
     return r;
   }
+}
+
+/** The Mailbox of `address`: from the caller's stub cache when it has one, else a fresh stub. */
+function mailboxTarget(env: Env, tenant: string, address: string, ctx: Mq9RequestContext): MailboxTarget {
+  return ctx.stubs ? ctx.stubs.get(tenant, address) : freshMailboxTarget(env, tenant, address);
 }
 
 /** MAILBOX.CREATE: validates or generates the address, then creates it in its object. */
@@ -180,14 +194,9 @@ async function fetchCancellable(
   }
 }
 
-/** The object name of mailbox `address` in `tenant`. */
-function mailboxKey(tenant: string, address: string): string {
-  return objectName("mailbox", tenant, address);
-}
-
-/** The Mailbox stub of `address` in `tenant`. */
+/** The Mailbox stub of `address` in `tenant` (a fresh one). */
 export function mailboxStub(env: Env, tenant: string, address: string): DurableObjectStub<Mailbox> {
-  return env.MAILBOX.get(env.MAILBOX.idFromName(mailboxKey(tenant, address)));
+  return freshMailboxTarget(env, tenant, address).stub;
 }
 
 /** Turns a Mailbox RPC result into the reply: `fields` of a success, or `{error}`. */
