@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "nats";
+import { until } from "../fixtures/until";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTunnel, toWebSocketUrl, type Tunnel } from "../../client/bridge/tunnel";
 import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
@@ -41,13 +42,6 @@ async function http(subject: string, body: string): Promise<{ status: number; te
 /** Status of a 1 ms long-poll FETCH: 429 while every slot of the mailbox is held. */
 const probe = async (address: string) => (await http(`$mq9.AI.MSG.FETCH.${address}`, JSON.stringify({ config: { max_wait_ms: 1 } }))).status;
 
-async function until(cond: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error("condition not reached in time");
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 describe("long-poll slots of departed clients (wrangler dev)", () => {
   it("1000 FETCHes of a NATS client that disconnects after 1.5 s free their slots at once", async () => {
@@ -57,11 +51,11 @@ describe("long-poll slots of departed clients (wrangler dev)", () => {
     const body = te.encode(JSON.stringify({ config: { max_wait_ms: 30_000 } }));
     const requests = Array.from({ length: 1000 }, () => nc.request(`$mq9.AI.MSG.FETCH.${address}`, body, { timeout: 60_000 }).then(() => "answered", () => "gone"));
     await new Promise((r) => setTimeout(r, 1500));
-    await until(async () => (await probe(address)) === 429, 20_000); // all 1000 slots held
+    await until(async () => (await probe(address)) === 429, 20_000, 250); // all 1000 slots held
     await nc.close();
     expect(new Set(await Promise.all(requests))).toEqual(new Set(["gone"]));
     const t0 = Date.now();
-    await until(async () => (await probe(address)) === 200, 10_000); // not 30 s
+    await until(async () => (await probe(address)) === 200, 10_000, 250); // not 30 s
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(await http(`$mq9.AI.MSG.FETCH.${address}`, JSON.stringify({ config: { max_wait_ms: 200 } }))).toEqual({ status: 200, text: '{"error":"","messages":[]}' });
   });

@@ -8,6 +8,7 @@ import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_PENDING_FETCHES } from "../../wire/mq9";
 import { handleMq9Request, mailboxStub } from "../../worker/mq9/dispatch";
+import { until } from "../fixtures/until";
 import { createMailbox } from "./mq9-helpers";
 import { openNats, testEnv as env } from "./nats-ws";
 
@@ -20,13 +21,6 @@ function fetchReq(address: string, body: string, signal?: AbortSignal) {
 
 const held = (address: string) => mailboxStub(env, "default", address).heldFetches();
 
-async function until(cond: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error("condition not reached in time");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe("held FETCHes of departed clients", () => {
   it("an HTTP client that disconnects releases its held FETCH (POST /mq9, Request.signal)", async () => {
