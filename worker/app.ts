@@ -3,6 +3,7 @@
  * forward. See README.md for the route table.
  */
 import { Hono } from "hono";
+import { isOpen } from "./auth";
 import { brokerCors } from "./cors";
 import type { Env } from "./env";
 import { mq9HttpHandler } from "./mq9/http";
@@ -10,12 +11,23 @@ import { VERSION } from "./version";
 
 export const app = new Hono<{ Bindings: Env }>();
 
-/** Liveness: 200 with the version. */
-app.get("/healthz", (c) => c.json({ status: "ok", version: VERSION }));
+/**
+ * Liveness: 200 with the version and the auth mode: `"open"` (no
+ * AUTH_TOKENS: every client is tenant `default`) or `"tokens"`. The mode is
+ * no secret (a request without a token shows it too); `mortarmq dev` prints it.
+ */
+app.get("/healthz", (c) => c.json({ status: "ok", version: VERSION, auth: isOpen(c.env) ? "open" : "tokens" }));
 
 /** Browser agents: CORS on the mq9 bridge; /nats answers preflights (the route itself is the NATS session's). */
 app.use("/mq9/*", brokerCors());
 app.options("/nats", brokerCors());
+
+/**
+ * OPTIONS without an `Origin` (no CORS preflight; the CORS middleware above
+ * answers those): 204 with the methods the route allows.
+ */
+app.options("/mq9/*", (c) => c.body(null, 204, { Allow: "POST, OPTIONS" }));
+app.options("/nats", (c) => c.body(null, 204, { Allow: "GET, OPTIONS" }));
 
 /** mq9 over HTTP: `POST /mq9/<subject>` (worker/mq9/http.ts); other methods get a JSON 405. */
 app.post("/mq9/*", mq9HttpHandler);

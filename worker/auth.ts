@@ -56,12 +56,27 @@ export function timingSafeEqualStr(a: string, b: string): boolean {
   return diff === 0;
 }
 
+/** The line logged the first time an isolate serves a request of an open broker. */
+export const OPEN_MODE_LOG =
+  `mortarmq: running OPEN — no AUTH_TOKENS configured, every client is tenant "${OPEN_TENANT}" ` +
+  "(set AUTH_TOKENS, e.g. `mortarmq dev --auth-tokens <token>:<tenant>`, to require tokens)";
+
+let openModeLogged = false;
+
 /**
  * Resolves a presented token (possibly undefined/empty) to a tenant.
- * Open broker → always `{ok:true, tenant:"default", open:true}`.
+ * Open broker → always `{ok:true, tenant:"default", open:true}`; the first
+ * such request in an isolate logs {@link OPEN_MODE_LOG} (DESIGN §6: the
+ * broker says so when it runs open).
  */
 export async function authenticateToken(env: Env, token: string | undefined): Promise<AuthResult> {
-  if (isOpen(env)) return { ok: true, tenant: OPEN_TENANT, open: true };
+  if (isOpen(env)) {
+    if (!openModeLogged) {
+      openModeLogged = true;
+      console.warn(OPEN_MODE_LOG);
+    }
+    return { ok: true, tenant: OPEN_TENANT, open: true };
+  }
   if (!token) return { ok: false, reason: "missing" };
   const tokens = parseStaticTokens(env.AUTH_TOKENS);
   let found: string | undefined;

@@ -2,7 +2,11 @@
  * `mortarmq dev`: the local broker (what `npm start` runs). Starts
  * `wrangler dev` with on-disk state and, next to it, the TCP bridges for
  * MortarMQ v0 (default port 7070) and NATS (default port 4222); prints one
- * line per listening address; Ctrl-C shuts everything down.
+ * line per listening address and the auth mode (open or tokens); Ctrl-C
+ * shuts everything down.
+ *
+ * Worker vars (wrangler.toml `[vars]`: AUTH_TOKENS, CORS_ORIGINS, …) are set
+ * with `--var NAME=value` (repeatable) or the `--auth-tokens <list>` shortcut.
  */
 import type { Command } from "commander";
 import { startBridges } from "../bridge/bridges";
@@ -14,7 +18,43 @@ interface DevOptions {
   state: string;
   bridgePort: string | false;
   natsPort: string | false;
+  var: string[];
+  authTokens?: string;
 }
+
+/** Worker var names: what wrangler accepts as a binding name. */
+const VAR_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Builds the Worker vars from repeated `--var NAME=value` options and the
+ * `--auth-tokens` shortcut (= `--var AUTH_TOKENS=<list>`). Throws Error with
+ * a message for the user on a malformed option, a name given twice, or
+ * `--auth-tokens` together with `--var AUTH_TOKENS=…`.
+ */
+export function devVars(varOptions: readonly string[], authTokens?: string): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const opt of varOptions) {
+    const eq = opt.indexOf("=");
+    const name = eq < 0 ? opt : opt.slice(0, eq);
+    if (eq < 0 || !VAR_NAME_RE.test(name)) throw new Error(`--var expects NAME=value (e.g. --var CORS_ORIGINS=https://app.example), got "${opt}"`);
+    if (Object.hasOwn(vars, name)) throw new Error(`--var ${name} given more than once`);
+    vars[name] = opt.slice(eq + 1);
+  }
+  if (authTokens !== undefined) {
+    if (Object.hasOwn(vars, "AUTH_TOKENS")) throw new Error("use either --auth-tokens or --var AUTH_TOKENS=…, not both");
+    vars.AUTH_TOKENS = authTokens;
+  }
+  return vars;
+}
+
+/** The startup line that says how clients authenticate (DESIGN §6: an open broker says so). */
+export function authLine(auth: "open" | "tokens"): string {
+  return auth === "open"
+    ? 'mortarmq: auth        OPEN — no AUTH_TOKENS configured: every client is tenant "default" (use --auth-tokens <token>:<tenant>,… to require tokens)'
+    : "mortarmq: auth        tokens required (AUTH_TOKENS is set): clients send a token (HTTP Bearer, NATS auth_token, MortarMQ CONNECT)";
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** Registers the `dev` command on `program`. */
 export function registerDev(program: Command): void {
@@ -28,11 +68,20 @@ export function registerDev(program: Command): void {
     .option("--no-bridge-port", "do not start the MortarMQ v0 TCP bridge")
     .option("--nats-port <port>", "NATS TCP bridge port", "4222")
     .option("--no-nats-port", "do not start the NATS TCP bridge")
+    .option("--var <NAME=value>", "set a Worker var (repeatable), e.g. --var CORS_ORIGINS=https://app.example", collect, [])
+    .option("--auth-tokens <list>", 'require tokens: comma-separated "token:tenant" pairs (same as --var AUTH_TOKENS=<list>)')
     .action(async (opts: DevOptions) => {
+      let vars: Record<string, string>;
+      try {
+        vars = devVars(opts.var, opts.authTokens);
+      } catch (e) {
+        program.error(`mortarmq dev: ${(e as Error).message}`);
+      }
       const broker = await startLocalBroker({
         host: opts.host,
         port: Number(opts.port),
         stateDir: opts.state,
+        vars,
         inheritLogs: true,
       });
       const { started, failed } = await startBridges({
@@ -45,6 +94,7 @@ export function registerDev(program: Command): void {
       console.log(`mortarmq: NATS/WS     ws://${opts.host}:${broker.port}/nats`);
       for (const s of started) console.log(`mortarmq: ${s.line}`);
       for (const f of failed) console.warn(`mortarmq: ${f.line}`);
+      console.log(authLine(broker.auth));
       let stopping = false;
       const stop = async () => {
         if (stopping) return;

@@ -32,6 +32,8 @@ export interface LocalBroker {
   port: number;
   url: string;
   stateDir: string;
+  /** Auth mode the broker reported on /healthz: "open" (no tokens, tenant `default`) or "tokens". */
+  auth: "open" | "tokens";
   process: ChildProcess;
   /** Resolves when the wrangler process exits. */
   exited: Promise<number | null>;
@@ -86,6 +88,7 @@ export async function startLocalBroker(opts: LocalBrokerOptions): Promise<LocalB
   exited.then(() => { dead = true; });
   const url = `http://${host}:${port}`;
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
+  let auth: LocalBroker["auth"] = "open";
   while (true) {
     if (dead) throw new Error(`wrangler dev exited before the broker was ready:\n${log}`);
     if (Date.now() > deadline) {
@@ -94,14 +97,17 @@ export async function startLocalBroker(opts: LocalBrokerOptions): Promise<LocalB
     }
     try {
       const r = await fetch(`${url}/healthz`);
-      if (r.status === 200) break;
+      if (r.status === 200) {
+        auth = ((await r.json()) as { auth?: string }).auth === "tokens" ? "tokens" : "open";
+        break;
+      }
     } catch {
       /* not listening yet */
     }
     await new Promise((r) => setTimeout(r, 200));
   }
   return {
-    port, url, stateDir, process: child, exited,
+    port, url, stateDir, auth, process: child, exited,
     async stop() {
       if (dead) return;
       child.kill("SIGINT");

@@ -37,8 +37,8 @@ export class AgentRegistry extends DurableObject<Env> {
     return this.index.report(spec, Date.now());
   }
 
-  /** DISCOVER: one page of cards (text, semantic or all). */
-  discover(spec: DiscoverSpec): Promise<AgentResult<{ agents: Record<string, unknown>[] }>> {
+  /** DISCOVER: one page of cards (text, semantic or all), each as its JSON text. */
+  discover(spec: DiscoverSpec): Promise<AgentResult<{ agents: string[] }>> {
     return this.index.discover(spec);
   }
 

@@ -17,11 +17,12 @@
 import {
   MAX_AGENTS_PER_TENANT,
 } from "../../wire/mq9/agent-limits";
+import { echo } from "../../wire/mq9/errors";
 import { mailboxKey, type AgentSelector, type DiscoverSpec, type RegisterSpec, type ReportSpec } from "../../wire/mq9/agent-requests";
 import { ftsMatchQuery } from "./analyzer";
 import { embeddingText, ftsColumns } from "./documents";
 import type { Embedder } from "./embed/types";
-import { agentFailure, discoveredCard, type AgentResult } from "./results";
+import { agentFailure, discoveredCardJson, type AgentResult } from "./results";
 import { decodeVector, dot, encodeVector, normalize, TopK } from "./vectors";
 
 /** BM25 column weights of agents_fts: name, description, skills. */
@@ -89,7 +90,7 @@ export class AgentIndex {
       const existing = this.sql.exec<{ id: number }>("SELECT id FROM agents WHERE name = ?", name).toArray()[0];
       if (key !== null) {
         const owner = this.sql.exec<{ name: string }>("SELECT name FROM agents WHERE mailbox_key = ? AND name != ?", key, name).toArray()[0];
-        if (owner) return agentFailure(409, `mailbox ${mailbox} is already registered by agent ${owner.name}`);
+        if (owner) return agentFailure(409, `mailbox ${echo(mailbox!)} is already registered by agent ${echo(owner.name)}`);
       }
       if (!existing) {
         const { n } = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM agents").one();
@@ -136,14 +137,16 @@ export class AgentIndex {
   }
 
   /**
-   * DISCOVER: one page of cards in the form of `discoveredCard`.
+   * DISCOVER: one page of cards as JSON texts in the form of
+   * `discoveredCardJson` (stored cards spliced verbatim; a row whose stored
+   * text is not a JSON object is left out and logged).
    * - all: registration order (oldest first; re-REGISTER keeps the place).
    * - text: FTS5 BM25 (BM25_WEIGHTS), best first, ties by registration order.
    * - semantic: cosine similarity to the query's embedding, best first, ties
    *   by registration order; cards at or below the embedder's minScore are
    *   not matches. Fails with 503 when the embedder fails.
    */
-  async discover(spec: DiscoverSpec): Promise<AgentResult<{ agents: Record<string, unknown>[] }>> {
+  async discover(spec: DiscoverSpec): Promise<AgentResult<{ agents: string[] }>> {
     const offset = (spec.page - 1) * spec.limit;
     let rows: CardRow[];
     if (spec.mode === "all") {
@@ -167,7 +170,13 @@ export class AgentIndex {
         return agentFailure(503, `semantic search is unavailable: ${(e as Error)?.message ?? String(e)}`);
       }
     }
-    return { ok: true, agents: rows.map((r) => discoveredCard(r.card, r.report, r.report_ms)) };
+    const agents: string[] = [];
+    for (const r of rows) {
+      const json = discoveredCardJson(r.card, r.report, r.report_ms);
+      if (json !== null) agents.push(json);
+      else console.error(`agent registry: stored card ${r.id} is not a JSON object; left out of DISCOVER`);
+    }
+    return { ok: true, agents };
   }
 
   /** Number of agents and of vectors missing for the embedder in force (for stats and tests). */
@@ -241,10 +250,10 @@ export class AgentIndex {
       sel.name !== null
         ? this.sql.exec<{ id: number; mailbox_key: string | null }>("SELECT id, mailbox_key FROM agents WHERE name = ?", sel.name).toArray()[0]
         : this.sql.exec<{ id: number; mailbox_key: string | null }>("SELECT id, mailbox_key FROM agents WHERE mailbox_key = ?", mailboxKey(sel.mailbox!)).toArray()[0];
-    const who = sel.name !== null ? `agent ${sel.name}` : `agent with mailbox ${sel.mailbox}`;
+    const who = sel.name !== null ? `agent ${echo(sel.name)}` : `agent with mailbox ${echo(sel.mailbox!)}`;
     if (!row) return agentFailure(404, `${who} is not registered`);
     if (sel.name !== null && sel.mailbox !== null && row.mailbox_key !== mailboxKey(sel.mailbox)) {
-      return agentFailure(400, `agent ${sel.name} is not registered with mailbox ${sel.mailbox}`);
+      return agentFailure(400, `agent ${echo(sel.name)} is not registered with mailbox ${echo(sel.mailbox)}`);
     }
     return { ok: true, id: row.id };
   }

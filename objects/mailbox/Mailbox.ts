@@ -13,11 +13,14 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../worker/env";
 import {
   LANE_COUNT,
+  MAX_GROUPS_PER_MAILBOX,
   MAX_PENDING_FETCHES,
   MAX_REPLY_PAYLOAD_BYTES,
   Mq9Error,
+  echo,
   mq9Messages,
   laneOf,
+  priorityOfLane,
   type DeliverPolicy,
   type FetchSpec,
   type Lane,
@@ -102,6 +105,15 @@ export class Mailbox extends DurableObject<Env> {
     return this.sends.submit({ address, opts, payload });
   }
 
+  /**
+   * Several MSG.SENDs to this mailbox in one call (a NATS connection
+   * pipelining SENDs, see worker/mq9/sendbatch.ts): applied in order in one
+   * turn, sharing one commit; one result per item, as `send` would answer.
+   */
+  sendMany(address: string, items: { opts: Mq9SendOptions; payload: Uint8Array }[]): SendResult[] | Promise<SendResult[]> {
+    return this.sends.submitAll(items.map((i) => ({ address, opts: i.opts, payload: i.payload })));
+  }
+
   private applySend({ address, opts, payload }: SendItem): SendResult {
     return this.run(() => {
       const now = this.catchUp();
@@ -136,16 +148,25 @@ export class Mailbox extends DurableObject<Env> {
    * MSG.FETCH: up to `numMsgs` messages in delivery order from the group's
    * floors (stateful) or from `deliver` (stateless). With nothing to
    * deliver and `maxWaitMs` > 0 the request is held and answered as soon as
-   * a message becomes visible, or empty at the deadline.
+   * a message becomes visible, or empty at the deadline. `waiterId` (unique
+   * per request, chosen by the caller) lets {@link cancelFetch} release the
+   * held request when its client goes away.
    */
-  async fetchMessages(address: string, spec: FetchSpec): Promise<MailboxResult<Messages>> {
+  async fetchMessages(address: string, spec: FetchSpec, waiterId: string | null = null): Promise<MailboxResult<Messages>> {
     try {
       const now = this.catchUp();
       this.requireMailbox(address);
       const group = spec.group;
       let stateless: number[] = [];
       if (group !== null) {
-        if (spec.forceDeliver || !this.store.loadGroup(group)) {
+        const exists = this.store.loadGroup(group) !== null;
+        if (!exists && this.store.groupCount() >= MAX_GROUPS_PER_MAILBOX) {
+          throw new Mq9Error(
+            "too_many_requests",
+            `mailbox ${echo(address)} already has ${MAX_GROUPS_PER_MAILBOX} consumer groups: reuse an existing group_name or FETCH without one (stateless)`,
+          );
+        }
+        if (spec.forceDeliver || !exists) {
           const c = cursorAt(this.startId(spec.deliver));
           this.ctx.storage.transactionSync(() => this.store.saveGroup(group, c));
         }
@@ -165,10 +186,11 @@ export class Mailbox extends DurableObject<Env> {
       const first = attempt();
       if (first || spec.maxWaitMs === 0) return { ok: true, messages: first ?? [] };
       if (this.waiters.size >= MAX_PENDING_FETCHES) {
-        throw new Mq9Error("too_many_requests", `mailbox ${address} already holds ${MAX_PENDING_FETCHES} waiting FETCH requests`);
+        throw new Mq9Error("too_many_requests", `mailbox ${echo(address)} already holds ${MAX_PENDING_FETCHES} waiting FETCH requests`);
       }
       return await new Promise<MailboxResult<Messages>>((resolve) => {
         this.waiters.add({
+          id: waiterId,
           deadline: now + spec.maxWaitMs,
           poll: () => {
             const messages = attempt();
@@ -186,9 +208,29 @@ export class Mailbox extends DurableObject<Env> {
   }
 
   /**
+   * Releases the held long-poll FETCH `waiterId` (its HTTP client
+   * disconnected or its NATS connection closed), freeing its slot of
+   * MAX_PENDING_FETCHES at once instead of at its deadline. The held call
+   * is answered empty; nobody reads it. Returns false when no such FETCH is
+   * held (already answered). Must be called on the same stub as the FETCH,
+   * after it: calls on one stub are delivered in order.
+   */
+  cancelFetch(waiterId: string): boolean {
+    const cancelled = this.waiters.cancel(waiterId);
+    if (cancelled) this.rearm();
+    return cancelled;
+  }
+
+  /** Long-poll FETCHes held right now (at most MAX_PENDING_FETCHES); for diagnostics and tests. */
+  heldFetches(): number {
+    return this.waiters.size;
+  }
+
+  /**
    * MSG.ACK: advances `group`'s floors per the rule in cursor.ts (never
    * backwards, never past an undelivered message of another lane).
-   * Errors: `message not found` for a msg_id never assigned; unknown group.
+   * Errors: `message not found` for a msg_id never assigned; unknown group;
+   * a msg_id above the highest of its lane delivered to the group (409).
    */
   ack(address: string, group: string, msgId: number): MailboxResult {
     return this.run(() => {
@@ -196,11 +238,12 @@ export class Mailbox extends DurableObject<Env> {
       const meta = this.requireMailbox(address);
       if (msgId >= meta.nextMsgId) throw new Mq9Error("message_not_found", mq9Messages.messageNotFound());
       const cursor = this.store.loadGroup(group);
-      if (!cursor) throw new Mq9Error("group_not_found", `consumer group ${group} has not fetched from mailbox ${address}`);
+      if (!cursor) throw new Mq9Error("group_not_found", `consumer group ${echo(group)} has not fetched from mailbox ${echo(address)}`);
       // A message that is gone and was not in the last batch has nothing left to acknowledge.
       const lane = this.store.laneOf(msgId) ?? laneFromLastBatch(cursor, msgId);
       if (lane === null) return {};
       const r = applyAck(cursor, lane, msgId);
+      if (!r.ok) throw new Mq9Error("message_not_delivered", mq9Messages.notDelivered(msgId, group, priorityOfLane(lane), r.highestDelivered));
       if (r.changed) this.ctx.storage.transactionSync(() => this.store.saveGroup(group, r.cursor));
       return {};
     });

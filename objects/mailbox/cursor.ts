@@ -17,6 +17,10 @@
  *    higher lane, a higher lane never moves past a message the group was not
  *    given before X, and no floor ever decreases (only FETCH with
  *    `force_deliver` resets a group).
+ * 4. An ACK of X above the highest msg_id of lane L ever delivered to the
+ *    group (since its first FETCH or last `force_deliver`) is refused:
+ *    acknowledging a message the group was never given would skip it and
+ *    everything before it unseen.
  */
 import { LANE_COUNT, type Lane } from "../../wire/mq9";
 
@@ -27,23 +31,33 @@ export type LaneRange = readonly [first: number, last: number] | null;
 export interface GroupCursor {
   /** Ack floor per lane (index = lane). */
   floors: number[];
+  /**
+   * Highest msg_id delivered to the group per lane (index = lane); starts at
+   * the position − 1 (nothing delivered). An ACK above it is refused (rule 4).
+   */
+  delivered: number[];
   /** Per-lane ranges of the group's most recent non-empty FETCH, or null. */
   batch: LaneRange[] | null;
 }
 
-/** A position where every lane starts at `start` (no batch recorded). */
+/** A position where every lane starts at `start` (nothing delivered, no batch recorded). */
 export function cursorAt(start: number): GroupCursor {
-  return { floors: Array.from({ length: LANE_COUNT }, () => start), batch: null };
+  return {
+    floors: Array.from({ length: LANE_COUNT }, () => start),
+    delivered: Array.from({ length: LANE_COUNT }, () => start - 1),
+    batch: null,
+  };
 }
 
 /**
- * Records the messages a FETCH delivered (in any order). An empty delivery
- * keeps the previous batch so that a late ACK of it still applies rule 2.
+ * Records the messages a FETCH delivered (in any order): the new last batch
+ * and the per-lane highest delivered msg_id. An empty delivery keeps the
+ * previous batch so that a late ACK of it still applies rule 2.
  */
-export function recordBatch(c: GroupCursor, delivered: readonly { lane: Lane; msgId: number }[]): GroupCursor {
-  if (delivered.length === 0) return c;
+export function recordBatch(c: GroupCursor, batch: readonly { lane: Lane; msgId: number }[]): GroupCursor {
+  if (batch.length === 0) return c;
   const ranges: ([number, number] | null)[] = Array.from({ length: LANE_COUNT }, () => null);
-  for (const { lane, msgId } of delivered) {
+  for (const { lane, msgId } of batch) {
     const r = ranges[lane];
     if (!r) ranges[lane] = [msgId, msgId];
     else {
@@ -51,7 +65,8 @@ export function recordBatch(c: GroupCursor, delivered: readonly { lane: Lane; ms
       r[1] = Math.max(r[1], msgId);
     }
   }
-  return { floors: c.floors, batch: ranges };
+  const delivered = c.delivered.map((d, lane) => Math.max(d, ranges[lane]?.[1] ?? -1));
+  return { floors: c.floors, delivered, batch: ranges };
 }
 
 /** True when `msgId` of `lane` lies in the lane's range of the last batch. */
@@ -71,8 +86,18 @@ export function laneFromLastBatch(c: GroupCursor, msgId: number): Lane | null {
   return null;
 }
 
-/** Applies ACK(msgId in lane) per rules 1–3; returns the new cursor and whether it changed. */
-export function applyAck(c: GroupCursor, lane: Lane, msgId: number): { cursor: GroupCursor; changed: boolean } {
+/** Outcome of an ACK: the new cursor, or a refusal under rule 4 with the lane's highest delivered msg_id. */
+export type AckOutcome =
+  | { ok: true; cursor: GroupCursor; changed: boolean }
+  | { ok: false; highestDelivered: number };
+
+/**
+ * Applies ACK(msgId in lane) per rules 1–4: refused when msgId was never
+ * delivered to the group (above `delivered[lane]`), else the new cursor and
+ * whether it changed.
+ */
+export function applyAck(c: GroupCursor, lane: Lane, msgId: number): AckOutcome {
+  if (msgId > c.delivered[lane]) return { ok: false, highestDelivered: c.delivered[lane] };
   const floors = [...c.floors];
   floors[lane] = Math.max(floors[lane], msgId + 1);
   if (inLastBatch(c, lane, msgId)) {
@@ -82,15 +107,22 @@ export function applyAck(c: GroupCursor, lane: Lane, msgId: number): { cursor: G
     }
   }
   const changed = floors.some((f, i) => f !== c.floors[i]);
-  return { cursor: { floors, batch: c.batch }, changed };
+  return { ok: true, cursor: { floors, delivered: c.delivered, batch: c.batch }, changed };
 }
 
 /** Serializes a cursor for the `groups` table. */
-export function encodeCursor(c: GroupCursor): { floors: string; batch: string | null } {
-  return { floors: JSON.stringify(c.floors), batch: c.batch ? JSON.stringify(c.batch) : null };
+export function encodeCursor(c: GroupCursor): { floors: string; delivered: string; batch: string | null } {
+  return { floors: JSON.stringify(c.floors), delivered: JSON.stringify(c.delivered), batch: c.batch ? JSON.stringify(c.batch) : null };
 }
 
-/** Parses a `groups` row back into a cursor. */
-export function decodeCursor(floors: string, batch: string | null): GroupCursor {
-  return { floors: JSON.parse(floors) as number[], batch: batch ? (JSON.parse(batch) as LaneRange[]) : null };
+/**
+ * Parses a `groups` row back into a cursor. A row written before
+ * `delivered` was tracked (null) gets the most that is known to have been
+ * delivered: just below the floor, or the last batch's end.
+ */
+export function decodeCursor(floors: string, batch: string | null, delivered: string | null = null): GroupCursor {
+  const f = JSON.parse(floors) as number[];
+  const b = batch ? (JSON.parse(batch) as LaneRange[]) : null;
+  const d = delivered ? (JSON.parse(delivered) as number[]) : f.map((floor, lane) => Math.max(floor - 1, b?.[lane]?.[1] ?? -1));
+  return { floors: f, delivered: d, batch: b };
 }

@@ -36,6 +36,19 @@ export class GroupCommit<I, R> {
     return new Promise<R>((resolve) => this.queue.push({ item, resolve }));
   }
 
+  /**
+   * Applies `items` together, in order: all now when no commit is in
+   * flight, otherwise all after it (they share one commit either way).
+   */
+  submitAll(items: readonly I[]): R[] | Promise<R[]> {
+    if (!this.inflight) {
+      const rs = items.map((item) => this.apply(item));
+      if (items.length > 0) this.watch();
+      return rs;
+    }
+    return Promise.all(items.map((item) => new Promise<R>((resolve) => this.queue.push({ item, resolve }))));
+  }
+
   private watch(): void {
     this.inflight = true;
     this.durable().then(

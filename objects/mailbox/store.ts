@@ -11,7 +11,9 @@
  *              tags (",a,b,"), payload BLOB, create_ms, expires_ms.
  * - `delayed`  messages waiting for their delay; get a msg_id when due.
  * - `schedule` (kind, ref, due_ms): every timed event; drives the one alarm.
- * - `groups`   consumer-group cursors (see cursor.ts).
+ * - `groups`   consumer-group cursors (see cursor.ts): floors, last batch,
+ *              highest delivered msg_id per lane (column added later: rows
+ *              and tables from before it read as null, see upgradeSchema).
  */
 import { LANE_COUNT, bytesToBase64, priorityOfLane, type Lane, type Mq9Message, type QuerySpec } from "../../wire/mq9";
 import { decodeCursor, encodeCursor, type GroupCursor } from "./cursor";
@@ -63,7 +65,7 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS schedule (kind TEXT NOT NULL, ref INTEGER NOT NULL, due_ms INTEGER NOT NULL,
      PRIMARY KEY (kind, ref))`,
   `CREATE INDEX IF NOT EXISTS schedule_by_due ON schedule (due_ms)`,
-  `CREATE TABLE IF NOT EXISTS groups (name TEXT PRIMARY KEY, floors TEXT NOT NULL, batch TEXT)`,
+  `CREATE TABLE IF NOT EXISTS groups (name TEXT PRIMARY KEY, floors TEXT NOT NULL, batch TEXT, delivered TEXT)`,
 ];
 const TABLES = ["mailbox", "messages", "delayed", "schedule", "groups"];
 
@@ -118,9 +120,16 @@ export class MailboxStore {
     return this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'mailbox'").toArray().length > 0;
   }
 
-  /** Loads the mailbox row, or null when there is no mailbox. */
+  /** Brings a schema created by an older version up to date (idempotent; cheap when current). */
+  private upgradeSchema(): void {
+    const hasDelivered = this.sql.exec("SELECT 1 FROM pragma_table_info('groups') WHERE name = 'delivered'").toArray().length > 0;
+    if (!hasDelivered) this.sql.exec("ALTER TABLE groups ADD COLUMN delivered TEXT");
+  }
+
+  /** Loads the mailbox row (upgrading an older schema first), or null when there is no mailbox. */
   loadMeta(): MailboxMeta | null {
     if (!this.hasSchema()) return null;
+    this.upgradeSchema();
     const r = this.sql.exec(
       "SELECT address, created_ms, ttl_s, expires_ms, MAX(next_msg_id, (SELECT COALESCE(MAX(msg_id) + 1, 0) FROM messages)) AS next_id FROM mailbox WHERE id = 1",
     ).toArray()[0];
@@ -300,16 +309,22 @@ export class MailboxStore {
 
   /** A group's cursor, or null when the group never fetched. */
   loadGroup(name: string): GroupCursor | null {
-    const r = this.sql.exec("SELECT floors, batch FROM groups WHERE name = ?", name).toArray()[0];
-    return r ? decodeCursor(r.floors as string, r.batch as string | null) : null;
+    const r = this.sql.exec("SELECT floors, batch, delivered FROM groups WHERE name = ?", name).toArray()[0];
+    return r ? decodeCursor(r.floors as string, r.batch as string | null, r.delivered as string | null) : null;
+  }
+
+  /** Number of stored consumer groups. */
+  groupCount(): number {
+    return this.sql.exec("SELECT count(*) AS n FROM groups").one().n as number;
   }
 
   /** Writes a group's cursor. */
   saveGroup(name: string, c: GroupCursor): void {
     const e = encodeCursor(c);
     this.sql.exec(
-      "INSERT INTO groups (name, floors, batch) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET floors = excluded.floors, batch = excluded.batch",
-      name, e.floors, e.batch,
+      `INSERT INTO groups (name, floors, batch, delivered) VALUES (?, ?, ?, ?)
+       ON CONFLICT (name) DO UPDATE SET floors = excluded.floors, batch = excluded.batch, delivered = excluded.delivered`,
+      name, e.floors, e.batch, e.delivered,
     );
   }
 

@@ -1,11 +1,14 @@
 /**
  * Held long-poll FETCH requests of one Mailbox (pure, in memory). A waiter
  * is re-polled whenever messages become visible (SEND, a delayed message
- * coming due) and is answered at its deadline by the alarm.
+ * coming due) and is answered at its deadline by the alarm, or released
+ * early by {@link WaiterSet.cancel} when its client went away.
  */
 
 /** One held FETCH. */
 export interface Waiter {
+  /** Caller-chosen id for {@link WaiterSet.cancel}; absent/null when the caller cannot cancel. */
+  id?: string | null;
   /** When the wait ends, ms since epoch. */
   deadline: number;
   /** Tries to answer now; returns true when it did (messages were available). */
@@ -19,6 +22,7 @@ export interface Waiter {
 /** The set of held FETCHes. */
 export class WaiterSet {
   private readonly waiters = new Set<Waiter>();
+  private readonly byId = new Map<string, Waiter>();
 
   /** Number of held requests. */
   get size(): number {
@@ -27,6 +31,29 @@ export class WaiterSet {
 
   add(w: Waiter): void {
     this.waiters.add(w);
+    if (w.id != null) this.byId.set(w.id, w);
+  }
+
+  /**
+   * Releases the waiter with `id` (its client disconnected): it leaves the
+   * set and is answered at once with whatever `expire` gives (nobody reads
+   * it). Returns false when no such waiter is held (already answered).
+   */
+  cancel(id: string): boolean {
+    const w = this.byId.get(id);
+    if (!w) return false;
+    this.remove(w);
+    try {
+      w.expire();
+    } catch (e) {
+      w.fail(e);
+    }
+    return true;
+  }
+
+  private remove(w: Waiter): void {
+    this.waiters.delete(w);
+    if (w.id != null) this.byId.delete(w.id);
   }
 
   /** Earliest deadline, or null when nothing is held. */
@@ -44,11 +71,11 @@ export class WaiterSet {
       try {
         done = w.poll();
       } catch (e) {
-        this.waiters.delete(w);
+        this.remove(w);
         w.fail(e);
         continue;
       }
-      if (done) this.waiters.delete(w);
+      if (done) this.remove(w);
     }
   }
 
@@ -56,7 +83,7 @@ export class WaiterSet {
   expireDue(nowMs: number): void {
     for (const w of [...this.waiters]) {
       if (w.deadline > nowMs) continue;
-      this.waiters.delete(w);
+      this.remove(w);
       try {
         w.expire();
       } catch (e) {
@@ -69,6 +96,7 @@ export class WaiterSet {
   failAll(error: unknown): void {
     const all = [...this.waiters];
     this.waiters.clear();
+    this.byId.clear();
     for (const w of all) w.fail(error);
   }
 }

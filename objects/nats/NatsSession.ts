@@ -21,7 +21,9 @@
 import { DurableObject } from "cloudflare:workers";
 import { authenticateToken, bearerToken } from "../../worker/auth";
 import type { Env } from "../../worker/env";
-import { handleMq9Request, type Mq9Reply } from "../../worker/mq9/dispatch";
+import { handleMq9Request, replyJson, type Mq9Reply } from "../../worker/mq9/dispatch";
+import { SendCoalescer } from "../../worker/mq9/sendbatch";
+import { MailboxStubs } from "../../worker/mq9/stubs";
 import { VERSION } from "../../worker/version";
 import {
   NatsConnection,
@@ -63,12 +65,29 @@ export class NatsSession extends DurableObject<Env> {
   private partialTimer: ReturnType<typeof setTimeout> | null = null;
   private authTimer: ReturnType<typeof setTimeout> | null = null;
   private partialFlag = false;
-  /** Bytes waiting to be sent; drained once per microtask checkpoint so replies finishing together share one message. */
+  /** JSON of the attachment last stored on the WebSocket. */
+  private savedAttachment = "";
+  /**
+   * Bytes waiting to be sent, drained by a zero-delay timer: every reply
+   * that completes before it fires — including mq9 replies arriving as
+   * separate RPC completions in the same event-loop round, e.g. one
+   * Mailbox group commit answering 30 SENDs — shares one WebSocket
+   * message. Each message costs a hop through every process between the
+   * client and this object, so this is what lets a pipelining client
+   * (nats.js with many requests in flight) batch its next requests too.
+   */
   private outQueue: Uint8Array[] = [];
+  /** Aborted when the connection closes: its held long-poll FETCHes are released in their Mailboxes at once. */
+  private readonly closing = new AbortController();
+  /** Same-mailbox SENDs of one inbound message go to the Mailbox as one RPC. */
+  private readonly sends = new SendCoalescer();
+  /** Mailbox stubs reused across this connection's requests. */
+  private readonly stubs: MailboxStubs;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new SubscriptionStore(ctx.storage);
+    this.stubs = new MailboxStubs(env);
   }
 
   /**
@@ -197,7 +216,7 @@ export class NatsSession extends DurableObject<Env> {
     if (this.store.apply(conn.subs.takeChanges())) void this.ctx.storage.setAlarm(Date.now() + GC_INTERVAL_MS);
     this.saveAttachment(ws);
     if (box.out.length > 0) {
-      if (this.outQueue.length === 0) queueMicrotask(() => this.drain(ws));
+      if (this.outQueue.length === 0) setTimeout(() => this.drain(ws), 0);
       this.outQueue.push(...box.out);
     }
     for (const req of box.requests) void this.run(ws, conn, req);
@@ -223,14 +242,19 @@ export class NatsSession extends DurableObject<Env> {
   private async run(ws: WebSocket, conn: NatsConnection, req: ServedRequest): Promise<void> {
     let reply: Mq9Reply;
     try {
-      reply = await handleMq9Request(this.env, req.tenant, { subject: req.subject, headers: req.headers, payload: req.payload });
+      reply = await handleMq9Request(
+        this.env,
+        req.tenant,
+        { subject: req.subject, headers: req.headers, payload: req.payload },
+        { signal: this.closing.signal, sends: this.sends, stubs: this.stubs },
+      );
     } catch (err) {
       reply = { status: 500, body: { error: `internal error: ${err instanceof Error ? err.message : String(err)}` } };
     }
     conn.requestDone(req);
     if (!req.reply || conn !== this.conn || conn.state.closed) return;
     const box = newOutbox();
-    conn.deliver(req.reply, undefined, undefined, te.encode(JSON.stringify(reply.body)), box);
+    conn.deliver(req.reply, undefined, undefined, te.encode(replyJson(reply)), box);
     this.flush(ws, box);
   }
 
@@ -258,18 +282,26 @@ export class NatsSession extends DurableObject<Env> {
     void this.shutdown(ws, 1011, "internal error");
   }
 
+  /** Persists the attachment when it differs from what was last stored (flush runs for every reply). */
   private saveAttachment(ws: WebSocket): void {
     if (!this.conn) return;
     const att: Attachment = { state: this.conn.state, partial: this.partialFlag };
+    const text = JSON.stringify(att);
+    if (text === this.savedAttachment) return;
     try {
       ws.serializeAttachment(att);
+      this.savedAttachment = text;
     } catch {
       /* closed socket */
     }
   }
 
-  /** Closes the WebSocket (if still open), stops timers and deletes this connection's storage. */
+  /**
+   * Closes the WebSocket (if still open), releases held long-poll FETCHes,
+   * stops timers and deletes this connection's storage.
+   */
   private async shutdown(ws: WebSocket, code: number, reason: string): Promise<void> {
+    this.closing.abort();
     clearTimeout(this.partialTimer);
     clearTimeout(this.authTimer);
     this.partialTimer = this.authTimer = null;

@@ -58,6 +58,9 @@ describe("agent request bodies", () => {
     expect(parseDiscoverRequest(b({ text: "a", semantic: "  ", limit: 500, page: 3 }))).toEqual({ mode: "text", query: "a", limit: 100, page: 3 });
     expect(parseDiscoverRequest(b({ text: null }))).toMatchObject({ mode: "all" });
     expect(() => parseDiscoverRequest(b({ page: 0 }))).toThrow(/page/);
+    // huge numbers are clamped, never rejected with the float-safety bound
+    expect(parseDiscoverRequest(b({ limit: 2 ** 64, page: 2 ** 64 }))).toEqual({ mode: "all", query: "", limit: 100, page: 10_001 });
+    expect(() => parseDiscoverRequest(b({ page: 0 }))).toThrow("field page: must be a whole number ≥ 1");
     expect(() => parseDiscoverRequest(b({ text: "x".repeat(1001) }))).toThrow(/text/);
   });
 

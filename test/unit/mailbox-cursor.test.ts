@@ -5,6 +5,13 @@ import { applyAck, cursorAt, decodeCursor, encodeCursor, laneFromLastBatch, reco
 
 type Msg = { lane: Lane; msgId: number };
 
+/** applyAck that must be accepted; returns the new cursor. */
+function acked(c: GroupCursor, lane: Lane, msgId: number): GroupCursor {
+  const r = applyAck(c, lane, msgId);
+  if (!r.ok) throw new Error(`ACK ${msgId} refused (highest delivered ${r.highestDelivered})`);
+  return r.cursor;
+}
+
 /** The batch a FETCH would deliver from `c` over `msgs` (delivery order, at most n). */
 function deliver(c: GroupCursor, msgs: Msg[], n: number): Msg[] {
   return msgs
@@ -22,7 +29,7 @@ describe("group cursor and the ACK rule", () => {
       const batch = deliver(c, msgs, 3);
       sizes.push(batch.length);
       c = recordBatch(c, batch);
-      if (batch.length) c = applyAck(c, batch[batch.length - 1].lane, batch[batch.length - 1].msgId).cursor;
+      if (batch.length) c = acked(c, batch[batch.length - 1].lane, batch[batch.length - 1].msgId);
     }
     expect(sizes).toEqual([3, 3, 3, 0]);
   });
@@ -33,7 +40,7 @@ describe("group cursor and the ACK rule", () => {
     const batch = deliver(c, msgs, 4);
     expect(batch.map((m) => m.msgId)).toEqual([2, 1, 0, 3]);
     c = recordBatch(c, batch);
-    c = applyAck(c, 2, 3).cursor;
+    c = acked(c, 2, 3);
     expect(c.floors).toEqual([3, 2, 4]);
     expect(deliver(c, msgs, 10)).toEqual([]);
   });
@@ -42,7 +49,7 @@ describe("group cursor and the ACK rule", () => {
     const msgs: Msg[] = [{ lane: 2, msgId: 0 }, { lane: 2, msgId: 1 }];
     let c = recordBatch(cursorAt(0), deliver(cursorAt(0), msgs, 10));
     msgs.push({ lane: 0, msgId: 2 }); // critical arrives before the ACK
-    c = applyAck(c, 2, 1).cursor;
+    c = acked(c, 2, 1);
     expect(deliver(c, msgs, 10)).toEqual([{ lane: 0, msgId: 2 }]);
   });
 
@@ -51,18 +58,31 @@ describe("group cursor and the ACK rule", () => {
     let c = cursorAt(0);
     c = recordBatch(c, deliver(c, msgs, 3)); // [5, 0, 1]
     c = recordBatch(c, deliver(c, msgs, 1)); // re-fetch before acking: [5]
-    c = applyAck(c, 2, 1).cursor; // normal 1 is not in the last batch
+    c = acked(c, 2, 1); // normal 1 is not in the last batch
     expect(c.floors).toEqual([0, 0, 2]);
     expect(deliver(c, msgs, 10)).toEqual([{ lane: 0, msgId: 5 }]);
   });
 
   it("never moves a floor backwards", () => {
-    let c = applyAck(cursorAt(0), 2, 7).cursor;
+    let c = acked(recordBatch(cursorAt(0), Array.from({ length: 8 }, (_, i) => ({ lane: 2 as Lane, msgId: i }))), 2, 7);
     const r = applyAck(c, 2, 3);
-    expect(r.changed).toBe(false);
-    expect(r.cursor.floors[2]).toBe(8);
+    expect(r.ok && !r.changed && r.cursor.floors[2]).toBe(8);
     c = cursorAt(10);
-    expect(applyAck(c, 0, 4).changed).toBe(false);
+    const below = applyAck(c, 0, 4);
+    expect(below.ok && below.changed).toBe(false);
+  });
+
+  it("refuses an ACK above the highest msg_id delivered in its lane", () => {
+    // group fetched an empty mailbox (position 0), then 5 messages were sent: nothing delivered yet
+    let c = cursorAt(0);
+    expect(applyAck(c, 2, 3)).toEqual({ ok: false, highestDelivered: -1 });
+    c = recordBatch(c, [{ lane: 2, msgId: 0 }, { lane: 2, msgId: 1 }, { lane: 0, msgId: 4 }]);
+    expect(applyAck(c, 2, 3)).toEqual({ ok: false, highestDelivered: 1 });
+    expect(applyAck(c, 1, 2)).toEqual({ ok: false, highestDelivered: -1 });
+    expect(acked(c, 2, 1).floors).toEqual([5, 0, 2]);
+    // a group starting at from_id 3 treats everything below 3 as behind it: ACKs there are no-ops
+    const r = applyAck(cursorAt(3), 2, 1);
+    expect(r.ok && r.changed).toBe(false);
   });
 
   it("resolves the lane of a vanished message conservatively", () => {
@@ -75,11 +95,13 @@ describe("group cursor and the ACK rule", () => {
   it("round-trips through its stored form", () => {
     const c = recordBatch(cursorAt(3), [{ lane: 1, msgId: 4 }]);
     const e = encodeCursor(c);
-    expect(decodeCursor(e.floors, e.batch)).toEqual(c);
-    expect(decodeCursor(encodeCursor(cursorAt(0)).floors, null)).toEqual(cursorAt(0));
+    expect(decodeCursor(e.floors, e.batch, e.delivered)).toEqual(c);
+    expect(decodeCursor(encodeCursor(cursorAt(0)).floors, null, encodeCursor(cursorAt(0)).delivered)).toEqual(cursorAt(0));
+    // rows written before `delivered` existed: below the floor, or the last batch's end
+    expect(decodeCursor("[3,3,3]", JSON.stringify([null, [4, 6], null]), null).delivered).toEqual([2, 6, 2]);
   });
 
-  it("property: floors only cover delivered messages and never decrease", () => {
+  it("property: floors only cover delivered messages and never decrease, whatever is acked", () => {
     const op = fc.oneof(
       fc.record({ t: fc.constant("send" as const), lane: fc.constantFrom<Lane>(0, 1, 2) }),
       fc.record({ t: fc.constant("fetch" as const), n: fc.integer({ min: 1, max: 5 }) }),
@@ -97,11 +119,14 @@ describe("group cursor and the ACK rule", () => {
             lastBatch = deliver(c, msgs, o.n);
             lastBatch.forEach((m) => delivered.add(m.msgId));
             c = recordBatch(c, lastBatch);
-          } else if (delivered.size) {
-            const ids = [...delivered];
-            const m = msgs[ids[o.pick % ids.length]];
+          } else if (msgs.length) {
+            // any sent message, delivered or not: only delivered ones (or ones behind the floor) may be accepted
+            const m = msgs[o.pick % msgs.length];
             const before = [...c.floors];
-            c = applyAck(c, m.lane, m.msgId).cursor;
+            const r = applyAck(c, m.lane, m.msgId);
+            const highest = Math.max(-1, ...[...delivered].filter((id) => msgs[id].lane === m.lane));
+            expect(r.ok).toBe(m.msgId <= highest);
+            if (r.ok) c = r.cursor;
             c.floors.forEach((f, i) => expect(f).toBeGreaterThanOrEqual(before[i]));
           }
           for (const m of msgs) if (m.msgId < c.floors[m.lane]) expect(delivered.has(m.msgId)).toBe(true);

@@ -44,6 +44,22 @@ describe("GroupCommit", () => {
     expect(gc.submit("d")).toBe("ok d"); // idle again: immediate
   });
 
+  it("submitAll applies a group together: at once when idle, after the commit in flight otherwise", async () => {
+    const s = fakeStorage();
+    const gc = new GroupCommit<string, string>((x) => (s.write(x), `ok ${x}`), s.sync, () => "failed");
+    expect(gc.submitAll(["a", "b"])).toEqual(["ok a", "ok b"]);
+    const later = gc.submitAll(["c", "d"]);
+    const single = gc.submit("e");
+    s.commit();
+    await tick();
+    expect(await later).toEqual(["ok c", "ok d"]);
+    expect(await single).toBe("ok e");
+    s.commit();
+    await tick();
+    expect(s.commits).toEqual([["a", "b"], ["c", "d", "e"]]);
+    expect(gc.submitAll([])).toEqual([]);
+  });
+
   it("answers queued items with the failure reply when storage fails", async () => {
     const s = fakeStorage();
     const gc = new GroupCommit<string, string>((x) => (s.write(x), `ok ${x}`), s.sync, (e) => `failed: ${String(e)}`);

@@ -46,3 +46,35 @@ describe("base64", () => {
     expect(bytesToBase64(new Uint8Array())).toBe("");
   });
 });
+
+describe("range errors name the real limits", () => {
+  const errorOf = (fn: () => unknown): string => {
+    try {
+      fn();
+    } catch (e) {
+      return (e as Error).message;
+    }
+    throw new Error("did not throw");
+  };
+
+  it("ttl: 2^64 and 315360001 name the 10-year maximum, not the float-safety bound", () => {
+    for (const ttl of [2 ** 64, 315_360_001, -1, 1.5]) {
+      const msg = errorOf(() => parseCreateRequest(body({ ttl })));
+      expect(msg, String(ttl)).toBe("invalid request field ttl: must be a whole number of seconds from 0 to 315360000");
+    }
+    expect(errorOf(() => parseCreateRequest(body(`{"ttl":18446744073709551616}`)))).not.toContain("9007199254740991");
+    expect(parseCreateRequest(body({ ttl: 315_360_000 })).ttlSec).toBe(315_360_000);
+  });
+
+  it("clamped fields accept any whole number; ids and times name their exact-integer range", () => {
+    const f = parseFetchRequest(body({ config: { num_msgs: 2 ** 64, max_wait_ms: 2 ** 64 } }));
+    expect([f.numMsgs, f.maxWaitMs]).toEqual([1000, 30_000]);
+    expect(parseQueryRequest(body({ limit: 2 ** 64 })).limit).toBe(1000);
+    expect(errorOf(() => parseFetchRequest(body({ config: { num_msgs: 0 } })))).toBe("invalid request field config.num_msgs: must be a whole number ≥ 1");
+    expect(errorOf(() => parseAckRequest(body({ group_name: "g", mail_address: "a", msg_id: 2 ** 64 })))).toBe(
+      "invalid request field msg_id: must be a whole number from 0 to 9007199254740991",
+    );
+    expect(errorOf(() => parseQueryRequest(body({ since: -5 })))).toBe("invalid request field since: must be a whole number of unix seconds from 0 to 9007199254740991");
+    expect(errorOf(() => parseAckRequest(body({ group_name: "g", mail_address: "a", msg_id: "3" })))).toContain("field msg_id: must be a whole number");
+  });
+});

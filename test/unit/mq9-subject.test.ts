@@ -26,10 +26,30 @@ describe("parseMq9Subject", () => {
     expect(parseMq9Subject("$mq9.AI.MSG.DELETE.a.7")).toEqual({ kind: "MSG.DELETE", mailAddress: "a", msgId: 7 });
     expect(parseMq9Subject("$mq9.AI.MSG.DELETE.task.001.0")).toEqual({ kind: "MSG.DELETE", mailAddress: "task.001", msgId: 0 });
     expect(errorOf("$mq9.AI.MSG.DELETE.task").code).toBe("bad_request");
-    expect(errorOf("$mq9.AI.MSG.DELETE.task.x").message).toContain('msg_id "x"');
+    expect(errorOf("$mq9.AI.MSG.DELETE.task.x").message).toContain('last token "x" is not a msg_id');
     expect(errorOf("$mq9.AI.MSG.DELETE.task.007").code).toBe("bad_request");
     expect(errorOf("$mq9.AI.MSG.DELETE.task.-1").code).toBe("bad_request");
   });
+  it("DELETE without its msg_id: a canonical last token is the msg_id, anything else names the expected form", () => {
+    // The spec's grammar: `task.1` is mailbox task, message 1 (documented ambiguity, kept).
+    expect(parseMq9Subject("$mq9.AI.MSG.DELETE.task.1")).toEqual({ kind: "MSG.DELETE", mailAddress: "task", msgId: 1 });
+    for (const [subject, token] of [
+      ["$mq9.AI.MSG.DELETE.task.001", "001"],
+      ["$mq9.AI.MSG.DELETE.task.00", "00"],
+      ["$mq9.AI.MSG.DELETE.task.+1", "+1"],
+      ["$mq9.AI.MSG.DELETE.agent.inbox", "inbox"],
+      ["$mq9.AI.MSG.DELETE.task.99999999999999999999", "99999999999999999999"],
+    ]) {
+      const e = errorOf(subject);
+      expect(e.code, subject).toBe("bad_request");
+      expect(e.message).toBe(
+        `subject ${subject}: the last token "${token}" is not a msg_id (a decimal integer without sign or leading zeros); ` +
+          "expected $mq9.AI.MSG.DELETE.<mail_address>.<msg_id> — was the msg_id forgotten?",
+      );
+    }
+    expect(errorOf("$mq9.AI.MSG.DELETE.task").message).toBe("subject $mq9.AI.MSG.DELETE.task: expected $mq9.AI.MSG.DELETE.<mail_address>.<msg_id>");
+  });
+
   it("rejects unknown subjects with unknown_subject", () => {
     for (const s of ["foo.bar", "$mq9.AI.MAILBOX.DROP", "$mq9.AI.MSG.PUSH.task.001", "$mq9.AI.AGENT.LIST", "$mq9.AI.", "$mq9.ai.MSG.SEND.a", "$mq9.AI.MAILBOX.CREATE.x"]) {
       const e = errorOf(s);

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isValidPublishSubject, isValidSubject, subjectMatches } from "../../wire/nats/subject";
 
@@ -55,5 +56,28 @@ describe("NATS wildcard matching", () => {
     ["FOO", "foo", false], // case-sensitive
   ])("%j ~ %j = %s", (pattern, subject, expected) => {
     expect(subjectMatches(pattern, subject)).toBe(expected);
+  });
+});
+
+/** The straightforward split-based matcher, as a reference for the allocation-free one. */
+function referenceMatches(pattern: string, subject: string): boolean {
+  if (pattern === subject) return true;
+  const p = pattern.split(".");
+  const s = subject.split(".");
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === ">" && i === p.length - 1) return s.length > i;
+    if (i >= s.length) return false;
+    if (p[i] !== "*" && p[i] !== s[i]) return false;
+  }
+  return p.length === s.length;
+}
+
+describe("subjectMatches (property)", () => {
+  it("agrees with the split-based reference on valid patterns and subjects", () => {
+    const token = fc.constantFrom("a", "b", "ab", "*", ">", "foo", "_INBOX");
+    const literal = fc.constantFrom("a", "b", "ab", "foo", "_INBOX", "x*");
+    const pattern = fc.array(token, { minLength: 1, maxLength: 5 }).map((t) => t.join(".")).filter(isValidSubject);
+    const subject = fc.array(literal, { minLength: 1, maxLength: 6 }).map((t) => t.join("."));
+    fc.assert(fc.property(pattern, subject, (p, s) => subjectMatches(p, s) === referenceMatches(p, s)), { numRuns: 2000 });
   });
 });

@@ -65,10 +65,13 @@ async function registerAll(idx: AgentIndex) {
   }
 }
 
+/** The name of a DISCOVER result card (JSON text). */
+const nameOf = (card: string) => (JSON.parse(card) as { name: string }).name;
+
 async function semanticNames(idx: AgentIndex, query: string, extra: object = {}): Promise<string[]> {
   const r = await idx.discover(parseDiscoverRequest(enc.encode(JSON.stringify({ semantic: query, ...extra }))));
   if (!r.ok) throw new Error(r.error);
-  return r.agents.map((a) => a.name as string);
+  return r.agents.map(nameOf);
 }
 
 describe("Workers AI embedder (fake AI binding)", () => {
@@ -91,7 +94,7 @@ describe("Workers AI embedder (fake AI binding)", () => {
     await withIndex(createWorkersAiEmbedder(ai), async (idx) => {
       await registerAll(idx);
       const text = await idx.discover(parseDiscoverRequest(enc.encode('{"text":"payments"}')));
-      expect(text.ok && text.agents.map((a) => a.name)).toEqual(["pay"]);
+      expect(text.ok && text.agents.map(nameOf)).toEqual(["pay"]);
       expect(idx.counts()).toEqual({ agents: 3, staleVectors: 3 });
       const r = await idx.discover(parseDiscoverRequest(enc.encode('{"semantic":"query:mostly-weather"}')));
       expect(r).toEqual({ ok: false, status: 503, error: "semantic search is unavailable: Workers AI @cf/baai/bge-m3 failed: upstream 503" });

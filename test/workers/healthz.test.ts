@@ -1,5 +1,7 @@
-import { SELF } from "cloudflare:test";
+import { createExecutionContext, env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { app } from "../../worker/app";
+import type { Env } from "../../worker/env";
 
 describe("GET /healthz", () => {
   it("answers 200 with the version", async () => {
@@ -8,5 +10,12 @@ describe("GET /healthz", () => {
     const body = (await res.json()) as { status: string; version: string };
     expect(body.status).toBe("ok");
     expect(body.version).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it("reports the auth mode: open without AUTH_TOKENS, tokens with them", async () => {
+    expect(((await (await SELF.fetch("http://broker/healthz")).json()) as { auth: string }).auth).toBe("open");
+    const closed = { ...(env as unknown as Env), AUTH_TOKENS: "t:acme" };
+    const res = await app.fetch(new Request("http://broker/healthz"), closed, createExecutionContext());
+    expect(((await res.json()) as { auth: string }).auth).toBe("tokens");
   });
 });

@@ -1,4 +1,8 @@
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { MAX_GROUPS_PER_MAILBOX } from "../../wire/mq9";
+import type { Env } from "../../worker/env";
+import { mailboxStub } from "../../worker/mq9/dispatch";
 import { createMailbox, fetchMsgs, mq9, send, text } from "./mq9-helpers";
 
 async function ack(address: string, group: string, msgId: number) {
@@ -120,6 +124,39 @@ describe("MSG.FETCH and MSG.ACK", () => {
     await send(a, "c2", { "mq9-priority": "critical" }); // arrives before the ACK
     await ack(a, "g", batch[1].msg_id);
     expect((await fetchMsgs(a, { group_name: "g" })).map(text)).toEqual(["c2"]);
+  });
+
+  it("refuses an ACK of a message never delivered to the group (no silent skip)", async () => {
+    const a = await createMailbox();
+    expect(await fetchMsgs(a, { group_name: "g" })).toEqual([]); // empty mailbox: group at latest = 0
+    await fill(a, 5);
+    expect(await ack(a, "g", 3)).toEqual({
+      status: 409,
+      body: { error: "msg_id 3 has not been delivered to consumer group g: FETCH it before acknowledging it (highest normal msg_id delivered to the group: none)" },
+    });
+    expect((await fetchMsgs(a, { group_name: "g", config: { num_msgs: 2 } })).map((m) => m.msg_id)).toEqual([0, 1]);
+    expect((await ack(a, "g", 3)).body.error).toContain("(highest normal msg_id delivered to the group: 1)");
+    expect((await ack(a, "g", 1)).body).toEqual({ error: "" });
+    expect((await fetchMsgs(a, { group_name: "g" })).map((m) => m.msg_id)).toEqual([2, 3, 4]);
+  });
+
+  it("caps the consumer groups of one mailbox at MAX_GROUPS_PER_MAILBOX", async () => {
+    const a = await createMailbox();
+    await fill(a, 1);
+    const stub = mailboxStub(env as unknown as Env, "default", a);
+    await runInDurableObject(stub, (_obj, state) => {
+      for (let i = 0; i < MAX_GROUPS_PER_MAILBOX - 1; i++) {
+        state.storage.sql.exec("INSERT INTO groups (name, floors) VALUES (?, '[0,0,0]')", `filler${i}`);
+      }
+    });
+    expect((await fetchMsgs(a, { group_name: "last", deliver: "earliest" })).length).toBe(1); // the 1000th group
+    const over = await mq9(`$mq9.AI.MSG.FETCH.${a}`, { group_name: "one.more", config: { max_wait_ms: 0 } });
+    expect(over).toEqual({
+      status: 429,
+      body: { error: `mailbox ${a} already has 1000 consumer groups: reuse an existing group_name or FETCH without one (stateless)` },
+    });
+    expect((await fetchMsgs(a, { group_name: "filler7", deliver: "earliest" })).length).toBe(1); // existing groups keep working
+    expect((await fetchMsgs(a, { deliver: "earliest" })).length).toBe(1);
   });
 
   it("ACK errors: unknown msg_id, unknown group, mismatched or missing fields", async () => {

@@ -68,6 +68,21 @@ describe("POST /mq9/<subject>", () => {
     expect(await res.json()).toEqual({ error: "mq9 requests use POST /mq9/<subject>" });
   });
 
+  it("does not echo a 60 KB address back in the error", async () => {
+    const r = await mq9(`$mq9.AI.MSG.SEND.${"a".repeat(60_000)}`, "x");
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe(`invalid mail_address "${"a".repeat(128)}…": longer than 128 characters`);
+  });
+
+  it("answers OPTIONS without an Origin with 204 and Allow", async () => {
+    const res = await SELF.fetch("http://broker/mq9/$mq9.AI.MAILBOX.CREATE", { method: "OPTIONS" });
+    expect(res.status).toBe(204);
+    expect(res.headers.get("allow")).toBe("POST, OPTIONS");
+    const nats = await SELF.fetch("http://broker/nats", { method: "OPTIONS" });
+    expect(nats.status).toBe(204);
+    expect(nats.headers.get("allow")).toBe("GET, OPTIONS");
+  });
+
   it("routes AGENT subjects to the agent handler", async () => {
     const r = await mq9("$mq9.AI.AGENT.DISCOVER", {});
     expect(typeof r.body.error).toBe("string");

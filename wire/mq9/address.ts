@@ -4,7 +4,7 @@
  * digit, no `..`. Upper case, `-`, `_`, `%` (percent-encoding) and every
  * other character are rejected.
  */
-import { Mq9Error } from "./errors";
+import { Mq9Error, echo } from "./errors";
 
 /** Longest mail_address, characters. */
 export const MAIL_ADDRESS_MAX_CHARS = 128;
@@ -42,7 +42,7 @@ export function isValidMailAddress(s: string): boolean {
 /** Throws Mq9Error(bad_request, `invalid mail_address "X": reason`) when `s` is invalid. */
 export function assertMailAddress(s: string): void {
   const problem = mailAddressProblem(s);
-  if (problem) throw new Mq9Error("bad_request", `invalid mail_address "${s}": ${problem}`);
+  if (problem) throw new Mq9Error("bad_request", `invalid mail_address "${echo(s)}": ${problem}`);
 }
 
 /**

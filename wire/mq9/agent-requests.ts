@@ -13,11 +13,12 @@ import {
   MAX_CARD_BYTES,
   MAX_DISCOVER_LIMIT,
   MAX_DISCOVER_QUERY_CHARS,
+  MAX_AGENTS_PER_TENANT,
   MAX_JSON_DEPTH,
   MAX_REPORT_BYTES,
 } from "./agent-limits";
 import { Mq9Error } from "./errors";
-import { parseJsonBody } from "./schemas";
+import { parseJsonBody, wholeNumber } from "./schemas";
 
 /** Card key the broker adds to DISCOVER results (latest REPORT); cards may not carry it. */
 export const RESERVED_CARD_KEY = "_mq9";
@@ -140,21 +141,22 @@ export function parseReportRequest(payload: Uint8Array): ReportSpec {
 const discoverSchema = z.object({
   text: text.max(MAX_DISCOVER_QUERY_CHARS).nullish(),
   semantic: text.max(MAX_DISCOVER_QUERY_CHARS).nullish(),
-  limit: z.int().min(1).nullish(),
-  page: z.int().min(1).nullish(),
+  limit: wholeNumber(1, Infinity).nullish(),
+  page: wholeNumber(1, Infinity).nullish(),
 });
 
 /**
  * Parses a DISCOVER body (empty = `{}`). `semantic` wins over `text`; a
  * blank (all-whitespace) query counts as absent. `limit` defaults to 20
- * and is clamped to MAX_DISCOVER_LIMIT; `page` defaults to 1.
+ * and is clamped to MAX_DISCOVER_LIMIT; `page` defaults to 1 and is clamped
+ * to MAX_AGENTS_PER_TENANT + 1 (always past the last agent: an empty page).
  */
 export function parseDiscoverRequest(payload: Uint8Array): DiscoverSpec {
   const b = parseJsonBody(payload, discoverSchema);
   const semantic = b.semantic?.trim() ?? "";
   const query = b.text?.trim() ?? "";
   const limit = Math.min(b.limit ?? DEFAULT_DISCOVER_LIMIT, MAX_DISCOVER_LIMIT);
-  const page = b.page ?? 1;
+  const page = Math.min(b.page ?? 1, MAX_AGENTS_PER_TENANT + 1);
   if (semantic !== "") return { mode: "semantic", query: semantic, limit, page };
   if (query !== "") return { mode: "text", query, limit, page };
   return { mode: "all", query: "", limit, page };

@@ -12,6 +12,7 @@ export type Mq9ErrorCode =
   | "mailbox_not_found"
   | "message_not_found"
   | "group_not_found"
+  | "message_not_delivered"
   | "mailbox_exists"
   | "payload_too_large"
   | "too_many_requests"
@@ -26,6 +27,7 @@ export const MQ9_HTTP_STATUS: Readonly<Record<Mq9ErrorCode, number>> = {
   mailbox_not_found: 404,
   message_not_found: 404,
   group_not_found: 404,
+  message_not_delivered: 409,
   mailbox_exists: 409,
   payload_too_large: 413,
   too_many_requests: 429,
@@ -49,9 +51,34 @@ export class Mq9Error extends Error {
   }
 }
 
-/** The spec's error strings (mq9 spec, 错误一览). */
+/**
+ * Longest piece of client input (address, subject, header value, name)
+ * echoed in an error string, characters. Valid mail_addresses (≤ 128
+ * characters) are always echoed whole, so the spec's exact strings hold.
+ */
+export const MAX_ECHO_CHARS = 128;
+
+/**
+ * Client input as an error string may echo it: unchanged up to
+ * `max` characters, else its first `max` characters (never splitting a
+ * surrogate pair) followed by "…". A 60 KB address must not come back as a
+ * 60 KB error.
+ */
+export function echo(input: string, max = MAX_ECHO_CHARS): string {
+  if (input.length <= max) return input;
+  let end = max;
+  const last = input.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--; // keep a surrogate pair whole
+  return `${input.slice(0, end)}…`;
+}
+
+/** The spec's error strings (mq9 spec, 错误一览); the address is echoed with {@link echo}. */
 export const mq9Messages = {
-  mailboxNotFound: (address: string) => `mailbox ${address} does not exist`,
-  mailboxExists: (address: string) => `mailbox ${address} already exists`,
+  mailboxNotFound: (address: string) => `mailbox ${echo(address)} does not exist`,
+  mailboxExists: (address: string) => `mailbox ${echo(address)} already exists`,
   messageNotFound: () => "message not found",
+  /** ACK of a message the group was never given (docs/mq9.md, ACK rule 4). */
+  notDelivered: (msgId: number, group: string, priority: string, highest: number) =>
+    `msg_id ${msgId} has not been delivered to consumer group ${echo(group)}: FETCH it before acknowledging it ` +
+    `(highest ${priority} msg_id delivered to the group: ${highest < 0 ? "none" : highest})`,
 } as const;

@@ -12,7 +12,7 @@
  * Any other `mq9-*` name is rejected so that a typo is not silently ignored;
  * headers without the `mq9-` prefix are ignored.
  */
-import { Mq9Error } from "./errors";
+import { Mq9Error, echo } from "./errors";
 import { MAX_DURATION_S, MAX_KEY_CHARS, MAX_TAG_CHARS, MAX_TAGS } from "./limits";
 import { DEFAULT_PRIORITY, parsePriority, type Priority } from "./priority";
 
@@ -45,9 +45,9 @@ export function parseMq9Headers(headers: Iterable<readonly [string, string]>): M
     const name = rawName.toLowerCase();
     if (!name.startsWith("mq9-")) continue;
     if (!(MQ9_HEADER_NAMES as readonly string[]).includes(name)) {
-      throw new Mq9Error("bad_request", `unknown header ${name} (known: ${MQ9_HEADER_NAMES.join(", ")})`);
+      throw new Mq9Error("bad_request", `unknown header ${echo(name)} (known: ${MQ9_HEADER_NAMES.join(", ")})`);
     }
-    if (seen.has(name)) throw new Mq9Error("bad_request", `header ${name} given more than once`);
+    if (seen.has(name)) throw new Mq9Error("bad_request", `header ${echo(name)} given more than once`);
     seen.set(name, value.trim());
   }
   const out: Mq9SendOptions = { key: null, delaySec: 0, ttlSec: 0, tags: [], priority: DEFAULT_PRIORITY };
@@ -77,10 +77,10 @@ export function parseMq9Headers(headers: Iterable<readonly [string, string]>): M
 /** Parses a whole number of seconds (decimal digits only, ≤ MAX_DURATION_S). */
 export function parseSeconds(name: string, value: string): number {
   if (!/^[0-9]+$/.test(value)) {
-    throw new Mq9Error("bad_request", `${name} must be a whole number of seconds ≥ 0, got "${value}"`);
+    throw new Mq9Error("bad_request", `${name} must be a whole number of seconds ≥ 0, got "${echo(value)}"`);
   }
   const n = Number(value);
-  if (n > MAX_DURATION_S) throw new Mq9Error("bad_request", `${name} ${value} exceeds the maximum of ${MAX_DURATION_S} seconds`);
+  if (n > MAX_DURATION_S) throw new Mq9Error("bad_request", `${name} ${echo(value)} exceeds the maximum of ${MAX_DURATION_S} seconds`);
   return n;
 }
 

@@ -40,5 +40,12 @@ export const MAX_TAG_CHARS = 128;
 /** Longest FETCH/ACK `group_name`, characters. */
 export const MAX_GROUP_NAME_CHARS = 256;
 
+/**
+ * Consumer groups one mailbox stores (each new `group_name` creates a
+ * stored position that lives as long as the mailbox). A FETCH with a new
+ * group_name beyond it → HTTP 429.
+ */
+export const MAX_GROUPS_PER_MAILBOX = 1000;
+
 /** Long-poll FETCH requests one mailbox holds at once; more → HTTP 429. */
 export const MAX_PENDING_FETCHES = 1000;

@@ -3,7 +3,7 @@
  * inside a lane, strict between lanes. A lane is the index in
  * `PRIORITIES`: 0 = critical (delivered first), 2 = normal.
  */
-import { Mq9Error } from "./errors";
+import { Mq9Error, echo } from "./errors";
 
 /** Priorities in delivery order (lane 0 first). */
 export const PRIORITIES = ["critical", "urgent", "normal"] as const;
@@ -40,7 +40,7 @@ export function priorityOfLane(lane: number): Priority {
 export function parsePriority(value: string): Priority {
   const v = value.trim();
   if ((PRIORITIES as readonly string[]).includes(v)) return v as Priority;
-  throw new Mq9Error("bad_request", `invalid mq9-priority "${value}": expected normal, urgent or critical`);
+  throw new Mq9Error("bad_request", `invalid mq9-priority "${echo(value)}": expected normal, urgent or critical`);
 }
 
 /**

@@ -16,26 +16,41 @@ import {
 } from "./limits";
 import { parseTags } from "./headers";
 
-const u64 = z.int().nonnegative();
+/**
+ * A whole JSON number in [min, max] (any size JSON can carry when `max` is
+ * Infinity). One error that names the real range, e.g. `must be a whole
+ * number of seconds from 0 to 315360000`, instead of zod's pair of issues
+ * whose first one is the float-safety bound 9007199254740991.
+ */
+export function wholeNumber(min: number, max: number, unit = "") {
+  const range = max === Infinity ? `≥ ${min}` : `from ${min} to ${max}`;
+  const message = `must be a whole number${unit} ${range}`;
+  return z.number({ error: message }).refine((n) => Number.isInteger(n) && n >= min && n <= max, { message });
+}
+
+/** msg_ids and unix times: exact integers only (a larger JSON number is not one). */
+const exactId = wholeNumber(0, Number.MAX_SAFE_INTEGER);
+const unixSeconds = wholeNumber(0, Number.MAX_SAFE_INTEGER, " of unix seconds");
 const groupName = z.string().min(1, "must not be empty").max(MAX_GROUP_NAME_CHARS);
 
-/** `$mq9.AI.MAILBOX.CREATE` body: `{name?, ttl?}` (ttl seconds, 0 = never). */
+/** `$mq9.AI.MAILBOX.CREATE` body: `{name?, ttl?}` (ttl seconds, 0 = never, at most MAX_DURATION_S). */
 export const createRequestSchema = z.object({
   name: z.string().nullish(),
-  ttl: u64.max(MAX_DURATION_S).nullish(),
+  ttl: wholeNumber(0, MAX_DURATION_S, " of seconds").nullish(),
 });
 
 /** `$mq9.AI.MSG.FETCH.*` body. */
 export const fetchRequestSchema = z.object({
   group_name: groupName.nullish(),
   deliver: z.enum(["latest", "earliest", "from_time", "from_id"]).nullish(),
-  from_time: u64.nullish(),
-  from_id: u64.nullish(),
+  from_time: unixSeconds.nullish(),
+  from_id: exactId.nullish(),
   force_deliver: z.boolean().nullish(),
   config: z
     .object({
-      num_msgs: z.int().min(1).nullish(),
-      max_wait_ms: u64.nullish(),
+      // clamped to MAX_BATCH_MSGS / MAX_WAIT_MS by parseFetchRequest: no upper bound here
+      num_msgs: wholeNumber(1, Infinity).nullish(),
+      max_wait_ms: wholeNumber(0, Infinity, " of ms").nullish(),
     })
     .nullish(),
 });
@@ -44,14 +59,14 @@ export const fetchRequestSchema = z.object({
 export const ackRequestSchema = z.object({
   group_name: groupName,
   mail_address: z.string(),
-  msg_id: u64,
+  msg_id: exactId,
 });
 
 /** `$mq9.AI.MSG.QUERY.*` body. `tags` is a list or a comma-separated string. */
 export const queryRequestSchema = z.object({
   key: z.string().min(1).max(MAX_KEY_CHARS).nullish(),
-  limit: z.int().min(1).nullish(),
-  since: u64.nullish(),
+  limit: wholeNumber(1, Infinity).nullish(), // clamped to MAX_BATCH_MSGS
+  since: unixSeconds.nullish(),
   tags: z.union([z.array(z.string()), z.string()]).nullish(),
 });
 

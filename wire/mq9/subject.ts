@@ -3,9 +3,18 @@
  * NATS transports. The mail_address is everything after the verb; for
  * DELETE the msg_id is the LAST dot-separated token
  * (`$mq9.AI.MSG.DELETE.task.001.7` → address `task.001`, msg_id 7).
+ *
+ * That grammar is ambiguous when the msg_id is forgotten:
+ * `$mq9.AI.MSG.DELETE.task.1` is mailbox `task`, message 1 (kept, as the
+ * spec's grammar implies). A last token that is not a canonical msg_id
+ * (`task.001`: leading zeros; signs, letters) is refused with an error
+ * naming the expected form, {@link DELETE_SUBJECT_FORM}.
  */
 import { assertMailAddress } from "./address";
-import { Mq9Error } from "./errors";
+import { Mq9Error, echo } from "./errors";
+
+/** The DELETE subject form quoted by DELETE subject errors. */
+export const DELETE_SUBJECT_FORM = "$mq9.AI.MSG.DELETE.<mail_address>.<msg_id>";
 
 /** Every mq9 subject starts with this. */
 export const MQ9_SUBJECT_PREFIX = "$mq9.AI.";
@@ -56,25 +65,30 @@ export function parseMq9Subject(subject: string): Mq9Subject {
   const tail = dot < 0 ? "" : afterMsg.slice(dot + 1);
   if (verb === "DELETE") {
     const last = tail.lastIndexOf(".");
-    if (last < 0) throw new Mq9Error("bad_request", `subject ${subject}: expected $mq9.AI.MSG.DELETE.{mail_address}.{msg_id}`);
+    if (last < 0) throw new Mq9Error("bad_request", `subject ${echo(subject)}: expected ${DELETE_SUBJECT_FORM}`);
     const mailAddress = tail.slice(0, last);
     const idText = tail.slice(last + 1);
     assertMailAddress(mailAddress);
     return { kind: "MSG.DELETE", mailAddress, msgId: parseMsgIdToken(idText, subject) };
   }
   if (!MSG_VERBS.includes(verb as MsgVerb)) throw unknown(subject);
-  if (tail === "") throw new Mq9Error("bad_request", `subject ${subject}: missing mail_address`);
+  if (tail === "") throw new Mq9Error("bad_request", `subject ${echo(subject)}: missing mail_address`);
   assertMailAddress(tail);
   return { kind: `MSG.${verb as MsgVerb}`, mailAddress: tail };
 }
 
+/** The DELETE msg_id token: canonical decimal (no sign, no leading zeros), a safe integer. */
 function parseMsgIdToken(text: string, subject: string): number {
   if (!/^(0|[1-9][0-9]*)$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw new Mq9Error("bad_request", `subject ${subject}: msg_id "${text}" is not a non-negative integer`);
+    throw new Mq9Error(
+      "bad_request",
+      `subject ${echo(subject)}: the last token "${echo(text)}" is not a msg_id (a decimal integer without sign or leading zeros); ` +
+        `expected ${DELETE_SUBJECT_FORM} — was the msg_id forgotten?`,
+    );
   }
   return Number(text);
 }
 
 function unknown(subject: string): Mq9Error {
-  return new Mq9Error("unknown_subject", `unknown mq9 subject "${subject}"`);
+  return new Mq9Error("unknown_subject", `unknown mq9 subject "${echo(subject)}"`);
 }

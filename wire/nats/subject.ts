@@ -38,15 +38,27 @@ export function isValidPublishSubject(subject: string): boolean {
  */
 export function subjectMatches(pattern: string, subject: string): boolean {
   if (pattern === subject) return true; // `*` and `>` also match themselves as tokens
-  const p = pattern.split(".");
-  const s = subject.split(".");
-  for (let i = 0; i < p.length; i++) {
-    const t = p[i];
-    if (t === ">" && i === p.length - 1) return s.length > i;
-    if (i >= s.length) return false;
-    if (t === "*") continue;
-    if (t !== s[i]) return false;
+  // Token by token over both strings without allocating (this runs for every
+  // delivered message and subscription).
+  const pl = pattern.length;
+  const sl = subject.length;
+  let pi = 0;
+  let si = 0;
+  for (;;) {
+    let pe = pattern.indexOf(".", pi);
+    if (pe < 0) pe = pl;
+    const single = pe - pi === 1;
+    if (single && pe === pl && pattern.charCodeAt(pi) === 0x3e) return si < sl; // trailing `>`: one or more tokens left
+    if (si >= sl) return false; // subject has fewer tokens
+    let se = subject.indexOf(".", si);
+    if (se < 0) se = sl;
+    if (!(single && pattern.charCodeAt(pi) === 0x2a)) {
+      if (pe - pi !== se - si) return false;
+      for (let k = 0; k < pe - pi; k++) if (pattern.charCodeAt(pi + k) !== subject.charCodeAt(si + k)) return false;
+    }
+    pi = pe + 1;
+    si = se + 1;
+    if (pi > pl) return si > sl; // pattern done: the subject must be done too
   }
-  return p.length === s.length;
 }
 

@@ -84,17 +84,18 @@ export class SubscriptionTable {
    */
   route(subject: string, pick: (n: number) => number = (n) => Math.floor(Math.random() * n)): Subscription[] {
     const out: Subscription[] = [];
-    const groups = new Map<string, Subscription[]>();
+    let groups: Map<string, Subscription[]> | null = null; // only built when a queue subscription matches
     for (const s of this.subs.values()) {
       if (!subjectMatches(s.subject, subject)) continue;
       if (s.queue === undefined) out.push(s);
       else {
+        groups ??= new Map();
         const g = groups.get(s.queue);
         if (g) g.push(s);
         else groups.set(s.queue, [s]);
       }
     }
-    for (const g of groups.values()) out.push(g[Math.min(g.length - 1, Math.max(0, pick(g.length)))]);
+    if (groups) for (const g of groups.values()) out.push(g[Math.min(g.length - 1, Math.max(0, pick(g.length)))]);
     for (const s of out) this.count(s);
     return out.map((s) => ({ ...s }));
   }
@@ -108,7 +109,7 @@ export class SubscriptionTable {
   /** Changes since the last call: sid → record to store, or null to delete. */
   takeChanges(): Map<string, Subscription | null> {
     const c = this.changes;
-    this.changes = new Map();
+    if (c.size > 0) this.changes = new Map(); // nothing changed (the usual case): hand out the empty map itself
     return c;
   }
 

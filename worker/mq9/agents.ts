@@ -3,7 +3,8 @@
  * request body here, then calls the tenant's AgentRegistry Durable Object
  * (`objectName("agents", tenant)`). Replies are the spec's
  * `{"error": ""}` (REGISTER, REPORT; UNREGISTER adds `removed`) and
- * `{"error": "", "agents": [...]}` (DISCOVER).
+ * `{"error": "", "agents": [...]}` (DISCOVER; its reply text is built by
+ * splicing the stored cards in verbatim, see {@link discoverReply}).
  */
 import type { AgentRegistry } from "../../objects/agents/AgentRegistry";
 import type { AgentResult } from "../../objects/agents/results";
@@ -15,6 +16,7 @@ import {
 } from "../../wire/mq9/agent-requests";
 import type { Env } from "../env";
 import { objectName } from "../keys";
+import type { Mq9Reply } from "./dispatch";
 
 export { agentRegistryInfo, type AgentRegistryInfo } from "../../objects/agents/embed/select";
 
@@ -38,7 +40,7 @@ export async function handleAgentRequest(
   tenant: string,
   verb: AgentVerb,
   payload: Uint8Array,
-): Promise<{ status: number; body: { error: string } & Record<string, unknown> }> {
+): Promise<Mq9Reply> {
   const stub = agentRegistryStub(env, tenant);
   switch (verb) {
     case "REGISTER":
@@ -47,12 +49,30 @@ export async function handleAgentRequest(
       return reply<{ removed: boolean }>(await stub.unregister(parseUnregisterRequest(payload)), (r) => ({ removed: r.removed }));
     case "REPORT":
       return reply<object>(await stub.report(parseReportRequest(payload)), () => ({}));
-    case "DISCOVER":
-      return reply<{ agents: Record<string, unknown>[] }>(await stub.discover(parseDiscoverRequest(payload)), (r) => ({ agents: r.agents }));
+    case "DISCOVER": {
+      const r = await stub.discover(parseDiscoverRequest(payload));
+      return r.ok ? discoverReply(r.agents) : reply(r, () => ({}));
+    }
   }
 }
 
-function reply<T extends object>(r: AgentResult<T>, fields: (ok: T) => Record<string, unknown>): { status: number; body: { error: string } & Record<string, unknown> } {
+/**
+ * The DISCOVER success reply for cards given as JSON texts: `json` is
+ * `{"error":"","agents":[<card>,…]}` with every card spliced in verbatim
+ * (no parse + stringify, so no stored card can break the reply); `body.agents`
+ * parses the cards lazily, on first access, for in-process callers.
+ */
+export function discoverReply(cards: string[]): Mq9Reply {
+  let parsed: Record<string, unknown>[] | undefined;
+  const body = { error: "" } as Mq9Reply["body"];
+  Object.defineProperty(body, "agents", {
+    enumerable: true,
+    get: () => (parsed ??= cards.map((c) => JSON.parse(c) as Record<string, unknown>)),
+  });
+  return { status: 200, body, json: `{"error":"","agents":[${cards.join(",")}]}` };
+}
+
+function reply<T extends object>(r: AgentResult<T>, fields: (ok: T) => Record<string, unknown>): Mq9Reply {
   if (!r.ok) return { status: r.status, body: { error: r.error } };
   return { status: 200, body: { error: "", ...fields(r as T) } };
 }

@@ -13,6 +13,7 @@ import {
   MQ9_HTTP_STATUS,
   Mq9Error,
   assertMailAddress,
+  echo,
   generateMailAddress,
   parseAckRequest,
   parseCreateRequest,
@@ -21,13 +22,16 @@ import {
   parseMq9Subject,
   parseQueryRequest,
   DEFAULT_MAILBOX_TTL_S,
+  type FetchSpec,
   type Mq9ErrorCode,
+  type Mq9Message,
 } from "../../wire/mq9";
 import type { Mailbox } from "../../objects/mailbox/Mailbox";
 import type { MailboxResult } from "../../objects/mailbox/types";
 import type { Env } from "../env";
-import { objectName } from "../keys";
 import { handleAgentRequest } from "./agents";
+import type { SendCoalescer } from "./sendbatch";
+import { freshMailboxTarget, type MailboxStubs, type MailboxTarget } from "./stubs";
 
 /** One mq9 request as every transport sees it. */
 export interface Mq9Request {
@@ -39,11 +43,40 @@ export interface Mq9Request {
   payload: Uint8Array;
 }
 
+/** How a transport tells the handler that its client went away. */
+export interface Mq9RequestContext {
+  /**
+   * Aborted when the client is gone (HTTP request aborted, NATS connection
+   * closed): a held long-poll FETCH is then released in its Mailbox at once.
+   */
+  signal?: AbortSignal;
+  /** Keeps the invocation alive for the release call (the Worker's `ctx.waitUntil`). */
+  waitUntil?: (p: Promise<unknown>) => void;
+  /** The connection's SEND coalescer (NATS sessions): same-mailbox SENDs of one run share one RPC. */
+  sends?: SendCoalescer;
+  /** The connection's Mailbox stub cache (NATS sessions); absent = a fresh stub per request. */
+  stubs?: MailboxStubs;
+}
+
 /** The JSON reply (always has `error`, "" on success) and its HTTP status. */
 export interface Mq9Reply {
   status: number;
   body: { error: string } & Record<string, unknown>;
+  /**
+   * The exact reply text when the handler built it itself (DISCOVER splices
+   * stored agent cards in verbatim); otherwise absent. Transports send
+   * {@link replyJson}, never `JSON.stringify(body)` directly.
+   */
+  json?: string;
 }
+
+/** The reply's JSON text: `json` when the handler built it, else `body` serialized. */
+export function replyJson(reply: Mq9Reply): string {
+  return reply.json ?? JSON.stringify(reply.body);
+}
+
+/** Longest platform error detail quoted in an `internal error: …` reply, characters. */
+const MAX_DETAIL_CHARS = 512;
 
 /** Generated-address collisions tolerated before giving up (never expected: 160 random bits). */
 const CREATE_ATTEMPTS = 3;
@@ -55,8 +88,9 @@ const CREATE_ATTEMPTS = 3;
  * too large, 429 overloaded, 503 object unavailable, 500 internal).
  * CREATE replies always carry `mail_address` ("" on error).
  */
-export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request): Promise<Mq9Reply> {
+export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request, ctx: Mq9RequestContext = {}): Promise<Mq9Reply> {
   let isCreate = false;
+  let target: MailboxTarget | null = null;
   try {
     if (req.payload.byteLength > MAX_PAYLOAD_BYTES) {
       throw new Mq9Error("payload_too_large", `payload of ${req.payload.byteLength} bytes exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes`);
@@ -68,39 +102,53 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
         return await create(env, tenant, req.payload);
       case "MSG.SEND": {
         const opts = parseMq9Headers(req.headers);
-        const r = await mailboxStub(env, tenant, subject.mailAddress).send(subject.mailAddress, opts, req.payload);
+        const address = subject.mailAddress;
+        target = mailboxTarget(env, tenant, address, ctx);
+        const r = ctx.sends
+          ? await ctx.sends.send(target.key, target.stub, address, opts, req.payload)
+          : await target.stub.send(address, opts, req.payload);
         return reply(r, (v) => ({ msg_id: v.msgId }));
       }
       case "MSG.FETCH": {
         const spec = parseFetchRequest(req.payload);
-        const r = await mailboxStub(env, tenant, subject.mailAddress).fetchMessages(subject.mailAddress, spec);
+        target = mailboxTarget(env, tenant, subject.mailAddress, ctx);
+        const r = await fetchCancellable(target.stub, subject.mailAddress, spec, ctx);
         return reply(r, (v) => ({ messages: v.messages }));
       }
       case "MSG.ACK": {
         const ack = parseAckRequest(req.payload);
         if (ack.mailAddress !== subject.mailAddress) {
-          throw new Mq9Error("bad_request", `mail_address "${ack.mailAddress}" does not match the subject's mailbox ${subject.mailAddress}`);
+          throw new Mq9Error("bad_request", `mail_address "${echo(ack.mailAddress)}" does not match the subject's mailbox ${subject.mailAddress}`);
         }
-        const r = await mailboxStub(env, tenant, subject.mailAddress).ack(subject.mailAddress, ack.group, ack.msgId);
+        target = mailboxTarget(env, tenant, subject.mailAddress, ctx);
+        const r = await target.stub.ack(subject.mailAddress, ack.group, ack.msgId);
         return reply(r, () => ({}));
       }
       case "MSG.QUERY": {
         const spec = parseQueryRequest(req.payload);
-        const r = await mailboxStub(env, tenant, subject.mailAddress).query(subject.mailAddress, spec);
+        target = mailboxTarget(env, tenant, subject.mailAddress, ctx);
+        const r = await target.stub.query(subject.mailAddress, spec);
         return reply(r, (v) => ({ messages: v.messages }));
       }
       case "MSG.DELETE": {
-        const r = await mailboxStub(env, tenant, subject.mailAddress).deleteMessage(subject.mailAddress, subject.msgId);
+        target = mailboxTarget(env, tenant, subject.mailAddress, ctx);
+        const r = await target.stub.deleteMessage(subject.mailAddress, subject.msgId);
         return reply(r, () => ({ deleted: true }));
       }
       default:
         return await handleAgentRequest(env, tenant, subject.verb, req.payload);
     }
   } catch (e) {
+    if (target) ctx.stubs?.evict(target.key); // a platform error can leave the stub broken
     const r = errorReply(e);
     if (isCreate) r.body.mail_address = "";
     return r;
   }
+}
+
+/** The Mailbox of `address`: from the caller's stub cache when it has one, else a fresh stub. */
+function mailboxTarget(env: Env, tenant: string, address: string, ctx: Mq9RequestContext): MailboxTarget {
+  return ctx.stubs ? ctx.stubs.get(tenant, address) : freshMailboxTarget(env, tenant, address);
 }
 
 /** MAILBOX.CREATE: validates or generates the address, then creates it in its object. */
@@ -118,9 +166,37 @@ async function create(env: Env, tenant: string, payload: Uint8Array): Promise<Mq
   }
 }
 
-/** The Mailbox stub of `address` in `tenant`. */
+/**
+ * FETCH that releases its long-poll slot when `ctx.signal` aborts: the held
+ * request gets a random waiter id, and an abort calls `cancelFetch(id)` on
+ * the same stub (calls on one stub are delivered in order, so the cancel
+ * never overtakes the FETCH). A client already gone does not wait at all.
+ */
+async function fetchCancellable(
+  stub: DurableObjectStub<Mailbox>,
+  address: string,
+  spec: FetchSpec,
+  ctx: Mq9RequestContext,
+): Promise<MailboxResult<{ messages: Mq9Message[] }>> {
+  const signal = ctx.signal;
+  if (!signal || spec.maxWaitMs === 0) return stub.fetchMessages(address, spec);
+  if (signal.aborted) return stub.fetchMessages(address, { ...spec, maxWaitMs: 0 });
+  const waiterId = crypto.randomUUID();
+  const onAbort = () => {
+    const release = stub.cancelFetch(waiterId).catch(() => false); // the object is gone: so is the waiter
+    ctx.waitUntil?.(release);
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    return await stub.fetchMessages(address, spec, waiterId);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
+}
+
+/** The Mailbox stub of `address` in `tenant` (a fresh one). */
 export function mailboxStub(env: Env, tenant: string, address: string): DurableObjectStub<Mailbox> {
-  return env.MAILBOX.get(env.MAILBOX.idFromName(objectName("mailbox", tenant, address)));
+  return freshMailboxTarget(env, tenant, address).stub;
 }
 
 /** Turns a Mailbox RPC result into the reply: `fields` of a success, or `{error}`. */
@@ -141,7 +217,7 @@ export function errorReply(e: unknown): Mq9Reply {
     message = e.message;
   } else {
     const err = e as { message?: string; overloaded?: boolean; retryable?: boolean };
-    const detail = err?.message ?? String(e);
+    const detail = echo(err?.message ?? String(e), MAX_DETAIL_CHARS);
     if (err?.overloaded) {
       code = "too_many_requests";
       message = `broker overloaded, retry later: ${detail}`;

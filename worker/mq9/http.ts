@@ -3,13 +3,15 @@
  * <payload>` (DESIGN.md §1, §5). Body = payload bytes, `mq9-*` request
  * headers = NATS headers, `Authorization: Bearer <token>` = tenant.
  * Response = the JSON reply (`error` always present) with a fitting status.
+ * A client that disconnects releases its held long-poll FETCH at once
+ * (`Request.signal`, compatibility flag `enable_request_signal`).
  */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { MAX_PAYLOAD_BYTES } from "../../wire/mq9";
+import { MAX_PAYLOAD_BYTES, echo } from "../../wire/mq9";
 import { authenticateToken, bearerToken } from "../auth";
 import type { Env } from "../env";
-import { handleMq9Request } from "./dispatch";
+import { handleMq9Request, replyJson } from "./dispatch";
 
 /** Path prefix of the route. */
 export const MQ9_HTTP_PREFIX = "/mq9/";
@@ -30,12 +32,25 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
   }
   const payload = await readBody(c.req.raw, MAX_PAYLOAD_BYTES);
   if (typeof payload === "string") {
-    return c.json({ error: `payload of ${payload} bytes exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes` }, 413);
+    return c.json({ error: `payload of ${echo(payload)} bytes exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes` }, 413);
   }
   const headers = new Map<string, string>();
   for (const [name, value] of c.req.raw.headers) if (name.toLowerCase().startsWith("mq9-")) headers.set(name, value);
-  const reply = await handleMq9Request(c.env, auth.tenant, { subject, headers, payload });
-  return c.json(reply.body, reply.status as ContentfulStatusCode);
+  const reply = await handleMq9Request(c.env, auth.tenant, { subject, headers, payload }, { signal: c.req.raw.signal, waitUntil: waitUntilOf(c) });
+  return c.body(replyJson(reply), reply.status as ContentfulStatusCode, { "Content-Type": "application/json" });
+}
+
+/**
+ * `ctx.waitUntil` of the invocation, if there is one (the release of a held
+ * FETCH after the client disconnected must outlive the request).
+ */
+function waitUntilOf(c: Context<{ Bindings: Env }>): ((p: Promise<unknown>) => void) | undefined {
+  try {
+    const ctx = c.executionCtx;
+    return (p) => ctx.waitUntil(p);
+  } catch {
+    return undefined; // no execution context (app.fetch called without one)
+  }
 }
 
 /**

@@ -1,0 +1,62 @@
+/**
+ * QA scenario against the real local broker (wrangler dev): 1,000 long-poll
+ * FETCHes (max_wait_ms 30000) whose client goes away after 1.5 s must not
+ * keep the mailbox's 1,000 long-poll slots for 30 s. Here the client is the
+ * real `nats` client over the TCP bridge, closing its connection; the
+ * NatsSession releases its held FETCHes. (An HTTP client's disconnect is
+ * seen through Request.signal in the workers-pool test; `wrangler dev`
+ * itself answers HTTP through a proxy that does not pass disconnects on,
+ * see docs/mq9.md.)
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connect } from "nats";
+import { until } from "../fixtures/until";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTunnel, toWebSocketUrl, type Tunnel } from "../../client/bridge/tunnel";
+import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
+
+let broker: LocalBroker;
+let bridge: Tunnel;
+let stateDir: string;
+const te = new TextEncoder();
+
+beforeAll(async () => {
+  stateDir = mkdtempSync(join(tmpdir(), "mortarmq-e2e-longpoll-"));
+  broker = await startLocalBroker({ stateDir, port: 0 });
+  bridge = await startTunnel({ host: "127.0.0.1", port: 0, target: toWebSocketUrl(broker.url, "nats") });
+});
+
+afterAll(async () => {
+  await bridge?.close();
+  await broker?.stop();
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+async function http(subject: string, body: string): Promise<{ status: number; text: string }> {
+  const res = await fetch(`${broker.url}/mq9/${subject}`, { method: "POST", body });
+  return { status: res.status, text: await res.text() };
+}
+
+/** Status of a 1 ms long-poll FETCH: 429 while every slot of the mailbox is held. */
+const probe = async (address: string) => (await http(`$mq9.AI.MSG.FETCH.${address}`, JSON.stringify({ config: { max_wait_ms: 1 } }))).status;
+
+
+describe("long-poll slots of departed clients (wrangler dev)", () => {
+  it("1000 FETCHes of a NATS client that disconnects after 1.5 s free their slots at once", async () => {
+    const address = "longpoll.release";
+    expect((await http("$mq9.AI.MAILBOX.CREATE", JSON.stringify({ name: address, ttl: 0 }))).status).toBe(200);
+    const nc = await connect({ servers: `127.0.0.1:${bridge.port}`, reconnect: false });
+    const body = te.encode(JSON.stringify({ config: { max_wait_ms: 30_000 } }));
+    const requests = Array.from({ length: 1000 }, () => nc.request(`$mq9.AI.MSG.FETCH.${address}`, body, { timeout: 60_000 }).then(() => "answered", () => "gone"));
+    await new Promise((r) => setTimeout(r, 1500));
+    await until(async () => (await probe(address)) === 429, 20_000, 250); // all 1000 slots held
+    await nc.close();
+    expect(new Set(await Promise.all(requests))).toEqual(new Set(["gone"]));
+    const t0 = Date.now();
+    await until(async () => (await probe(address)) === 200, 10_000, 250); // not 30 s
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(await http(`$mq9.AI.MSG.FETCH.${address}`, JSON.stringify({ config: { max_wait_ms: 200 } }))).toEqual({ status: 200, text: '{"error":"","messages":[]}' });
+  });
+});

@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { authLine, devVars } from "../../client/cli/dev";
+
+describe("mortarmq dev --var / --auth-tokens", () => {
+  it("collects repeated --var NAME=value (values may contain = and :) and the --auth-tokens shortcut", () => {
+    expect(devVars([])).toEqual({});
+    expect(devVars(["CORS_ORIGINS=https://a.example,https://b.example", "X=a=b:c", "EMPTY="], "t1:acme,t2:beta")).toEqual({
+      CORS_ORIGINS: "https://a.example,https://b.example",
+      X: "a=b:c",
+      EMPTY: "",
+      AUTH_TOKENS: "t1:acme,t2:beta",
+    });
+    expect(devVars(["AUTH_TOKENS=tok:acme"])).toEqual({ AUTH_TOKENS: "tok:acme" });
+  });
+
+  it("rejects malformed or conflicting options with a message", () => {
+    expect(() => devVars(["CORS_ORIGINS"])).toThrow('--var expects NAME=value (e.g. --var CORS_ORIGINS=https://app.example), got "CORS_ORIGINS"');
+    expect(() => devVars(["1BAD=x"])).toThrow("--var expects NAME=value");
+    expect(() => devVars(["A=1", "A=2"])).toThrow("--var A given more than once");
+    expect(() => devVars(["AUTH_TOKENS=a:b"], "c:d")).toThrow("use either --auth-tokens or --var AUTH_TOKENS=…, not both");
+  });
+
+  it("says plainly when the broker runs open", () => {
+    expect(authLine("open")).toContain('OPEN — no AUTH_TOKENS configured: every client is tenant "default"');
+    expect(authLine("tokens")).toContain("tokens required");
+  });
+});

@@ -1,0 +1,60 @@
+/**
+ * SEND coalescing for one client connection: SENDs to the same mailbox
+ * issued in the same synchronous run (e.g. the 32 PUBs of one NATS
+ * WebSocket message from a pipelining client) go to the Mailbox as ONE
+ * `sendMany` RPC instead of one RPC each. Each caller still gets its own
+ * result, in order; nothing is delayed beyond the current microtask
+ * checkpoint, and durability is unchanged (the Mailbox answers only after
+ * the commit holding the SENDs).
+ *
+ * Use one instance per connection (NatsSession). The HTTP transport has one
+ * request per invocation and does not use it.
+ */
+import type { Mailbox } from "../../objects/mailbox/Mailbox";
+import type { MailboxResult } from "../../objects/mailbox/types";
+import type { Mq9SendOptions } from "../../wire/mq9";
+
+/** The reply of one SEND. */
+export type SendResult = MailboxResult<{ msgId: number }>;
+
+interface Pending {
+  stub: DurableObjectStub<Mailbox>;
+  address: string;
+  items: { opts: Mq9SendOptions; payload: Uint8Array }[];
+  waiters: { resolve: (r: SendResult) => void; reject: (e: unknown) => void }[];
+}
+
+/** Coalesces same-mailbox SENDs of one microtask checkpoint into one `Mailbox.sendMany` call. */
+export class SendCoalescer {
+  private pending = new Map<string, Pending>();
+
+  /**
+   * Queues a SEND to `address` (object name `key`, stub `stub`). Resolves
+   * with that SEND's result; rejects when the RPC itself fails (platform
+   * error), for every SEND of the batch.
+   */
+  send(key: string, stub: DurableObjectStub<Mailbox>, address: string, opts: Mq9SendOptions, payload: Uint8Array): Promise<SendResult> {
+    let p = this.pending.get(key);
+    if (!p) {
+      p = { stub, address, items: [], waiters: [] };
+      this.pending.set(key, p);
+      queueMicrotask(() => this.flush(key));
+    }
+    p.items.push({ opts, payload });
+    return new Promise<SendResult>((resolve, reject) => p.waiters.push({ resolve, reject }));
+  }
+
+  private flush(key: string): void {
+    const p = this.pending.get(key);
+    if (!p) return;
+    this.pending.delete(key);
+    const call =
+      p.items.length === 1
+        ? Promise.resolve(p.stub.send(p.address, p.items[0].opts, p.items[0].payload)).then((r) => [r as SendResult])
+        : Promise.resolve(p.stub.sendMany(p.address, p.items)).then((rs) => rs as SendResult[]);
+    call.then(
+      (results) => p.waiters.forEach((w, i) => w.resolve(results[i])),
+      (e: unknown) => p.waiters.forEach((w) => w.reject(e)),
+    );
+  }
+}
