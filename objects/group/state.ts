@@ -235,26 +235,6 @@ export class GroupState {
     return t;
   }
 
-  /**
-   * Re-derives the effects a restarted group must (re)do so that sessions
-   * and partitions agree with the stored state: fence every partition at
-   * its current epoch and owner, and deliver every unconfirmed NOTICE
-   * again. Both are idempotent at the receiver.
-   */
-  replay(): Effect[] {
-    const effects: Effect[] = [];
-    this.partitions.forEach((part, p) => {
-      if (!part.fenced) return;
-      const m = part.owner === null ? undefined : this.members.get(part.owner);
-      effects.push({ kind: "fence", partition: p, epoch: part.ownershipEpoch, owner: m ? { memberId: m.id, session: m.session } : null });
-    });
-    for (const n of this.notices.values()) {
-      const m = this.members.get(n.memberId);
-      if (m) effects.push({ kind: "notice", notice: n, session: m.session });
-    }
-    return effects;
-  }
-
   /** Rows changed since the last call (and forgets them). */
   takeChanges(): GroupChanges {
     const out: GroupChanges = {
