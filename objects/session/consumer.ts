@@ -171,7 +171,7 @@ export class Consumer {
     const maxBytes = Math.min(f.maxBytes || DEFAULT_PULL_MAX_BYTES, MAX_PULL_BYTES);
     const pull: PendingPull = {
       slot, maxMsgs: f.maxMsgs || DEFAULT_PULL_MAX_MSGS, maxBytes, minBytes: f.minBytes, deadline: Date.now() + f.waitMs,
-      frames: [], count: 0, bytes: 0, fetches: 0, reserved: { count: 0, bytes: 0 }, oversizeUsed: false, tried: false, expired: false, timer: null,
+      frames: [], count: 0, bytes: 0, fetches: 0, reserved: { count: 0, bytes: 0 }, oversizeUsed: false, expired: false, timer: null,
     };
     this.loop.startPull(sub, pull, f.waitMs);
   }

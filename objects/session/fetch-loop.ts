@@ -108,11 +108,18 @@ export class FetchLoop {
     });
   }
 
+  /**
+   * Serves the PULL at the head of the queue: keeps asking partitions that
+   * may have records while budget is left; once none may (all answered
+   * "nothing" and wait for a wake), answers when min_bytes are collected
+   * or the wait is over.
+   */
   private servePull(sub: Subscription): void {
     const pull = sub.pulls[0];
     if (!pull) return;
-    const satisfied = pull.count >= pull.maxMsgs || pull.bytes >= pull.maxBytes || (pull.count > 0 && pull.bytes >= pull.minBytes);
-    if (!satisfied && !(pull.expired && pull.tried)) {
+    const full = pull.count >= pull.maxMsgs || pull.bytes >= pull.maxBytes;
+    let issued = 0;
+    if (!full) {
       const cands = this.candidates(sub);
       const leftCount = pull.maxMsgs - pull.count - pull.reserved.count;
       const leftBytes = pull.maxBytes - pull.bytes - pull.reserved.bytes;
@@ -128,11 +135,12 @@ export class FetchLoop {
         pull.fetches++;
         pull.reserved.count += c;
         pull.reserved.bytes += b;
+        issued++;
         this.fetch(sub, p, o, c, b, over, Math.max(0, pull.deadline - Date.now()), pull);
       });
-      pull.tried = true;
     }
-    if (pull.fetches === 0 && (satisfied || pull.expired)) {
+    const enough = pull.count > 0 && pull.bytes >= pull.minBytes;
+    if (pull.fetches === 0 && (full || (issued === 0 && (enough || pull.expired)))) {
       if (pull.timer) this.clear(pull.timer);
       sub.pulls.shift();
       this.io.answerPull(sub, pull);

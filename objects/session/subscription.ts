@@ -42,8 +42,6 @@ export interface PendingPull {
   reserved: Amount;
   /** The oversized-first-record allowance was handed to a fetch. */
   oversizeUsed: boolean;
-  /** At least one fetch round ran for it (a PULL with wait_ms 0 still looks once). */
-  tried: boolean;
   expired: boolean;
   timer: ReturnType<typeof setTimeout> | null;
 }
