@@ -6,7 +6,8 @@
  *
  * Per owned partition at most one Partition.deliver call is in flight. The
  * available budget is split evenly across the partitions that may have
- * data; a partition whose last call found nothing is "parked" until the
+ * data (push mode asks only once a quarter of the window is free, or
+ * nothing is outstanding); a partition whose last call found nothing is "parked" until the
  * Partition wakes the session (MortarSession.wake) — nothing polls. A
  * partition whose next record did not fit its share is skipped until the
  * share grows, or until nothing is outstanding: then it alone may take one
@@ -90,8 +91,10 @@ export class FetchLoop {
 
   private servePush(sub: Subscription): void {
     const avail = sub.credit.available();
-    if (avail.count <= 0) return;
     const idle = sub.credit.idle();
+    // Low-water mark: while deliveries are outstanding, wait until a quarter of the window is free, so
+    // credit returned one ACK at a time becomes one bigger deliver call instead of many tiny ones.
+    if (avail.count <= 0 || (!idle && avail.count < Math.max(1, sub.credit.count >> 2))) return;
     const cands = this.candidates(sub);
     if (idle) cands.sort((a, b) => b[1].blockedBytes - a[1].blockedBytes);
     const counts = splitShares(avail.count, cands.length || 1);
