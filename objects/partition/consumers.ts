@@ -313,7 +313,8 @@ export class Consumers {
             if (found) seqs.push(d.seq);
             else l.forget(d.seq);
           }
-          if (seqs.length > 0) {
+          // A `.dlq` twin (even topic_id) has no twin of its own: its dead letters are settled without a copy.
+          if (seqs.length > 0 && id.topicId % 2 === 1) {
             const r = (await twin.appendDeadLetters(batch.finish())) as AppendResult;
             if (r.error && r.error.code !== ErrorCode.TOPIC_DELETED) throw new Error(r.error.message);
           }
