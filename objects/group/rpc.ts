@@ -19,16 +19,28 @@ export interface JoinResult {
   assignmentEpoch: number;
 }
 
-/** The NOTICE fields a CONTROL_ACK echoes (spec §2 CONTROL_ACK). */
-export interface ControlAckRequest {
-  memberId: number;
+/** The NOTICE fields a CONTROL_ACK echoes (spec §2 NOTICE / CONTROL_ACK). */
+export interface NoticeFields {
   noticeId: number;
-  kind: number;
+  kind: number; // NoticeKind
   membershipEpoch: number;
   assignmentEpoch: number;
   ownershipEpoch: number;
+}
+
+/** `ConsumerGroup.controlAck` request: the echoed NOTICE of member `memberId`. */
+export interface ControlAckRequest extends NoticeFields {
+  memberId: number;
   /** ControlAckResult (OK/STALE/ERROR); recorded, does not change the outcome. */
   result: number;
+}
+
+/** A NOTICE as the group hands it to the member's session (`MortarSession.groupNotice`). */
+export interface NoticeDelivery extends NoticeFields {
+  subscriptionId: number;
+  memberId: number;
+  topicId: number;
+  partition: number;
 }
 
 /** `ConsumerGroup.info()`: membership, assignment and counters (for tests and the metrics issue). */

@@ -14,6 +14,7 @@ import type { Env } from "../../worker/env";
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Durability } from "../../wire/mortar/constants";
 import { frameSize } from "../../wire/mortar/codec";
+import type { PubFrame } from "../../wire/mortar/frames";
 import { readPubBatch } from "./batch";
 import { ProducerCache } from "./dedupe";
 import { LogStore, SEGMENT_BYTES, ensureLogSchema } from "./log-store";
@@ -114,13 +115,8 @@ export class Partition extends DurableObject<Env> {
    * The caller validated topic, partition, key/value caps and flags.
    */
   append(batch: Uint8Array): AppendResult {
-    if (this.deleted) return this.failed(0, ErrorCode.TOPIC_DELETED, "the topic was deleted");
-    let frames;
-    try {
-      frames = readPubBatch(batch);
-    } catch (e) {
-      return this.failed(0, ErrorCode.MALFORMED_PAYLOAD, `append batch: ${(e as Error).message}`);
-    }
+    const frames = this.openBatch(batch, "append batch");
+    if (!Array.isArray(frames)) return frames;
     const n = frames.length;
     const plan = planAppend(frames, this.lastSeq, {
       state: (pid) => {
@@ -174,15 +170,30 @@ export class Partition extends DurableObject<Env> {
           if (plan.nonIdempotent) this.setMeta("non_idempotent", this.meta("non_idempotent") + plan.nonIdempotent);
         });
       } catch (e) {
-        const msg = String((e as Error)?.message ?? e);
-        const code = /SQLITE_FULL|database or disk is full/i.test(msg) ? ErrorCode.STORAGE_FULL : ErrorCode.STORAGE_UNAVAILABLE;
-        return this.failed(n, code, `append failed: ${msg}`);
+        return this.commitFailed(n, e);
       }
       for (const [pid, st] of plan.producers) this.producers.set(pid, st);
       this.lastSeq = plan.lastSequence;
       this.consumers.appended();
     }
     return { leaderEpoch: this.leaderEpoch, commitSeq: this.lastSeq, durability: this.durability, status, sequences, codes };
+  }
+
+  /** The batch's PUB frames, or the whole-batch failure (topic deleted, undecodable batch). */
+  private openBatch(batch: Uint8Array, what: string): PubFrame[] | AppendResult {
+    if (this.deleted) return this.failed(0, ErrorCode.TOPIC_DELETED, "the topic was deleted");
+    try {
+      return readPubBatch(batch);
+    } catch (e) {
+      return this.failed(0, ErrorCode.MALFORMED_PAYLOAD, `${what}: ${(e as Error).message}`);
+    }
+  }
+
+  /** A failed commit of `n` records: STORAGE_FULL when SQLite is full, else STORAGE_UNAVAILABLE. */
+  private commitFailed(n: number, e: unknown): AppendResult {
+    const msg = String((e as Error)?.message ?? e);
+    const code = /SQLITE_FULL|database or disk is full/i.test(msg) ? ErrorCode.STORAGE_FULL : ErrorCode.STORAGE_UNAVAILABLE;
+    return this.failed(n, code, `append failed: ${msg}`);
   }
 
   private failed(n: number, code: number, message: string): AppendResult {
@@ -227,13 +238,8 @@ export class Partition extends DurableObject<Env> {
    * TOPIC_DELETED / MALFORMED_PAYLOAD / STORAGE_FULL / STORAGE_UNAVAILABLE.
    */
   appendDeadLetters(batch: Uint8Array): AppendResult {
-    if (this.deleted) return this.failed(0, ErrorCode.TOPIC_DELETED, "the topic was deleted");
-    let frames;
-    try {
-      frames = readPubBatch(batch);
-    } catch (e) {
-      return this.failed(0, ErrorCode.MALFORMED_PAYLOAD, `dead-letter batch: ${(e as Error).message}`);
-    }
+    const frames = this.openBatch(batch, "dead-letter batch");
+    if (!Array.isArray(frames)) return frames;
     const n = frames.length;
     const first = this.lastSeq + 1;
     try {
@@ -254,8 +260,7 @@ export class Partition extends DurableObject<Env> {
         if (count > 0) this.log.appendSegment(seq, count, batch.subarray(start, off), ts);
       });
     } catch (e) {
-      const msg = String((e as Error)?.message ?? e);
-      return this.failed(n, /SQLITE_FULL|database or disk is full/i.test(msg) ? ErrorCode.STORAGE_FULL : ErrorCode.STORAGE_UNAVAILABLE, `append failed: ${msg}`);
+      return this.commitFailed(n, e);
     }
     this.lastSeq += n;
     if (n > 0) this.consumers.appended();

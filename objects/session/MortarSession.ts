@@ -31,7 +31,7 @@ import { ErrorCode, MortarError } from "../../wire/mortar/errors";
 import { KEEPALIVE_CLOSE_MS } from "../../wire/mortar/constants";
 import { CloseCode, Connection } from "./connection";
 import { expired, nextDeadline, type TimerState } from "./timers";
-import type { NoticeDelivery } from "./consumer";
+import type { NoticeDelivery } from "../group/rpc";
 import type { Subscription } from "./subscription";
 import { groupStub } from "../group/stub";
 import { withDeadline } from "./faults";

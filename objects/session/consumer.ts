@@ -16,11 +16,13 @@
  */
 import { AckFlags, HeartbeatState, NackReason, NoticeKind, Op, SubFlags, DEFAULT_PULL_MAX_BYTES, DEFAULT_PULL_MAX_MSGS, MAX_PULL_BYTES } from "../../wire/mortar/constants";
 import { encodeFrame } from "../../wire/mortar/codec";
+import { concatBytes } from "../../wire/nats/encoder";
 import { ErrorCode } from "../../wire/mortar/errors";
 import type { AckFrame, ControlAckFrame, CreditFrame, HeartbeatFrame, NackFrame, PullFrame, SubFrame } from "../../wire/mortar/frames";
 import { encodeCreditResult, encodeSubResult, okFrame } from "../../wire/mortar/results";
 import type { Env } from "../../worker/env";
 import { groupStub } from "../group/stub";
+import type { NoticeDelivery } from "../group/rpc";
 import { partitionStub } from "../partition/stub";
 import { SettleKind, type DeliverResult, type SettleResult } from "../partition/rpc";
 import type { TopicInfo } from "../registry/rpc";
@@ -31,19 +33,6 @@ import { Subscription, type PendingPull } from "./subscription";
 
 /** Subscriptions open at once on one connection. */
 export const MAX_SUBSCRIPTIONS = 1024;
-
-/** A NOTICE as a ConsumerGroup hands it to the member's session (MortarSession.groupNotice). */
-export interface NoticeDelivery {
-  subscriptionId: number;
-  memberId: number;
-  noticeId: number;
-  kind: number;
-  membershipEpoch: number;
-  assignmentEpoch: number;
-  ownershipEpoch: number;
-  topicId: number;
-  partition: number;
-}
 
 /** What the read path needs from its Connection. */
 export interface ConsumerIO {
@@ -82,7 +71,7 @@ export class Consumer {
       push: (sub, frames) => this.push(sub, frames),
       answerPull: (sub, pull) => {
         const parts = [...pull.frames, encodeFrame(okFrame(Op.PULL))];
-        this.io.respond(pull.slot, concat(parts));
+        this.io.respond(pull.slot, concatBytes(parts));
         this.io.write();
       },
       open: (sub) => !this.closed && this.subs.get(sub.id) === sub,
@@ -349,17 +338,4 @@ export class Consumer {
   private partition(sub: Subscription, p: number) {
     return partitionStub(this.io.env, this.io.tenant(), sub.topic.incarnation, sub.topic.topicId, p);
   }
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
 }
