@@ -281,7 +281,9 @@ export class Consumers {
     if (!l.waiting || !o) return;
     l.waiting = false;
     const { partition } = this.host.identity();
-    void sessionStub(this.host.env, o.sessionId).wake(o.subscriptionId, partition).catch(() => {});
+    void sessionStub(this.host.env, o.sessionId).wake(o.subscriptionId, partition).catch(() => {
+      if (l.owner === o) l.waiting = true; // not delivered: try again with the next new record
+    });
   }
 
   /** Appends dead letters to the `.dlq` twin (same partition index) in batches; they are settled once the twin committed them. */

@@ -92,6 +92,26 @@ describe("push delivery under credit", () => {
   });
 });
 
+describe("start policy", () => {
+  it("EARLIEST starts at the oldest record, LATEST after the last one; a later SUB of the group resumes from its floor", async () => {
+    const p = await Peer.open();
+    const d = await p.c.declare(unique("start"), 1);
+    p.send([0, 1, 2].map((i) => pubFrame(d.topicId, 0, `old${i}`)));
+    await p.answer(3);
+    await p.subscribe(d.topicId, "latest", { startPolicy: 1 });
+    await p.confirm(await p.take(isAssign));
+    await p.subscribe(d.topicId, "earliest", { startPolicy: 0 });
+    await p.confirm(await p.take(isAssign));
+    expectOk(await p.publish(d.topicId, 0, "new"), Op.PUB);
+    const got = await p.take(isMsg, 5);
+    const by = (sub: number) => got.filter((m) => m.subscriptionId === sub).map(text);
+    expect(by(1)).toEqual(["new"]);
+    expect(by(2)).toEqual(["old0", "old1", "old2", "new"]);
+    for (const m of got.filter((x) => x.subscriptionId === 1)) expectOk(await p.request(p.ackFrame(m)), Op.ACK);
+    p.close();
+  });
+});
+
 describe("redelivery and dead-letter twins", () => {
   it("NACK RETRY redelivers with attempt+1; after max attempts the message is in the .dlq twin, readable there", async () => {
     const { p, topic } = await setup();
