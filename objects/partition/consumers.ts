@@ -280,10 +280,14 @@ export class Consumers {
     const o = l.owner;
     if (!l.waiting || !o) return;
     l.waiting = false;
-    const { partition } = this.host.identity();
-    void sessionStub(this.host.env, o.sessionId).wake(o.subscriptionId, partition).catch(() => {
+    const retry = () => {
       if (l.owner === o) l.waiting = true; // not delivered: try again with the next new record
-    });
+    };
+    try {
+      void sessionStub(this.host.env, o.sessionId).wake(o.subscriptionId, this.host.identity().partition).catch(retry);
+    } catch {
+      retry(); // never let a wake-up fail the append that caused it
+    }
   }
 
   /** Appends dead letters to the `.dlq` twin (same partition index) in batches; they are settled once the twin committed them. */

@@ -73,11 +73,18 @@ export class LedgerStore {
         l.next, l.ownershipEpoch, l.owner === null ? null : JSON.stringify(l.owner), c.delivered, c.acked, c.redelivered, c.deadLettered, l.gid);
       l.metaDirty = false;
     }
-    for (const s of l.removed) this.sql.exec("DELETE FROM deliveries WHERE gid = ? AND seq = ?", l.gid, s);
-    for (const s of l.dirty) {
-      const d = l.pending.get(s);
-      if (!d) continue;
-      this.sql.exec("INSERT OR REPLACE INTO deliveries VALUES (?,?,?,?,?,?,?)", l.gid, s, d.deliveryId, d.attempt, d.deadline, d.state, d.reason);
+    // One statement per kind of change, whatever the batch size: the rows travel as one JSON array.
+    if (l.removed.size > 0) {
+      this.sql.exec("DELETE FROM deliveries WHERE gid = ? AND seq IN (SELECT value FROM json_each(?))", l.gid, JSON.stringify([...l.removed]));
+    }
+    if (l.dirty.size > 0) {
+      const rows: number[][] = [];
+      for (const s of l.dirty) {
+        const d = l.pending.get(s);
+        if (d) rows.push([s, d.deliveryId, d.attempt, d.deadline, d.state, d.reason]);
+      }
+      this.sql.exec(`INSERT OR REPLACE INTO deliveries SELECT ?, value->>0, value->>1, value->>2, value->>3, value->>4, value->>5
+        FROM json_each(?)`, l.gid, JSON.stringify(rows));
     }
     l.removed.clear();
     l.dirty.clear();

@@ -1,10 +1,12 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import {
   CreditMode, DeadLetterReason, ErrorCode, NackReason, Op, decodeCreditResult, decodeDeadLetter, utf8Bytes,
   type Frame, type MsgFrame,
 } from "../../wire/mortar";
 import { partitionStub } from "../../objects/partition/stub";
+import { Partition } from "../../objects/partition/Partition";
+import { PubBatchBuilder } from "../../objects/partition/batch";
 import { registryStub } from "../../objects/registry/stub";
 import type { LookupResult, TopicInfo } from "../../objects/registry/rpc";
 import { expectErr, expectOk, pubFrame } from "./helpers/mortar-ws";
@@ -89,6 +91,31 @@ describe("push delivery under credit", () => {
     expectOk(await p.request(p.ackFrame(m!)), Op.ACK);
     expectErr(await p.request(p.ackFrame(m!)), ErrorCode.UNKNOWN_DELIVERY, Op.ACK);
     p.close();
+  });
+});
+
+describe("partition ledger", () => {
+  it("keeps in-flight deliveries (ids, attempts, deadlines) and counters across a restart of the object", async () => {
+    const p = partitionStub(env, `ledger-${unique("r")}`, 1, 1, 0);
+    const caller = { sessionId: env.SESSION.newUniqueId().toString(), subscriptionId: 4 };
+    expect(await p.assign("g", 1, { ...caller, memberId: 9 }, 0)).toEqual({ ok: true, ownershipEpoch: 1 });
+    const b = new PubBatchBuilder();
+    for (let i = 0; i < 5; i++) b.add(pubFrame(1, 0, `v${i}`));
+    await p.append(b.finish());
+    const d = await p.deliver({ group: "g", ownershipEpoch: 1, caller, maxMsgs: 10, maxBytes: 1 << 20, allowOversize: false, holdMs: 0 });
+    expect([...d.sequences]).toEqual([1, 2, 3, 4, 5]);
+    const ack = (i: number[]) => ({ group: "g", caller, kinds: new Uint8Array(i.length), sequences: Float64Array.from(i, (x) => x + 1), deliveryIds: Float64Array.from(i, (x) => d.deliveryIds[x]!), ownershipEpochs: new Float64Array(i.length).fill(1) });
+    expect([...(await p.settle(ack([1, 3]))).codes]).toEqual([0, 0]);
+    await runInDurableObject(p, async (_inst, ctx) => {
+      const again = new Partition(ctx, env); // what the runtime does when the object starts again
+      expect(again.info().groups[0]).toMatchObject({ ackFloor: 1, nextSequence: 6, inFlight: 3, delivered: 5, acked: 2, ownershipEpoch: 1, ownerMemberId: 9 });
+      expect([...(await again.settle(ack([0, 2, 4]))).codes]).toEqual([0, 0, 0]);
+      expect([...(await again.settle(ack([0]))).codes]).toEqual([ErrorCode.UNKNOWN_DELIVERY]);
+      expect(again.info().groups[0]).toMatchObject({ ackFloor: 6, inFlight: 0, acked: 5 });
+      const next = await again.deliver({ group: "g", ownershipEpoch: 1, caller, maxMsgs: 10, maxBytes: 1 << 20, allowOversize: false, holdMs: 0 });
+      expect(next.sequences.length).toBe(0);
+      expect(next.deliveryIds.length).toBe(0);
+    });
   });
 });
 
