@@ -29,7 +29,8 @@ export class CreditWindow {
   epoch = 0;
   readonly outstanding: Amount = { count: 0, bytes: 0 };
   readonly reserved: Amount = { count: 0, bytes: 0 };
-  private readonly deliveries = new Map<string, { deliveryId: number; bytes: number }>();
+  /** partition → sequence → the outstanding delivery of that record. */
+  private readonly deliveries = new Map<number, Map<number, { deliveryId: number; bytes: number }>>();
 
   /** Initial window from SUB (0 = the default 256 messages / 2 MiB); values above the maximum are clamped. */
   constructor(count: number, bytes: number) {
@@ -72,32 +73,29 @@ export class CreditWindow {
 
   /** A delivery was sent to the client. */
   delivered(partition: number, seq: number, deliveryId: number, bytes: number): void {
-    const key = `${partition}:${seq}`;
-    const old = this.deliveries.get(key);
+    let byP = this.deliveries.get(partition);
+    if (!byP) this.deliveries.set(partition, (byP = new Map()));
+    const old = byP.get(seq);
     if (old) this.take(old.bytes);
-    this.deliveries.set(key, { deliveryId, bytes });
+    byP.set(seq, { deliveryId, bytes });
     this.outstanding.count++;
     this.outstanding.bytes += bytes;
   }
 
   /** ACK (not PROGRESS) or NACK of a delivery: returns its credit when it is the outstanding one. */
   settled(partition: number, seq: number, deliveryId: number): boolean {
-    const key = `${partition}:${seq}`;
-    const d = this.deliveries.get(key);
+    const byP = this.deliveries.get(partition);
+    const d = byP?.get(seq);
     if (!d || d.deliveryId !== deliveryId) return false;
-    this.deliveries.delete(key);
+    byP!.delete(seq);
     this.take(d.bytes);
     return true;
   }
 
   /** The subscription gave up a partition: its outstanding deliveries no longer count. */
   dropPartition(partition: number): void {
-    const prefix = `${partition}:`;
-    for (const [k, d] of this.deliveries) {
-      if (!k.startsWith(prefix)) continue;
-      this.deliveries.delete(k);
-      this.take(d.bytes);
-    }
+    for (const d of this.deliveries.get(partition)?.values() ?? []) this.take(d.bytes);
+    this.deliveries.delete(partition);
   }
 
   private take(bytes: number): void {
