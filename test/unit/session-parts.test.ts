@@ -31,7 +31,7 @@ describe("ResponseQueue", () => {
     const r = q.drain();
     expect([...r.bytes!]).toEqual([7, 8]);
     expect(r.close).toEqual({ code: 1002, reason: "X" });
-    expect(q.drain()).toEqual({ bytes: null, close: null });
+    expect(q.drain()).toEqual({ bytes: null, close: null, written: [] });
   });
 
   it("ignores a second answer for the same slot (a late reply after a timeout)", () => {
