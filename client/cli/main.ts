@@ -1,17 +1,27 @@
 /**
  * `mortarmq` command line (commander). Each command group lives in its own
- * module and registers itself on the program.
+ * module and registers itself on the program. Global options (`--url`,
+ * `--token`, `--json`) are defined once on the program (client/cli/context.ts)
+ * and accepted before or after any subcommand.
  */
 import { Command } from "commander";
 import { registerBridge } from "../bridge/command";
+import { addGlobalOptions } from "./context";
 import { registerDev } from "./dev";
+import { registerMq9 } from "./mq9";
+import { registerPub } from "./pub";
+import { registerTopics } from "./topics";
 
 /** Builds the CLI program; exported for tests. */
 export function buildProgram(): Command {
   const program = new Command();
   program.name("mortarmq").description("MortarMQ Edge broker CLI").showHelpAfterError();
+  addGlobalOptions(program);
   registerDev(program);
   registerBridge(program);
+  registerTopics(program);
+  registerPub(program);
+  registerMq9(program);
   return program;
 }
 
