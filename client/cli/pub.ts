@@ -6,7 +6,7 @@
  */
 import { statSync } from "node:fs";
 import type { Command } from "commander";
-import { SingleBar } from "cli-progress";
+import { Presets, SingleBar } from "cli-progress";
 import { connectBroker, resolveTopic, type ResolvedTopic } from "./connect";
 import { action, printJson, printLine, type GlobalOptions } from "./context";
 import { describeError, errorTag, usageError, type ErrorReport } from "./errors";
@@ -147,7 +147,7 @@ class ProgressBar {
     const format = totalBytes !== null
       ? "{bar} {percentage}% | {answered} messages | {rate} msg/s | {failed} failed"
       : "{answered} messages | {rate} msg/s | {failed} failed";
-    this.bar = new SingleBar({ format, stream: process.stderr, hideCursor: true, clearOnComplete: true, fps: 10 });
+    this.bar = new SingleBar({ format, stream: process.stderr, hideCursor: true, clearOnComplete: true, fps: 10 }, Presets.shades_classic);
     this.bar.start(totalBytes ?? 0, 0, { answered: 0, rate: 0, failed: 0 });
     this.timer = setInterval(() => this.render(), 100);
     this.timer.unref();

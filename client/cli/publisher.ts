@@ -103,11 +103,11 @@ export async function publishAll(messages: AsyncIterable<OutgoingMessage> | Iter
   };
 
   for await (const m of messages) {
+    while (outstanding >= o.inFlight) await new Promise<void>((r) => (wake = r));
     if (o.isClosed?.()) {
       stopped = "the connection closed";
       break;
     }
-    while (outstanding >= o.inFlight) await new Promise<void>((r) => (wake = r));
     const partition = o.router.route(m.key);
     let seq = 0n;
     if (o.producerId !== 0n) {
