@@ -25,7 +25,7 @@ export function addGlobalOptions(program: Command): void {
   program
     .addOption(new Option("--url <url>", "broker URL").env("MORTARMQ_URL").default(DEFAULT_URL))
     .addOption(new Option("--token <token>", "auth token (Bearer / CONNECT token)").env("MORTARMQ_TOKEN"))
-    .addOption(new Option("--json", "machine-readable JSON output").default(false))
+    .addOption(new Option("--json", "machine-readable JSON output (errors as JSON on stderr)"))
     .configureHelp({ showGlobalOptions: true });
 }
 
