@@ -2,10 +2,12 @@ import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
 /**
- * Four projects:
+ * Five projects:
  * - unit:    pure code (wire/, pure state machines) in Node.
  * - workers: the real Worker and Durable Objects inside workerd (vitest pool workers).
  * - workers-auth: the same with AUTH_TOKENS set (test/workers/auth/).
+ * - workers-timers: the same with short read-path timers (ack wait, session and
+ *   revocation timeouts) so deadline tests need no long sleeps (test/workers/timers/).
  * - e2e:     a real `wrangler dev` process started by the test, driven from Node.
  */
 export default defineConfig({
@@ -20,7 +22,7 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
           }),
         ],
-        test: { name: "workers", include: ["test/workers/**/*.test.ts"], exclude: ["test/workers/auth/**"] },
+        test: { name: "workers", include: ["test/workers/**/*.test.ts"], exclude: ["test/workers/auth/**", "test/workers/timers/**"] },
       },
       {
         // The same Worker with tokens configured (AUTH_TOKENS), for auth tests.
@@ -31,6 +33,23 @@ export default defineConfig({
           }),
         ],
         test: { name: "workers-auth", include: ["test/workers/auth/**/*.test.ts"] },
+      },
+      {
+        // The same Worker with short read-path timers (objects/shared/read-config.ts).
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                MORTAR_ACK_WAIT_MS: "500",
+                MORTAR_MAX_DELIVERY_ATTEMPTS: "3",
+                MORTAR_GROUP_SESSION_TIMEOUT_MS: "1500",
+                MORTAR_REVOCATION_TIMEOUT_MS: "600",
+              },
+            },
+          }),
+        ],
+        test: { name: "workers-timers", include: ["test/workers/timers/**/*.test.ts"] },
       },
       {
         test: {

@@ -22,6 +22,14 @@ export interface Env {
   EMBEDDINGS_API_KEY?: string;
   /** Workers AI binding, only when `[ai] binding = "AI"` is added to wrangler.toml. */
   AI?: import("../objects/agents/embed/workers-ai").AiBinding;
+  /** Read path (objects/shared/read-config.ts): work deadline per delivery, ms (default 30000). */
+  MORTAR_ACK_WAIT_MS?: string;
+  /** Read path: deliveries before dead-lettering (default 5). */
+  MORTAR_MAX_DELIVERY_ATTEMPTS?: string;
+  /** Read path: consumer group session timeout, ms (default 45000). */
+  MORTAR_GROUP_SESSION_TIMEOUT_MS?: string;
+  /** Read path: revocation timeout, ms (default 10000). */
+  MORTAR_REVOCATION_TIMEOUT_MS?: string;
   SESSION: DurableObjectNamespace;
   REGISTRY: DurableObjectNamespace;
   PARTITION: DurableObjectNamespace;

@@ -12,8 +12,8 @@
  *   producers, and for codes that guarantee nothing was committed otherwise.
  * - Keepalive: a PING is sent when nothing was written for KEEPALIVE_MS, so
  *   an idle connection is not closed by the broker's 45 s timer.
- * - Pushes (MSG, NOTICE) take no request slot; they go to `onPush` handlers
- *   (the read-path API builds on this).
+ * - Pushes (MSG, NOTICE) take no request slot; they go to the Subscription
+ *   they name (consumer.ts: subscribe()) and to `onPush` handlers.
  */
 import {
   DeclareFlags, ErrorCode, FrameDecoder, KEEPALIVE_MS, Op, WIRE_VERSION, decodeDeclareResult, decodePubResult,
@@ -22,6 +22,8 @@ import {
 } from "../../wire/mortar";
 import { MortarClientError } from "./errors";
 import { openTransport, type Transport } from "./transport";
+import { Subscription, type SubscribeOptions } from "./consumer";
+import { StartPolicy, SUB_PARTITION_ANY, SubFlags, decodeSubResult, type MsgFrame, type NoticeFrame } from "../../wire/mortar";
 
 /** Frames are coalesced into writes of at most this many bytes (larger frames go alone). */
 const WRITE_CHUNK = 64 * 1024;
@@ -77,6 +79,9 @@ interface PendingRequest {
   reject: (e: MortarClientError) => void;
 }
 
+/** Pushes kept for a subscription_id not registered yet (they can arrive in the same read as the SUB's OK). */
+const MAX_ORPHAN_PUSHES = 10_000;
+
 /** Codes whose meaning guarantees nothing was committed: safe to resend even without a producer id. */
 const NOTHING_COMMITTED = new Set<number>([
   ErrorCode.BACKPRESSURE, ErrorCode.RATE_LIMITED, ErrorCode.STORAGE_FULL, ErrorCode.INTERNAL_ERROR, ErrorCode.NOT_ENOUGH_REPLICAS,
@@ -97,6 +102,8 @@ export class MortarClient {
   private readonly pushHandlers: ((f: Frame) => void)[] = [];
   private readonly topics = new Map<string, TopicHandle>();
   private readonly retry: RetryOptions;
+  private readonly subscriptions = new Map<number, Subscription>();
+  private orphans: (MsgFrame | NoticeFrame)[] = [];
 
   private constructor(private readonly transport: Transport, opts: ConnectOptions) {
     this.retry = { ...DEFAULT_RETRY, ...opts.retry };
@@ -209,14 +216,7 @@ export class MortarClient {
     value: Uint8Array | string,
     opts: PublishOptions = {},
   ): Promise<PublishResult> {
-    let topicId: number;
-    if (typeof topic === "number") {
-      topicId = topic;
-    } else {
-      const t = this.topics.get(topic);
-      if (!t) throw new MortarClientError(ErrorCode.UNKNOWN_TOPIC, `topic "${topic}" was not declared on this client; call declare() first`, Op.PUB, "protocol");
-      topicId = t.topicId;
-    }
+    const topicId = this.topicId(topic, Op.PUB);
     const frame: PubFrame = {
       op: Op.PUB, topicId, partition,
       producerId: opts.producerId ?? 0n, producerSeq: opts.producerSeq ?? 0n, flags: 0,
@@ -237,6 +237,32 @@ export class MortarClient {
     }
   }
 
+  /**
+   * SUB: joins consumer group `group` on `topic` (a topic_id, or a name
+   * declared on this client; a `.dlq` twin is subscribed by its id). The
+   * group assigns partitions with NOTICEs, which the subscription confirms
+   * itself; see Subscription for reading and settling messages.
+   * @throws MortarClientError (UNKNOWN_TOPIC, INVALID_GROUP_NAME, …)
+   */
+  async subscribe(topic: number | string, group: string, opts: SubscribeOptions = {}): Promise<Subscription> {
+    const topicId = this.topicId(topic, Op.SUB);
+    const ok = await this.request({
+      op: Op.SUB, group: utf8Bytes(group), topicId, partition: SUB_PARTITION_ANY,
+      startPolicy: opts.startPolicy === "latest" ? StartPolicy.LATEST : StartPolicy.EARLIEST,
+      creditCount: opts.creditCount ?? 0, creditBytes: opts.creditBytes ?? 0, flags: opts.pull ? SubFlags.PULL_MODE : 0,
+    });
+    const r = decodeSubResult(ok.result);
+    const sub = new Subscription(
+      { request: (f) => this.request(f), detach: (id) => this.subscriptions.delete(id) },
+      r.subscriptionId, topicId, group, r.memberId, r.membershipEpoch, r.assignmentEpoch, !!opts.pull, opts,
+    );
+    this.subscriptions.set(sub.id, sub);
+    const mine = this.orphans.filter((f) => (f.op === Op.MSG ? f.subscriptionId : f.groupId) === sub.id);
+    this.orphans = this.orphans.filter((f) => (f.op === Op.MSG ? f.subscriptionId : f.groupId) !== sub.id);
+    for (const f of mine) this.route(f);
+    return sub;
+  }
+
   /** PING; resolves with the round-trip time in ms. */
   async ping(): Promise<number> {
     const t = performance.now();
@@ -253,6 +279,23 @@ export class MortarClient {
   }
 
   // ------------------------------------------------------------ internals
+
+  private topicId(topic: number | string, op: number): number {
+    if (typeof topic === "number") return topic;
+    const t = this.topics.get(topic);
+    if (!t) throw new MortarClientError(ErrorCode.UNKNOWN_TOPIC, `topic "${topic}" was not declared on this client; call declare() first`, op, "protocol");
+    return t.topicId;
+  }
+
+  /** Hands a push to its subscription (or keeps it until the subscription is registered). */
+  private route(f: MsgFrame | NoticeFrame): void {
+    const sub = this.subscriptions.get(f.op === Op.MSG ? f.subscriptionId : f.groupId);
+    if (!sub) {
+      this.orphans.push(f);
+      if (this.orphans.length > MAX_ORPHAN_PUSHES) this.orphans.shift();
+    } else if (f.op === Op.MSG) sub.onMessage(f);
+    else sub.onNotice(f);
+  }
 
   private enqueue(frame: Frame): void {
     const size = frameSize(frame);
@@ -317,6 +360,7 @@ export class MortarClient {
         if (f.op === Op.OK) p.resolve(f);
         else p.reject(MortarClientError.fromErr(f));
       } else if (f.op === Op.MSG || f.op === Op.NOTICE) {
+        this.route(f);
         for (const h of this.pushHandlers) h(f);
       } else {
         this.fatal(`broker sent op ${f.op}, which only clients send`);
@@ -342,6 +386,8 @@ export class MortarClient {
     }
     this.pending.length = 0;
     this.pendingHead = 0;
+    for (const sub of [...this.subscriptions.values()]) sub.onClosed(err);
+    this.orphans = [];
   }
 }
 

@@ -2,6 +2,8 @@
 export { MortarClient } from "./client";
 export type { ConnectOptions, PublishOptions, PublishResult, RetryOptions, TopicHandle } from "./client";
 export { MortarClientError } from "./errors";
+export { Message, Subscription } from "./consumer";
+export type { PullOptions, SubscribeOptions } from "./consumer";
 export type { ErrorSource } from "./errors";
 export { openTransport } from "./transport";
 export type { Transport, TransportOptions } from "./transport";

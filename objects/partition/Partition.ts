@@ -1,7 +1,9 @@
 /**
  * Partition Durable Object: one per (tenant, topic incarnation, topic_id,
- * partition) — see partitionStub(). Holds the ordered log in SQLite and the
- * idempotent-producer state (DESIGN.md §3, §4; spec §2 PUB, §2.1).
+ * partition) — see partitionStub(). Holds the ordered log in SQLite, the
+ * idempotent-producer state, and each consumer group's ack floor and
+ * in-flight deliveries (DESIGN.md §3, §4; spec §2 PUB, §2.1; the read path
+ * lives in consumers.ts).
  *
  * append(): decode the batch → plan (pure, dedupe) → one transactionSync →
  * reply. The reply leaves only after the commit (output gate; nothing but
@@ -17,9 +19,14 @@ import { ProducerCache } from "./dedupe";
 import { LogStore, SEGMENT_BYTES, ensureLogSchema } from "./log-store";
 import { ProducerStore, ensureProducerSchema } from "./producer-store";
 import { planAppend, type RejectReason } from "./plan";
-import { AppendStatus, type AppendResult, type PartitionInfo, type StoredRecord } from "./rpc";
+import {
+  AppendStatus, type AppendResult, type AssignResult, type DeliverRequest, type DeliverResult, type OwnerRef,
+  type PartitionInfo, type SettleRequest, type SettleResult, type StoredRecord,
+} from "./rpc";
 import { Schedule } from "../shared/schedule";
 import { detectDurability } from "../shared/durability";
+import { readConfig } from "../shared/read-config";
+import { Consumers, type PartitionIdentity } from "./consumers";
 
 /** Segments deleted per purge step (one alarm run). */
 const PURGE_PAGE = 256;
@@ -47,6 +54,7 @@ export class Partition extends DurableObject<Env> {
   private readonly leaderEpoch: number;
   private deleted: boolean;
   private durability: number = Durability.LOCAL;
+  private readonly consumers: Consumers;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -64,9 +72,25 @@ export class Partition extends DurableObject<Env> {
     });
     this.deleted = this.meta("deleted") === 1;
     this.lastSeq = Math.max(this.log.lastSequence(), this.meta("last_seq"));
+    this.consumers = new Consumers({
+      storage: ctx.storage, env, log: this.log, schedule: this.schedule, config: readConfig(env),
+      identity: () => this.identity(),
+      lastSeq: () => this.lastSeq,
+      firstSeq: () => this.log.firstSequence(),
+      deleted: () => this.deleted,
+      meta: (k) => this.meta(k),
+      setMeta: (k, v) => this.setMeta(k, v),
+    });
     void ctx.blockConcurrencyWhile(async () => {
       this.durability = await detectDurability(ctx.storage);
     });
+  }
+
+  /** Which partition this object is (from its name, see partitionStub). */
+  private identity(): PartitionIdentity {
+    const parts = (this.ctx.id.name ?? "").split("/").map(decodeURIComponent);
+    if (parts.length !== 5 || parts[0] !== "partition") throw new Error("Partition must be addressed by name (partitionStub)");
+    return { tenant: parts[1]!, incarnation: Number(parts[2]), topicId: Number(parts[3]), partition: Number(parts[4]) };
   }
 
   private meta(k: string): number {
@@ -156,6 +180,7 @@ export class Partition extends DurableObject<Env> {
       }
       for (const [pid, st] of plan.producers) this.producers.set(pid, st);
       this.lastSeq = plan.lastSequence;
+      this.consumers.appended();
     }
     return { leaderEpoch: this.leaderEpoch, commitSeq: this.lastSeq, durability: this.durability, status, sequences, codes };
   }
@@ -179,7 +204,7 @@ export class Partition extends DurableObject<Env> {
     return this.log.read(Math.max(1, fromSeq), Math.max(1, Math.min(maxRecords, 10_000)), maxBytes);
   }
 
-  /** Counters and positions of this partition. */
+  /** Counters and positions of this partition, and of every consumer group at it. */
   info(): PartitionInfo {
     return {
       leaderEpoch: this.leaderEpoch,
@@ -189,7 +214,78 @@ export class Partition extends DurableObject<Env> {
       nonIdempotentPublishes: this.meta("non_idempotent"),
       deleted: this.deleted,
       durability: this.durability,
+      groups: this.consumers.info(),
     };
+  }
+
+  /**
+   * Appends dead letters from the source partition (same index of the
+   * source topic) in one transaction: whole PUB frames whose value is the
+   * dead-letter envelope, stored with their original producer fields but
+   * WITHOUT producer dedupe (they are not new publishes). Returns the
+   * AppendResult of the batch (every record APPENDED), or `error`
+   * TOPIC_DELETED / MALFORMED_PAYLOAD / STORAGE_FULL / STORAGE_UNAVAILABLE.
+   */
+  appendDeadLetters(batch: Uint8Array): AppendResult {
+    if (this.deleted) return this.failed(0, ErrorCode.TOPIC_DELETED, "the topic was deleted");
+    let frames;
+    try {
+      frames = readPubBatch(batch);
+    } catch (e) {
+      return this.failed(0, ErrorCode.MALFORMED_PAYLOAD, `dead-letter batch: ${(e as Error).message}`);
+    }
+    const n = frames.length;
+    const first = this.lastSeq + 1;
+    try {
+      const ts = Date.now();
+      this.ctx.storage.transactionSync(() => {
+        let start = 0, off = 0, seq = first, count = 0;
+        for (let i = 0; i < n; i++) {
+          const size = frameSize(frames[i]!);
+          if (count > 0 && off + size - start > SEGMENT_BYTES) {
+            this.log.appendSegment(seq, count, batch.subarray(start, off), ts);
+            seq += count;
+            start = off;
+            count = 0;
+          }
+          off += size;
+          count++;
+        }
+        if (count > 0) this.log.appendSegment(seq, count, batch.subarray(start, off), ts);
+      });
+    } catch (e) {
+      const msg = String((e as Error)?.message ?? e);
+      return this.failed(n, /SQLITE_FULL|database or disk is full/i.test(msg) ? ErrorCode.STORAGE_FULL : ErrorCode.STORAGE_UNAVAILABLE, `append failed: ${msg}`);
+    }
+    this.lastSeq += n;
+    if (n > 0) this.consumers.appended();
+    const sequences = Float64Array.from({ length: n }, (_, i) => first + i);
+    return { leaderEpoch: this.leaderEpoch, commitSeq: this.lastSeq, durability: this.durability, status: new Uint8Array(n), sequences, codes: new Uint16Array(n) };
+  }
+
+  /**
+   * Fence from the ConsumerGroup: `owner` (null = nobody) owns this
+   * partition for `group` under ownership `epoch`; in-flight deliveries of
+   * an older epoch go up for redelivery. A group seen for the first time
+   * starts per `startPolicy` (StartPolicy). An older epoch is refused
+   * (ok = false, nothing changes).
+   */
+  assign(group: string, epoch: number, owner: OwnerRef | null, startPolicy: number): AssignResult {
+    return this.consumers.assign(group, epoch, owner, startPolicy);
+  }
+
+  /**
+   * Delivers records to the owner of `req.group` (see DeliverRequest):
+   * redeliveries first, then new records, as encoded MSG frames. Errors in
+   * `code`: STALE_OWNERSHIP_EPOCH, NOT_OWNER, TOPIC_DELETED.
+   */
+  deliver(req: DeliverRequest): Promise<DeliverResult> {
+    return this.consumers.deliver(req);
+  }
+
+  /** Settles a batch of ACK/NACK operations (see SettleRequest); per-operation codes. */
+  settle(req: SettleRequest): Promise<SettleResult> {
+    return this.consumers.settle(req);
   }
 
   /**
@@ -208,10 +304,11 @@ export class Partition extends DurableObject<Env> {
     await this.schedule.set("purge", Date.now());
   }
 
-  /** Runs due jobs from the schedule table (only "purge" so far). */
+  /** Runs due jobs from the schedule table: "purge", and the read path's "deadlines" and "dlq". */
   override async alarm(): Promise<void> {
     const now = Date.now();
     for (const job of this.schedule.due(now)) {
+      if (await this.consumers.runJob(job, now)) continue;
       if (job === "purge") {
         const deleted = this.ctx.storage.transactionSync(() => {
           const d = this.log.deleteOldest(PURGE_PAGE);

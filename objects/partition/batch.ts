@@ -2,14 +2,15 @@
  * The Session → Partition append batch: whole PUB frames (spec §1–§2 byte
  * format) back to back. The Session encodes each accepted PUB into the
  * batch as it arrives; the Partition decodes the batch with the streaming
- * frame decoder. One format, one codec.
+ * frame decoder. One format, one codec. The same builder packs the MSG
+ * frames a Partition returns from `deliver`.
  */
 import { Op } from "../../wire/mortar/constants";
 import { encodeFrameInto, frameSize } from "../../wire/mortar/codec";
-import type { PubFrame } from "../../wire/mortar/frames";
+import type { Frame, PubFrame } from "../../wire/mortar/frames";
 import { FrameDecoder } from "../../wire/mortar/stream";
 
-/** Growable buffer of PUB frames for one partition. */
+/** Growable buffer of frames (PUB frames for one partition, or MSG frames of one delivery). */
 export class PubBatchBuilder {
   private buf: Uint8Array;
   /** Bytes used. */
@@ -21,8 +22,8 @@ export class PubBatchBuilder {
     this.buf = new Uint8Array(initialBytes);
   }
 
-  /** Encodes one PUB frame into the batch (copies key and value). */
-  add(f: PubFrame): void {
+  /** Encodes one frame into the batch (copies key and value). */
+  add(f: Frame): void {
     const need = this.length + frameSize(f);
     if (need > this.buf.length) {
       let size = this.buf.length * 2;

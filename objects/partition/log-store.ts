@@ -33,17 +33,21 @@ export function ensureLogSchema(sql: SqlStorage): void {
     first_seq INTEGER NOT NULL, idx INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(first_seq, idx)) WITHOUT ROWID`);
 }
 
-interface SegmentRow extends Record<string, SqlStorageValue> {
+interface SegmentMeta extends Record<string, SqlStorageValue> {
   first_seq: number;
   last_seq: number;
   count: number;
   bytes: number;
   ts: number;
-  data: ArrayBuffer;
 }
+
+/** Decoded segments kept in memory (each ≤ CHUNK_BYTES). */
+const SEGMENT_CACHE = 8;
 
 /** SQL access to one partition log. */
 export class LogStore {
+  private readonly cache = new Map<number, PubFrame[]>();
+
   constructor(private readonly sql: SqlStorage) {}
 
   /** Highest stored sequence, 0 when empty. */
@@ -82,33 +86,47 @@ export class LogStore {
   read(fromSeq: number, maxRecords: number, maxBytes: number): StoredRecord[] {
     const out: StoredRecord[] = [];
     let bytes = 0;
-    const start = this.sql.exec<{ s: number | null }>(
-      "SELECT max(first_seq) AS s FROM log WHERE first_seq <= ?", fromSeq).one().s ?? fromSeq;
-    let next = start;
-    while (out.length < maxRecords) {
-      const seg = this.sql.exec<SegmentRow>("SELECT * FROM log WHERE first_seq >= ? ORDER BY first_seq LIMIT 1", next).toArray()[0];
-      if (!seg) break;
-      next = seg.last_seq + 1;
-      if (seg.last_seq < fromSeq) continue;
-      const frames = this.segmentFrames(seg);
-      for (let i = 0; i < frames.length && out.length < maxRecords; i++) {
-        const sequence = seg.first_seq + i;
-        if (sequence < fromSeq) continue;
-        const f = frames[i];
-        if (out.length > 0 && bytes + f.value.length > maxBytes) return out;
-        bytes += f.value.length;
-        out.push({
-          sequence, producerId: f.producerId, producerSeq: f.producerSeq,
-          key: f.key.slice(), value: f.value.slice(), timestamp: seg.ts,
-        });
-      }
-    }
+    this.scan(fromSeq, (sequence, f, ts) => {
+      if (out.length >= maxRecords || (out.length > 0 && bytes + f.value.length > maxBytes)) return false;
+      bytes += f.value.length;
+      out.push({ sequence, producerId: f.producerId, producerSeq: f.producerSeq, key: f.key.slice(), value: f.value.slice(), timestamp: ts });
+      return true;
+    });
     return out;
   }
 
-  /** Decodes a segment's frames (assembling chunks). */
-  private segmentFrames(seg: SegmentRow): PubFrame[] {
-    let data = new Uint8Array(seg.data);
+  /**
+   * Visits the stored records with sequence ≥ `fromSeq` in order until
+   * `visit` returns false or the log ends. The frame's key/value are views
+   * into a (possibly cached) segment: copy them to keep them. Recently read
+   * segments (≤ CHUNK_BYTES) stay decoded in a small cache, so a tailing
+   * reader decodes each segment once.
+   */
+  scan(fromSeq: number, visit: (sequence: number, f: PubFrame, ts: number) => boolean): void {
+    let next = this.sql.exec<{ s: number | null }>("SELECT max(first_seq) AS s FROM log WHERE first_seq <= ?", fromSeq).one().s ?? fromSeq;
+    for (;;) {
+      const seg = this.sql.exec<SegmentMeta>(
+        "SELECT first_seq, last_seq, count, bytes, ts FROM log WHERE first_seq >= ? ORDER BY first_seq LIMIT 1", next).toArray()[0];
+      if (!seg) return;
+      next = seg.last_seq + 1;
+      if (seg.last_seq < fromSeq) continue;
+      const frames = this.frames(seg);
+      for (let i = Math.max(0, fromSeq - seg.first_seq); i < frames.length; i++) {
+        if (!visit(seg.first_seq + i, frames[i]!, seg.ts)) return;
+      }
+    }
+  }
+
+  /** A segment's frames, from the cache or decoded (assembling chunks). */
+  private frames(seg: SegmentMeta): PubFrame[] {
+    const hit = this.cache.get(seg.first_seq);
+    if (hit) {
+      this.cache.delete(seg.first_seq);
+      this.cache.set(seg.first_seq, hit);
+      return hit;
+    }
+    const head = this.sql.exec<{ data: ArrayBuffer }>("SELECT data FROM log WHERE first_seq = ?", seg.first_seq).one().data;
+    let data = new Uint8Array(head);
     if (seg.bytes > data.length) {
       const all = new Uint8Array(seg.bytes);
       all.set(data, 0);
@@ -124,6 +142,10 @@ export class LogStore {
     if (error || frames.length !== seg.count) {
       throw new Error(`partition log corrupt: segment ${seg.first_seq} decodes to ${frames.length}/${seg.count} records${error ? `: ${error.message}` : ""}`);
     }
+    if (seg.bytes <= CHUNK_BYTES) {
+      this.cache.set(seg.first_seq, frames as PubFrame[]);
+      if (this.cache.size > SEGMENT_CACHE) this.cache.delete(this.cache.keys().next().value as number);
+    }
     return frames as PubFrame[];
   }
 
@@ -135,6 +157,7 @@ export class LogStore {
     const { n, s: last } = this.sql.exec<{ n: number; s: number | null }>(
       "SELECT count(*) AS n, max(first_seq) AS s FROM (SELECT first_seq FROM log ORDER BY first_seq LIMIT ?)", limit).one();
     if (last === null) return 0;
+    this.cache.clear();
     this.sql.exec("DELETE FROM log_chunk WHERE first_seq <= ?", last);
     this.sql.exec("DELETE FROM log WHERE first_seq <= ?", last);
     return n;

@@ -41,6 +41,8 @@ export interface PartitionInfo {
   /** True once the topic was deleted (appends refused, data being purged). */
   deleted: boolean;
   durability: number;
+  /** Every consumer group that ever owned this partition: ack floor, in-flight, counters. */
+  groups: GroupCursorInfo[];
 }
 
 /** A stored record as `Partition.read` returns it. */
@@ -54,4 +56,100 @@ export interface StoredRecord {
   value: Uint8Array;
   /** Append time, ms since the epoch. */
   timestamp: number;
+}
+
+// ---------------------------------------------------------------- read path
+
+/** A subscription on a session: who a delivery is for (spec §2 MSG subscription_id). */
+export interface SubscriberRef {
+  /** MortarSession Durable Object id (hex). */
+  sessionId: string;
+  subscriptionId: number;
+}
+
+/** The owner a ConsumerGroup fences a partition to. */
+export interface OwnerRef extends SubscriberRef {
+  memberId: number;
+}
+
+/** Answer to `Partition.assign`. */
+export interface AssignResult {
+  /** False when `epoch` is older than the one the partition already holds for the group (nothing changed). */
+  ok: boolean;
+  /** The group's ownership epoch at the partition after the call. */
+  ownershipEpoch: number;
+}
+
+/** `Partition.deliver` request: take up to maxMsgs / maxBytes of deliverable records for the caller. */
+export interface DeliverRequest {
+  group: string;
+  ownershipEpoch: number;
+  caller: SubscriberRef;
+  /** ≥ 1. */
+  maxMsgs: number;
+  /** Value bytes. */
+  maxBytes: number;
+  /** The first record may exceed maxBytes (nothing else is outstanding for the caller). */
+  allowOversize: boolean;
+  /** Extra ms added to the work deadline (a PULL that holds the records before answering). */
+  holdMs: number;
+}
+
+/**
+ * Answer to `Partition.deliver`. `code` 0 = ok (possibly no records),
+ * else STALE_OWNERSHIP_EPOCH / NOT_OWNER / TOPIC_DELETED and nothing was
+ * delivered. Records are returned as encoded MSG frames (spec §2) back to
+ * back, plus per-record arrays for the caller's credit accounting.
+ */
+export interface DeliverResult {
+  code: number;
+  message?: string;
+  /** MSG frames, in delivery order. */
+  frames: Uint8Array;
+  sequences: Float64Array;
+  deliveryIds: Float64Array;
+  /** Value bytes per record. */
+  sizes: Uint32Array;
+  /** When nothing was delivered because the next record's value is larger than maxBytes: its size; else 0. */
+  blockedBytes: number;
+}
+
+/** Kinds of settle operations (ACK, ACK+PROGRESS, NACK RETRY, NACK REJECT). */
+export const SettleKind = { ACK: 0, PROGRESS: 1, RETRY: 2, REJECT: 3 } as const;
+
+/** `Partition.settle` request: a batch of ACK/NACK operations of one subscriber. */
+export interface SettleRequest {
+  group: string;
+  caller: SubscriberRef;
+  kinds: Uint8Array;
+  sequences: Float64Array;
+  deliveryIds: Float64Array;
+  ownershipEpochs: Float64Array;
+}
+
+/** Per-operation wire error code (0 = OK), in request order. */
+export interface SettleResult {
+  codes: Uint16Array;
+}
+
+/** One consumer group's position and counters at a partition (`Partition.info().groups`). */
+export interface GroupCursorInfo {
+  group: string;
+  ownershipEpoch: number;
+  /** Owner member id, 0 when none. */
+  ownerMemberId: number;
+  /** Lowest unsettled sequence: everything below it is settled (the committed position). */
+  ackFloor: number;
+  /** Next sequence never delivered to the group. */
+  nextSequence: number;
+  /** Deliveries awaiting ACK/NACK. */
+  inFlight: number;
+  /** Awaiting redelivery (NACK RETRY or expired). */
+  pendingRedelivery: number;
+  /** Awaiting the append to the `.dlq` twin. */
+  pendingDeadLetter: number;
+  delivered: number;
+  acked: number;
+  redelivered: number;
+  deadLettered: number;
 }

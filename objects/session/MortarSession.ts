@@ -15,6 +15,15 @@
  * If the object wakes with a partial frame recorded but the decoder's bytes
  * gone, the stream cannot continue: the next message gets
  * CONNECTION_TIMEOUT and the connection closes.
+ *
+ * Read path: subscriptions (credit, owned partitions, pending PULLs) live in
+ * memory, so while any is open a no-op interval keeps the object from
+ * hibernating. Each open subscription's group membership is also written to
+ * the `subs` table; if the object ever restarts with rows there (its memory
+ * was lost), it makes those members leave their groups and closes the
+ * socket (1011) so the client reconnects and subscribes again. Groups and
+ * partitions call back through the RPC methods below (groupNotice, wake,
+ * hasMember, groupRemoved).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../worker/env";
@@ -22,12 +31,23 @@ import { ErrorCode, MortarError } from "../../wire/mortar/errors";
 import { KEEPALIVE_CLOSE_MS } from "../../wire/mortar/constants";
 import { CloseCode, Connection } from "./connection";
 import { expired, nextDeadline, type TimerState } from "./timers";
+import type { NoticeDelivery } from "./consumer";
+import type { Subscription } from "./subscription";
+import { groupStub } from "../group/stub";
+import { withDeadline } from "./faults";
 
 /** Largest WebSocket message sent, bytes (Workers limit received messages to 1 MiB; the stream may split anywhere). */
 const MAX_WS_MESSAGE = 1024 * 1024;
 
 /** Attachment refresh granularity for the last-frame time, ms. */
 const ATTACH_EVERY_MS = 1_000;
+
+/** Keeps the object in memory while subscriptions are open, ms. */
+const PIN_INTERVAL_MS = 20_000;
+
+interface SubRow extends Record<string, SqlStorageValue> {
+  sub_id: number; tenant: string; incarnation: number; topic_id: number; grp: string; member_id: number; membership_epoch: number;
+}
 
 /** What survives hibernation (structured-cloned into the socket). */
 interface Attachment {
@@ -43,9 +63,27 @@ export class MortarSession extends DurableObject<Env> {
   private attached: Attachment | null = null;
   private armedAt = 0;
   private lostPartial = false;
+  private pin: ReturnType<typeof setInterval> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS subs(sub_id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, incarnation INTEGER NOT NULL,
+      topic_id INTEGER NOT NULL, grp TEXT NOT NULL, member_id INTEGER NOT NULL, membership_epoch INTEGER NOT NULL)`);
+    const lost = ctx.storage.sql.exec<SubRow>("SELECT * FROM subs").toArray();
+    if (lost.length > 0) {
+      // Restarted with subscriptions recorded: their state is gone. Members leave; the client must reconnect.
+      ctx.storage.sql.exec("DELETE FROM subs");
+      for (const ws of ctx.getWebSockets()) {
+        try {
+          ws.close(1011, "session state lost; reconnect and subscribe again");
+        } catch {
+          /* already closed */
+        }
+      }
+      void Promise.all(lost.map((r) =>
+        withDeadline(groupStub(env, r.tenant, r.incarnation, r.topic_id, r.grp).leave(r.member_id, r.membership_epoch)).catch(() => {})));
+      return;
+    }
     const ws = ctx.getWebSockets()[0];
     if (ws) {
       // Woken from hibernation: restore what the attachment kept.
@@ -65,11 +103,13 @@ export class MortarSession extends DurableObject<Env> {
   private newConnection(tenant: string | null): Connection {
     return new Connection({
       env: this.env,
+      sessionId: this.ctx.id.toString(),
+      subscriptions: (subs) => this.subscriptions(subs),
       send: (bytes) => {
         try {
           for (let o = 0; o < bytes.length; o += MAX_WS_MESSAGE) this.ws?.send(bytes.subarray(o, o + MAX_WS_MESSAGE));
         } catch {
-          this.conn?.closedByPeer();
+          void this.conn?.closedByPeer();
         }
       },
       close: (code, reason) => {
@@ -127,19 +167,59 @@ export class MortarSession extends DurableObject<Env> {
     this.attach(now, false);
   }
 
-  override webSocketClose(ws: WebSocket, code: number, reason: string): void {
-    this.conn?.closedByPeer();
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
     try {
       ws.close(code === 1005 ? 1000 : code, reason);
     } catch {
       /* already closed */
     }
     void this.ctx.storage.deleteAlarm();
+    await this.conn?.closedByPeer();
   }
 
-  override webSocketError(): void {
-    this.conn?.closedByPeer();
+  override async webSocketError(): Promise<void> {
     void this.ctx.storage.deleteAlarm();
+    await this.conn?.closedByPeer();
+  }
+
+  // ------------------------------------------------------------ read-path RPC (ConsumerGroup, Partition)
+
+  /** A NOTICE for one of this connection's members. False when it does not hold that member (the group then removes it). */
+  groupNotice(n: NoticeDelivery): boolean {
+    return this.conn?.consumer.notice(n) ?? false;
+  }
+
+  /** A Partition has records for `partition` of subscription `subscriptionId`. False when the subscription is gone. */
+  wake(subscriptionId: number, partition: number): boolean {
+    return this.conn?.consumer.wake(subscriptionId, partition) ?? false;
+  }
+
+  /** Whether this session still holds `memberId` on `subscriptionId`. */
+  hasMember(subscriptionId: number, memberId: number): boolean {
+    return this.conn?.consumer.hasMember(subscriptionId, memberId) ?? false;
+  }
+
+  /** The group removed the member (session timeout). */
+  groupRemoved(subscriptionId: number, memberId: number): void {
+    this.conn?.consumer.removed(subscriptionId, memberId);
+  }
+
+  /** Records the open subscriptions (for cleanup after a lost state) and keeps the object in memory while there are any. */
+  private subscriptions(subs: ReadonlyMap<number, Subscription>): void {
+    const tenant = this.conn?.tenant ?? "";
+    this.ctx.storage.transactionSync(() => {
+      this.ctx.storage.sql.exec("DELETE FROM subs");
+      for (const s of subs.values()) {
+        if (s.memberId === 0) continue;
+        this.ctx.storage.sql.exec("INSERT INTO subs VALUES (?,?,?,?,?,?,?)",
+          s.id, tenant, s.topic.incarnation, s.topic.topicId, s.group, s.memberId, s.membershipEpoch);
+      }
+    });
+    if (subs.size > 0 && !this.pin) this.pin = setInterval(() => {}, PIN_INTERVAL_MS);
+    if (subs.size === 0 && this.pin) {
+      clearInterval(this.pin);
+      this.pin = null;
+    }
   }
 
   /** Keepalive / half-frame check (the one alarm of this object). */

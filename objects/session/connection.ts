@@ -16,14 +16,19 @@
  *   bytes, MAX_PENDING_REQUESTS slots); a request beyond either bound gets
  *   BACKPRESSURE at once (unless nothing else is pending), so a session
  *   never buffers without limit.
+ * - Read-path ops go to Consumer (consumer.ts). SUB and HEARTBEAT LEAVE are
+ *   barriers; ACK/NACK are batched per partition like PUB; a PULL waits
+ *   without blocking later frames (their answers queue behind its answer).
+ *   MSG and NOTICE pushes are written straight to the socket (`push`).
  */
 import { Op } from "../../wire/mortar/constants";
 import { encodeFrame, frameSize } from "../../wire/mortar/codec";
 import { ErrorCode, MortarError, errFrame } from "../../wire/mortar/errors";
 import type { ConnectFrame, DeclareFrame, Frame, PubFrame } from "../../wire/mortar/frames";
+import { HeartbeatState } from "../../wire/mortar/constants";
 import { encodeDeclareResult, okFrame } from "../../wire/mortar/results";
 import { FrameDecoder } from "../../wire/mortar/stream";
-import { checkClientFrame } from "../../wire/mortar/validate";
+import { checkClientFrame, parseGroupName } from "../../wire/mortar/validate";
 import { DeclareFlags } from "../../wire/mortar/constants";
 import type { Env } from "../../worker/env";
 import { authenticateToken } from "../../worker/auth";
@@ -35,6 +40,8 @@ import { faultOf, withDeadline } from "./faults";
 import { PubPipeline } from "./pub-pipeline";
 import { ResponseQueue, type CloseAction } from "./responses";
 import { TopicCache } from "./topic-cache";
+import { Consumer } from "./consumer";
+import type { Subscription } from "./subscription";
 
 /** Bound on bytes of requests received but not answered yet (32 MiB). */
 export const MAX_PENDING_BYTES = 32 * 1024 * 1024;
@@ -47,12 +54,16 @@ export const CloseCode = { NORMAL: 1000, PROTOCOL_ERROR: 1002, POLICY: 1008 } as
 /** What a Connection needs from its host object. */
 export interface ConnectionIO {
   env: Env;
+  /** This session's Durable Object id (hex), where groups and partitions call back. */
+  sessionId: string;
   /** Writes bytes to the client (one WebSocket message). */
   send(bytes: Uint8Array): void;
   /** Closes the connection after everything before was sent. */
   close(code: number, reason: string): void;
   /** Called when the tenant is set (to persist it across hibernation). */
   connected(tenant: string): void;
+  /** The open subscriptions changed. */
+  subscriptions(subs: ReadonlyMap<number, Subscription>): void;
 }
 
 interface Pending {
@@ -65,6 +76,8 @@ export class Connection {
   private readonly responses = new ResponseQueue();
   private readonly pipeline: PubPipeline;
   private readonly topics = new TopicCache();
+  /** The read path: subscriptions, credit, PULL, ACK/NACK, NOTICE. */
+  readonly consumer: Consumer;
   private inbox: (Pending | undefined)[] = [];
   private inboxHead = 0;
   private draining = false;
@@ -73,6 +86,7 @@ export class Connection {
   /** Queued requests after a closing error are not executed. */
   private halted = false;
   private closed = false;
+  private writeScheduled = false;
 
   /** Tenant after a successful CONNECT, else null. */
   tenant: string | null;
@@ -86,6 +100,26 @@ export class Connection {
         partitionStub(this.io.env, this.tenant!, topic.incarnation, topic.topicId, partition).append(batch) as Promise<AppendResult>,
       respond: (slot, frame) => this.responses.fill(slot, frame),
       answered: () => this.write(),
+    });
+    this.consumer = new Consumer({
+      env: io.env,
+      sessionId: io.sessionId,
+      tenant: () => this.tenant!,
+      topic: (topicId) => this.topic(topicId),
+      respond: (slot, bytes, onWritten) => {
+        this.responses.fill(slot, bytes, undefined, onWritten);
+        this.writeSoon();
+      },
+      respondErr: (slot, code, op, message) => {
+        this.respondErr(slot, code, op, message);
+        this.writeSoon();
+      },
+      push: (bytes) => {
+        if (!this.closed) this.io.send(bytes);
+      },
+      write: () => this.write(),
+      live: () => !this.closed,
+      changed: (subs) => this.io.subscriptions(subs),
     });
   }
 
@@ -116,11 +150,12 @@ export class Connection {
     this.write();
   }
 
-  /** The peer closed (or the socket failed): stop writing. */
-  closedByPeer(): void {
+  /** The peer closed (or the socket failed): stop writing; members leave their groups. */
+  closedByPeer(): Promise<void> {
     this.closed = true;
     this.inputClosed = true;
     this.halted = true;
+    return this.consumer.shutdown();
   }
 
   private enqueue(f: Frame): void {
@@ -152,6 +187,7 @@ export class Connection {
         const wait = this.handle(item.frame, item.slot);
         if (wait) {
           this.pipeline.flush();
+          this.consumer.flush();
           this.write();
           await wait;
         }
@@ -162,6 +198,7 @@ export class Connection {
       this.draining = false;
     }
     this.pipeline.flush();
+    this.consumer.flush();
     this.write();
   }
 
@@ -197,13 +234,54 @@ export class Connection {
           return this.connect(f, slot);
         case Op.DECLARE:
           return this.declare(f, slot);
+        case Op.SUB:
+          return this.guard(this.consumer.subscribe(f, slot, parseGroupName(f.group) as string), f.op, slot);
+        case Op.ACK:
+        case Op.NACK:
+          this.consumer.settleRequest(f, slot);
+          return;
+        case Op.PULL:
+          this.consumer.pull(f, slot);
+          return;
+        case Op.HEARTBEAT: {
+          const p = this.guard(this.consumer.heartbeat(f, slot), f.op, slot);
+          return f.state === HeartbeatState.LEAVE ? p : undefined;
+        }
+        case Op.CONTROL_ACK:
+          void this.guard(this.consumer.controlAck(f, slot), f.op, slot);
+          return;
+        case Op.CREDIT:
+          this.consumer.credit(f, slot);
+          return;
         default:
-          this.respondErr(slot, ErrorCode.INTERNAL_ERROR, f.op, `op ${f.op} is not served by this broker build yet`);
+          this.respondErr(slot, ErrorCode.INTERNAL_ERROR, f.op, `op ${f.op} is not a request`);
           return;
       }
     } catch (e) {
       this.respondErr(slot, ErrorCode.INTERNAL_ERROR, f.op, String((e as Error)?.message ?? e));
       return;
+    }
+  }
+
+  /** Answers `slot` with INTERNAL_ERROR if `p` throws (the handler normally answers itself). */
+  private guard(p: Promise<void>, op: number, slot: number): Promise<void> {
+    return p.catch((e) => {
+      this.respondErr(slot, ErrorCode.INTERNAL_ERROR, op, String((e as Error)?.message ?? e));
+      this.write();
+    });
+  }
+
+  /** Topic metadata from the cache (1 s) or the Registry, or the error for the client. */
+  private async topic(topicId: number): Promise<TopicInfo | { code: number; message: string }> {
+    const cached = this.topics.fresh(topicId, Date.now());
+    if (cached) return cached;
+    try {
+      const r = await withDeadline(registryStub(this.io.env, this.tenant!).lookup(topicId) as Promise<LookupResult>);
+      if (!r.ok) return { code: r.code, message: r.message };
+      this.topics.put(r.topic, Date.now());
+      return r.topic;
+    } catch (e) {
+      return faultOf(e);
     }
   }
 
@@ -217,18 +295,9 @@ export class Connection {
   }
 
   private async lookupThenPub(f: PubFrame, slot: number): Promise<void> {
-    try {
-      const r = await withDeadline(registryStub(this.io.env, this.tenant!).lookup(f.topicId) as Promise<LookupResult>);
-      if (!r.ok) {
-        this.respondErr(slot, r.code, Op.PUB, r.message);
-        return;
-      }
-      this.topics.put(r.topic, Date.now());
-      this.pub(r.topic, f, slot);
-    } catch (e) {
-      const fault = faultOf(e);
-      this.respondErr(slot, fault.code, Op.PUB, fault.message);
-    }
+    const t = await this.topic(f.topicId);
+    if ("code" in t) this.respondErr(slot, t.code, Op.PUB, t.message);
+    else this.pub(t, f, slot);
   }
 
   private async connect(f: ConnectFrame, slot: number): Promise<void> {
@@ -272,14 +341,26 @@ export class Connection {
     this.responses.fill(slot, encodeFrame(errFrame(code, requestOp, err.message)), close);
   }
 
+  /** write() at the end of this turn (answers filled together leave in one message). */
+  private writeSoon(): void {
+    if (this.writeScheduled) return;
+    this.writeScheduled = true;
+    queueMicrotask(() => {
+      this.writeScheduled = false;
+      this.write();
+    });
+  }
+
   /** Writes every answer that is ready, in order; closes after a closing one. */
   write(): void {
     if (this.closed) return;
-    const { bytes, close } = this.responses.drain();
+    const { bytes, close, written } = this.responses.drain();
     if (bytes) this.io.send(bytes);
+    for (const cb of written) cb();
     if (close) {
       this.closed = true;
       this.io.close(close.code, close.reason);
+      void this.consumer.shutdown();
     }
   }
 }

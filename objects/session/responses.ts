@@ -12,6 +12,10 @@
  *
  * The queue also tracks the bytes of requests whose slot is not filled yet
  * (`pendingBytes`): the Session bounds it (backpressure).
+ *
+ * A slot may carry an `onWritten` callback, returned by the `drain()` that
+ * hands out its bytes, to be run after they were written (a SUB's pushes
+ * wait for its OK).
  */
 
 /** How to close the connection after a slot's bytes are written. */
@@ -25,6 +29,7 @@ interface Slot {
   bytes: Uint8Array | undefined;
   requestBytes: number;
   close: CloseAction | undefined;
+  onWritten: (() => void) | undefined;
 }
 
 /** What `drain()` returns. */
@@ -33,6 +38,8 @@ export interface Drained {
   bytes: Uint8Array | null;
   /** Set when a closing slot was reached (its bytes are included in `bytes`). */
   close: CloseAction | null;
+  /** Callbacks of the drained slots, to run after `bytes` were written. */
+  written: (() => void)[];
 }
 
 export class ResponseQueue {
@@ -45,7 +52,7 @@ export class ResponseQueue {
 
   /** Reserves the next slot for a request of `requestBytes` bytes; returns its id. */
   reserve(requestBytes: number): number {
-    this.slots.push({ bytes: undefined, requestBytes, close: undefined });
+    this.slots.push({ bytes: undefined, requestBytes, close: undefined, onWritten: undefined });
     this.pendingReqBytes += requestBytes;
     return this.base + this.slots.length - 1;
   }
@@ -55,11 +62,12 @@ export class ResponseQueue {
    * optionally a close action. Filling a slot twice, or one already drained,
    * is ignored (a late answer after a timeout).
    */
-  fill(id: number, bytes: Uint8Array, close?: CloseAction): void {
+  fill(id: number, bytes: Uint8Array, close?: CloseAction, onWritten?: () => void): void {
     const s = this.slots[id - this.base];
     if (id < this.base + this.head || !s || s.bytes !== undefined) return;
     s.bytes = bytes;
     s.close = close;
+    s.onWritten = onWritten;
     this.pendingReqBytes -= s.requestBytes;
   }
 
@@ -71,14 +79,16 @@ export class ResponseQueue {
 
   /** Takes the filled slots at the head (stopping after a closing slot). */
   drain(): Drained {
-    if (this.closed) return { bytes: null, close: null };
+    if (this.closed) return { bytes: null, close: null, written: [] };
     const parts: Uint8Array[] = [];
+    const written: (() => void)[] = [];
     let total = 0;
     let close: CloseAction | null = null;
     while (this.head < this.slots.length) {
       const s = this.slots[this.head];
       if (s.bytes === undefined) break;
       this.head++;
+      if (s.onWritten) written.push(s.onWritten);
       if (s.bytes.length) {
         parts.push(s.bytes);
         total += s.bytes.length;
@@ -94,15 +104,15 @@ export class ResponseQueue {
       this.base += this.head;
       this.head = 0;
     }
-    if (parts.length === 0) return { bytes: null, close };
-    if (parts.length === 1) return { bytes: parts[0], close };
+    if (parts.length === 0) return { bytes: null, close, written };
+    if (parts.length === 1) return { bytes: parts[0], close, written };
     const out = new Uint8Array(total);
     let off = 0;
     for (const p of parts) {
       out.set(p, off);
       off += p.length;
     }
-    return { bytes: out, close };
+    return { bytes: out, close, written };
   }
 
   /** Reserved slots not yet drained. */

@@ -37,6 +37,12 @@ export class Schedule {
       .map((r) => r.job);
   }
 
+  /** When `job` is due (ms), or null when it is not scheduled. */
+  get(job: string): number | null {
+    for (const r of this.storage.sql.exec<{ due: number }>("SELECT due FROM schedule WHERE job = ?", job)) return r.due;
+    return null;
+  }
+
   /** Earliest due time, or null when nothing is scheduled. */
   earliest(): number | null {
     return this.storage.sql.exec<{ d: number | null }>("SELECT min(due) AS d FROM schedule").one().d;

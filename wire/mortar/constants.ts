@@ -146,6 +146,16 @@ export const GROUP_SESSION_TIMEOUT_MS = 45_000;
 export const GROUP_HEARTBEAT_INTERVAL_MS = 5_000;
 /** Consumer group: a REVOKE NOTICE not confirmed by CONTROL_ACK this long is forced, ms. */
 export const REVOCATION_TIMEOUT_MS = 10_000;
+/** Largest credit window a subscription may hold: messages (granted_count is a u16). */
+export const MAX_CREDIT_COUNT = 0xffff;
+/** Largest credit window a subscription may hold: value bytes (64 MiB). CREDIT above it → CREDIT_LIMIT_EXCEEDED. */
+export const MAX_CREDIT_BYTES = 64 * 1024 * 1024;
+/** PULL `max_msgs` when the request sends 0. */
+export const DEFAULT_PULL_MAX_MSGS = 256;
+/** PULL `max_bytes` when the request sends 0: value bytes (2 MiB). */
+export const DEFAULT_PULL_MAX_BYTES = 2 * 1024 * 1024;
+/** Cap on one PULL answer, value bytes (8 MiB; the first message is always whole, even when larger). */
+export const MAX_PULL_BYTES = 8 * 1024 * 1024;
 /**
  * Producer dedupe window per (topic_id, partition, producer_id): the last
  * 1024 producer_seq values appended. A seq in the window is a duplicate

@@ -10,4 +10,5 @@ export * from "./stream";
 export * from "./results";
 export * from "./errors";
 export * from "./validate";
+export * from "./dead-letter";
 export { renderErrorsMarkdown } from "./errors-doc";

@@ -1,0 +1,12 @@
+import type { Env } from "../../worker/env";
+import { objectName } from "../../worker/keys";
+import type { ConsumerGroup } from "./ConsumerGroup";
+
+/**
+ * The ConsumerGroup object of (tenant, topic incarnation, topic_id, group
+ * name). The incarnation makes a group of a recreated topic start afresh.
+ */
+export function groupStub(env: Env, tenant: string, incarnation: number, topicId: number, group: string): DurableObjectStub<ConsumerGroup> {
+  const ns = env.GROUP as unknown as DurableObjectNamespace<ConsumerGroup>;
+  return ns.get(ns.idFromName(objectName("group", tenant, incarnation, topicId, group)));
+}

@@ -1,0 +1,332 @@
+/**
+ * The read path of one Partition object (docs/protocol.md "Read path"):
+ * consumer-group ledgers (ledger.ts), fencing (assign), deliveries with
+ * work deadlines, settlements (ACK / PROGRESS / NACK), redelivery and
+ * dead-lettering to the `.dlq` twin. The Partition class delegates here.
+ *
+ * Every call: check → ledger (pure) → one transactionSync flushing the
+ * changed rows → reply. Timers share the Partition's one alarm through the
+ * schedule table: "deadlines" (earliest work deadline), "dlq" (dead letters
+ * waiting for the twin). Both jobs recompute from state: running one twice
+ * is harmless.
+ *
+ * Wake-ups: when a group's owner asked for records and got none
+ * (`waiting`), the next append (or a redelivery becoming due) calls
+ * MortarSession.wake on the owner's session once; the session then asks
+ * again. No polling.
+ */
+import { ErrorCode } from "../../wire/mortar/errors";
+import { Op, StartPolicy } from "../../wire/mortar/constants";
+import { encodeDeadLetter } from "../../wire/mortar/dead-letter";
+import type { PubFrame } from "../../wire/mortar/frames";
+import type { Env } from "../../worker/env";
+import type { ReadConfig } from "../shared/read-config";
+import type { Schedule } from "../shared/schedule";
+import { sessionStub } from "../session/stub";
+import { PubBatchBuilder } from "./batch";
+import { DeliveryState, GroupLedger } from "./ledger";
+import { LedgerStore } from "./ledger-store";
+import type { LogStore } from "./log-store";
+import {
+  SettleKind, type AppendResult, type AssignResult, type DeliverRequest, type DeliverResult, type GroupCursorInfo,
+  type OwnerRef, type SettleRequest, type SettleResult,
+} from "./rpc";
+import { partitionStub } from "./stub";
+
+/** Unsettled deliveries per (group, partition) before new records are held back ("max ack pending"). */
+export const MAX_UNSETTLED_PER_GROUP = 65_536;
+/** Dead letters moved to the twin per call, and the byte bound of one such batch (the first record always goes). */
+const DLQ_BATCH = 256;
+const DLQ_BATCH_BYTES = 4 * 1024 * 1024;
+/** Retry delay after a failed transfer to the twin, ms. */
+const DLQ_RETRY_MS = 1_000;
+
+/** Which partition this is (parsed from the object name). */
+export interface PartitionIdentity {
+  tenant: string;
+  incarnation: number;
+  topicId: number;
+  partition: number;
+}
+
+/** What the read path needs from its Partition. */
+export interface ConsumersHost {
+  storage: DurableObjectStorage;
+  env: Env;
+  log: LogStore;
+  schedule: Schedule;
+  config: ReadConfig;
+  identity(): PartitionIdentity;
+  lastSeq(): number;
+  firstSeq(): number;
+  deleted(): boolean;
+  meta(k: string): number;
+  setMeta(k: string, v: number): void;
+}
+
+const NONE = new Uint8Array(0);
+
+export class Consumers {
+  private readonly store: LedgerStore;
+  private readonly ledgers: Map<string, GroupLedger>;
+  private deliveryEpoch: number;
+  private deliveryCounter = 0;
+  private deadlineDue: number | null;
+  private transferring = false;
+
+  constructor(private readonly host: ConsumersHost) {
+    this.store = new LedgerStore(host.storage.sql);
+    this.ledgers = this.store.loadAll();
+    this.deliveryEpoch = host.meta("delivery_epoch") + 1;
+    host.setMeta("delivery_epoch", this.deliveryEpoch);
+    this.deadlineDue = host.schedule.get("deadlines");
+  }
+
+  /**
+   * Fence (called by the ConsumerGroup): `owner` owns the partition for
+   * `group` under `epoch` (null = nobody). A group seen for the first time
+   * starts at the oldest record (StartPolicy.EARLIEST) or after the last
+   * one (LATEST). An older epoch changes nothing (ok = false).
+   */
+  assign(group: string, epoch: number, owner: OwnerRef | null, startPolicy: number): AssignResult {
+    let l = this.ledgers.get(group);
+    this.host.storage.transactionSync(() => {
+      if (!l) {
+        const last = this.host.lastSeq();
+        const first = this.host.firstSeq();
+        l = this.store.create(group, startPolicy === StartPolicy.LATEST || first === 0 ? last + 1 : first);
+        this.ledgers.set(group, l);
+      }
+    });
+    const ok = l!.assign(epoch, owner);
+    this.host.storage.transactionSync(() => this.store.flush(l!));
+    return { ok, ownershipEpoch: l!.ownershipEpoch };
+  }
+
+  /**
+   * Takes deliverable records for the owner: redeliveries first (lowest
+   * sequence first), then new records, up to maxMsgs and maxBytes of values
+   * (the first may be larger only with allowOversize). Each gets a new
+   * delivery id, attempt + 1 and a work deadline of ack wait + holdMs.
+   */
+  async deliver(req: DeliverRequest): Promise<DeliverResult> {
+    if (this.host.deleted()) return empty(ErrorCode.TOPIC_DELETED, "the topic was deleted");
+    const l = this.ledgers.get(req.group);
+    if (!l) return empty(ErrorCode.NOT_OWNER, `group "${req.group}" has no owner for this partition`);
+    const bad = l.check(req.ownershipEpoch, req.caller);
+    if (bad) return empty(bad, bad === ErrorCode.STALE_OWNERSHIP_EPOCH ? `ownership epoch ${req.ownershipEpoch} is older than ${l.ownershipEpoch}` : "the subscription does not own this partition");
+    const { topicId, partition } = this.host.identity();
+    const deadline = Date.now() + this.host.config.ackWaitMs + Math.max(0, req.holdMs);
+    const maxMsgs = Math.max(1, req.maxMsgs);
+    const out = new PubBatchBuilder();
+    const seqs: number[] = [], ids: number[] = [], sizes: number[] = [];
+    let bytes = 0;
+    let blocked = 0;
+    const fits = (size: number) => (seqs.length === 0 && req.allowOversize) || bytes + size <= req.maxBytes;
+    const take = (seq: number, f: PubFrame) => {
+      const id = this.nextDeliveryId();
+      const attempt = l.delivered(seq, id, deadline);
+      out.add({
+        op: Op.MSG, subscriptionId: req.caller.subscriptionId, topicId, partition, sequence: BigInt(seq),
+        deliveryId: BigInt(id), attempt: Math.min(attempt, 0xffff), ownershipEpoch: BigInt(l.ownershipEpoch),
+        producerId: f.producerId, producerSeq: f.producerSeq, flags: 0, key: f.key, value: f.value,
+      });
+      seqs.push(seq);
+      ids.push(id);
+      sizes.push(f.value.length);
+      bytes += f.value.length;
+    };
+    for (const seq of l.retries()) {
+      if (seqs.length >= maxMsgs || blocked) break;
+      let found = false;
+      this.host.log.scan(seq, (s, f) => {
+        if (s !== seq) return false;
+        found = true;
+        if (fits(f.value.length)) take(seq, f);
+        else blocked = f.value.length;
+        return false;
+      });
+      if (!found) l.forget(seq);
+    }
+    const room = Math.min(maxMsgs - seqs.length, MAX_UNSETTLED_PER_GROUP - l.pending.size);
+    if (!blocked && room > 0) {
+      let n = 0;
+      this.host.log.scan(l.next, (s, f) => {
+        if (n >= room) return false;
+        if (!fits(f.value.length)) {
+          blocked = f.value.length;
+          return false;
+        }
+        take(s, f);
+        n++;
+        return true;
+      });
+    }
+    if (seqs.length > 0) blocked = 0;
+    else if (!blocked) l.waiting = true;
+    this.host.storage.transactionSync(() => this.store.flush(l));
+    if (seqs.length > 0 && (this.deadlineDue === null || deadline < this.deadlineDue)) {
+      this.deadlineDue = deadline;
+      await this.host.schedule.set("deadlines", deadline);
+    }
+    return {
+      code: 0, frames: out.finish(), sequences: Float64Array.from(seqs), deliveryIds: Float64Array.from(ids),
+      sizes: Uint32Array.from(sizes), blockedBytes: blocked,
+    };
+  }
+
+  /**
+   * Settles a batch of ACK / PROGRESS / NACK RETRY / NACK REJECT of one
+   * subscriber; per-operation codes (0, STALE_OWNERSHIP_EPOCH, NOT_OWNER,
+   * UNKNOWN_DELIVERY, TOPIC_DELETED). A failed operation changes nothing.
+   */
+  async settle(req: SettleRequest): Promise<SettleResult> {
+    const n = req.kinds.length;
+    const codes = new Uint16Array(n);
+    if (this.host.deleted()) return { codes: codes.fill(ErrorCode.TOPIC_DELETED) };
+    const l = this.ledgers.get(req.group);
+    if (!l) return { codes: codes.fill(ErrorCode.NOT_OWNER) };
+    const now = Date.now();
+    const limits = { ackWaitMs: this.host.config.ackWaitMs, maxAttempts: this.host.config.maxAttempts };
+    let dead = false;
+    let retry = false;
+    for (let i = 0; i < n; i++) {
+      const kind = req.kinds[i]!;
+      codes[i] = l.settle(kind, req.sequences[i]!, req.deliveryIds[i]!, req.ownershipEpochs[i]!, req.caller, now, limits);
+      if (codes[i] === 0 && (kind === SettleKind.RETRY || kind === SettleKind.REJECT)) {
+        if (l.pending.get(req.sequences[i]!)?.state === DeliveryState.DEAD) dead = true;
+        else retry = true;
+      }
+    }
+    this.host.storage.transactionSync(() => this.store.flush(l));
+    if (dead) await this.scheduleDlq(now);
+    if (retry) this.wake(l);
+    return { codes };
+  }
+
+  /** New records were appended: wake every owner that is waiting for some. */
+  appended(): void {
+    for (const l of this.ledgers.values()) this.wake(l);
+  }
+
+  /**
+   * Runs a read-path alarm job; returns false for jobs it does not own.
+   * "deadlines": expired deliveries go up for redelivery (or to the twin
+   * after the last attempt). "dlq": moves dead letters to the twin.
+   */
+  async runJob(job: string, now: number): Promise<boolean> {
+    if (job === "deadlines") {
+      let dead = false;
+      const woken: GroupLedger[] = [];
+      this.host.storage.transactionSync(() => {
+        for (const l of this.ledgers.values()) {
+          if (l.expire(now, this.host.config.maxAttempts) === 0) continue;
+          if (l.count(DeliveryState.DEAD) > 0) dead = true;
+          if (l.hasRetries()) woken.push(l);
+          this.store.flush(l);
+        }
+      });
+      let next: number | null = null;
+      for (const l of this.ledgers.values()) {
+        const d = l.nextDeadline();
+        if (d !== null && (next === null || d < next)) next = d;
+      }
+      this.deadlineDue = next;
+      if (next === null) this.host.schedule.clear("deadlines");
+      else this.host.schedule.put("deadlines", next);
+      if (dead) this.host.schedule.put("dlq", now);
+      for (const l of woken) this.wake(l);
+      return true;
+    }
+    if (job === "dlq") {
+      this.host.schedule.clear("dlq");
+      try {
+        await this.transferDeadLetters();
+      } catch {
+        this.host.schedule.put("dlq", now + DLQ_RETRY_MS);
+      }
+      return true;
+    }
+    return false;
+  }
+
+  /** Positions and counters of every group at this partition. */
+  info(): GroupCursorInfo[] {
+    return [...this.ledgers.values()].map((l) => ({
+      group: l.name, ownershipEpoch: l.ownershipEpoch, ownerMemberId: l.owner?.memberId ?? 0,
+      ackFloor: l.ackFloor(), nextSequence: l.next,
+      inFlight: l.count(DeliveryState.IN_FLIGHT), pendingRedelivery: l.count(DeliveryState.RETRY), pendingDeadLetter: l.count(DeliveryState.DEAD),
+      ...l.counters,
+    }));
+  }
+
+  // ------------------------------------------------------------ internals
+
+  private nextDeliveryId(): number {
+    if (this.deliveryCounter >= 0xffff_ffff) {
+      this.deliveryEpoch++;
+      this.deliveryCounter = 0;
+      this.host.setMeta("delivery_epoch", this.deliveryEpoch);
+    }
+    return this.deliveryEpoch * 0x1_0000_0000 + ++this.deliveryCounter;
+  }
+
+  private async scheduleDlq(now: number): Promise<void> {
+    const due = this.host.schedule.get("dlq");
+    if (due === null || due > now) await this.host.schedule.set("dlq", now);
+  }
+
+  private wake(l: GroupLedger): void {
+    const o = l.owner;
+    if (!l.waiting || !o) return;
+    l.waiting = false;
+    const { partition } = this.host.identity();
+    void sessionStub(this.host.env, o.sessionId).wake(o.subscriptionId, partition).catch(() => {});
+  }
+
+  /** Appends dead letters to the `.dlq` twin (same partition index) in batches; they are settled once the twin committed them. */
+  private async transferDeadLetters(): Promise<void> {
+    if (this.transferring) return;
+    this.transferring = true;
+    try {
+      const id = this.host.identity();
+      const twin = partitionStub(this.host.env, id.tenant, id.incarnation, id.topicId + 1, id.partition);
+      for (const l of this.ledgers.values()) {
+        for (;;) {
+          const dead = l.deadLetters(DLQ_BATCH);
+          if (dead.length === 0) break;
+          const batch = new PubBatchBuilder();
+          const seqs: number[] = [];
+          for (const d of dead) {
+            if (seqs.length > 0 && batch.length >= DLQ_BATCH_BYTES) break;
+            let found = false;
+            this.host.log.scan(d.seq, (s, f, ts) => {
+              if (s !== d.seq) return false;
+              found = true;
+              const value = encodeDeadLetter({
+                reason: d.reason, topicId: id.topicId, partition: id.partition, sequence: BigInt(d.seq),
+                attempts: d.attempt, publishedAt: ts, deadLetteredAt: Date.now(), group: l.name,
+              }, f.value);
+              batch.add({ ...f, topicId: id.topicId + 1, value });
+              return false;
+            });
+            if (found) seqs.push(d.seq);
+            else l.forget(d.seq);
+          }
+          if (seqs.length > 0) {
+            const r = (await twin.appendDeadLetters(batch.finish())) as AppendResult;
+            if (r.error && r.error.code !== ErrorCode.TOPIC_DELETED) throw new Error(r.error.message);
+          }
+          l.deadLettered(seqs);
+          this.host.storage.transactionSync(() => this.store.flush(l));
+        }
+      }
+    } finally {
+      this.transferring = false;
+    }
+  }
+}
+
+function empty(code: number, message: string): DeliverResult {
+  return { code, message, frames: NONE, sequences: new Float64Array(0), deliveryIds: new Float64Array(0), sizes: new Uint32Array(0), blockedBytes: 0 };
+}

@@ -1,0 +1,85 @@
+/**
+ * SQLite persistence of the consumer-group ledgers of one partition
+ * (ledger.ts).
+ *
+ * Tables:
+ * - `consumer_groups(gid, name, next, epoch, owner, delivered, acked, redelivered, dead_lettered)`:
+ *   one row per group that ever owned the partition; `owner` is JSON
+ *   (OwnerRef) or NULL.
+ * - `deliveries(gid, seq, delivery_id, attempt, deadline, state, reason)`:
+ *   one row per unsettled delivery (in flight, waiting for redelivery, or
+ *   waiting to be dead-lettered). An ACK deletes the row.
+ *
+ * Every ledger change is flushed in the same transaction as the call that
+ * made it, so a restart resumes with the same attempts, delivery ids and
+ * deadlines.
+ */
+import { GroupLedger, type PendingDelivery } from "./ledger";
+import type { OwnerRef } from "./rpc";
+
+interface GroupRow extends Record<string, SqlStorageValue> {
+  gid: number; name: string; next: number; epoch: number; owner: string | null;
+  delivered: number; acked: number; redelivered: number; dead_lettered: number;
+}
+interface DeliveryRow extends Record<string, SqlStorageValue> {
+  gid: number; seq: number; delivery_id: number; attempt: number; deadline: number; state: number; reason: number;
+}
+
+/** Creates the tables if missing. */
+export function ensureLedgerSchema(sql: SqlStorage): void {
+  sql.exec(`CREATE TABLE IF NOT EXISTS consumer_groups(gid INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,
+      next INTEGER NOT NULL, epoch INTEGER NOT NULL, owner TEXT, delivered INTEGER NOT NULL DEFAULT 0, acked INTEGER NOT NULL DEFAULT 0,
+      redelivered INTEGER NOT NULL DEFAULT 0, dead_lettered INTEGER NOT NULL DEFAULT 0);
+    CREATE TABLE IF NOT EXISTS deliveries(gid INTEGER NOT NULL, seq INTEGER NOT NULL, delivery_id INTEGER NOT NULL,
+      attempt INTEGER NOT NULL, deadline INTEGER NOT NULL, state INTEGER NOT NULL, reason INTEGER NOT NULL,
+      PRIMARY KEY(gid, seq)) WITHOUT ROWID;`);
+}
+
+export class LedgerStore {
+  constructor(private readonly sql: SqlStorage) {
+    ensureLedgerSchema(sql);
+  }
+
+  /** Every stored ledger, by group name. */
+  loadAll(): Map<string, GroupLedger> {
+    const out = new Map<string, GroupLedger>();
+    const byGid = new Map<number, GroupLedger>();
+    for (const r of this.sql.exec<GroupRow>("SELECT * FROM consumer_groups")) {
+      const l = new GroupLedger(r.gid, r.name, r.next, r.epoch, r.owner === null ? null : (JSON.parse(r.owner) as OwnerRef));
+      l.counters = { delivered: r.delivered, acked: r.acked, redelivered: r.redelivered, deadLettered: r.dead_lettered };
+      out.set(r.name, l);
+      byGid.set(r.gid, l);
+    }
+    for (const r of this.sql.exec<DeliveryRow>("SELECT * FROM deliveries")) {
+      const d: PendingDelivery = { seq: r.seq, deliveryId: r.delivery_id, attempt: r.attempt, deadline: r.deadline, state: r.state, reason: r.reason };
+      byGid.get(r.gid)?.restore(d);
+    }
+    for (const l of out.values()) l.restored();
+    return out;
+  }
+
+  /** Creates the row of a new group; returns its ledger. */
+  create(name: string, next: number): GroupLedger {
+    const gid = this.sql.exec<{ gid: number }>(
+      "INSERT INTO consumer_groups(name, next, epoch, owner) VALUES (?, ?, 0, NULL) RETURNING gid", name, next).one().gid;
+    return new GroupLedger(gid, name, next);
+  }
+
+  /** Writes what changed in `l` (call inside transactionSync). */
+  flush(l: GroupLedger): void {
+    if (l.metaDirty) {
+      const c = l.counters;
+      this.sql.exec("UPDATE consumer_groups SET next = ?, epoch = ?, owner = ?, delivered = ?, acked = ?, redelivered = ?, dead_lettered = ? WHERE gid = ?",
+        l.next, l.ownershipEpoch, l.owner === null ? null : JSON.stringify(l.owner), c.delivered, c.acked, c.redelivered, c.deadLettered, l.gid);
+      l.metaDirty = false;
+    }
+    for (const s of l.removed) this.sql.exec("DELETE FROM deliveries WHERE gid = ? AND seq = ?", l.gid, s);
+    for (const s of l.dirty) {
+      const d = l.pending.get(s);
+      if (!d) continue;
+      this.sql.exec("INSERT OR REPLACE INTO deliveries VALUES (?,?,?,?,?,?,?)", l.gid, s, d.deliveryId, d.attempt, d.deadline, d.state, d.reason);
+    }
+    l.removed.clear();
+    l.dirty.clear();
+  }
+}

@@ -1,0 +1,365 @@
+/**
+ * The read path of one connection (spec §2 SUB, ACK, NACK, PULL, HEARTBEAT,
+ * NOTICE, CONTROL_ACK, CREDIT; docs/protocol.md "Read path"): the
+ * subscriptions, their credit, the calls to ConsumerGroup and Partition
+ * objects, and the entry points those objects call back (notices, wakes).
+ *
+ * Stateless checks already ran (checkClientFrame). Here:
+ * - subscription_id / CONTROL_ACK group_id not open → UNKNOWN_SUBSCRIPTION;
+ * - member_id or membership_epoch not the subscription's (or the member was
+ *   removed) → STALE_MEMBERSHIP_EPOCH; PULL assignment_epoch older than the
+ *   last NOTICE forwarded, or ownership_epochs not the owned partitions'
+ *   epochs in ascending partition order → STALE_ASSIGNMENT_EPOCH;
+ * - the group decides HEARTBEAT and CONTROL_ACK, the Partition decides
+ *   ACK/NACK (ownership epoch, owner, delivery).
+ * A refused request changes nothing.
+ */
+import { AckFlags, HeartbeatState, NackReason, NoticeKind, Op, SubFlags, DEFAULT_PULL_MAX_BYTES, DEFAULT_PULL_MAX_MSGS, MAX_PULL_BYTES } from "../../wire/mortar/constants";
+import { encodeFrame } from "../../wire/mortar/codec";
+import { ErrorCode } from "../../wire/mortar/errors";
+import type { AckFrame, ControlAckFrame, CreditFrame, HeartbeatFrame, NackFrame, PullFrame, SubFrame } from "../../wire/mortar/frames";
+import { encodeCreditResult, encodeSubResult, okFrame } from "../../wire/mortar/results";
+import type { Env } from "../../worker/env";
+import { groupStub } from "../group/stub";
+import { partitionStub } from "../partition/stub";
+import { SettleKind, type DeliverResult, type SettleResult } from "../partition/rpc";
+import type { TopicInfo } from "../registry/rpc";
+import { faultOf, withDeadline } from "./faults";
+import { FetchLoop } from "./fetch-loop";
+import { SettleLanes, type SettleOp } from "./settle-lanes";
+import { Subscription, type PendingPull } from "./subscription";
+
+/** Subscriptions open at once on one connection. */
+export const MAX_SUBSCRIPTIONS = 1024;
+
+/** A NOTICE as a ConsumerGroup hands it to the member's session (MortarSession.groupNotice). */
+export interface NoticeDelivery {
+  subscriptionId: number;
+  memberId: number;
+  noticeId: number;
+  kind: number;
+  membershipEpoch: number;
+  assignmentEpoch: number;
+  ownershipEpoch: number;
+  topicId: number;
+  partition: number;
+}
+
+/** What the read path needs from its Connection. */
+export interface ConsumerIO {
+  env: Env;
+  /** This session's object id (hex): where groups and partitions call back. */
+  sessionId: string;
+  tenant(): string;
+  /** Topic metadata (cached), or the error for an unknown / deleted topic_id. */
+  topic(topicId: number): Promise<TopicInfo | { code: number; message: string }>;
+  respond(slot: number, bytes: Uint8Array, onWritten?: () => void): void;
+  respondErr(slot: number, code: number, requestOp: number, message: string): void;
+  /** Writes bytes straight to the client (MSG/NOTICE pushes, outside the answer order). */
+  push(bytes: Uint8Array): void;
+  /** Writes the answers that are ready. */
+  write(): void;
+  /** True while the connection is open. */
+  live(): boolean;
+  /** The set of open subscriptions changed (the host keeps the object in memory while any exist). */
+  changed(subs: ReadonlyMap<number, Subscription>): void;
+}
+
+const big = (x: bigint) => (x <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(x) : -1);
+
+export class Consumer {
+  readonly subs = new Map<number, Subscription>();
+  private nextId = 1;
+  private closed = false;
+  private readonly loop: FetchLoop;
+  private readonly lanes: SettleLanes;
+
+  constructor(private readonly io: ConsumerIO) {
+    this.loop = new FetchLoop({
+      deliver: (sub, p, req) => withDeadline(this.partition(sub, p).deliver({
+        group: sub.group, caller: { sessionId: io.sessionId, subscriptionId: sub.id }, ...req,
+      }) as Promise<DeliverResult>),
+      push: (sub, frames) => this.push(sub, frames),
+      answerPull: (sub, pull) => {
+        const parts = [...pull.frames, encodeFrame(okFrame(Op.PULL))];
+        this.io.respond(pull.slot, concat(parts));
+        this.io.write();
+      },
+      open: (sub) => !this.closed && this.subs.get(sub.id) === sub,
+    });
+    this.lanes = new SettleLanes({
+      settle: (subId, p, ops) => this.settle(subId, p, ops),
+      respond: (slot, frame) => this.io.respond(slot, frame),
+      answered: () => this.io.write(),
+    });
+  }
+
+  /** Sends queued ACK/NACK batches (the Connection calls this when it flushes). */
+  flush(): void {
+    this.lanes.flush();
+  }
+
+  // ------------------------------------------------------------ requests
+
+  /** SUB: joins the group; a barrier (later frames may name the new subscription_id). */
+  async subscribe(f: SubFrame, slot: number, group: string): Promise<void> {
+    if (this.subs.size >= MAX_SUBSCRIPTIONS) {
+      this.io.respondErr(slot, ErrorCode.QUOTA_EXCEEDED, Op.SUB, `at most ${MAX_SUBSCRIPTIONS} subscriptions per connection`);
+      return;
+    }
+    const topic = await this.io.topic(f.topicId);
+    if ("code" in topic) {
+      this.io.respondErr(slot, topic.code, Op.SUB, topic.message);
+      return;
+    }
+    while (this.subs.has(this.nextId)) this.nextId = (this.nextId % 0xffff) + 1;
+    const sub = new Subscription(this.nextId, group, topic, (f.flags & SubFlags.PULL_MODE) !== 0, f.creditCount, f.creditBytes);
+    this.nextId = (this.nextId % 0xffff) + 1;
+    this.subs.set(sub.id, sub); // registered before joining: the group's first NOTICEs may arrive before its answer
+    try {
+      const r = await withDeadline(this.group(sub).join({
+        session: { sessionId: this.io.sessionId, subscriptionId: sub.id }, partitionCount: topic.partitionCount, startPolicy: f.startPolicy,
+      }));
+      sub.memberId = r.memberId;
+      sub.membershipEpoch = r.membershipEpoch;
+      sub.assignmentEpoch = Math.max(sub.assignmentEpoch, r.assignmentEpoch);
+    } catch (e) {
+      this.subs.delete(sub.id);
+      const fault = faultOf(e);
+      this.io.respondErr(slot, fault.code, Op.SUB, fault.message);
+      return;
+    }
+    if (this.closed) {
+      void this.leaveGroup(sub);
+      return;
+    }
+    this.io.changed(this.subs);
+    const result = encodeSubResult({ subscriptionId: sub.id, memberId: BigInt(sub.memberId), membershipEpoch: sub.membershipEpoch, assignmentEpoch: sub.assignmentEpoch });
+    this.io.respond(slot, encodeFrame(okFrame(Op.SUB, result)), () => this.announce(sub));
+  }
+
+  /** ACK / NACK: returns credit now, settles at the Partition (batched per partition). */
+  settleRequest(f: AckFrame | NackFrame, slot: number): void {
+    const sub = this.subs.get(f.subscriptionId);
+    if (!sub) return this.io.respondErr(slot, ErrorCode.UNKNOWN_SUBSCRIPTION, f.op, `subscription ${f.subscriptionId} is not open on this connection`);
+    if (f.topicId !== sub.topic.topicId) return this.io.respondErr(slot, ErrorCode.NOT_OWNER, f.op, `subscription ${sub.id} consumes topic_id ${sub.topic.topicId}, not ${f.topicId}`);
+    if (f.partition >= sub.topic.partitionCount) {
+      return this.io.respondErr(slot, ErrorCode.PARTITION_OUT_OF_RANGE, f.op, `partition ${f.partition} is not below partition_count ${sub.topic.partitionCount}`);
+    }
+    const kind = f.op === Op.ACK
+      ? ((f.flags & AckFlags.PROGRESS) !== 0 ? SettleKind.PROGRESS : SettleKind.ACK)
+      : (f.reason === NackReason.RETRY ? SettleKind.RETRY : SettleKind.REJECT);
+    const seq = big(f.seq), deliveryId = big(f.deliveryId);
+    if (kind !== SettleKind.PROGRESS && sub.credit.settled(f.partition, seq, deliveryId)) this.loop.schedule(sub);
+    this.lanes.submit(sub.id, f.partition, { kind, seq, deliveryId, ownershipEpoch: big(f.ownershipEpoch), requestOp: f.op, slot });
+  }
+
+  /** PULL: checks the member's epochs, then waits for records (not a barrier). */
+  pull(f: PullFrame, slot: number): void {
+    const sub = this.subs.get(f.subscriptionId);
+    if (!sub || !sub.pullMode) {
+      return this.io.respondErr(slot, ErrorCode.UNKNOWN_SUBSCRIPTION, Op.PULL, `no pull-mode subscription ${f.subscriptionId} is open on this connection`);
+    }
+    if (this.staleMember(sub, f.memberId, f.membershipEpoch)) {
+      return this.io.respondErr(slot, ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.PULL, `member ${f.memberId} (membership_epoch ${f.membershipEpoch}) is not this subscription's current member`);
+    }
+    const mine = sub.ownershipEpochs();
+    if (f.assignmentEpoch < sub.assignmentEpoch || f.ownershipEpochs.length !== mine.length || f.ownershipEpochs.some((e, i) => big(e) !== mine[i])) {
+      return this.io.respondErr(slot, ErrorCode.STALE_ASSIGNMENT_EPOCH, Op.PULL,
+        `current assignment: assignment_epoch ${sub.assignmentEpoch}, ownership_epochs [${mine.join(", ")}] (ascending partition order)`);
+    }
+    const maxBytes = Math.min(f.maxBytes || DEFAULT_PULL_MAX_BYTES, MAX_PULL_BYTES);
+    const pull: PendingPull = {
+      slot, maxMsgs: f.maxMsgs || DEFAULT_PULL_MAX_MSGS, maxBytes, minBytes: f.minBytes, deadline: Date.now() + f.waitMs,
+      frames: [], count: 0, bytes: 0, fetches: 0, reserved: { count: 0, bytes: 0 }, oversizeUsed: false, expired: false, timer: null,
+    };
+    this.loop.startPull(sub, pull, f.waitMs);
+  }
+
+  /** HEARTBEAT: the group decides; LEAVE also closes the subscription here (a barrier). */
+  async heartbeat(f: HeartbeatFrame, slot: number): Promise<void> {
+    const sub = this.subs.get(f.subscriptionId);
+    if (!sub) return this.io.respondErr(slot, ErrorCode.UNKNOWN_SUBSCRIPTION, Op.HEARTBEAT, `subscription ${f.subscriptionId} is not open on this connection`);
+    if (this.staleMember(sub, f.memberId, f.membershipEpoch)) {
+      return this.io.respondErr(slot, ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.HEARTBEAT, `member ${f.memberId} (membership_epoch ${f.membershipEpoch}) is not in the group`);
+    }
+    const leave = f.state === HeartbeatState.LEAVE;
+    let code: number;
+    try {
+      code = await withDeadline(this.group(sub).heartbeat(sub.memberId, f.membershipEpoch, f.assignmentEpoch, leave));
+    } catch (e) {
+      const fault = faultOf(e);
+      return this.io.respondErr(slot, fault.code, Op.HEARTBEAT, fault.message);
+    }
+    if (code === ErrorCode.STALE_MEMBERSHIP_EPOCH) sub.removed = true;
+    if (code !== 0) {
+      const why = code === ErrorCode.STALE_ASSIGNMENT_EPOCH ? `assignment_epoch ${f.assignmentEpoch} is not current; apply pending NOTICEs` : "the member is no longer in the group";
+      return this.io.respondErr(slot, code, Op.HEARTBEAT, why);
+    }
+    if (leave) this.close(sub);
+    this.io.respond(slot, encodeFrame(okFrame(Op.HEARTBEAT)));
+  }
+
+  /** CONTROL_ACK: the group checks the notice; a confirmed REVOKE releases the partition here. */
+  async controlAck(f: ControlAckFrame, slot: number): Promise<void> {
+    const sub = this.subs.get(f.groupId);
+    if (!sub) return this.io.respondErr(slot, ErrorCode.UNKNOWN_SUBSCRIPTION, Op.CONTROL_ACK, `group_id (subscription) ${f.groupId} is not open on this connection`);
+    let code: number;
+    try {
+      code = await withDeadline(this.group(sub).controlAck({
+        memberId: sub.memberId, noticeId: big(f.noticeId), kind: f.noticeKind, membershipEpoch: f.membershipEpoch,
+        assignmentEpoch: f.assignmentEpoch, ownershipEpoch: big(f.ownershipEpoch), result: f.result,
+      }));
+    } catch (e) {
+      const fault = faultOf(e);
+      return this.io.respondErr(slot, fault.code, Op.CONTROL_ACK, fault.message);
+    }
+    if (code !== 0) return this.io.respondErr(slot, code, Op.CONTROL_ACK, `notice ${f.noticeId} is unknown, already confirmed, or its kind/epochs do not match`);
+    const sent = sub.notices.get(big(f.noticeId));
+    sub.notices.delete(big(f.noticeId));
+    if (sent && sent.kind === NoticeKind.REVOKE) {
+      sub.release(sent.partition, sent.ownershipEpoch);
+      this.loop.schedule(sub);
+    }
+    this.io.respond(slot, encodeFrame(okFrame(Op.CONTROL_ACK)));
+  }
+
+  /** CREDIT SET/ADD (local: the session holds the window). */
+  credit(f: CreditFrame, slot: number): void {
+    const sub = this.subs.get(f.subscriptionId);
+    if (!sub) return this.io.respondErr(slot, ErrorCode.UNKNOWN_SUBSCRIPTION, Op.CREDIT, `subscription ${f.subscriptionId} is not open on this connection`);
+    if (sub.removed || f.membershipEpoch !== sub.membershipEpoch) {
+      return this.io.respondErr(slot, ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.CREDIT, `membership_epoch ${f.membershipEpoch} is not the subscription's (${sub.membershipEpoch})`);
+    }
+    const epoch = big(f.ownershipEpoch);
+    if (epoch !== 0 && ![...sub.owned.values()].some((o) => o.active && o.ownershipEpoch === epoch)) {
+      return this.io.respondErr(slot, ErrorCode.STALE_OWNERSHIP_EPOCH, Op.CREDIT, `ownership_epoch ${epoch} is not held by this subscription (send 0 for no check)`);
+    }
+    const code = f.mode === 0 ? sub.credit.set(f.creditCount, f.creditBytes) : sub.credit.add(f.creditCount, f.creditBytes);
+    if (code !== 0) return this.io.respondErr(slot, code, Op.CREDIT, "the credit window would exceed 65535 messages or 64 MiB");
+    const c = sub.credit;
+    this.io.respond(slot, encodeFrame(okFrame(Op.CREDIT, encodeCreditResult({
+      grantedCount: c.count, grantedBytes: c.bytes, outstandingCount: Math.min(c.outstanding.count, 0xffff),
+      outstandingBytes: Math.min(c.outstanding.bytes, 0xffff_ffff), creditEpoch: BigInt(c.epoch),
+    }))));
+    this.loop.schedule(sub);
+  }
+
+  // ------------------------------------------------------------ calls from other objects
+
+  /** A NOTICE from the member's group; false when this session does not hold that member (it is then removed). */
+  notice(n: NoticeDelivery): boolean {
+    const sub = this.subs.get(n.subscriptionId);
+    if (this.closed || !sub || sub.removed || (sub.memberId !== 0 && sub.memberId !== n.memberId) || n.topicId !== sub.topic.topicId) return false;
+    if (n.kind === NoticeKind.ASSIGN) sub.assign(n.partition, n.ownershipEpoch);
+    else sub.revoke(n.partition, n.ownershipEpoch);
+    sub.assignmentEpoch = Math.max(sub.assignmentEpoch, n.assignmentEpoch);
+    sub.sent(n.noticeId, { kind: n.kind, partition: n.partition, ownershipEpoch: n.ownershipEpoch });
+    this.push(sub, encodeFrame({
+      op: Op.NOTICE, noticeId: BigInt(n.noticeId), kind: n.kind, groupId: sub.id, membershipEpoch: n.membershipEpoch,
+      assignmentEpoch: n.assignmentEpoch, ownershipEpoch: BigInt(n.ownershipEpoch), topicId: n.topicId, partition: n.partition,
+      memberId: BigInt(n.memberId),
+    }));
+    this.loop.schedule(sub);
+    return true;
+  }
+
+  /** A Partition has deliverable records for `partition`; false when the subscription is gone. */
+  wake(subscriptionId: number, partition: number): boolean {
+    const sub = this.subs.get(subscriptionId);
+    if (this.closed || !sub) return false;
+    this.loop.wake(sub, partition);
+    return true;
+  }
+
+  /** Whether this session still holds `memberId` on `subscriptionId` (the group's probe after a restart). */
+  hasMember(subscriptionId: number, memberId: number): boolean {
+    const sub = this.subs.get(subscriptionId);
+    return !this.closed && !!sub && !sub.removed && (sub.memberId === 0 || sub.memberId === memberId);
+  }
+
+  /** The group removed the member (session timeout): stop fetching; requests now get STALE_MEMBERSHIP_EPOCH. */
+  removed(subscriptionId: number, memberId: number): void {
+    const sub = this.subs.get(subscriptionId);
+    if (!sub || sub.memberId !== memberId) return;
+    sub.removed = true;
+    this.loop.cancel(sub);
+  }
+
+  /** The connection closed: every member leaves its group (best effort; the session timeout covers failures). */
+  async shutdown(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.loop.stop();
+    const subs = [...this.subs.values()];
+    this.subs.clear();
+    this.io.changed(this.subs);
+    await Promise.all(subs.map((s) => this.leaveGroup(s)));
+  }
+
+  // ------------------------------------------------------------ internals
+
+  private staleMember(sub: Subscription, memberId: bigint, membershipEpoch: number): boolean {
+    return sub.removed || memberId !== BigInt(sub.memberId) || membershipEpoch !== sub.membershipEpoch;
+  }
+
+  /** Writes a push for `sub`, or holds it until the SUB's OK went out. */
+  private push(sub: Subscription, bytes: Uint8Array): void {
+    if (!this.io.live()) return;
+    if (sub.announced) this.io.push(bytes);
+    else sub.held.push(bytes);
+  }
+
+  private announce(sub: Subscription): void {
+    sub.announced = true;
+    for (const b of sub.held.splice(0)) this.io.push(b);
+  }
+
+  /** The subscription left its group (LEAVE answered OK): forget it locally. */
+  private close(sub: Subscription): void {
+    sub.removed = true;
+    this.loop.cancel(sub);
+    this.subs.delete(sub.id);
+    this.io.changed(this.subs);
+  }
+
+  private async leaveGroup(sub: Subscription): Promise<void> {
+    if (sub.memberId === 0 || sub.removed) return;
+    try {
+      await withDeadline(this.group(sub).leave(sub.memberId, sub.membershipEpoch));
+    } catch {
+      /* the group's session timeout removes it */
+    }
+  }
+
+  private settle(subId: number, p: number, ops: readonly SettleOp[]): Promise<SettleResult> {
+    const sub = this.subs.get(subId);
+    if (!sub) return Promise.resolve({ codes: new Uint16Array(ops.length).fill(ErrorCode.UNKNOWN_SUBSCRIPTION) });
+    return this.partition(sub, p).settle({
+      group: sub.group, caller: { sessionId: this.io.sessionId, subscriptionId: sub.id },
+      kinds: Uint8Array.from(ops, (o) => o.kind), sequences: Float64Array.from(ops, (o) => o.seq),
+      deliveryIds: Float64Array.from(ops, (o) => o.deliveryId), ownershipEpochs: Float64Array.from(ops, (o) => o.ownershipEpoch),
+    }) as Promise<SettleResult>;
+  }
+
+  private group(sub: Subscription) {
+    return groupStub(this.io.env, this.io.tenant(), sub.topic.incarnation, sub.topic.topicId, sub.group);
+  }
+
+  private partition(sub: Subscription, p: number) {
+    return partitionStub(this.io.env, this.io.tenant(), sub.topic.incarnation, sub.topic.topicId, p);
+  }
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}

@@ -1,0 +1,8 @@
+import type { Env } from "../../worker/env";
+import type { MortarSession } from "./MortarSession";
+
+/** The MortarSession object with id `sessionId` (hex, from `ctx.id.toString()`). */
+export function sessionStub(env: Env, sessionId: string): DurableObjectStub<MortarSession> {
+  const ns = env.SESSION as unknown as DurableObjectNamespace<MortarSession>;
+  return ns.get(ns.idFromString(sessionId));
+}

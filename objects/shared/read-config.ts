@@ -1,0 +1,42 @@
+/**
+ * Read-path timers and limits (docs/protocol.md "Read path" → Defaults),
+ * with per-deployment overrides from Worker vars. Every var is optional;
+ * an empty, non-numeric or non-positive value means the default.
+ *
+ * | var | default | meaning |
+ * |---|---|---|
+ * | MORTAR_ACK_WAIT_MS | 30000 | work deadline of a delivery before redelivery |
+ * | MORTAR_MAX_DELIVERY_ATTEMPTS | 5 | deliveries before a message is dead-lettered |
+ * | MORTAR_GROUP_SESSION_TIMEOUT_MS | 45000 | a member without a valid HEARTBEAT this long is removed |
+ * | MORTAR_REVOCATION_TIMEOUT_MS | 10000 | a REVOKE not confirmed this long is forced |
+ */
+import {
+  DEFAULT_ACK_WAIT_MS, GROUP_SESSION_TIMEOUT_MS, MAX_DELIVERY_ATTEMPTS, REVOCATION_TIMEOUT_MS,
+} from "../../wire/mortar/constants";
+import type { Env } from "../../worker/env";
+
+export interface ReadConfig {
+  /** Work deadline per delivery, ms. */
+  ackWaitMs: number;
+  /** Deliveries (attempts) before dead-lettering, ≥ 1, ≤ 65535. */
+  maxAttempts: number;
+  /** Group session timeout, ms. */
+  sessionTimeoutMs: number;
+  /** Revocation timeout, ms. */
+  revocationTimeoutMs: number;
+}
+
+function positive(v: string | undefined, dflt: number, max = Number.MAX_SAFE_INTEGER): number {
+  const n = Number(v);
+  return v && Number.isInteger(n) && n > 0 ? Math.min(n, max) : dflt;
+}
+
+/** The read-path configuration of this deployment. */
+export function readConfig(env: Env): ReadConfig {
+  return {
+    ackWaitMs: positive(env.MORTAR_ACK_WAIT_MS, DEFAULT_ACK_WAIT_MS),
+    maxAttempts: positive(env.MORTAR_MAX_DELIVERY_ATTEMPTS, MAX_DELIVERY_ATTEMPTS, 0xffff),
+    sessionTimeoutMs: positive(env.MORTAR_GROUP_SESSION_TIMEOUT_MS, GROUP_SESSION_TIMEOUT_MS),
+    revocationTimeoutMs: positive(env.MORTAR_REVOCATION_TIMEOUT_MS, REVOCATION_TIMEOUT_MS),
+  };
+}

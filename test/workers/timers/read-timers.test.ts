@@ -1,0 +1,123 @@
+/**
+ * Read-path timers with short settings (vitest.config.ts "workers-timers"):
+ * ack wait 500 ms, 3 delivery attempts, group session timeout 1500 ms,
+ * revocation timeout 600 ms. Timers fire through the objects' real alarms.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { DeadLetterReason, ErrorCode, Op, decodeDeadLetter } from "../../../wire/mortar";
+import { groupStub } from "../../../objects/group/stub";
+import { partitionStub } from "../../../objects/partition/stub";
+import { registryStub } from "../../../objects/registry/stub";
+import type { LookupResult, TopicInfo } from "../../../objects/registry/rpc";
+import { expectErr, expectOk } from "../helpers/mortar-ws";
+import { Peer, isAssign, isMsg, isRevoke, text } from "../helpers/peer";
+
+let n = 0;
+const unique = (base: string) => `${base}-${++n}-${Math.random().toString(36).slice(2, 8)}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function topic(p: Peer, partitions: number): Promise<TopicInfo> {
+  const d = await p.c.declare(unique("tm"), partitions);
+  const r = (await registryStub(env, "default").lookup(d.topicId)) as LookupResult;
+  if (!r.ok) throw new Error("lookup");
+  return r.topic;
+}
+
+describe("work deadlines", () => {
+  it("an unacked delivery is redelivered with attempt 2 and a new delivery id after the ack wait; PROGRESS keeps a slow one", async () => {
+    const p = await Peer.open();
+    const t = await topic(p, 1);
+    const s = await p.subscribe(t.topicId, "g");
+    const [asg] = await p.take(isAssign);
+    await p.confirm([asg!]);
+    expectOk(await p.publish(t.topicId, 0, "slow"), Op.PUB);
+    expectOk(await p.publish(t.topicId, 0, "forgotten"), Op.PUB);
+    const [slow, forgotten] = await p.take(isMsg, 2);
+    // Keep "slow" alive with PROGRESS every 200 ms for 1.2 s (2.4 × the ack wait); "forgotten" expires.
+    for (let i = 0; i < 6; i++) {
+      await sleep(200);
+      p.send([p.ackFrame(slow!, 1), p.heartbeatFrame(s, asg!.assignmentEpoch)]);
+      for (const f of await p.answer(2)) expect(f.op).toBe(Op.OK);
+    }
+    const redelivered = p.pushes.filter(isMsg);
+    expect(redelivered.map((m) => [text(m), m.sequence])).toContainEqual(["forgotten", 2n]);
+    expect(redelivered.some((m) => text(m) === "slow")).toBe(false);
+    const again = redelivered.find((m) => text(m) === "forgotten")!;
+    expect(again.attempt).toBeGreaterThanOrEqual(2);
+    expect(again.deliveryId).not.toBe(forgotten!.deliveryId);
+    expectErr(await p.request(p.ackFrame(forgotten!)), ErrorCode.UNKNOWN_DELIVERY, Op.ACK); // the first delivery expired
+    expectOk(await p.request(p.ackFrame(slow!)), Op.ACK); // same delivery id: PROGRESS did not use up an attempt
+    p.close();
+  });
+
+  it("after the last attempt expires the message goes to the .dlq twin", async () => {
+    const p = await Peer.open();
+    const t = await topic(p, 1);
+    const s = await p.subscribe(t.topicId, "g");
+    const [asg] = await p.take(isAssign);
+    await p.confirm([asg!]);
+    expectOk(await p.publish(t.topicId, 0, "never-acked"), Op.PUB);
+    const twin = partitionStub(env, "default", t.incarnation, t.topicId + 1, 0);
+    const end = Date.now() + 6000;
+    while ((await twin.info()).lastSequence < 1 && Date.now() < end) {
+      await sleep(250);
+      expectOk(await p.request(p.heartbeatFrame(s, asg!.assignmentEpoch)), Op.HEARTBEAT);
+    }
+    const seen = await p.take(isMsg, 3, 100);
+    expect(seen.map((m) => m.attempt)).toEqual([1, 2, 3]);
+    const [rec] = await twin.read(1, 1);
+    expect(decodeDeadLetter(rec!.value)!.header).toMatchObject({ reason: DeadLetterReason.MAX_ATTEMPTS, sequence: 1n, attempts: 3, topicId: t.topicId });
+    expect((await partitionStub(env, "default", t.incarnation, t.topicId, 0).info()).groups[0]).toMatchObject({ ackFloor: 2, deadLettered: 1, redelivered: 2 });
+    p.close();
+  });
+});
+
+describe("group timers", () => {
+  it("a member that stops heartbeating is removed after the session timeout and its partitions move", async () => {
+    const a = await Peer.open();
+    const t = await topic(a, 2);
+    const sa = await a.subscribe(t.topicId, "g");
+    await a.confirm(await a.take(isAssign, 2));
+    const b = await Peer.open();
+    const sb = await b.subscribe(t.topicId, "g");
+    const [rev] = await a.take(isRevoke);
+    await a.confirm([rev!]);
+    const [asgB] = await b.take(isAssign);
+    await b.confirm([asgB!]);
+    // B heartbeats (with the epoch of the latest NOTICE it got), A stays silent.
+    let epoch = asgB!.assignmentEpoch;
+    const moved = [];
+    for (let i = 0; i < 8; i++) {
+      await sleep(250);
+      moved.push(...(await b.peek(isAssign, 0)));
+      b.pushes.length = 0;
+      if (moved.length) epoch = moved[moved.length - 1]!.assignmentEpoch;
+      expectOk(await b.request(b.heartbeatFrame(sb, epoch)), Op.HEARTBEAT);
+    }
+    const info = await groupStub(env, "default", t.incarnation, t.topicId, "g").info();
+    expect(info.members.map((m) => m.memberId)).toEqual([Number(sb.memberId)]);
+    expect(info.expiredMembers).toBe(1);
+    expect(moved.map((x) => [x.partition, x.ownershipEpoch])).toEqual([[0, 2n]]);
+    expectErr(await a.request(a.heartbeatFrame(sa, rev!.assignmentEpoch)), ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.HEARTBEAT);
+    a.close();
+    b.close();
+  });
+
+  it("a REVOKE that is never confirmed is forced after the revocation timeout", async () => {
+    const a = await Peer.open();
+    const t = await topic(a, 2);
+    await a.subscribe(t.topicId, "g");
+    await a.confirm(await a.take(isAssign, 2));
+    const b = await Peer.open();
+    await b.subscribe(t.topicId, "g");
+    const [rev] = await a.take(isRevoke);
+    expect(await b.peek(isAssign, 300)).toEqual([]);
+    const [asg] = await b.take(isAssign, 1, 3000); // forced at 600 ms
+    expect([asg!.partition, asg!.ownershipEpoch]).toEqual([rev!.partition, 2n]);
+    expect((await groupStub(env, "default", t.incarnation, t.topicId, "g").info()).forcedRevocations).toBe(1);
+    expectErr(await a.request(a.controlAckFrame(rev!)), ErrorCode.UNKNOWN_NOTICE, Op.CONTROL_ACK);
+    a.close();
+    b.close();
+  });
+});
