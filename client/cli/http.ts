@@ -24,7 +24,7 @@ export function httpBase(url: string): string {
   if (u.protocol === "ws:") u.protocol = "http:";
   else if (u.protocol === "wss:") u.protocol = "https:";
   if (u.protocol !== "http:" && u.protocol !== "https:") {
-    throw usageError(`this command needs an http(s) broker URL, not ${url}`, "use --url http://host:port (tcp:// works only for topics/pub/sub)");
+    throw usageError(`this command needs an http(s) broker URL, not ${url}`, "use --url http://host:port (tcp:// works only for topics create/delete, pub and sub)");
   }
   return u.origin;
 }

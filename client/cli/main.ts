@@ -10,6 +10,7 @@ import { addGlobalOptions } from "./context";
 import { registerDev } from "./dev";
 import { registerMq9 } from "./mq9";
 import { registerPub } from "./pub";
+import { registerSub } from "./sub";
 import { registerTopics } from "./topics";
 
 /** Builds the CLI program; exported for tests. */
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   registerBridge(program);
   registerTopics(program);
   registerPub(program);
+  registerSub(program);
   registerMq9(program);
   return program;
 }

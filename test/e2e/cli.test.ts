@@ -1,8 +1,8 @@
 /**
  * The real `mortarmq` binary (`node client/bin/mortarmq.js …`) against a real
  * local broker (wrangler dev, tokens configured, its own state dir): topics
- * create/delete, pub from a 1,000-line file and from stdin, error cases and
- * exit codes, every mq9 subcommand, `--json` outputs. `topics list/describe`
+ * create/delete, pub from a 1,000-line file and from stdin, sub with a
+ * consumer group, error cases and exit codes, every mq9 subcommand, `--json` outputs. `topics list/describe`
  * also run against a stand-in HTTP server serving the documented /stats
  * shape (docs/cli.md), since the broker's /stats is built separately.
  */
@@ -158,6 +158,47 @@ describe("pub", () => {
     const down = await cli(["pub", "cli.log", "x", "--url", "http://127.0.0.1:9"]);
     expect(down.code).toBe(1);
     expect(down.stderr).toBe("mortarmq: cannot reach the broker at http://127.0.0.1:9 (ECONNREFUSED); is `npm start` running?\n");
+  });
+});
+
+describe("sub", () => {
+  type Line = { partition: number; sequence: string; value: string; value_encoding: string; key: string | null; attempt: number };
+  const lines = (out: string) => out.trimEnd().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Line);
+
+  it("a group consumes every message once across runs: --count, then --timeout; each printed message is acked", async () => {
+    expect((await cli(["topics", "create", "cli.sub", "--partitions", "2"])).code).toBe(0);
+    const input = Array.from({ length: 10 }, (_, i) => `m${i}`).join("\n");
+    expect((await cli(["pub", "cli.sub"], { input })).code).toBe(0);
+
+    const first = await cli(["sub", "cli.sub", "--group", "readers", "--count", "4", "--json"]);
+    expect(first).toMatchObject({ code: 0, stderr: "" });
+    const a = lines(first.stdout);
+    expect(a).toHaveLength(4);
+    const rest = await cli(["sub", "cli.sub", "--group", "readers", "--timeout", "1500", "--json"]);
+    expect(rest.code).toBe(0);
+    const b = lines(rest.stdout);
+    const all = [...a, ...b];
+    expect(all.map((m) => m.value).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `m${i}`));
+    expect(new Set(all.map((m) => `${m.partition}:${m.sequence}`)).size).toBe(10);
+    expect(all.every((m) => m.value_encoding === "utf8" && m.key === null)).toBe(true);
+
+    const drained = await cli(["sub", "cli.sub", "-g", "readers", "--timeout", "1000"]);
+    expect(drained).toEqual({ code: 0, stdout: "", stderr: "mortarmq: received 0 messages from cli.sub as group readers (0 acked)\n" });
+  });
+
+  it("--from latest skips what was there; human lines are partition:sequence, key, value", async () => {
+    expect((await cli(["sub", "cli.sub", "-g", "late", "--from", "latest", "--timeout", "1000"])).stdout).toBe("");
+    expect((await cli(["pub", "cli.sub", "fresh", "--key", "k1"])).code).toBe(0);
+    const r = await cli(["sub", "cli.sub", "-g", "late", "--timeout", "1500"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^[01]:\d+  k1  fresh\n$/);
+    expect(r.stderr).toBe("mortarmq: received 1 message from cli.sub as group late (1 acked)\n");
+  });
+
+  it("an unknown topic is UNKNOWN_TOPIC, exit 1", async () => {
+    const r = await cli(["sub", "cli.none", "-g", "x", "--count", "1"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('UNKNOWN_TOPIC (0x0008): topic "cli.none" does not exist');
   });
 });
 

@@ -44,7 +44,7 @@ describe("global options", () => {
 
   it("the program has every command group", () => {
     const names = buildProgram().commands.map((c) => c.name());
-    expect(names).toEqual(expect.arrayContaining(["dev", "bridge", "topics", "pub", "mq9"]));
+    expect(names).toEqual(expect.arrayContaining(["dev", "bridge", "topics", "pub", "sub", "mq9"]));
     const mq9 = buildProgram().commands.find((c) => c.name() === "mq9")!;
     expect(mq9.commands.map((c) => c.name()).sort()).toEqual(
       ["ack", "create", "delete", "discover", "fetch", "query", "register", "report", "request", "send", "unregister"]);

@@ -1,4 +1,4 @@
-/** `mortarmq pub` parts: partition routing, the pipelined publish loop, line input, summaries (client/cli/). */
+/** `mortarmq pub` and `sub` parts: partition routing, the pipelined publish loop, line input, summaries, message lines (client/cli/). */
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { ErrorCode, Op } from "../../wire/mortar";
@@ -7,6 +7,7 @@ import { lineToMessage, linesAsMessages } from "../../client/cli/input";
 import { PartitionRouter, fnv1a32, partitionForKey } from "../../client/cli/partition";
 import { publishAll, type OutgoingMessage, type SendFn } from "../../client/cli/publisher";
 import { summaryJson, summaryLine } from "../../client/cli/pub";
+import { messageJson, messageLine } from "../../client/cli/sub";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array | null) => (b === null ? null : new TextDecoder().decode(b));
@@ -147,5 +148,26 @@ describe("summaries", () => {
       errors: [], stopped: null,
     });
     expect(summaryJson(topic, 0n, { ...base, partitions: [] }, []).producer_id).toBeNull();
+  });
+});
+
+describe("sub output", () => {
+  const m = {
+    partition: 2, sequence: 17n, attempt: 1, producerId: 66n, producerSeq: 3n,
+    key: enc("customer-42"), value: enc("hello\nworld"),
+  };
+
+  it("a human line is partition:sequence, key, value (newlines escaped, binary as base64)", () => {
+    expect(messageLine(m)).toBe("2:17  customer-42  hello\\nworld");
+    expect(messageLine({ ...m, key: new Uint8Array(0), value: new Uint8Array([0, 1, 255]) })).toBe("2:17  -  base64:AAH/");
+  });
+
+  it("a --json line carries every field, u64s as strings", () => {
+    expect(messageJson("orders", m)).toEqual({
+      topic: "orders", partition: 2, sequence: "17", attempt: 1, key: "customer-42", value: "hello\nworld",
+      value_encoding: "utf8", producer_id: "66", producer_seq: "3",
+    });
+    expect(messageJson("orders", { ...m, key: new Uint8Array(0), value: new Uint8Array([0xff]) }))
+      .toMatchObject({ key: null, value: "/w==", value_encoding: "base64" });
   });
 });
