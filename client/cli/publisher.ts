@@ -1,7 +1,8 @@
 /**
  * The pipelined publish loop behind `mortarmq pub`: routes each message to a
  * partition, numbers it for the idempotent producer (per partition, from 1),
- * keeps at most `inFlight` publishes outstanding on the one connection, and
+ * keeps at most `inFlight` publishes (and `maxInFlightBytes`) outstanding on
+ * the one connection, and
  * counts the outcome. Transport-free: the caller passes `send` (the SDK's
  * publish), so the loop is unit-tested without a broker.
  */
@@ -64,6 +65,8 @@ export interface PublishAllOptions {
   producerId: bigint;
   /** Publishes outstanding at most (≥ 1). */
   inFlight: number;
+  /** Value + key bytes outstanding at most (a larger message is still sent when nothing is outstanding). Default unlimited. */
+  maxInFlightBytes?: number;
   send: SendFn;
   /** True once the connection is gone: stop reading input. */
   isClosed?: () => boolean;
@@ -92,10 +95,13 @@ export async function publishAll(messages: AsyncIterable<OutgoingMessage> | Iter
   let failed = 0;
   let bytes = 0;
   let outstanding = 0;
+  let outstandingBytes = 0;
+  const maxBytes = o.maxInFlightBytes ?? Infinity;
   let stopped: string | null = null;
   let wake: (() => void) | null = null;
-  const settle = () => {
+  const settle = (size: number) => {
     outstanding--;
+    outstandingBytes -= size;
     o.onProgress?.(published + failed, failed);
     const w = wake;
     wake = null;
@@ -103,7 +109,8 @@ export async function publishAll(messages: AsyncIterable<OutgoingMessage> | Iter
   };
 
   for await (const m of messages) {
-    while (outstanding >= o.inFlight) await new Promise<void>((r) => (wake = r));
+    const size = m.value.length + (m.key?.length ?? 0);
+    while (outstanding >= o.inFlight || (outstanding > 0 && outstandingBytes + size > maxBytes)) await new Promise<void>((r) => (wake = r));
     if (o.isClosed?.()) {
       stopped = "the connection closed";
       break;
@@ -115,6 +122,7 @@ export async function publishAll(messages: AsyncIterable<OutgoingMessage> | Iter
       seqs.set(partition, seq);
     }
     outstanding++;
+    outstandingBytes += size;
     o.send(partition, m.key, m.value, seq).then(
       (r) => {
         published++;
@@ -125,12 +133,12 @@ export async function publishAll(messages: AsyncIterable<OutgoingMessage> | Iter
         if (p.firstSequence === null || r.sequence < p.firstSequence) p.firstSequence = r.sequence;
         if (p.lastSequence === null || r.sequence > p.lastSequence) p.lastSequence = r.sequence;
         parts.set(partition, p);
-        settle();
+        settle(size);
       },
       (error: unknown) => {
         failed++;
         if (errors.length < maxErrors) errors.push({ line: m.line, partition, error });
-        settle();
+        settle(size);
       },
     );
   }

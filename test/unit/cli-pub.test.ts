@@ -74,6 +74,15 @@ describe("publishAll", () => {
     expect(s.partitions).toEqual([0, 1, 2, 3].map((p) => ({ partition: p, published: 25, firstSequence: 1n, lastSequence: 25n })));
   });
 
+  it("also bounds the bytes outstanding, but always sends a message larger than the bound alone", async () => {
+    const b = fakeBroker();
+    const ten = (i: number): OutgoingMessage => ({ line: i, key: null, value: new Uint8Array(10) });
+    const input = [ten(1), ten(2), ten(3), { line: 4, key: enc("kkkkk"), value: new Uint8Array(100) }, ten(5)];
+    const s = await publishAll(input, { router: new PartitionRouter(1), producerId: 1n, inFlight: 100, maxInFlightBytes: 25, send: b.send });
+    expect(s.published).toBe(5);
+    expect(b.maxOutstanding()).toBe(2);
+  });
+
   it("sends producer_seq 0 without a producer id", async () => {
     const b = fakeBroker();
     await publishAll(msgs(5), { router: new PartitionRouter(1), producerId: 0n, inFlight: 2, send: b.send });
