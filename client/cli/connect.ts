@@ -2,10 +2,10 @@
  * MortarMQ v0 connections for the CLI: connect with the global options, and
  * look a topic up by name without creating it.
  */
-import { ErrorCode, Op } from "../../wire/mortar";
+import { ErrorCode, MAX_TOPIC_LEN, Op } from "../../wire/mortar";
 import { MortarClient, MortarClientError } from "../sdk";
 import type { GlobalOptions } from "./context";
-import { unreachable } from "./errors";
+import { CliError, unreachable } from "./errors";
 
 /**
  * Connects (WebSocket for http(s)/ws(s) URLs, raw TCP for tcp://) and
@@ -45,6 +45,10 @@ const COUNT_IN_MESSAGE = /exists with (\d+) partitions?/;
 export async function resolveTopic(client: MortarClient, name: string): Promise<ResolvedTopic> {
   const isTwin = name.endsWith(".dlq");
   const probe = isTwin ? name : `${name}.dlq`;
+  if (new TextEncoder().encode(probe).length > MAX_TOPIC_LEN) {
+    throw new CliError("UNSUPPORTED", `cannot look up "${name}": the CLI finds a topic by DECLAREing its .dlq twin, whose name would exceed ${MAX_TOPIC_LEN} bytes`,
+      "topics of more than 251 bytes can be published to with the SDK (client.publish with the topic_id)");
+  }
   const toResult = (r: { topicId: number; partitionCount: number }): ResolvedTopic => ({
     name, topicId: isTwin ? r.topicId : r.topicId - 1, partitionCount: r.partitionCount,
   });
