@@ -7,7 +7,6 @@
 import type { Command } from "commander";
 import { startBridges } from "../bridge/bridges";
 import { startLocalBroker } from "../local/broker";
-import { action } from "./context";
 
 interface DevOptions {
   host: string;
@@ -29,7 +28,7 @@ export function registerDev(program: Command): void {
     .option("--no-bridge-port", "do not start the MortarMQ v0 TCP bridge")
     .option("--nats-port <port>", "NATS TCP bridge port", "4222")
     .option("--no-nats-port", "do not start the NATS TCP bridge")
-    .action(action(async (_g, opts: DevOptions) => {
+    .action(async (opts: DevOptions) => {
       const broker = await startLocalBroker({
         host: opts.host,
         port: Number(opts.port),
@@ -59,5 +58,5 @@ export function registerDev(program: Command): void {
       await broker.exited;
       await Promise.all(started.map((s) => s.tunnel.close()));
       if (!stopping) process.exitCode = 1;
-    }));
+    });
 }

@@ -7,6 +7,7 @@
 import { Command } from "commander";
 import { registerBridge } from "../bridge/command";
 import { addGlobalOptions } from "./context";
+import { describeError, formatErrorReport } from "./errors";
 import { registerDev } from "./dev";
 import { registerMq9 } from "./mq9";
 import { registerPub } from "./pub";
@@ -27,7 +28,18 @@ export function buildProgram(): Command {
   return program;
 }
 
-/** Runs the CLI with `argv` (as in process.argv); sets the exit code on failure. */
+/**
+ * Runs the CLI with `argv` (as in process.argv); sets the exit code on
+ * failure. Commands report their own errors (context.ts `action`); anything
+ * else that escapes (e.g. `dev` on a port in use) is reported the same way.
+ */
 export async function main(argv: string[]): Promise<void> {
-  await buildProgram().parseAsync(argv);
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (e) {
+    const json = argv.includes("--json");
+    const report = describeError(e, "");
+    process.stderr.write(json ? JSON.stringify({ error: report }) + "\n" : formatErrorReport(report));
+    process.exitCode = 1;
+  }
 }
