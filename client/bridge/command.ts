@@ -1,9 +1,11 @@
 /**
  * `mortarmq bridge`: TCP listeners that tunnel each connection over its own
  * WebSocket to a broker (local or deployed), so TCP clients (MortarMQ v0
- * SDKs, NATS clients and the `nats` CLI) can reach it.
+ * SDKs, NATS clients and the `nats` CLI) can reach it. The broker comes from
+ * the global `--url` / MORTARMQ_URL, the token from `--token` / MORTARMQ_TOKEN.
  */
 import type { Command } from "commander";
+import { globals } from "../cli/context";
 import { startBridges } from "./bridges";
 import { parseHostPort } from "./tunnel";
 
@@ -16,14 +18,13 @@ export function registerBridge(program: Command): void {
     .option("--no-listen", "do not start the MortarMQ v0 listener")
     .option("--nats <host:port>", "NATS TCP listener", "127.0.0.1:4222")
     .option("--no-nats", "do not start the NATS listener")
-    .option("--url <url>", "broker base URL", "http://127.0.0.1:8787")
-    .option("--token <token>", "sent as Authorization: Bearer on every tunnelled WebSocket")
-    .action(async (opts: { listen: string | false; nats: string | false; url: string; token?: string }) => {
+    .action(async (opts: { listen: string | false; nats: string | false }, cmd: Command) => {
+      const g = globals(cmd);
       const { started, failed } = await startBridges({
-        url: opts.url,
+        url: g.url,
         mortar: opts.listen ? parseHostPort(opts.listen) : undefined,
         nats: opts.nats ? parseHostPort(opts.nats) : undefined,
-        token: opts.token,
+        token: g.token,
       });
       for (const f of failed) console.error(`mortarmq: ${f.line}`);
       if (started.length === 0) {

@@ -1,21 +1,45 @@
 /**
  * `mortarmq` command line (commander). Each command group lives in its own
- * module and registers itself on the program.
+ * module and registers itself on the program. Global options (`--url`,
+ * `--token`, `--json`) are defined once on the program (client/cli/context.ts)
+ * and accepted before or after any subcommand.
  */
 import { Command } from "commander";
 import { registerBridge } from "../bridge/command";
+import { addGlobalOptions } from "./context";
+import { describeError, formatErrorReport } from "./errors";
 import { registerDev } from "./dev";
+import { registerMq9 } from "./mq9";
+import { registerPub } from "./pub";
+import { registerSub } from "./sub";
+import { registerTopics } from "./topics";
 
 /** Builds the CLI program; exported for tests. */
 export function buildProgram(): Command {
   const program = new Command();
   program.name("mortarmq").description("MortarMQ Edge broker CLI").showHelpAfterError();
+  addGlobalOptions(program);
   registerDev(program);
   registerBridge(program);
+  registerTopics(program);
+  registerPub(program);
+  registerSub(program);
+  registerMq9(program);
   return program;
 }
 
-/** Runs the CLI with `argv` (as in process.argv); sets the exit code on failure. */
+/**
+ * Runs the CLI with `argv` (as in process.argv); sets the exit code on
+ * failure. Commands report their own errors (context.ts `action`); anything
+ * else that escapes (e.g. `dev` on a port in use) is reported the same way.
+ */
 export async function main(argv: string[]): Promise<void> {
-  await buildProgram().parseAsync(argv);
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (e) {
+    const json = argv.includes("--json");
+    const report = describeError(e, "");
+    process.stderr.write(json ? JSON.stringify({ error: report }) + "\n" : formatErrorReport(report));
+    process.exitCode = 1;
+  }
 }

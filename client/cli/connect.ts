@@ -1,0 +1,66 @@
+/**
+ * MortarMQ v0 connections for the CLI: connect with the global options, and
+ * look a topic up by name without creating it.
+ */
+import { ErrorCode, MAX_TOPIC_LEN, Op } from "../../wire/mortar";
+import { MortarClient, MortarClientError } from "../sdk";
+import type { GlobalOptions } from "./context";
+import { CliError, unreachable } from "./errors";
+
+/**
+ * Connects (WebSocket for http(s)/ws(s) URLs, raw TCP for tcp://) and
+ * authenticates with `g.token`.
+ * @throws CliError BROKER_UNREACHABLE when nothing answers; MortarClientError (AUTH_FAILED, …) otherwise
+ */
+export async function connectBroker(g: GlobalOptions): Promise<MortarClient> {
+  try {
+    return await MortarClient.connect(g.url, { token: g.token, timeoutMs: 10_000 });
+  } catch (e) {
+    if (e instanceof MortarClientError && e.source === "connection") throw unreachable(g.url, e.message);
+    if (e instanceof MortarClientError) throw e;
+    throw unreachable(g.url, (e as Error).message); // e.g. a malformed URL
+  }
+}
+
+/** A topic as the CLI addresses it. */
+export interface ResolvedTopic {
+  name: string;
+  topicId: number;
+  partitionCount: number;
+}
+
+/** `exists with N partitions` in PARTITION_COUNT_MISMATCH messages (objects/registry). */
+const COUNT_IN_MESSAGE = /exists with (\d+) partitions?/;
+
+/**
+ * Finds topic `name` without creating it. MortarMQ v0 has no lookup op, so
+ * this DECLAREs the topic's `.dlq` twin: DECLARE of a `.dlq` name never
+ * creates anything — it answers the twin of an existing topic (topic_id =
+ * source + 1, same partition count), TOPIC_NAME_RESERVED when the source does
+ * not exist, or PARTITION_COUNT_MISMATCH naming the real count, which a second
+ * DECLARE confirms. For a name that is itself a `.dlq` twin, that name is
+ * declared directly.
+ * @throws MortarClientError UNKNOWN_TOPIC when the topic does not exist; other broker errors as they come
+ */
+export async function resolveTopic(client: MortarClient, name: string): Promise<ResolvedTopic> {
+  const isTwin = name.endsWith(".dlq");
+  const probe = isTwin ? name : `${name}.dlq`;
+  if (new TextEncoder().encode(probe).length > MAX_TOPIC_LEN) {
+    throw new CliError("UNSUPPORTED", `cannot look up "${name}": the CLI finds a topic by DECLAREing its .dlq twin, whose name would exceed ${MAX_TOPIC_LEN} bytes`,
+      "topics of more than 251 bytes can be published to with the SDK (client.publish with the topic_id)");
+  }
+  const toResult = (r: { topicId: number; partitionCount: number }): ResolvedTopic => ({
+    name, topicId: isTwin ? r.topicId : r.topicId - 1, partitionCount: r.partitionCount,
+  });
+  try {
+    return toResult(await client.declare(probe, 1));
+  } catch (e) {
+    if (!(e instanceof MortarClientError) || e.source !== "broker") throw e;
+    if (e.code === ErrorCode.TOPIC_NAME_RESERVED) {
+      throw new MortarClientError(ErrorCode.UNKNOWN_TOPIC, `topic "${name}" does not exist`, Op.DECLARE, "broker");
+    }
+    const m = e.code === ErrorCode.PARTITION_COUNT_MISMATCH ? COUNT_IN_MESSAGE.exec(e.message) : null;
+    if (!m) throw e;
+    return toResult(await client.declare(probe, Number(m[1])));
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * HTTP requests from the CLI to the broker (mq9 over HTTP, /stats): the
+ * base URL from `--url`, `Authorization: Bearer` from `--token`, a timeout,
+ * and a refused/unresolvable connection turned into the one-line
+ * BROKER_UNREACHABLE error.
+ */
+import { CliError, unreachable, usageError } from "./errors";
+import type { GlobalOptions } from "./context";
+
+/** Default time for one HTTP request, ms (long-polls add their own wait). */
+export const HTTP_TIMEOUT_MS = 30_000;
+
+/**
+ * The http(s) origin for `url`: ws→http, wss→https; a path is dropped.
+ * @throws CliError USAGE for tcp:// (only MortarMQ commands can use the TCP bridge) or another scheme
+ */
+export function httpBase(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw usageError(`--url ${url} is not a URL`, "use e.g. http://127.0.0.1:8787");
+  }
+  if (u.protocol === "ws:") u.protocol = "http:";
+  else if (u.protocol === "wss:") u.protocol = "https:";
+  if (u.protocol !== "http:" && u.protocol !== "https:") {
+    throw usageError(`this command needs an http(s) broker URL, not ${url}`, "use --url http://host:port (tcp:// works only for topics create/delete, pub and sub)");
+  }
+  return u.origin;
+}
+
+/** A decoded HTTP answer. */
+export interface HttpAnswer {
+  status: number;
+  /** Parsed JSON body, or undefined when the body is not JSON. */
+  json: unknown;
+  /** Raw body text. */
+  text: string;
+}
+
+/** Options for brokerRequest. */
+export interface BrokerRequestOptions {
+  method: "GET" | "POST";
+  body?: Uint8Array | string;
+  headers?: Record<string, string>;
+  /** Total time allowed, ms (default HTTP_TIMEOUT_MS). */
+  timeoutMs?: number;
+}
+
+/**
+ * Sends one request to `path` (starting with "/") on the broker named by
+ * `g.url`, with the bearer token when one is set.
+ * @throws CliError BROKER_UNREACHABLE when nothing answers; TIMEOUT when no answer in time
+ */
+export async function brokerRequest(g: GlobalOptions, path: string, opts: BrokerRequestOptions): Promise<HttpAnswer> {
+  const base = httpBase(g.url);
+  const headers: Record<string, string> = { ...opts.headers };
+  if (g.token) headers.authorization = `Bearer ${g.token}`;
+  const timeoutMs = opts.timeoutMs ?? HTTP_TIMEOUT_MS;
+  let res: Response;
+  try {
+    res = await fetch(base + path, {
+      method: opts.method,
+      headers,
+      body: typeof opts.body === "string" || opts.body === undefined ? opts.body : new Uint8Array(opts.body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (e) {
+    const err = e as Error & { cause?: { code?: string; message?: string } };
+    if (err.name === "TimeoutError") throw new CliError("TIMEOUT", `no answer from ${base}${path} within ${timeoutMs} ms`, "check that the broker is healthy (GET /healthz)");
+    throw unreachable(base, err.cause?.code ?? err.cause?.message ?? err.message);
+  }
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, json, text };
+}

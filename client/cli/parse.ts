@@ -1,0 +1,81 @@
+/**
+ * Pure parsers for CLI option values. Each throws a USAGE CliError naming
+ * the option and the accepted form.
+ */
+import { usageError } from "./errors";
+
+/**
+ * A decimal integer in [min, max].
+ * @throws CliError USAGE otherwise
+ */
+export function parseIntOption(flag: string, value: string, min: number, max: number): number {
+  const v = value.trim();
+  if (!/^-?\d+$/.test(v)) throw usageError(`${flag} must be a whole number, not "${value}"`);
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw usageError(`${flag} must be between ${min} and ${max}, not ${value}`);
+  return n;
+}
+
+const U64_MAX = (1n << 64n) - 1n;
+
+/**
+ * An unsigned 64-bit integer, decimal or 0x-hex, in [min, 2^64 − 1].
+ * @throws CliError USAGE otherwise
+ */
+export function parseU64Option(flag: string, value: string, min = 0n): bigint {
+  const v = value.trim();
+  if (!/^(0x[0-9a-fA-F]+|\d+)$/.test(v)) throw usageError(`${flag} must be a decimal or 0x-hex integer, not "${value}"`);
+  const n = BigInt(v);
+  if (n < min || n > U64_MAX) throw usageError(`${flag} must be between ${min} and ${U64_MAX}, not ${value}`);
+  return n;
+}
+
+/** A random non-zero 64-bit producer id (crypto.getRandomValues). */
+export function randomProducerId(): bigint {
+  const a = new BigUint64Array(1);
+  do crypto.getRandomValues(a);
+  while (a[0] === 0n);
+  return a[0]!;
+}
+
+/**
+ * One of `allowed` (exact).
+ * @throws CliError USAGE otherwise
+ */
+export function parseChoice<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw usageError(`${flag} must be one of ${allowed.join(", ")}, not "${value}"`);
+}
+
+/** A comma list: items trimmed, empty items dropped (`"a, b,,c"` → ["a","b","c"]). */
+export function parseList(value: string): string[] {
+  return value.split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+}
+
+/**
+ * A JSON object given on the command line / in a file.
+ * @throws CliError USAGE when it is not JSON or not an object
+ */
+export function parseJsonObject(what: string, text: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw usageError(`${what} is not valid JSON: ${(e as Error).message}`);
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) throw usageError(`${what} must be a JSON object`);
+  return v as Record<string, unknown>;
+}
+
+/**
+ * A point in time as unix seconds: a whole number of seconds, or an ISO-8601
+ * date/time (`2026-05-02`, `2026-05-02T10:00:00Z`; rounded down to the second).
+ * @throws CliError USAGE otherwise
+ */
+export function parseTimeOption(flag: string, value: string): number {
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return parseIntOption(flag, v, 0, Number.MAX_SAFE_INTEGER);
+  const ms = /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
+  if (Number.isNaN(ms) || ms < 0) throw usageError(`${flag} must be unix seconds or an ISO-8601 time, not "${value}"`);
+  return Math.floor(ms / 1000);
+}

@@ -1,0 +1,149 @@
+/**
+ * The `/stats` JSON document the CLI reads (`topics list`, `topics
+ * describe`): its schema (zod), how to fetch it, and the pure renderers.
+ * The shape is specified in docs/cli.md ("The /stats document").
+ */
+import { z } from "zod";
+import type { GlobalOptions } from "./context";
+import { CliError } from "./errors";
+import { formatBytes, formatFields, formatTable, type Cell } from "./format";
+import { brokerRequest } from "./http";
+
+const count = z.number().int().nonnegative();
+
+/** One consumer group's position on one partition. */
+export const GroupStatsSchema = z.object({
+  group: z.string(),
+  /** Members of the group (the whole group, not only this partition's owner). */
+  members: count,
+  /** Every sequence ≤ committed_floor is acknowledged by the group (0 = none). */
+  committed_floor: count,
+  /** high_watermark − committed_floor: messages not yet acknowledged (in-flight included). */
+  lag: count,
+  /** Delivered to the group and neither acked nor nacked yet. */
+  in_flight: count,
+});
+
+/** One partition of a topic. */
+export const PartitionStatsSchema = z.object({
+  partition: count,
+  /** Sequence of the newest appended message (sequences start at 1; 0 = nothing appended). */
+  high_watermark: count,
+  /** Bytes of retained messages (keys + values). */
+  size_bytes: count,
+  /** Idempotent producers with dedupe state on this partition. */
+  producers: count,
+  groups: z.array(GroupStatsSchema).default([]),
+});
+
+/** One topic (a `.dlq` twin is its own entry with `dlq: true`). */
+export const TopicStatsSchema = z.object({
+  name: z.string(),
+  topic_id: count,
+  dlq: z.boolean().default(false),
+  partition_count: count,
+  partitions: z.array(PartitionStatsSchema),
+});
+
+/** GET /stats: one tenant's view (the tenant of the bearer token; "default" on an open broker). */
+export const StatsSchema = z.object({
+  tenant: z.string(),
+  /** When the broker assembled the document, unix ms. */
+  generated_at: count.optional(),
+  topics: z.array(TopicStatsSchema),
+  /** Live mq9 mailboxes of the tenant. */
+  mailboxes: count.optional(),
+  /** Registered mq9 agents of the tenant. */
+  agents: count.optional(),
+});
+
+export type GroupStats = z.infer<typeof GroupStatsSchema>;
+export type PartitionStats = z.infer<typeof PartitionStatsSchema>;
+export type TopicStats = z.infer<typeof TopicStatsSchema>;
+export type Stats = z.infer<typeof StatsSchema>;
+
+/**
+ * GET /stats and validate it.
+ * @throws CliError STATS_NOT_SERVED (404), UNAUTHORIZED (401), BAD_STATS (other status or shape), BROKER_UNREACHABLE
+ */
+export async function fetchStats(g: GlobalOptions): Promise<Stats> {
+  const a = await brokerRequest(g, "/stats", { method: "GET", headers: { accept: "application/json" } });
+  if (a.status === 404) {
+    throw new CliError("STATS_NOT_SERVED", "the broker does not serve /stats yet", "topics list/describe need a broker build with GET /stats; topics create/delete and pub work without it", 404);
+  }
+  if (a.status === 401) throw new CliError("UNAUTHORIZED", "the broker refused the token for /stats", "pass a valid token with --token or MORTARMQ_TOKEN", 401);
+  if (a.status !== 200) throw new CliError("BAD_STATS", `GET /stats answered HTTP ${a.status}: ${a.text.slice(0, 200)}`, "check the broker's logs", a.status);
+  const parsed = StatsSchema.safeParse(a.json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new CliError("BAD_STATS", `GET /stats is not the expected document: ${issue ? `${issue.path.join(".")}: ${issue.message}` : "not JSON"}`, "the CLI and the broker disagree on the /stats shape (docs/cli.md)");
+  }
+  return parsed.data;
+}
+
+/** Totals of one topic over its partitions. */
+export interface TopicTotals {
+  /** Σ high_watermark: messages ever appended. */
+  appended: number;
+  sizeBytes: number;
+  /** Distinct group names. */
+  groups: string[];
+  /** Σ lag over every partition and group. */
+  lag: number;
+}
+
+/** Sums a topic's partitions. */
+export function topicTotals(t: TopicStats): TopicTotals {
+  const groups = new Set<string>();
+  let appended = 0;
+  let sizeBytes = 0;
+  let lag = 0;
+  for (const p of t.partitions) {
+    appended += p.high_watermark;
+    sizeBytes += p.size_bytes;
+    for (const gr of p.groups) {
+      groups.add(gr.group);
+      lag += gr.lag;
+    }
+  }
+  return { appended, sizeBytes, groups: [...groups].sort(), lag };
+}
+
+/** The `topics list` table. */
+export function renderTopicList(s: Stats): string {
+  if (s.topics.length === 0) return `no topics (tenant ${s.tenant})\n`;
+  const rows: Cell[][] = [...s.topics]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((t) => {
+      const tot = topicTotals(t);
+      return [t.name, t.topic_id, t.partition_count, tot.appended, formatBytes(tot.sizeBytes), tot.groups.length, tot.lag];
+    });
+  return formatTable(["topic", "id", "partitions", "appended", "size", "groups", "lag"], rows);
+}
+
+/** The `topics describe` text: header fields, the partitions table, the groups table. */
+export function renderTopicDescribe(t: TopicStats): string {
+  const tot = topicTotals(t);
+  let out = formatFields([
+    ["topic", t.name],
+    ["topic id", t.topic_id],
+    ["partitions", t.partition_count],
+    ["dead-letter", t.dlq ? "this is a dead-letter twin" : `${t.name}.dlq`],
+    ["appended", tot.appended],
+    ["size", formatBytes(tot.sizeBytes)],
+  ]);
+  const parts = [...t.partitions].sort((a, b) => a.partition - b.partition);
+  out += "\n" + formatTable(["partition", "high watermark", "size", "producers"],
+    parts.map((p) => [p.partition, p.high_watermark, formatBytes(p.size_bytes), p.producers]));
+  const groupRows: Cell[][] = [];
+  for (const name of tot.groups) {
+    for (const p of parts) {
+      const gr = p.groups.find((x) => x.group === name);
+      if (gr) groupRows.push([gr.group, p.partition, gr.members, gr.committed_floor, gr.lag, gr.in_flight]);
+    }
+  }
+  out += "\n" + (groupRows.length === 0
+    ? "no consumer groups\n"
+    : formatTable(["group", "partition", "members", "committed floor", "lag", "in flight"], groupRows));
+  return out;
+}

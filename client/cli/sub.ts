@@ -1,0 +1,104 @@
+/**
+ * `mortarmq sub TOPIC --group G`: joins consumer group G on TOPIC (SUB, push
+ * mode), prints every message and ACKs it after printing. Stops after
+ * `--count` messages, after `--timeout` ms without a message, or on Ctrl-C
+ * (leaving the group cleanly); messages that were pushed but not printed are
+ * not ACKed, so the group redelivers them (at-least-once).
+ */
+import type { Command } from "commander";
+import { DEFAULT_CREDIT_COUNT } from "../../wire/mortar";
+import type { Message } from "../sdk";
+import { connectBroker, resolveTopic } from "./connect";
+import { action, type GlobalOptions } from "./context";
+import { describeError, errorTag } from "./errors";
+import { payloadCell, printableText } from "./format";
+import { parseChoice, parseIntOption } from "./parse";
+
+interface SubOptions {
+  group: string;
+  count?: string;
+  from: string;
+  timeout?: string;
+}
+
+/** The `--json` line for one message (NDJSON: one object per line). */
+export function messageJson(topic: string, m: Pick<Message, "partition" | "sequence" | "attempt" | "key" | "value" | "producerId" | "producerSeq">) {
+  const text = printableText(m.value);
+  const key = m.key.length === 0 ? null : printableText(m.key) ?? `base64:${Buffer.from(m.key).toString("base64")}`;
+  return {
+    topic,
+    partition: m.partition,
+    sequence: m.sequence.toString(),
+    attempt: m.attempt,
+    key,
+    value: text ?? Buffer.from(m.value).toString("base64"),
+    value_encoding: text === null ? "base64" : "utf8",
+    producer_id: m.producerId.toString(),
+    producer_seq: m.producerSeq.toString(),
+  };
+}
+
+/** The human line for one message: `<partition>:<sequence>  <key or ->  <value>` (value as in tables, uncut). */
+export function messageLine(m: Pick<Message, "partition" | "sequence" | "key" | "value">): string {
+  const key = m.key.length === 0 ? "-" : payloadCell(view(m.key), Number.MAX_SAFE_INTEGER);
+  return `${m.partition}:${m.sequence}  ${key}  ${payloadCell(view(m.value), Number.MAX_SAFE_INTEGER)}`;
+}
+
+function view(bytes: Uint8Array) {
+  const text = printableText(bytes);
+  return text === null ? { encoding: "base64" as const, text: Buffer.from(bytes).toString("base64") } : { encoding: "utf8" as const, text };
+}
+
+/** Registers `sub` on `program`. */
+export function registerSub(program: Command): void {
+  program
+    .command("sub <topic>")
+    .description("consume a topic as a member of a consumer group: print each message, then ACK it")
+    .requiredOption("-g, --group <name>", "consumer group")
+    .option("-n, --count <n>", "stop after this many messages")
+    .option("--from <where>", "where a group with no committed position starts: earliest or latest", "earliest")
+    .option("--timeout <ms>", "stop when no message arrived for this long (default: wait until Ctrl-C)")
+    .action(action(async (g, topic: string, opts: SubOptions) => runSub(g, topic, opts)));
+}
+
+async function runSub(g: GlobalOptions, topicName: string, opts: SubOptions): Promise<void> {
+  const count = opts.count === undefined ? undefined : parseIntOption("--count", opts.count, 1, Number.MAX_SAFE_INTEGER);
+  const from = parseChoice("--from", opts.from, ["earliest", "latest"] as const);
+  const timeoutMs = opts.timeout === undefined ? undefined : parseIntOption("--timeout", opts.timeout, 1, 2 ** 31 - 1);
+  const client = await connectBroker(g);
+  let received = 0;
+  let ackFailures = 0;
+  const acks: Promise<void>[] = [];
+  try {
+    const topic = await resolveTopic(client, topicName);
+    // With --count, never take more than that on credit: pushed-but-unprinted messages wait for redelivery.
+    const creditCount = count !== undefined ? Math.min(count, DEFAULT_CREDIT_COUNT) : undefined;
+    const sub = await client.subscribe(topic.topicId, opts.group, { startPolicy: from, creditCount });
+    const stop = () => void sub.close();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    try {
+      while (count === undefined || received < count) {
+        const m = await sub.next(timeoutMs);
+        if (!m) break;
+        received++;
+        process.stdout.write((g.json ? JSON.stringify(messageJson(topicName, m)) : messageLine(m)) + "\n");
+        acks.push(m.ack().catch((e: unknown) => {
+          ackFailures++;
+          const r = describeError(e, g.url);
+          process.stderr.write(`mortarmq: ACK of ${m.partition}:${m.sequence} failed: ${errorTag(r)}: ${r.message}\n`);
+        }));
+        if (acks.length >= 1024) await Promise.all(acks.splice(0));
+      }
+      await Promise.all(acks.splice(0));
+    } finally {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      await sub.close();
+    }
+    if (!g.json) process.stderr.write(`mortarmq: received ${received} message${received === 1 ? "" : "s"} from ${topicName} as group ${opts.group} (${received - ackFailures} acked)\n`);
+    if (ackFailures > 0) process.exitCode = 1;
+  } finally {
+    await client.close();
+  }
+}
