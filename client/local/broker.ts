@@ -52,13 +52,28 @@ export async function freePort(host = "127.0.0.1"): Promise<number> {
   });
 }
 
+/** Resolves when `port` on `host` can be listened on; rejects with a clear message when it is taken. */
+async function ensurePortFree(host: string, port: number): Promise<void> {
+  await new Promise<void>((res, rej) => {
+    const srv = createServer();
+    srv.once("error", (e: NodeJS.ErrnoException) =>
+      rej(e.code === "EADDRINUSE"
+        ? new Error(`${host}:${port} is already in use (another broker running?): choose another port`)
+        : e));
+    srv.listen(port, host, () => srv.close(() => res()));
+  });
+}
+
 /**
  * Spawns `wrangler dev` and resolves once GET /healthz answers 200.
- * Throws if wrangler exits first or the broker is not ready in time.
+ * Throws if the port is already in use (another server's /healthz must not
+ * pass for this broker), if wrangler exits first, or if the broker is not
+ * ready in time.
  */
 export async function startLocalBroker(opts: LocalBrokerOptions): Promise<LocalBroker> {
   const host = opts.host ?? "127.0.0.1";
   const port = opts.port && opts.port > 0 ? opts.port : await freePort(host);
+  await ensurePortFree(host, port);
   const stateDir = resolve(opts.stateDir);
   mkdirSync(stateDir, { recursive: true });
   const wranglerBin = require.resolve("wrangler/bin/wrangler.js");
