@@ -168,12 +168,14 @@ export class MortarClient {
   /**
    * Sends one request frame and resolves with its OK (rejects with the ERR
    * as MortarClientError). Takes one FIFO slot.
+   * Rejects with a RangeError, sending nothing and taking no slot, when a
+   * field does not fit the wire format (e.g. partition > 65535).
    */
   request(frame: Frame): Promise<OkFrame> {
     if (this.closeError) return Promise.reject(this.closeError);
     return new Promise<OkFrame>((resolve, reject) => {
+      this.enqueue(frame); // throws before anything is queued when the frame cannot be encoded
       this.pending.push({ op: frame.op, resolve, reject });
-      this.enqueue(frame);
     });
   }
 

@@ -9,7 +9,8 @@
  * - PUB, PING run without waiting; CONNECT, DECLARE and a PUB whose topic
  *   is not cached are barriers: later frames wait until they are done
  *   (a PUB after a DECLARE(DELETE) sees the delete).
- * - Before CONNECT only CONNECT/PING/ERR; a second CONNECT gets
+ * - Before CONNECT only CONNECT/PING/ERR; a client ERR or OK is never
+ *   answered (neither is a request); a second CONNECT gets
  *   ALREADY_CONNECTED; unknown tokens get AUTH_FAILED then close.
  * - A framing error (decoder) gets ERR then close, never resynchronised.
  * - Requests not yet answered are bounded (MAX_PENDING_BYTES of request
@@ -207,6 +208,11 @@ export class Connection {
     try {
       if (this.tenant === null && f.op !== Op.CONNECT && f.op !== Op.PING) {
         this.respondErr(slot, ErrorCode.NOT_CONNECTED, f.op, "CONNECT first: only CONNECT, PING and ERR are allowed before it");
+        return;
+      }
+      if (f.op === Op.OK) {
+        // OK flows both ways but is never a request (spec §2): nothing is written for it.
+        this.responses.fill(slot, new Uint8Array(0));
         return;
       }
       if (f.op === Op.CONNECT && this.tenant !== null) {

@@ -91,6 +91,7 @@ describe("MortarMQ write path, real broker", () => {
     const replay = await client.publish(1, 0, null, lines[9_999], { producerId: PRODUCER, producerSeq: 10_000n });
     expect([replay.sequence, replay.deduplicated, replay.commitSeq]).toEqual([10_000n, true, 10_000n]);
     expect(replay.leaderEpoch).toBeGreaterThan(epochBefore);
+    expect(replay.durability).toBe(1); // still one local SQLite file after the restart
     const more = await Promise.all(Array.from({ length: 50 }, (_, k) =>
       client.publish(1, 0, null, `after restart ${k}`, { producerId: PRODUCER, producerSeq: BigInt(10_001 + k) })));
     expect(more.map((r) => Number(r.sequence))).toEqual(Array.from({ length: 50 }, (_, k) => 10_001 + k));

@@ -101,4 +101,18 @@ describe("MortarClient", () => {
     expect((await client.publish("orders", 1, "k", "v")).sequence).toBe(1n);
     expect(await client.publish("nope", 0, null, "v").catch((e) => e.name)).toBe("UNKNOWN_TOPIC");
   });
+
+  it("a request that cannot be encoded fails alone: it takes no FIFO slot and the connection stays usable", async () => {
+    let seq = 0n;
+    const { broker, client } = clientOver((f) => (f.op === Op.PUB ? pubOk(++seq) : f.op === Op.PING ? okFrame(Op.PING) : null));
+    const before = client.publish(1, 0, null, "before");
+    expect(await client.publish(1, 70_000, null, "x").catch((e) => e)).toBeInstanceOf(RangeError); // partition is a u16
+    expect(await client.publish(1, 0, new Uint8Array(70_000), "x").catch((e) => e)).toBeInstanceOf(RangeError); // key_len is a u16
+    expect(client.inFlight).toBe(1);
+    expect((await before).sequence).toBe(1n);
+    expect(await client.ping()).toBeGreaterThanOrEqual(0);
+    expect((await client.publish(1, 0, null, "after")).sequence).toBe(2n);
+    expect(client.closed).toBe(false);
+    expect(broker.received.map((f) => f.op)).toEqual([Op.PUB, Op.PING, Op.PUB]);
+  });
 });

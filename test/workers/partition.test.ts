@@ -79,6 +79,16 @@ describe("Partition.append", () => {
     });
   });
 
+  it("still reports LOCAL durability after the object restarts on stored data (local workerd)", async () => {
+    const name = `part-restart-${Math.random().toString(36).slice(2, 8)}`;
+    const p = partitionStub(env, name, 1, 1, 0);
+    expect((await p.append(batch(pub("a")))).durability).toBe(Durability.LOCAL);
+    await runInDurableObject(p, (_inst, ctx) => ctx.abort("restart")).catch(() => {}); // the runtime restarts the object
+    const r = await partitionStub(env, name, 1, 1, 0).append(batch(pub("b")));
+    expect([r.leaderEpoch, r.commitSeq]).toEqual([2, 2]);
+    expect(r.durability).toBe(Durability.LOCAL);
+  });
+
   it("a failed append reserves nothing: the retry is appended, not answered as a duplicate", async () => {
     const p = fresh();
     await runInDurableObject(p, async (inst: Partition) => {

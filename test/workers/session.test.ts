@@ -50,6 +50,16 @@ describe("session rules", () => {
     c.close();
   });
 
+  it("ignores a client OK after CONNECT: it takes no FIFO slot and gets no answer", async () => {
+    const c = await connected();
+    c.send([{ op: Op.OK, requestOp: Op.PING, result: new Uint8Array(0) }, { op: Op.PING }]);
+    expectOk((await c.take(1))[0], Op.PING);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(c.frames).toEqual([]); // nothing answers the OK
+    expect(c.closed).toBeNull();
+    c.close();
+  });
+
   it("refuses WIRE_VERSION ≠ 1 and closes", async () => {
     const c = await WsConn.open();
     c.send([connectFrame("", 2)]);
