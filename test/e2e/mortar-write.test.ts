@@ -56,6 +56,19 @@ afterAll(async () => {
   rmSync(stateDir, { recursive: true, force: true });
 });
 
+/** A raw WebSocket to /v0/mortar; `got` collects the decoded frames the broker sends. */
+async function rawSession(): Promise<{ ws: WebSocket; got: Frame[] }> {
+  const ws = new WebSocket(`${broker.url.replace(/^http/, "ws")}/v0/mortar`, { perMessageDeflate: false });
+  await new Promise((resolve, reject) => {
+    ws.once("open", resolve);
+    ws.once("error", reject);
+  });
+  const got: Frame[] = [];
+  const dec = new FrameDecoder();
+  ws.on("message", (d: Buffer) => got.push(...dec.push(new Uint8Array(d)).frames));
+  return { ws, got };
+}
+
 describe("MortarMQ write path, real broker", () => {
   it("publishes a log over raw TCP, deduplicates retries, and continues after a restart", async () => {
     const lines = logLines();
@@ -112,14 +125,7 @@ describe("MortarMQ write path, real broker", () => {
   }, 60_000);
 
   it("reassembles a stream cut into 1–7 byte WebSocket messages (message boundaries are not frame boundaries)", async () => {
-    const ws = new WebSocket(`${broker.url.replace(/^http/, "ws")}/v0/mortar`, { perMessageDeflate: false });
-    await new Promise((resolve, reject) => {
-      ws.once("open", resolve);
-      ws.once("error", reject);
-    });
-    const got: Frame[] = [];
-    const dec = new FrameDecoder();
-    ws.on("message", (d: Buffer) => got.push(...dec.push(new Uint8Array(d)).frames));
+    const { ws, got } = await rawSession();
     const frames: Frame[] = [
       { op: Op.CONNECT, protocolVersion: WIRE_VERSION, clientFlags: 0, token: utf8Bytes(TOKEN), reserved: 0 },
       { op: Op.DECLARE, topic: utf8Bytes("split"), partitionCount: 1, flags: 0 },
@@ -148,14 +154,7 @@ describe("MortarMQ write path, real broker", () => {
   }, 60_000);
 
   it("10,000 one-byte WebSocket messages sent back to back reach the session in order (stored values match)", async () => {
-    const ws = new WebSocket(`${broker.url.replace(/^http/, "ws")}/v0/mortar`, { perMessageDeflate: false });
-    await new Promise((resolve, reject) => {
-      ws.once("open", resolve);
-      ws.once("error", reject);
-    });
-    const got: Frame[] = [];
-    const dec = new FrameDecoder();
-    ws.on("message", (d: Buffer) => got.push(...dec.push(new Uint8Array(d)).frames));
+    const { ws, got } = await rawSession();
     const bytewise = (b: Uint8Array) => {
       for (let i = 0; i < b.length; i++) ws.send(b.subarray(i, i + 1)); // no pacing: back to back
     };
