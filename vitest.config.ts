@@ -2,6 +2,23 @@ import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
 /**
+ * `EnvironmentTeardownError: [vitest-worker]: Closing rpc while "…" was
+ * pending` is raised when a test file has finished and its worker is torn
+ * down while a call to the Vitest host is still open — in the workers pool,
+ * any Durable Object event that arrives after the file ended (a late alarm,
+ * a close handler's RPC) needs such a call to load the object's module.
+ * The file's tests have all reported by then, so it says nothing about them:
+ * it is logged here instead of failing the run. Tests still settle their
+ * objects before they end (docs/testing.md); other unhandled errors fail.
+ */
+function afterTeardown(error: { name?: string; message?: string; VITEST_TEST_PATH?: string }): boolean | void {
+  if (error.name !== "EnvironmentTeardownError" || !/^\[vitest-worker\]: Closing rpc while "[^"]+" was pending/.test(error.message ?? "")) return;
+  const file = error.VITEST_TEST_PATH;
+  console.warn(`ignored after teardown${file ? ` of ${file}` : ""}: ${error.message}`);
+  return false;
+}
+
+/**
  * Five projects:
  * - unit:    pure code (wire/, pure state machines) in Node.
  * - workers: the real Worker and Durable Objects inside workerd (vitest pool workers).
@@ -12,6 +29,7 @@ import { defineConfig } from "vitest/config";
  */
 export default defineConfig({
   test: {
+    onUnhandledError: afterTeardown,
     projects: [
       {
         test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },

@@ -56,6 +56,19 @@ afterAll(async () => {
   rmSync(stateDir, { recursive: true, force: true });
 });
 
+/** A raw WebSocket to /v0/mortar; `got` collects the decoded frames the broker sends. */
+async function rawSession(): Promise<{ ws: WebSocket; got: Frame[] }> {
+  const ws = new WebSocket(`${broker.url.replace(/^http/, "ws")}/v0/mortar`, { perMessageDeflate: false });
+  await new Promise((resolve, reject) => {
+    ws.once("open", resolve);
+    ws.once("error", reject);
+  });
+  const got: Frame[] = [];
+  const dec = new FrameDecoder();
+  ws.on("message", (d: Buffer) => got.push(...dec.push(new Uint8Array(d)).frames));
+  return { ws, got };
+}
+
 describe("MortarMQ write path, real broker", () => {
   it("publishes a log over raw TCP, deduplicates retries, and continues after a restart", async () => {
     const lines = logLines();
@@ -113,14 +126,7 @@ describe("MortarMQ write path, real broker", () => {
   }, 60_000);
 
   it("reassembles a stream cut into 1–7 byte WebSocket messages (message boundaries are not frame boundaries)", async () => {
-    const ws = new WebSocket(`${broker.url.replace(/^http/, "ws")}/v0/mortar`, { perMessageDeflate: false });
-    await new Promise((resolve, reject) => {
-      ws.once("open", resolve);
-      ws.once("error", reject);
-    });
-    const got: Frame[] = [];
-    const dec = new FrameDecoder();
-    ws.on("message", (d: Buffer) => got.push(...dec.push(new Uint8Array(d)).frames));
+    const { ws, got } = await rawSession();
     const frames: Frame[] = [
       { op: Op.CONNECT, protocolVersion: WIRE_VERSION, clientFlags: 0, token: utf8Bytes(TOKEN), reserved: 0 },
       { op: Op.DECLARE, topic: utf8Bytes("split"), partitionCount: 1, flags: 0 },
@@ -146,5 +152,48 @@ describe("MortarMQ write path, real broker", () => {
     expect(got.slice(2).map((f) => Number(decodePubResult((f as { result: Uint8Array }).result).sequence))).toEqual(
       Array.from({ length: 20 }, (_, i) => i + 1));
     ws.close();
+  }, 60_000);
+
+  it("10,000 one-byte WebSocket messages sent back to back reach the session in order (stored values match)", async () => {
+    const { ws, got } = await rawSession();
+    const bytewise = (b: Uint8Array) => {
+      for (let i = 0; i < b.length; i++) ws.send(b.subarray(i, i + 1)); // no pacing: back to back
+    };
+    const answers = async (n: number) => {
+      for (let i = 0; i < 1500 && got.length < n; i++) await new Promise((r) => setTimeout(r, 20));
+      return got.splice(0, n);
+    };
+    bytewise(encodeFrames([
+      { op: Op.CONNECT, protocolVersion: WIRE_VERSION, clientFlags: 0, token: utf8Bytes(TOKEN), reserved: 0 },
+      { op: Op.DECLARE, topic: utf8Bytes("bytewise"), partitionCount: 1, flags: 0 },
+    ]));
+    const [conn, decl] = await answers(2);
+    expect([conn?.op, decl?.op]).toEqual([Op.OK, Op.OK]);
+    const topicId = new DataView((decl as { result: Uint8Array }).result.buffer, (decl as { result: Uint8Array }).result.byteOffset).getUint16(0);
+    const values: string[] = [];
+    const pubs: Frame[] = [];
+    let stream: Uint8Array = new Uint8Array(0);
+    while (stream.length < 10_000) {
+      values.push(`record ${values.length} ${"abcdefghij".slice(0, values.length % 11)}`);
+      pubs.push({ op: Op.PUB, topicId, partition: 0, producerId: 0n, producerSeq: 0n, flags: 0, key: new Uint8Array(0), value: utf8Bytes(values.at(-1)!) });
+      stream = encodeFrames(pubs);
+    }
+    bytewise(stream);
+    const acks = await answers(values.length);
+    expect(acks.map((f) => (f.op === Op.OK ? Number(decodePubResult(f.result).sequence) : -1))).toEqual(values.map((_, i) => i + 1));
+    ws.close();
+    // read the partition back: every value byte-for-byte, in the order sent
+    const reader = await MortarClient.connect(broker.url, { token: TOKEN });
+    const sub = await reader.subscribe(topicId, "order-check");
+    const stored = new Map<bigint, string>();
+    while (stored.size < values.length) {
+      const m = await sub.next(5000);
+      if (!m) break;
+      stored.set(m.sequence, m.text());
+      await m.ack();
+    }
+    expect([...stored.entries()].sort((a, b) => Number(a[0] - b[0])).map(([, v]) => v)).toEqual(values);
+    await sub.close();
+    await reader.close();
   }, 60_000);
 });

@@ -121,6 +121,30 @@ describe("NATS clients against the broker", () => {
     await nc.close();
   });
 
+  it("10,000 one-byte WebSocket messages sent back to back are read in order (local echo returns every payload as sent)", async () => {
+    const ws = new WebSocket(toWebSocketUrl(broker.url, "nats"), { perMessageDeflate: false });
+    await new Promise((resolve, reject) => {
+      ws.once("open", resolve);
+      ws.once("error", reject);
+    });
+    let text = "";
+    ws.on("message", (d: Buffer) => (text += td.decode(d)));
+    const payloads: string[] = [];
+    let wire = `CONNECT {"verbose":false,"auth_token":"${TOKEN}"}\r\nSUB e2e.bytewise 1\r\n`;
+    while (wire.length < 10_000) {
+      const p = `payload ${payloads.length} ${"xyz".repeat(payloads.length % 4)}`;
+      payloads.push(p);
+      wire += `PUB e2e.bytewise ${p.length}\r\n${p}\r\n`;
+    }
+    wire += "PING\r\n";
+    for (const b of te.encode(wire)) ws.send(Uint8Array.of(b)); // no pacing: back to back
+    for (let i = 0; i < 1500 && !text.includes("PONG\r\n"); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(text).not.toContain("-ERR");
+    expect([...text.matchAll(/MSG e2e\.bytewise 1 \d+\r\n(.*)\r\n/g)].map((m) => m[1])).toEqual(payloads);
+    expect(text.endsWith("PONG\r\n")).toBe(true);
+    ws.close();
+  });
+
   it("a wrong token is refused with an authorization violation", async () => {
     await expect(connectTcp({ token: "wrong" })).rejects.toMatchObject({ code: "AUTHORIZATION_VIOLATION" });
     await expect(connectWs({ token: "wrong" })).rejects.toMatchObject({ code: "AUTHORIZATION_VIOLATION" });

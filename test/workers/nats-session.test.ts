@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { NatsSession } from "../../objects/nats/NatsSession";
 import { handleMq9Request } from "../../worker/mq9/dispatch";
 import { openNats, testEnv as env, wrap } from "./nats-ws";
+import { deliverInOrder } from "./helpers/deliver";
 
 const CONNECT = 'CONNECT {"verbose":false,"pedantic":false,"headers":true,"no_responders":true,"protocol":1}\r\n';
 
@@ -10,6 +11,17 @@ const CONNECT = 'CONNECT {"verbose":false,"pedantic":false,"headers":true,"no_re
 async function expectedReply(subject: string, payload = ""): Promise<unknown> {
   const r = await handleMq9Request(env, "default", { subject, headers: new Map(), payload: new TextEncoder().encode(payload) });
   return r.body;
+}
+
+/** A NatsSession opened straight on its stub, so a test can deliver messages to it in order (helpers/deliver.ts). */
+async function openDirect(): Promise<{ stub: DurableObjectStub<NatsSession>; c: ReturnType<typeof wrap> }> {
+  const ns = env.NATS_SESSION as unknown as DurableObjectNamespace<NatsSession>;
+  const stub = ns.get(ns.newUniqueId());
+  const res = await stub.fetch("http://broker/nats", { headers: { Upgrade: "websocket" } });
+  const c = wrap(res.webSocket!);
+  await c.waitFor(/^INFO .*\r\n/);
+  c.clear();
+  return { stub, c };
 }
 
 describe("GET /nats (NatsSession over a real WebSocket)", () => {
@@ -63,10 +75,27 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
   });
 
   it("control lines and payloads split across WebSocket messages", async () => {
-    const c = await openNats();
-    await c.sendApart(CONNECT + "SUB _INBOX.s", "plit.* 3\r\nPU", "B $mq9.AI.MAILBOX.CREATE _INBOX.split.1 1", '0\r\n{"ttl":', "60}", "\r", "\n");
+    const { stub, c } = await openDirect();
+    await deliverInOrder(stub, [CONNECT + "SUB _INBOX.s", "plit.* 3\r\nPU", "B $mq9.AI.MAILBOX.CREATE _INBOX.split.1 1", '0\r\n{"ttl":', "60}", "\r", "\n"]);
     const m = await c.waitFor(/MSG _INBOX\.split\.1 3 \d+\r\n(.*)\r\n/);
     expect(typeof JSON.parse(m[1]).error).toBe("string");
+    c.ws.close();
+  });
+
+  it("a stream cut one byte per message is read in order (local echo returns every payload as sent)", async () => {
+    const { stub, c } = await openDirect();
+    const payloads = Array.from({ length: 30 }, (_, i) => `p${i}-${"x".repeat(i % 5)}`);
+    const wire = CONNECT + "SUB echo 1\r\n" + payloads.map((p) => `PUB echo ${p.length}\r\n${p}\r\n`).join("") + "PING\r\n";
+    await deliverInOrder(stub, [...wire]);
+    await c.waitFor(/PONG\r\n/);
+    expect([...c.text.matchAll(/MSG echo 1 \d+\r\n(.*)\r\n/g)].map((m) => m[1])).toEqual(payloads);
+    c.ws.close();
+  });
+
+  it("operations in the message after CONNECT's wait for the CONNECT (messages delivered back to back)", async () => {
+    const { stub, c } = await openDirect();
+    await deliverInOrder(stub, ['CONNECT {"verbose":true}\r\n', "SUB a 1\r\n", "PING\r\n"]);
+    await c.waitFor(/\+OK\r\n\+OK\r\nPONG\r\n$/);
     c.ws.close();
   });
 
@@ -114,13 +143,6 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
 });
 
 describe("NatsSession state across hibernation", () => {
-  async function open(): Promise<{ stub: DurableObjectStub<NatsSession>; c: ReturnType<typeof wrap> }> {
-    const ns = env.NATS_SESSION as unknown as DurableObjectNamespace<NatsSession>;
-    const stub = ns.get(ns.newUniqueId());
-    const res = await stub.fetch("http://broker/nats", { headers: { Upgrade: "websocket" } });
-    return { stub, c: wrap(res.webSocket!) };
-  }
-
   /** Drops the object's in-memory state, as hibernation does. */
   const forget = (stub: DurableObjectStub<NatsSession>) =>
     runInDurableObject(stub, (obj) => {
@@ -130,7 +152,7 @@ describe("NatsSession state across hibernation", () => {
     });
 
   it("subscriptions are stored and CONNECT options survive in the attachment", async () => {
-    const { stub, c } = await open();
+    const { stub, c } = await openDirect();
     c.send(CONNECT + "SUB _INBOX.h.* 5\r\nSUB other 6\r\nUNSUB 6\r\nPING\r\n");
     await c.waitFor(/PONG\r\n/);
     const rows = await runInDurableObject(stub, (_obj, state) => state.storage.sql.exec("SELECT sid, subject FROM subs").toArray());
@@ -144,20 +166,21 @@ describe("NatsSession state across hibernation", () => {
   });
 
   it("closing the connection deletes its storage", async () => {
-    const { stub, c } = await open();
+    const { stub, c } = await openDirect();
     c.send(CONNECT + "SUB a 1\r\nPING\r\n");
     await c.waitFor(/PONG\r\n/);
     c.ws.close(1000, "bye");
     await c.closed;
-    await new Promise((r) => setTimeout(r, 50));
-    const tables = await runInDurableObject(stub, (_obj, state) =>
-      state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type='table' AND name='subs'").toArray(),
-    );
+    // webSocketClose echoes the close, then deletes the storage: poll for it (bounded)
+    const subsTable = () => runInDurableObject(stub, (_obj, state) =>
+      state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type='table' AND name='subs'").toArray());
+    let tables = await subsTable();
+    for (let i = 0; i < 100 && tables.length > 0; i++) tables = await subsTable();
     expect(tables).toEqual([]);
   });
 
   it("a partial operation lost to a rebuild closes the connection instead of misreading the stream", async () => {
-    const { stub, c } = await open();
+    const { stub, c } = await openDirect();
     c.send(CONNECT + "PING\r\nPUB foo 10\r\nabc");
     await c.waitFor(/PONG\r\n/);
     await forget(stub);

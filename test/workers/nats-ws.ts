@@ -18,15 +18,12 @@ export interface RawNats {
   readonly text: string;
   /** Close event (code) once the server closed. */
   readonly closed: Promise<number>;
-  send(data: string | Uint8Array): void;
   /**
-   * Sends each piece as its own message, waiting a few ms between them:
-   * back-to-back sends from the test isolate's client WebSocket have been
-   * seen arriving out of order (a test-harness effect; the network path
-   * keeps order, see the e2e tests and the bridge), which would test the
-   * harness instead of the parser.
+   * Sends `data` as ONE message. To split a stream across several messages
+   * use deliverInOrder (helpers/deliver.ts): the pool can hand back-to-back
+   * messages to the object out of order.
    */
-  sendApart(...pieces: string[]): Promise<void>;
+  send(data: string | Uint8Array): void;
   /** Waits until the received text matches, returns the match. */
   waitFor(re: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
   /** Drops received text up to the end of the last match handed out. */
@@ -68,12 +65,6 @@ export function wrap(socket: WebSocket): RawNats {
     closed,
     send(data) {
       socket.send(typeof data === "string" ? te.encode(data) : data);
-    },
-    async sendApart(...pieces) {
-      for (const p of pieces) {
-        socket.send(te.encode(p));
-        await new Promise((r) => setTimeout(r, 10));
-      }
     },
     waitFor(re, timeoutMs = 4000) {
       return new Promise((resolve, reject) => {

@@ -11,6 +11,7 @@ import { registryStub } from "../../objects/registry/stub";
 import { OPEN_TENANT } from "../../worker/auth";
 import type { LookupResult } from "../../objects/registry/rpc";
 import { WsConn, connectFrame, expectErr, expectOk, pubFrame, pubResult, sameBytes } from "./helpers/mortar-ws";
+import { cut, deliverInOrder } from "./helpers/deliver";
 
 let n = 0;
 /** A topic name unique to this test run (all tests share the open tenant's registry). */
@@ -98,12 +99,38 @@ describe("session rules", () => {
   });
 
   it("reassembles frames that arrive one byte per message", async () => {
-    const c = await WsConn.open();
+    const { stub, c } = await directSession();
     const bytes = encodeFrames([connectFrame(), { op: Op.PING }, { op: Op.PING }]);
-    await c.sendPaced(bytes, 1);
+    await deliverInOrder(stub, cut(bytes, 1));
     const out = await c.take(3);
     expectOk(out[0], Op.CONNECT);
+    expectOk(out[1], Op.PING);
     expectOk(out[2], Op.PING);
+    c.close();
+  });
+
+  it("stores PUBs cut one byte per message exactly as sent, in order", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    const { topicId } = await c.declare(topicName("bytewise"), 1);
+    const values = Array.from({ length: 40 }, (_, i) => `value ${i} ${"#".repeat(i % 7)}`);
+    await deliverInOrder(stub, cut(encodeFrames(values.map((v) => pubFrame(topicId, 0, v))), 1));
+    const seqs = (await c.take(values.length)).map((f) => Number(pubResult(f).sequence));
+    expect(seqs).toEqual(values.map((_, i) => i + 1));
+    const look = (await registryStub(env, OPEN_TENANT).lookup(topicId)) as LookupResult;
+    if (!look.ok) throw new Error(look.message);
+    const stored = await partitionStub(env, OPEN_TENANT, look.topic.incarnation, topicId, 0).read(1, values.length);
+    expect(stored.map((r) => new TextDecoder().decode(r.value))).toEqual(values);
+    c.close();
+  });
+
+  it("a DECLARE in the message right after CONNECT's runs after the CONNECT (messages delivered back to back)", async () => {
+    const { stub, c } = await directSession();
+    const declare: Frame = { op: Op.DECLARE, topic: utf8Bytes(topicName("after-connect")), partitionCount: 1, flags: 0 };
+    await deliverInOrder(stub, [encodeFrame(connectFrame()), encodeFrame(declare)]);
+    const [conn, decl] = await c.take(2);
+    expectOk(conn, Op.CONNECT);
+    expectOk(decl, Op.DECLARE); // not NOT_CONNECTED
     c.close();
   });
 });
@@ -289,8 +316,7 @@ describe("timers (one alarm, times in memory)", () => {
   it("closes with CONNECTION_TIMEOUT when a partial frame stays buffered for 10 s", async () => {
     const { stub, c } = await directSession();
     await c.connect();
-    c.send(Uint8Array.of(0, 0, 0, 9, Op.PUB, 0)); // 6 of 13 bytes
-    await new Promise((r) => setTimeout(r, 50));
+    await deliverInOrder(stub, [Uint8Array.of(0, 0, 0, 9, Op.PUB, 0)]); // 6 of 13 bytes
     await runInDurableObject(stub, async (s: MortarSession) => {
       const t = (s as unknown as { timers: { partialSince: number | null } }).timers;
       expect(t.partialSince).not.toBeNull();

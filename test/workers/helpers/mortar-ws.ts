@@ -42,21 +42,12 @@ export class WsConn {
   }
 
   /**
-   * Sends frames (or raw bytes) as ONE binary message. (Inside the vitest
-   * pool, hibernatable WebSocket messages sent back to back can reach the
-   * object out of order — not so under wrangler dev — so tests that split a
-   * stream across messages use sendPaced.)
+   * Sends frames (or raw bytes) as ONE binary message. To split a stream
+   * across several messages use deliverInOrder (helpers/deliver.ts): the
+   * pool can hand back-to-back messages to the object out of order.
    */
   send(frames: Frame[] | Uint8Array): void {
     this.ws.send(frames instanceof Uint8Array ? frames : encodeFrames(frames));
-  }
-
-  /** Sends `bytes` in pieces of `size` bytes, one message per event-loop turn. */
-  async sendPaced(bytes: Uint8Array, size: number): Promise<void> {
-    for (let o = 0; o < bytes.length; o += size) {
-      this.ws.send(bytes.slice(o, o + size));
-      await new Promise((r) => setTimeout(r, 1));
-    }
   }
 
   /** Waits until at least `n` frames arrived (or the socket closed); returns the first n and removes them. */

@@ -8,6 +8,7 @@ import {
   ControlAckResult, HeartbeatState, NoticeKind, Op, SUB_PARTITION_ANY, decodeSubResult, utf8Bytes,
   type Frame, type MsgFrame, type NoticeFrame, type SubResult,
 } from "../../../wire/mortar";
+import type { ConsumerGroup } from "../../../objects/group/ConsumerGroup";
 import { WsConn, expectOk, pubFrame } from "./mortar-ws";
 
 export interface SubOptions {
@@ -134,3 +135,22 @@ export const isAssign = (f: Frame): f is NoticeFrame => f.op === Op.NOTICE && f.
 export const isRevoke = (f: Frame): f is NoticeFrame => f.op === Op.NOTICE && f.kind === NoticeKind.REVOKE;
 export const isMsg = (f: Frame): f is MsgFrame => f.op === Op.MSG;
 export const text = (m: MsgFrame) => new TextDecoder().decode(m.value);
+
+/**
+ * Closes `peers` and waits (at most `timeoutMs`) until `group` has no
+ * members and no pending effects: the sessions' close handlers (LEAVE) and
+ * the group's follow-up calls have finished. A test that ends with work
+ * still running in objects makes the pool report
+ * `EnvironmentTeardownError: Closing rpc while "resolve" was pending` when
+ * that work reaches an object after the file ended (docs/testing.md).
+ */
+export async function closeAndSettle(group: DurableObjectStub<ConsumerGroup>, peers: Peer[], timeoutMs = 3000): Promise<void> {
+  for (const p of peers) p.close();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const info = await group.info();
+    if (info.members.length === 0 && info.pendingEffects === 0) return;
+    if (Date.now() > deadline) throw new Error(`group did not settle: ${info.members.length} members, ${info.pendingEffects} pending effects`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -11,11 +11,12 @@ import { partitionStub } from "../../../objects/partition/stub";
 import { registryStub } from "../../../objects/registry/stub";
 import type { LookupResult, TopicInfo } from "../../../objects/registry/rpc";
 import { expectErr, expectOk } from "../helpers/mortar-ws";
-import { Peer, isAssign, isMsg, isRevoke, text } from "../helpers/peer";
+import { Peer, closeAndSettle, isAssign, isMsg, isRevoke, text } from "../helpers/peer";
 
 let n = 0;
 const unique = (base: string) => `${base}-${++n}-${Math.random().toString(36).slice(2, 8)}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const group = (t: TopicInfo, name: string) => groupStub(env, "default", t.incarnation, t.topicId, name);
 
 async function topic(p: Peer, partitions: number): Promise<TopicInfo> {
   const d = await p.c.declare(unique("tm"), partitions);
@@ -48,7 +49,7 @@ describe("work deadlines", () => {
     expect(again.deliveryId).not.toBe(forgotten!.deliveryId);
     expectErr(await p.request(p.ackFrame(forgotten!)), ErrorCode.UNKNOWN_DELIVERY, Op.ACK); // the first delivery expired
     expectOk(await p.request(p.ackFrame(slow!)), Op.ACK); // same delivery id: PROGRESS did not use up an attempt
-    p.close();
+    await closeAndSettle(group(t, "g"), [p]);
   });
 
   it("after the last attempt expires the message goes to the .dlq twin", async () => {
@@ -69,7 +70,7 @@ describe("work deadlines", () => {
     const [rec] = await twin.read(1, 1);
     expect(decodeDeadLetter(rec!.value)!.header).toMatchObject({ reason: DeadLetterReason.MAX_ATTEMPTS, sequence: 1n, attempts: 3, topicId: t.topicId });
     expect((await partitionStub(env, "default", t.incarnation, t.topicId, 0).info()).groups[0]).toMatchObject({ ackFloor: 2, deadLettered: 1, redelivered: 2 });
-    p.close();
+    await closeAndSettle(group(t, "g"), [p]);
   });
 });
 
@@ -95,13 +96,12 @@ describe("group timers", () => {
       if (moved.length) epoch = moved[moved.length - 1]!.assignmentEpoch;
       expectOk(await b.request(b.heartbeatFrame(sb, epoch)), Op.HEARTBEAT);
     }
-    const info = await groupStub(env, "default", t.incarnation, t.topicId, "g").info();
+    const info = await group(t, "g").info();
     expect(info.members.map((m) => m.memberId)).toEqual([Number(sb.memberId)]);
     expect(info.expiredMembers).toBe(1);
     expect(moved.map((x) => [x.partition, x.ownershipEpoch])).toEqual([[0, 2n]]);
     expectErr(await a.request(a.heartbeatFrame(sa, rev!.assignmentEpoch)), ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.HEARTBEAT);
-    a.close();
-    b.close();
+    await closeAndSettle(group(t, "g"), [a, b]);
   });
 
   it("a REVOKE that is never confirmed is forced after the revocation timeout", async () => {
@@ -115,9 +115,8 @@ describe("group timers", () => {
     expect(await b.peek(isAssign, 300)).toEqual([]);
     const [asg] = await b.take(isAssign, 1, 3000); // forced at 600 ms
     expect([asg!.partition, asg!.ownershipEpoch]).toEqual([rev!.partition, 2n]);
-    expect((await groupStub(env, "default", t.incarnation, t.topicId, "g").info()).forcedRevocations).toBe(1);
+    expect((await group(t, "g").info()).forcedRevocations).toBe(1);
     expectErr(await a.request(a.controlAckFrame(rev!)), ErrorCode.UNKNOWN_NOTICE, Op.CONTROL_ACK);
-    a.close();
-    b.close();
+    await closeAndSettle(group(t, "g"), [a, b]);
   });
 });
