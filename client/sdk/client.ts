@@ -10,13 +10,18 @@
  *   name and client action. publish() retries "retry-with-backoff" codes
  *   (with exponential backoff) when that is safe: always for idempotent
  *   producers, and for codes that guarantee nothing was committed otherwise.
+ * - Idempotent producers: at most PRODUCER_DEDUPE_WINDOW (1024) publishes of
+ *   one (topic, partition, producer_id) are in flight; more wait, in call
+ *   order. With producer_seq assigned consecutively per (topic, partition),
+ *   a resent seq is then always inside the broker's dedupe window, so every
+ *   retry is appended exactly once (a duplicate returns the original sequence).
  * - Keepalive: a PING is sent when nothing was written for KEEPALIVE_MS, so
  *   an idle connection is not closed by the broker's 45 s timer.
  * - Pushes (MSG, NOTICE) take no request slot; they go to the Subscription
  *   they name (consumer.ts: subscribe()) and to `onPush` handlers.
  */
 import {
-  DeclareFlags, ErrorCode, FrameDecoder, KEEPALIVE_MS, Op, WIRE_VERSION, decodeDeclareResult, decodePubResult,
+  DeclareFlags, ErrorCode, FrameDecoder, KEEPALIVE_MS, Op, PRODUCER_DEDUPE_WINDOW, WIRE_VERSION, decodeDeclareResult, decodePubResult,
   encodeFrameInto, frameSize, utf8Bytes,
   type DeclareResult, type Frame, type OkFrame, type PubFrame, type PubResult,
 } from "../../wire/mortar";
@@ -89,6 +94,12 @@ const NOTHING_COMMITTED = new Set<number>([
 
 const DEFAULT_RETRY: RetryOptions = { attempts: 5, baseDelayMs: 50, maxDelayMs: 2000 };
 
+/** Publishes in flight for one (topic, partition, producer_id), and the calls waiting for a place (FIFO). */
+interface ProducerLane {
+  inFlight: number;
+  waiting: (() => void)[];
+}
+
 export class MortarClient {
   private readonly decoder = new FrameDecoder();
   private readonly pending: (PendingRequest | undefined)[] = [];
@@ -104,6 +115,7 @@ export class MortarClient {
   private readonly retry: RetryOptions;
   private readonly subscriptions = new Map<number, Subscription>();
   private orphans: (MsgFrame | NoticeFrame)[] = [];
+  private readonly producerLanes = new Map<string, ProducerLane>();
 
   private constructor(private readonly transport: Transport, opts: ConnectOptions) {
     this.retry = { ...DEFAULT_RETRY, ...opts.retry };
@@ -208,7 +220,9 @@ export class MortarClient {
    * PUB: appends `value` (with optional `key`) to `partition` of `topic`
    * (a topic_id, or a name declared on this client). Resolves after the
    * broker committed it; for a duplicate of an idempotent producer,
-   * `deduplicated` is true and `sequence` is the original one.
+   * `deduplicated` is true and `sequence` is the original one. An
+   * idempotent publish waits (in call order) while 1024 publishes of the
+   * same (topic, partition, producer_id) are in flight (see class comment).
    * @throws MortarClientError with the broker's code (after retries, if any)
    */
   async publish(
@@ -226,6 +240,26 @@ export class MortarClient {
       value: typeof value === "string" ? utf8Bytes(value) : value,
     };
     const policy = opts.retry === false ? { ...this.retry, attempts: 0 } : { ...this.retry, ...opts.retry };
+    if (frame.producerId === 0n) return this.publishFrame(frame, policy);
+    const laneKey = `${topicId}/${partition}/${frame.producerId}`;
+    let lane = this.producerLanes.get(laneKey);
+    if (!lane) this.producerLanes.set(laneKey, (lane = { inFlight: 0, waiting: [] }));
+    if (lane.inFlight >= PRODUCER_DEDUPE_WINDOW || lane.waiting.length > 0) {
+      await new Promise<void>((r) => lane.waiting.push(r)); // the place is handed over by the finishing publish
+    } else {
+      lane.inFlight++;
+    }
+    try {
+      return await this.publishFrame(frame, policy);
+    } finally {
+      const next = lane.waiting.shift();
+      if (next) next();
+      else if (--lane.inFlight === 0) this.producerLanes.delete(laneKey);
+    }
+  }
+
+  /** Sends one PUB, retrying per `policy`. */
+  private async publishFrame(frame: PubFrame, policy: RetryOptions): Promise<PublishResult> {
     for (let attempt = 0; ; attempt++) {
       try {
         const r = decodePubResult((await this.request(frame)).result);

@@ -61,7 +61,7 @@ export class Partition extends DurableObject<Env> {
     super(ctx, env);
     const sql = ctx.storage.sql;
     ensureLogSchema(sql);
-    ensureProducerSchema(sql);
+    ensureProducerSchema(ctx.storage);
     sql.exec("CREATE TABLE IF NOT EXISTS partition_meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
     this.schedule = new Schedule(ctx.storage);
     this.log = new LogStore(sql);
@@ -165,7 +165,7 @@ export class Partition extends DurableObject<Env> {
         this.ctx.storage.transactionSync(() => {
           for (const s of segments) this.log.appendSegment(s.firstSeq, s.count, gather(batch, s), ts);
           if (plan.producerAppends.length) {
-            this.producerStore.commit(plan.producerAppends, plan.producers, (pid) => this.producers.get(pid)?.ordinal ?? 0);
+            this.producerStore.commit(plan.producerAppends, plan.producers, (pid) => this.producers.get(pid)?.highest);
           }
           if (plan.nonIdempotent) this.setMeta("non_idempotent", this.meta("non_idempotent") + plan.nonIdempotent);
         });
@@ -317,7 +317,7 @@ export class Partition extends DurableObject<Env> {
       if (job === "purge") {
         const deleted = this.ctx.storage.transactionSync(() => {
           const d = this.log.deleteOldest(PURGE_PAGE);
-          if (d < PURGE_PAGE) this.ctx.storage.sql.exec("DELETE FROM producer_runs; DELETE FROM producers;");
+          if (d < PURGE_PAGE) this.ctx.storage.sql.exec("DELETE FROM producer_appends; DELETE FROM producer_window;");
           return d;
         });
         if (deleted < PURGE_PAGE) this.schedule.clear("purge");

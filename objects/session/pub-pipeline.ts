@@ -14,7 +14,7 @@ import { encodeFrame } from "../../wire/mortar/codec";
 import { ErrorCode, errFrame } from "../../wire/mortar/errors";
 import type { PubFrame } from "../../wire/mortar/frames";
 import { encodePubResult, okFrame } from "../../wire/mortar/results";
-import { PubResultFlags } from "../../wire/mortar/constants";
+import { PRODUCER_DEDUPE_WINDOW, PubResultFlags } from "../../wire/mortar/constants";
 import { PubBatchBuilder } from "../partition/batch";
 import { AppendStatus, type AppendResult } from "../partition/rpc";
 import type { TopicInfo } from "../registry/rpc";
@@ -132,7 +132,7 @@ export class PubPipeline {
 
 function rejectText(code: number): string {
   return code === ErrorCode.PRODUCER_SEQ_OUT_OF_WINDOW
-    ? "producer_seq is older than the dedupe window (last 1024 values); nothing was appended"
+    ? `producer_seq is at or below highest − ${PRODUCER_DEDUPE_WINDOW} for this producer (older than the dedupe window): it cannot be told apart from a new message; nothing was appended`
     : "PUB rejected by the partition";
 }
 

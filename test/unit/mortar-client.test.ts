@@ -57,6 +57,23 @@ describe("MortarClient", () => {
     expect(broker.writes).toBeLessThanOrEqual(2);
   });
 
+  it("keeps at most 1024 idempotent publishes of one (topic, partition, producer) in flight; others go ahead", async () => {
+    let seq = 0n;
+    let auto = false; // answer nothing at first, so the in-flight count is visible in what the broker received
+    const { broker, client } = clientOver((f) => (auto && f.op === Op.PUB ? pubOk(++seq) : null));
+    const idem = Array.from({ length: 1500 }, (_, i) => client.publish(1, 0, null, "v", { producerId: 9n, producerSeq: BigInt(i + 1) }));
+    const other = client.publish(1, 1, null, "v", { producerId: 9n, producerSeq: 1n });
+    await new Promise((r) => setTimeout(r, 10));
+    const sent = () => broker.received.filter((f) => f.op === Op.PUB) as PubFrame[];
+    expect(sent().filter((f) => f.partition === 0).length).toBe(1024);
+    expect(sent().filter((f) => f.partition === 1).length).toBe(1);
+    auto = true;
+    for (let i = 0, n = sent().length; i < n; i++) broker.push(pubOk(++seq));
+    await Promise.all([...idem, other]);
+    const seqs = sent().filter((f) => f.partition === 0).map((f) => Number(f.producerSeq));
+    expect(seqs).toEqual(Array.from({ length: 1500 }, (_, i) => i + 1)); // sent in call order
+  });
+
   it("turns an ERR into a MortarClientError with code, name and action", async () => {
     const { client } = clientOver((f) => errFrame(ErrorCode.PARTITION_OUT_OF_RANGE, f.op, "no such partition"));
     const e = await client.publish(1, 9, null, "x").catch((x) => x);

@@ -54,17 +54,52 @@ describe("Partition.append", () => {
     expect((await p.info()).nonIdempotentPublishes).toBe(0);
   });
 
-  it("accepts a gap; a skipped or too-old producer_seq is PRODUCER_SEQ_OUT_OF_WINDOW (0x0014)", async () => {
+  it("accepts a gap and fills skipped values inside the window; only a seq ≤ highest − 1024 is PRODUCER_SEQ_OUT_OF_WINDOW (0x0014)", async () => {
     const p = fresh();
     const frames = Array.from({ length: 1100 }, (_, i) => pub(`m${i}`, 3n, BigInt(i + 1)));
     const r = await p.append(batch(...frames));
     expect(r.commitSeq).toBe(1100);
     expect(summary(await p.append(batch(pub("gap", 3n, 2000n))))).toEqual(["A1101"]);
-    // window = the last 1024 appends: seqs 78..1100 and 2000
-    expect(summary(await p.append(batch(pub("", 3n, 1500n), pub("", 3n, 77n), pub("", 3n, 78n), pub("", 3n, 2000n))))).toEqual([
-      "E14", "E14", "D78", "D1101",
+    // window = the values 977..2000: 1101..1999 were never appended (gap fill), 977..1100 and 2000 were
+    expect(summary(await p.append(batch(pub("", 3n, 1500n), pub("", 3n, 976n), pub("", 3n, 977n), pub("", 3n, 2000n), pub("", 3n, 1500n))))).toEqual([
+      "A1102", "E14", "D977", "D1101", "D1102",
     ]);
-    expect((await p.info()).lastSequence).toBe(1101);
+    expect(summary(await p.append(batch(pub("", 3n, 1101n), pub("", 3n, 77n))))).toEqual(["A1103", "E14"]);
+    expect((await p.info()).lastSequence).toBe(1103);
+  });
+
+  it("prunes stored appends that left the window and still answers duplicates inside it", async () => {
+    const p = fresh();
+    for (let b = 0; b < 5; b++) {
+      await p.append(batch(...Array.from({ length: 1000 }, (_, i) => pub("", 4n, BigInt(b * 1000 + i + 1)))));
+    }
+    expect(summary(await p.append(batch(pub("", 4n, 3977n), pub("", 4n, 3976n), pub("", 4n, 4500n))))).toEqual(["D3977", "E14", "D4500"]);
+    await runInDurableObject(p, async (_i, ctx) => {
+      // rows whose largest producer_seq ≤ highest − 1024 were deleted when highest crossed 4096
+      expect(ctx.storage.sql.exec("SELECT count(*) AS n FROM producer_appends").one().n).toBeLessThanOrEqual(2);
+    });
+  });
+
+  it("migrates the pre-bitmap producer tables (window of the last 1024 appends) at start", async () => {
+    const p = fresh();
+    await runInDurableObject(p, async (_inst, ctx) => {
+      const sql = ctx.storage.sql;
+      sql.exec("DROP TABLE producer_window; DROP TABLE producer_appends;");
+      sql.exec("CREATE TABLE producers(pid BLOB PRIMARY KEY, highest BLOB NOT NULL, ordinal INTEGER NOT NULL) WITHOUT ROWID");
+      sql.exec(`CREATE TABLE producer_runs(pid BLOB NOT NULL, first_pseq BLOB NOT NULL, last_pseq BLOB NOT NULL, first_ordinal INTEGER NOT NULL,
+        count INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY(pid, first_pseq)) WITHOUT ROWID`);
+      // producer 6 appended seqs 10 and 12 (sequences 1 and 2) in one batch
+      const u64 = (v: bigint) => { const b = new Uint8Array(8); new DataView(b.buffer).setBigUint64(0, v); return b; };
+      const entries = new Uint8Array(32);
+      const dv = new DataView(entries.buffer);
+      dv.setBigUint64(0, 10n); dv.setBigUint64(8, 1n); dv.setBigUint64(16, 12n); dv.setBigUint64(24, 2n);
+      sql.exec("INSERT INTO producers VALUES (?,?,?)", u64(6n), u64(12n), 2);
+      sql.exec("INSERT INTO producer_runs VALUES (?,?,?,?,?,?)", u64(6n), u64(10n), u64(12n), 1, 2, entries);
+      sql.exec("INSERT OR REPLACE INTO partition_meta(k, v) VALUES ('last_seq', 2)");
+      const restarted = new Partition(ctx, env);
+      expect(summary(restarted.append(batch(pub("", 6n, 12n), pub("", 6n, 11n), pub("", 6n, 10n), pub("", 6n, 13n))))).toEqual(["D2", "A3", "D1", "A4"]);
+      expect(sql.exec("SELECT count(*) AS n FROM sqlite_master WHERE name IN ('producers', 'producer_runs')").one().n).toBe(0);
+    });
   });
 
   it("keeps producer state and sequences across a restart; the leader epoch goes up each start", async () => {

@@ -260,6 +260,33 @@ describe("backpressure", () => {
     expect(out.slice(1, 3).every((f) => f.op === Op.OK || (f.op === Op.ERR && f.code !== ErrorCode.BACKPRESSURE))).toBe(true);
     c.close();
   });
+
+  it("an idempotent PUB refused with BACKPRESSURE is appended when resent after later PUBs (gap fill), exactly once", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    await runInDurableObject(stub, async (s: MortarSession) => {
+      (s as unknown as { conn: Connection }).conn.maxPendingBytes = 1000;
+    });
+    const name = topicName("bp-idem");
+    const { topicId: id } = await c.declare(name, 1);
+    const p = (seq: bigint) => pubFrame(id, 0, new Uint8Array(400), { producerId: 7n, producerSeq: seq });
+    // The DECLARE is a barrier: the PUBs behind it wait, counted as unanswered bytes; the third is refused.
+    c.send([{ op: Op.DECLARE, topic: utf8Bytes(name), partitionCount: 1, flags: 0 }, p(1n), p(2n), p(3n)]);
+    const out = await c.take(4);
+    expectOk(out[0], Op.DECLARE);
+    expect(pubResult(out[1]).sequence).toBe(1n);
+    expect(pubResult(out[2]).sequence).toBe(2n);
+    expectErr(out[3], ErrorCode.BACKPRESSURE, Op.PUB);
+    c.send([p(4n)]);
+    expect(pubResult((await c.take(1))[0]).sequence).toBe(3n);
+    c.send([p(3n)]); // the client's retry of the refused PUB, after seq 4 was appended
+    const filled = pubResult((await c.take(1))[0]);
+    expect([filled.sequence, filled.resultFlags]).toEqual([4n, 0]);
+    c.send([p(3n), p(4n)]); // and again: now duplicates with their original sequences
+    const [d3, d4] = (await c.take(2)).map(pubResult);
+    expect([d3.sequence, d3.resultFlags, d4.sequence, d4.resultFlags]).toEqual([4n, PubResultFlags.DEDUPLICATED, 3n, PubResultFlags.DEDUPLICATED]);
+    c.close();
+  });
 });
 
 describe("timers (one alarm, times in memory)", () => {
