@@ -207,4 +207,21 @@ describe("MortarMQ write path, real broker", () => {
     expect(one.map((r) => Number(r.sequence))).toEqual(Array.from({ length: 30_000 }, (_, i) => N + i + 1));
     await client.close();
   }, 120_000);
+
+  it("answers every request sent before a TCP client's FIN (half-close through the bridge)", async () => {
+    const { connect: netConnect } = await import("node:net");
+    const sock = netConnect({ host: "127.0.0.1", port: bridge.port, allowHalfOpen: true });
+    await new Promise((r) => sock.once("connect", r));
+    const dec = new FrameDecoder();
+    const got: Frame[] = [];
+    sock.on("data", (d: Buffer) => got.push(...dec.push(new Uint8Array(d)).frames));
+    const closed = new Promise((r) => sock.once("close", r));
+    sock.end(encodeFrames([
+      { op: Op.CONNECT, protocolVersion: WIRE_VERSION, clientFlags: 0, token: utf8Bytes(TOKEN), reserved: 0 },
+      { op: Op.DECLARE, topic: utf8Bytes("half-close"), partitionCount: 1, flags: 0 },
+      { op: Op.PING },
+    ]));
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 20_000))]);
+    expect(got.map((f) => f.op === Op.OK && f.requestOp)).toEqual([Op.CONNECT, Op.DECLARE, Op.PING]);
+  }, 30_000);
 });
