@@ -168,6 +168,13 @@ export const PRODUCER_DEDUPE_WINDOW = 1024;
 
 // ---------------------------------------------------------------- names / ids
 
+/**
+ * Default cap on partition_count for a new topic (Worker var
+ * MORTAR_MAX_PARTITIONS_PER_TOPIC overrides it, up to 65535). Every
+ * partition is its own Durable Object.
+ */
+export const DEFAULT_MAX_PARTITIONS_PER_TOPIC = 1024;
+
 /** Suffix reserved for dead-letter twins. */
 export const DLQ_SUFFIX = ".dlq";
 /** Topic registry capacity in (source, twin) pairs: odd ids for sources, even for twins. */

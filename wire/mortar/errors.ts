@@ -101,7 +101,7 @@ export const ERROR_REGISTRY = [
   row(0x2003, "PARTITION_COUNT_MISMATCH", "refresh-metadata", false, "DECLARE of an existing topic with a different partition_count."),
   row(0x2004, "TOPIC_NAME_RESERVED", "fix-request", false, "Topic names ending in `.dlq` are reserved for dead-letter twins: DECLARE creates a twin only with its source topic (declaring `<source>.dlq` of an existing source returns the twin's id) and deletes it only with its source."),
   row(0x2005, "TOPIC_DELETED", "refresh-metadata", false, "The topic_id belonged to a topic that was deleted (DECLARE with the DELETE flag)."),
-  row(0x2006, "INVALID_PARTITION_COUNT", "fix-request", false, "DECLARE (without DELETE) with partition_count = 0."),
+  row(0x2006, "INVALID_PARTITION_COUNT", "fix-request", false, "DECLARE (without DELETE) with partition_count = 0, or creating a topic with more partitions than the broker allows (MORTAR_MAX_PARTITIONS_PER_TOPIC, default 1024)."),
   row(0x2007, "MUTATION_NOT_PACKABLE", "give-up", false, "The metadata mutation cannot be packed into the paired topic_id space: no free (odd source, even `.dlq` twin) pair is left — the registry is full at 32767 pairs."),
   // ---- 0x4xxx backpressure / quota
   row(0x4001, "BACKPRESSURE", "retry-with-backoff", false, "The broker or the target object is overloaded (a Durable Object call failed as overloaded). Nothing was committed."),
