@@ -372,8 +372,9 @@ export class MortarClient {
   private receive(chunk: Uint8Array): void {
     const { frames, error } = this.decoder.push(chunk);
     for (const f of frames) {
-      if (f.op === Op.ERR && MortarClientError.fromErr(f).closes) {
-        // The broker closes after this ERR (framing error, timeout, auth): every pending request fails with it.
+      if (f.op === Op.ERR && (f.requestOp === 0 || MortarClientError.fromErr(f).closes)) {
+        // The broker closes after this ERR (framing error, timeout, auth, or any ERR not tied to a
+        // request, e.g. BACKPRESSURE beyond the hard bound): every pending request fails with it.
         this.shutdown(MortarClientError.fromErr(f));
         this.transport.close();
         return;

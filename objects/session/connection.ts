@@ -15,8 +15,11 @@
  * - A framing error (decoder) gets ERR then close, never resynchronised.
  * - Requests not yet answered are bounded (MAX_PENDING_BYTES of request
  *   bytes, MAX_PENDING_REQUESTS slots); a request beyond either bound gets
- *   BACKPRESSURE at once (unless nothing else is pending), so a session
- *   never buffers without limit.
+ *   BACKPRESSURE at once (unless nothing else is pending). Those answers
+ *   queue too, so there is a hard bound: once MAX_QUEUED_SLOTS answers
+ *   (2 × MAX_PENDING_REQUESTS) or MAX_QUEUED_ANSWER_BYTES of ready answers
+ *   wait to be written, the next frame gets ONE closing BACKPRESSURE and the
+ *   connection closes — a session never buffers without limit.
  * - Read-path ops go to Consumer (consumer.ts). SUB and HEARTBEAT LEAVE are
  *   barriers; ACK/NACK are batched per partition like PUB; a PULL waits
  *   without blocking later frames (their answers queue behind its answer).
@@ -48,6 +51,12 @@ import type { Subscription } from "./subscription";
 export const MAX_PENDING_BYTES = 32 * 1024 * 1024;
 /** Bound on requests received but not yet written back (answers wait for older ones). */
 export const MAX_PENDING_REQUESTS = 65_536;
+/** Hard bound on answer slots not yet written (requests + BACKPRESSURE answers): beyond it the connection closes. */
+export const MAX_QUEUED_SLOTS = 2 * MAX_PENDING_REQUESTS;
+/** Hard bound on bytes of ready answers waiting behind an unanswered one (64 MiB): beyond it the connection closes. */
+export const MAX_QUEUED_ANSWER_BYTES = 2 * MAX_PENDING_BYTES;
+/** Text of a BACKPRESSURE answer (short and constant: a flood of refused frames must not be amplified). */
+const BACKPRESSURE_TEXT = "session over its unanswered-request bound; retry later";
 
 /** WebSocket close codes used. */
 export const CloseCode = { NORMAL: 1000, PROTOCOL_ERROR: 1002, POLICY: 1008 } as const;
@@ -93,6 +102,8 @@ export class Connection {
   tenant: string | null;
   /** Bound on bytes of requests received but not answered (requests beyond it get BACKPRESSURE). */
   maxPendingBytes = MAX_PENDING_BYTES;
+  /** Hard bound on answer slots not yet written (beyond it: one closing BACKPRESSURE). */
+  maxQueuedSlots = MAX_QUEUED_SLOTS;
 
   constructor(private readonly io: ConnectionIO, tenant: string | null = null) {
     this.tenant = tenant;
@@ -163,9 +174,14 @@ export class Connection {
     if (f.op === Op.ERR) return; // a client ERR needs no answer
     const size = frameSize(f);
     const q = this.responses;
+    if (q.pending >= this.maxQueuedSlots || q.readyBytes > MAX_QUEUED_ANSWER_BYTES) {
+      this.fail(new MortarError(ErrorCode.BACKPRESSURE,
+        `closing: ${q.pending} answers (${q.readyBytes} bytes ready) are waiting to be written; max ${this.maxQueuedSlots} answers, ${MAX_QUEUED_ANSWER_BYTES} bytes`),
+      CloseCode.POLICY);
+      return;
+    }
     if (q.pending > 0 && (q.pendingBytes + size > this.maxPendingBytes || q.pending >= MAX_PENDING_REQUESTS)) {
-      this.respondErr(q.reserve(0), ErrorCode.BACKPRESSURE, f.op,
-        `session has ${q.pending} requests (${q.pendingBytes} bytes) unanswered; max ${MAX_PENDING_REQUESTS} requests, ${this.maxPendingBytes} bytes`);
+      this.responses.fill(q.reserve(0), this.backpressureFrame(f.op));
       return;
     }
     this.inbox.push({ frame: f, slot: this.responses.reserve(size) });
@@ -333,6 +349,15 @@ export class Connection {
       const fault = faultOf(e);
       this.respondErr(slot, fault.code, Op.DECLARE, fault.message);
     }
+  }
+
+  private readonly backpressureFrames = new Map<number, Uint8Array>();
+
+  /** The (shared, cached) BACKPRESSURE ERR answering a frame of `op`. */
+  private backpressureFrame(op: number): Uint8Array {
+    let b = this.backpressureFrames.get(op);
+    if (!b) this.backpressureFrames.set(op, (b = encodeFrame(errFrame(ErrorCode.BACKPRESSURE, op, BACKPRESSURE_TEXT))));
+    return b;
   }
 
   /** Answers `slot` with ERR; codes that close the connection also stop it. */

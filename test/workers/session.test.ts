@@ -261,6 +261,33 @@ describe("backpressure", () => {
     c.close();
   });
 
+  it("beyond the hard bound of queued answers: ONE closing BACKPRESSURE (request_op 0), close 1008, later frames ignored", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    await runInDurableObject(stub, async (s: MortarSession) => {
+      const conn = (s as unknown as { conn: Connection }).conn;
+      conn.maxPendingBytes = 1000;
+      conn.maxQueuedSlots = 6;
+    });
+    const name = topicName("bp-hard");
+    c.send([
+      { op: Op.DECLARE, topic: utf8Bytes(name), partitionCount: 1, flags: 0 },
+      ...Array.from({ length: 10 }, () => pubFrame(1, 0, new Uint8Array(400))),
+      { op: Op.PING },
+    ]);
+    const out = await c.take(7);
+    expectOk(out[0], Op.DECLARE);
+    for (const f of out.slice(3, 6)) {
+      expectErr(f, ErrorCode.BACKPRESSURE, Op.PUB);
+      expect(errText(f)).toBe("session over its unanswered-request bound; retry later"); // short and constant
+    }
+    const last = out[6]!;
+    expect(last.op === Op.ERR && [last.code, last.requestOp]).toEqual([ErrorCode.BACKPRESSURE, 0]);
+    expect(errText(last)).toMatch(/^closing: 6 answers/);
+    expect((await c.waitClosed()).code).toBe(1008);
+    expect(c.frames).toEqual([]);
+  });
+
   it("an idempotent PUB refused with BACKPRESSURE is appended when resent after later PUBs (gap fill), exactly once", async () => {
     const { stub, c } = await directSession();
     await c.connect();
