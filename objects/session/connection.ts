@@ -4,13 +4,16 @@
  * the byte stream and writes what it returns; everything protocol-related
  * lives here.
  *
- * - Frames are decoded as bytes arrive; each request reserves a response
- *   slot at once, so answers leave in request order (ResponseQueue).
- * - PUB, PING run without waiting; CONNECT, DECLARE and a PUB whose topic
- *   is not cached are barriers: later frames wait until they are done
- *   (a PUB after a DECLARE(DELETE) sees the delete).
- * - Before CONNECT only CONNECT/PING/ERR; a client ERR or OK is never
- *   answered (neither is a request); a second CONNECT gets
+ * - Frames are decoded as bytes arrive; each frame except a client ERR
+ *   reserves a response slot at once, so answers leave in request order
+ *   (ResponseQueue). A client OK takes a slot that is filled with nothing.
+ * - PUB, PING, ACK/NACK, PULL, CREDIT, CONTROL_ACK and HEARTBEAT (not
+ *   LEAVE) run without waiting; CONNECT, DECLARE, SUB, HEARTBEAT LEAVE and a
+ *   PUB whose topic is not cached are barriers: later frames wait until
+ *   they are done (a PUB after a DECLARE(DELETE) sees the delete).
+ * - Before CONNECT only CONNECT/PING/ERR: any other op (a client OK too)
+ *   gets NOT_CONNECTED and the connection closes. A client ERR is never
+ *   answered; neither is a client OK after CONNECT. A second CONNECT gets
  *   ALREADY_CONNECTED; unknown tokens get AUTH_FAILED then close.
  * - A framing error (decoder) gets ERR then close, never resynchronised.
  * - Requests not yet answered are bounded (MAX_PENDING_BYTES of request
@@ -66,7 +69,7 @@ export interface ConnectionIO {
   env: Env;
   /** This session's Durable Object id (hex), where groups and partitions call back. */
   sessionId: string;
-  /** Writes bytes to the client (one WebSocket message). */
+  /** Writes bytes to the client (the host cuts them into WebSocket messages of at most 1 MiB). */
   send(bytes: Uint8Array): void;
   /** Closes the connection after everything before was sent. */
   close(code: number, reason: string): void;
