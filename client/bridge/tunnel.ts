@@ -27,12 +27,14 @@ export interface TunnelOptions {
   port: number;
   /** WebSocket URL each connection is tunnelled to (ws:// or wss://). */
   target: string;
-  /** Sent as `Authorization: Bearer <token>` on every upgrade. */
+  /** Sent as `Authorization: Bearer <token>` on every upgrade (the NATS tunnel; `/v0/mortar` ignores it). */
   token?: string;
   /** Pause reading TCP above this many unsent WebSocket bytes (default 1 MiB). */
   highWaterMark?: number;
   /** Largest WebSocket message, bytes (default 64 KiB; Workers accept at most 1 MiB per message). */
   maxMessageBytes?: number;
+  /** Upgrade timeout: a broker that does not answer closes the TCP connection after this long, ms (default 10000). */
+  handshakeTimeoutMs?: number;
   /** After the TCP client half-closes, how long the WebSocket may stay idle before both are closed, ms (default 2000). */
   halfCloseGraceMs?: number;
   /** Called for per-connection failures (default: ignored). */
@@ -100,7 +102,9 @@ function pipe(socket: Socket, opts: TunnelOptions, done: () => void): () => void
   const high = opts.highWaterMark ?? 1024 * 1024;
   const maxMsg = opts.maxMessageBytes ?? 64 * 1024;
   const headers: Record<string, string> = opts.token ? { Authorization: `Bearer ${opts.token}` } : {};
-  const ws = new WebSocket(opts.target, { headers, perMessageDeflate: false });
+  const ws = new WebSocket(opts.target, { headers, perMessageDeflate: false, handshakeTimeout: opts.handshakeTimeoutMs ?? 10_000 });
+  let opened = false;
+  const peer = `${socket.remoteAddress}:${socket.remotePort}`;
   let unsent = 0; // bytes handed to the WebSocket, not yet written to its socket
   let finished = false;
 
@@ -117,7 +121,10 @@ function pipe(socket: Socket, opts: TunnelOptions, done: () => void): () => void
   };
 
   socket.pause(); // nothing to send to until the WebSocket is open
-  ws.on("open", () => socket.resume());
+  ws.on("open", () => {
+    opened = true;
+    socket.resume();
+  });
 
   socket.on("data", (chunk: Buffer) => {
     for (let o = 0; o < chunk.length; o += maxMsg) {
@@ -168,11 +175,11 @@ function pipe(socket: Socket, opts: TunnelOptions, done: () => void): () => void
   });
   ws.on("error", (err) => {
     socket.destroy();
-    finish(err);
+    finish(opened ? err : new Error(`broker unreachable at ${opts.target}: ${err.message}; closed the TCP connection from ${peer}`));
   });
   ws.on("unexpected-response", (_req, res) => {
     socket.destroy();
-    finish(new Error(`${opts.target}: upgrade refused with HTTP ${res.statusCode}`));
+    finish(new Error(`${opts.target}: upgrade refused with HTTP ${res.statusCode}; closed the TCP connection from ${peer}`));
     ws.terminate();
   });
   return teardown;

@@ -134,7 +134,10 @@ export class MortarClient {
    * Connects and authenticates. `address`: `ws://` / `wss://` / `http://` /
    * `https://` (WebSocket to /v0/mortar) or `tcp://host:port` (raw TCP, e.g.
    * `mortarmq bridge`).
-   * @throws MortarClientError (AUTH_FAILED, UNSUPPORTED_WIRE_VERSION, CONNECTION_CLOSED, …)
+   * @throws MortarClientError (AUTH_FAILED, UNSUPPORTED_WIRE_VERSION, …);
+   *   CONNECTION_CLOSED "broker unreachable at <address>: …" when the
+   *   connection cannot be opened or closes before CONNECT is answered (e.g.
+   *   a bridge whose broker is down)
    */
   static async connect(address: string, opts: ConnectOptions = {}): Promise<MortarClient> {
     const timeoutMs = opts.timeoutMs ?? 10_000;
@@ -142,7 +145,7 @@ export class MortarClient {
     try {
       transport = await openTransport(address, { timeoutMs });
     } catch (e) {
-      throw MortarClientError.closed((e as Error).message, Op.CONNECT);
+      throw MortarClientError.closed(`broker unreachable at ${address}: ${(e as Error).message}`, Op.CONNECT);
     }
     const client = new MortarClient(transport, opts);
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -154,8 +157,13 @@ export class MortarClient {
         }),
       ]);
     } catch (e) {
-      client.shutdown(e as MortarClientError);
-      throw e;
+      const err = e as MortarClientError;
+      const unreachable = err.source === "connection"
+        ? MortarClientError.closed(`broker unreachable at ${address}: ${err.message}${/CONNECT/.test(err.message) ? "" : " before CONNECT was answered"}`, Op.CONNECT)
+        : err;
+      client.shutdown(unreachable);
+      transport.close();
+      throw unreachable;
     } finally {
       clearTimeout(timer);
     }

@@ -185,7 +185,7 @@ describe("MortarMQ write path, real broker", () => {
     expect(sequences.size + refused.length).toBe(N);
     ws.send(encodeFrames(refused.map(pub)));
     const again = await until(refused.length);
-    expect(again.map((f) => (f.op === Op.ERR ? f.code : decodePubResult(f.result).resultFlags)).filter((x) => x !== 0)).toEqual([]);
+    expect(again.map((f) => (f.op === Op.ERR ? f.code : decodePubResult((f as { result: Uint8Array }).result).resultFlags)).filter((x) => x !== 0)).toEqual([]);
     for (const f of again) sequences.add(Number(decodePubResult((f as { result: Uint8Array }).result).sequence));
     expect(sequences.size).toBe(N); // every PUB got its own sequence: appended exactly once
     expect(Math.max(...sequences)).toBe(N);

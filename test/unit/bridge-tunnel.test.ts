@@ -114,8 +114,12 @@ describe("bridge tunnel", () => {
     const t = await startTunnel({ host: "127.0.0.1", port: 0, target: "ws://127.0.0.1:1/nats", onConnectionError: (e) => errors.push(e) });
     cleanups.push(() => t.close());
     const s = await connect(t.port);
+    const t0 = Date.now();
     await new Promise<void>((r) => s.once("close", () => r()));
-    expect(errors.length).toBeGreaterThan(0);
+    expect(Date.now() - t0).toBeLessThan(2000); // promptly
+    expect(errors.map((e) => e.message)).toEqual([
+      expect.stringMatching(/^broker unreachable at ws:\/\/127\.0\.0\.1:1\/nats: connect ECONNREFUSED .*; closed the TCP connection from 127\.0\.0\.1:\d+$/),
+    ]);
   });
 
   it("reports a port in use", async () => {

@@ -132,4 +132,18 @@ describe("MortarClient", () => {
     expect(client.closed).toBe(false);
     expect(broker.received.map((f) => f.op)).toEqual([Op.PUB, Op.PING, Op.PUB]);
   });
+
+  it("connect: a broker that cannot be reached, or a bridge that closes at once (its broker is down), says 'broker unreachable at …'", async () => {
+    const refused = await MortarClient.connect("ws://127.0.0.1:1", { timeoutMs: 2000 }).catch((e) => e);
+    expect(refused).toBeInstanceOf(MortarClientError);
+    expect(refused.message).toMatch(/^broker unreachable at ws:\/\/127\.0\.0\.1:1: WebSocket .*ECONNREFUSED/);
+    const { createServer } = await import("node:net");
+    const srv = createServer((s) => s.destroy());
+    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
+    const port = (srv.address() as { port: number }).port;
+    const closed = await MortarClient.connect(`tcp://127.0.0.1:${port}`, { timeoutMs: 2000 }).catch((e) => e);
+    srv.close();
+    expect(closed).toMatchObject({ name: "CONNECTION_CLOSED", action: "reconnect" });
+    expect(closed.message).toBe(`broker unreachable at tcp://127.0.0.1:${port}: TCP connection closed before CONNECT was answered`);
+  });
 });
