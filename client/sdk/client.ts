@@ -71,6 +71,17 @@ export interface PublishResult extends PubResult {
   deduplicated: boolean;
 }
 
+/** Options for MortarClient.close. */
+export interface CloseOptions {
+  /**
+   * Wait until every request in flight is answered and every publish() in
+   * progress (retries and the idempotent-producer queue included) has
+   * settled, then close. Requests made while draining are waited for too.
+   * Default false: close at once; pending requests fail with CONNECTION_CLOSED.
+   */
+  drain?: boolean;
+}
+
 /** Topic metadata known to this client (from DECLARE). */
 export interface TopicHandle {
   name: string;
@@ -116,6 +127,9 @@ export class MortarClient {
   private readonly subscriptions = new Map<number, Subscription>();
   private orphans: (MsgFrame | NoticeFrame)[] = [];
   private readonly producerLanes = new Map<string, ProducerLane>();
+  /** publish() calls that have not settled yet. */
+  private publishing = 0;
+  private idleWaiters: (() => void)[] = [];
 
   private constructor(private readonly transport: Transport, opts: ConnectOptions) {
     this.retry = { ...DEFAULT_RETRY, ...opts.retry };
@@ -248,6 +262,18 @@ export class MortarClient {
       value: typeof value === "string" ? utf8Bytes(value) : value,
     };
     const policy = opts.retry === false ? { ...this.retry, attempts: 0 } : { ...this.retry, ...opts.retry };
+    this.publishing++;
+    try {
+      return await this.publishIdempotent(frame, policy);
+    } finally {
+      this.publishing--;
+      this.wakeIfIdle();
+    }
+  }
+
+  /** publish() after validation: through the producer's lane when idempotent. */
+  private async publishIdempotent(frame: PubFrame, policy: RetryOptions): Promise<PublishResult> {
+    const { topicId, partition } = frame;
     if (frame.producerId === 0n) return this.publishFrame(frame, policy);
     const laneKey = `${topicId}/${partition}/${frame.producerId}`;
     let lane = this.producerLanes.get(laneKey);
@@ -314,9 +340,20 @@ export class MortarClient {
     return performance.now() - t;
   }
 
-  /** Flushes queued frames and closes the connection; pending requests fail with CONNECTION_CLOSED. */
-  async close(): Promise<void> {
+  /**
+   * Flushes queued frames and closes the connection. By default pending
+   * requests fail with CONNECTION_CLOSED; with `{ drain: true }` it first
+   * waits for them (see CloseOptions).
+   */
+  async close(opts: CloseOptions = {}): Promise<void> {
     if (this.closeError) return;
+    if (opts.drain) {
+      this.flush();
+      while (!this.closeError && (this.inFlight > 0 || this.publishing > 0)) {
+        await new Promise<void>((r) => this.idleWaiters.push(r));
+      }
+      if (this.closeError) return;
+    }
     this.flush();
     this.transport.close();
     this.shutdown(MortarClientError.closed("client closed the connection"));
@@ -404,6 +441,7 @@ export class MortarClient {
         }
         if (f.op === Op.OK) p.resolve(f);
         else p.reject(MortarClientError.fromErr(f));
+        if (this.idleWaiters.length) queueMicrotask(() => this.wakeIfIdle()); // after the caller's continuation ran
       } else if (f.op === Op.MSG || f.op === Op.NOTICE) {
         this.route(f);
         for (const h of this.pushHandlers) h(f);
@@ -413,6 +451,15 @@ export class MortarClient {
       }
     }
     if (error) this.fatal(`broker stream: ${error.message}`);
+  }
+
+  /** Wakes close({ drain: true }) callers once nothing is in flight (or the connection is gone). */
+  private wakeIfIdle(): void {
+    if (this.idleWaiters.length === 0) return;
+    if (!this.closeError && (this.inFlight > 0 || this.publishing > 0)) return;
+    const w = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const f of w) f();
   }
 
   private fatal(message: string): void {
@@ -433,6 +480,7 @@ export class MortarClient {
     this.pendingHead = 0;
     for (const sub of [...this.subscriptions.values()]) sub.onClosed(err);
     this.orphans = [];
+    this.wakeIfIdle();
   }
 }
 

@@ -146,4 +146,22 @@ describe("MortarClient", () => {
     expect(closed).toMatchObject({ name: "CONNECTION_CLOSED", action: "reconnect" });
     expect(closed.message).toBe(`broker unreachable at tcp://127.0.0.1:${port}: TCP connection closed before CONNECT was answered`);
   });
+
+  it("close({ drain: true }) waits for requests in flight and publishes in retry; plain close() fails them", async () => {
+    let seq = 0n;
+    let n = 0;
+    const { client } = clientOver((f) => {
+      if (f.op !== Op.PUB) return null;
+      return ++n === 2 ? errFrame(ErrorCode.BACKPRESSURE, f.op, "busy") : pubOk(++seq); // the 2nd is refused once, then resent
+    });
+    const pubs = [1, 2, 3].map((i) => client.publish(1, 0, null, `v${i}`));
+    await client.close({ drain: true });
+    expect((await Promise.all(pubs)).map((r) => Number(r.sequence))).toEqual([1, 3, 2]);
+    expect(client.closed).toBe(true);
+
+    const other = clientOver(() => null).client; // never answers
+    const pending = other.publish(1, 0, null, "x", { retry: false });
+    await other.close();
+    await expect(pending).rejects.toMatchObject({ name: "CONNECTION_CLOSED" });
+  });
 });
