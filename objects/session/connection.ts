@@ -77,6 +77,8 @@ export interface ConnectionIO {
   connected(tenant: string): void;
   /** The open subscriptions changed. */
   subscriptions(subs: ReadonlyMap<number, Subscription>): void;
+  /** The connection is over and its subscriptions were shut down (members left): the session's storage may go. Called once. */
+  ended(): void;
 }
 
 interface Pending {
@@ -170,7 +172,15 @@ export class Connection {
     this.closed = true;
     this.inputClosed = true;
     this.halted = true;
-    return this.consumer.shutdown();
+    return this.shutdown();
+  }
+
+  private shutdownDone: Promise<void> | null = null;
+
+  /** Shuts the read path down once, then tells the host the connection ended. */
+  private shutdown(): Promise<void> {
+    this.shutdownDone ??= this.consumer.shutdown().finally(() => this.io.ended());
+    return this.shutdownDone;
   }
 
   private enqueue(f: Frame): void {
@@ -394,7 +404,7 @@ export class Connection {
     if (close) {
       this.closed = true;
       this.io.close(close.code, close.reason);
-      void this.consumer.shutdown();
+      void this.shutdown();
     }
   }
 }

@@ -316,6 +316,32 @@ describe("backpressure", () => {
   });
 });
 
+describe("session storage", () => {
+  const tables = (stub: DurableObjectStub<MortarSession>) => runInDurableObject(stub, async (_s, ctx) => ({
+    tables: ctx.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'").toArray().map((r) => r.name),
+    alarm: await ctx.storage.getAlarm(),
+  }));
+
+  it("is deleted when the client closes the connection (no SQLite rows or alarm left behind)", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    expect(await tables(stub)).toMatchObject({ tables: ["subs"] });
+    expect((await tables(stub)).alarm).not.toBeNull();
+    c.close();
+    for (let i = 0; i < 40 && (await tables(stub)).tables.length > 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(await tables(stub)).toEqual({ tables: [], alarm: null });
+  });
+
+  it("is deleted when the broker closes the connection (after a closing ERR)", async () => {
+    const { stub, c } = await directSession();
+    c.send([pubFrame(1, 0, "before CONNECT")]);
+    expectErr((await c.take(1))[0], ErrorCode.NOT_CONNECTED, Op.PUB);
+    await c.waitClosed();
+    for (let i = 0; i < 40 && (await tables(stub)).tables.length > 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(await tables(stub)).toEqual({ tables: [], alarm: null });
+  });
+});
+
 describe("timers (one alarm, times in memory)", () => {
   it("closes with CONNECTION_TIMEOUT after 45 s without a complete frame", async () => {
     const { stub, c } = await directSession();
