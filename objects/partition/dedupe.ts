@@ -53,8 +53,15 @@ export function bitmapBytes(window = PRODUCER_DEDUPE_WINDOW): number {
   return Math.ceil(window / 8);
 }
 
+const DEFAULT_W = BigInt(PRODUCER_DEDUPE_WINDOW);
+
+/** The window as a bigint (no allocation for the default window). */
+function big(window: number): bigint {
+  return window === PRODUCER_DEDUPE_WINDOW ? DEFAULT_W : BigInt(window);
+}
+
 function bit(seq: bigint, window: number): number {
-  return Number(seq % BigInt(window));
+  return Number(seq % big(window));
 }
 
 function isSet(seen: Uint8Array, i: number): boolean {
@@ -70,7 +77,7 @@ export function classifyProducerSeq(
 ): SeqClass {
   if (producerId === 0n) return producerSeq === 0n ? "non-idempotent" : "missing-producer-id";
   if (state === undefined || producerSeq > state.highest) return "new";
-  if (producerSeq <= state.highest - BigInt(window)) return "out-of-window";
+  if (producerSeq <= state.highest - big(window)) return "out-of-window";
   return isSet(state.seen, bit(producerSeq, window)) ? "duplicate" : "gap";
 }
 
@@ -88,7 +95,7 @@ export function recordAppend(state: ProducerState | undefined, producerSeq: bigi
   }
   if (producerSeq > state.highest) {
     const d = producerSeq - state.highest;
-    if (d >= BigInt(window)) state.seen.fill(0);
+    if (d >= big(window)) state.seen.fill(0);
     else {
       // The values entering the window (highest, producerSeq] were never appended.
       for (let s = state.highest + 1n; s <= producerSeq; s++) {
