@@ -32,6 +32,19 @@ async function stop(): Promise<void> {
   await broker?.stop();
 }
 
+/** A raw WebSocket to the broker's /v0/mortar; `got` collects the decoded frames it receives. */
+async function rawWebSocket(): Promise<{ ws: WebSocket; got: Frame[] }> {
+  const ws = new WebSocket(`${broker.url.replace(/^http/, "ws")}/v0/mortar`, { perMessageDeflate: false });
+  await new Promise((resolve, reject) => {
+    ws.once("open", resolve);
+    ws.once("error", reject);
+  });
+  const got: Frame[] = [];
+  const dec = new FrameDecoder();
+  ws.on("message", (d: Buffer) => got.push(...dec.push(new Uint8Array(d)).frames));
+  return { ws, got };
+}
+
 /** Writes a 10,000-line access log and reads it back as lines. */
 function logLines(): string[] {
   const path = join(stateDir, "access.log");
@@ -113,14 +126,7 @@ describe("MortarMQ write path, real broker", () => {
   }, 60_000);
 
   it("reassembles a stream cut into 1–7 byte WebSocket messages (message boundaries are not frame boundaries)", async () => {
-    const ws = new WebSocket(`${broker.url.replace(/^http/, "ws")}/v0/mortar`, { perMessageDeflate: false });
-    await new Promise((resolve, reject) => {
-      ws.once("open", resolve);
-      ws.once("error", reject);
-    });
-    const got: Frame[] = [];
-    const dec = new FrameDecoder();
-    ws.on("message", (d: Buffer) => got.push(...dec.push(new Uint8Array(d)).frames));
+    const { ws, got } = await rawWebSocket();
     const frames: Frame[] = [
       { op: Op.CONNECT, protocolVersion: WIRE_VERSION, clientFlags: 0, token: utf8Bytes(TOKEN), reserved: 0 },
       { op: Op.DECLARE, topic: utf8Bytes("split"), partitionCount: 1, flags: 0 },
@@ -151,14 +157,7 @@ describe("MortarMQ write path, real broker", () => {
   it("100,000 pipelined idempotent PUBs (100 producers): those refused with BACKPRESSURE are appended when resent, exactly once (raw, then the SDK's retry)", async () => {
     // Raw: what the SDK does on the wire (QA scenario bpretry). 100 producers × 1000 seqs, so a resent seq is
     // within its producer's dedupe window (a single producer with more than 1024 in flight cannot be deduplicated).
-    const ws = new WebSocket(`${broker.url.replace(/^http/, "ws")}/v0/mortar`, { perMessageDeflate: false });
-    await new Promise((resolve, reject) => {
-      ws.once("open", resolve);
-      ws.once("error", reject);
-    });
-    const got: Frame[] = [];
-    const dec = new FrameDecoder();
-    ws.on("message", (d: Buffer) => got.push(...dec.push(new Uint8Array(d)).frames));
+    const { ws, got } = await rawWebSocket();
     const until = async (n: number) => {
       for (let i = 0; i < 3000 && got.length < n; i++) await new Promise((r) => setTimeout(r, 20));
       return got.splice(0, n);

@@ -27,6 +27,10 @@ async function drainPurges(t: string): Promise<void> {
   }));
 }
 
+/** The partition's leader epoch: how many times the object started (this call starts it if it was not running). */
+const leaderEpoch = (stub: ReturnType<typeof partitionStub>) => runInDurableObject(stub, async (_p, ctx) =>
+  ctx.storage.sql.exec<{ v: number }>("SELECT v FROM partition_meta WHERE k = 'leader_epoch'").one().v);
+
 let n = 0;
 /** A fresh tenant per test, so registries never share state. */
 const tenant = () => `reg-${++n}-${Math.random().toString(36).slice(2, 8)}`;
@@ -104,8 +108,7 @@ describe("TopicRegistry DECLARE", () => {
     await drainPurges(t);
     // only the partition that stored something was told: the other one and the twin's were never started
     for (const [id, p] of [[d.topicId, 0], [d.topicId + 1, 0], [d.topicId + 1, 1]]) {
-      await runInDurableObject(partitionStub(env, t, d.topic.incarnation, id, p), async (_p, ctx) =>
-        expect(ctx.storage.sql.exec("SELECT v FROM partition_meta WHERE k = 'leader_epoch'").one().v).toBe(1)); // 1 = this start
+      expect(await leaderEpoch(partitionStub(env, t, d.topic.incarnation, id, p))).toBe(1); // 1 = this start
     }
   });
 
@@ -116,9 +119,7 @@ describe("TopicRegistry DECLARE", () => {
     await declare(t, "wide", 0, DeclareFlags.DELETE);
     await drainPurges(t);
     // never written by any client; had the purge started it, its leader epoch would already be 1 and this start makes it 2
-    const epoch = await runInDurableObject(partitionStub(env, t, d.topic.incarnation, d.topicId + 1, 199), async (_p, ctx) =>
-      ctx.storage.sql.exec("SELECT v FROM partition_meta WHERE k = 'leader_epoch'").one().v);
-    expect(epoch).toBe(1);
+    expect(await leaderEpoch(partitionStub(env, t, d.topic.incarnation, d.topicId + 1, 199))).toBe(1);
   });
 
   it("a partition that first writes after its topic was deleted (a stale PUB) refuses with TOPIC_DELETED and keeps nothing", async () => {
