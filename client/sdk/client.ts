@@ -126,9 +126,10 @@ export class MortarClient {
   private readonly retry: RetryOptions;
   private readonly subscriptions = new Map<number, Subscription>();
   private orphans: (MsgFrame | NoticeFrame)[] = [];
-  private readonly producerLanes = new Map<string, ProducerLane>();
-  /** publish() calls that have not settled yet. */
-  private publishing = 0;
+  /** Idempotent-producer lanes by (topic_id × 65536 + partition), then producer_id. */
+  private readonly producerLanes = new Map<number, Map<bigint, ProducerLane>>();
+  /** publish() calls waiting for a place in their producer lane, or sleeping before a retry (not in `inFlight`). */
+  private waiting = 0;
   private idleWaiters: (() => void)[] = [];
 
   private constructor(private readonly transport: Transport, opts: ConnectOptions) {
@@ -247,14 +248,19 @@ export class MortarClient {
    * same (topic, partition, producer_id) are in flight (see class comment).
    * @throws MortarClientError with the broker's code (after retries, if any)
    */
-  async publish(
+  publish(
     topic: number | string,
     partition: number,
     key: Uint8Array | string | null,
     value: Uint8Array | string,
     opts: PublishOptions = {},
   ): Promise<PublishResult> {
-    const topicId = this.topicId(topic, Op.PUB);
+    let topicId: number;
+    try {
+      topicId = this.topicId(topic, Op.PUB);
+    } catch (e) {
+      return Promise.reject(e); // errors always arrive as a rejection
+    }
     const frame: PubFrame = {
       op: Op.PUB, topicId, partition,
       producerId: opts.producerId ?? 0n, producerSeq: opts.producerSeq ?? 0n, flags: 0,
@@ -262,24 +268,19 @@ export class MortarClient {
       value: typeof value === "string" ? utf8Bytes(value) : value,
     };
     const policy = opts.retry === false ? { ...this.retry, attempts: 0 } : { ...this.retry, ...opts.retry };
-    this.publishing++;
-    try {
-      return await this.publishIdempotent(frame, policy);
-    } finally {
-      this.publishing--;
-      this.wakeIfIdle();
-    }
+    return frame.producerId === 0n ? this.publishFrame(frame, policy) : this.publishInLane(frame, policy);
   }
 
-  /** publish() after validation: through the producer's lane when idempotent. */
-  private async publishIdempotent(frame: PubFrame, policy: RetryOptions): Promise<PublishResult> {
-    const { topicId, partition } = frame;
-    if (frame.producerId === 0n) return this.publishFrame(frame, policy);
-    const laneKey = `${topicId}/${partition}/${frame.producerId}`;
-    let lane = this.producerLanes.get(laneKey);
-    if (!lane) this.producerLanes.set(laneKey, (lane = { inFlight: 0, waiting: [] }));
+  /** An idempotent publish through its (topic, partition, producer) lane: at most 1024 in flight. */
+  private async publishInLane(frame: PubFrame, policy: RetryOptions): Promise<PublishResult> {
+    let byProducer = this.producerLanes.get(frame.topicId * 0x10000 + frame.partition);
+    if (!byProducer) this.producerLanes.set(frame.topicId * 0x10000 + frame.partition, (byProducer = new Map()));
+    let lane = byProducer.get(frame.producerId);
+    if (!lane) byProducer.set(frame.producerId, (lane = { inFlight: 0, waiting: [] }));
     if (lane.inFlight >= PRODUCER_DEDUPE_WINDOW || lane.waiting.length > 0) {
+      this.waiting++;
       await new Promise<void>((r) => lane.waiting.push(r)); // the place is handed over by the finishing publish
+      this.waiting--;
     } else {
       lane.inFlight++;
     }
@@ -288,7 +289,7 @@ export class MortarClient {
     } finally {
       const next = lane.waiting.shift();
       if (next) next();
-      else if (--lane.inFlight === 0) this.producerLanes.delete(laneKey);
+      else if (--lane.inFlight === 0) byProducer.delete(frame.producerId);
     }
   }
 
@@ -302,7 +303,9 @@ export class MortarClient {
         const err = e as MortarClientError;
         const safe = frame.producerId !== 0n || NOTHING_COMMITTED.has(err.code);
         if (attempt >= policy.attempts || !err.retryable || !safe || this.closed) throw err;
+        this.waiting++;
         await sleep(Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt));
+        this.waiting--;
       }
     }
   }
@@ -349,7 +352,7 @@ export class MortarClient {
     if (this.closeError) return;
     if (opts.drain) {
       this.flush();
-      while (!this.closeError && (this.inFlight > 0 || this.publishing > 0)) {
+      while (!this.closeError && (this.inFlight > 0 || this.waiting > 0)) {
         await new Promise<void>((r) => this.idleWaiters.push(r));
       }
       if (this.closeError) return;
@@ -456,7 +459,7 @@ export class MortarClient {
   /** Wakes close({ drain: true }) callers once nothing is in flight (or the connection is gone). */
   private wakeIfIdle(): void {
     if (this.idleWaiters.length === 0) return;
-    if (!this.closeError && (this.inFlight > 0 || this.publishing > 0)) return;
+    if (!this.closeError && (this.inFlight > 0 || this.waiting > 0)) return;
     const w = this.idleWaiters;
     this.idleWaiters = [];
     for (const f of w) f();
