@@ -11,7 +11,14 @@ export interface BridgeOptions {
   url: string;
   mortar?: { host: string; port: number };
   nats?: { host: string; port: number };
+  /**
+   * Sent as `Authorization: Bearer` on the NATS tunnel's upgrades only (for
+   * NATS clients that send no token). MortarMQ v0 clients authenticate with
+   * their own CONNECT token; `/v0/mortar` ignores the header.
+   */
   token?: string;
+  /** Per-connection failures (e.g. broker unreachable), with the tunnel they happened on. */
+  onConnectionError?: (kind: "mortar" | "nats", err: Error) => void;
 }
 
 /** One started tunnel, with the line to print for it. */
@@ -43,7 +50,11 @@ export async function startBridges(opts: BridgeOptions): Promise<{ started: Star
     if (!s.addr) continue;
     const target = toWebSocketUrl(opts.url, s.path);
     try {
-      const tunnel = await startTunnel({ host: s.addr.host, port: s.addr.port, target, token: opts.token });
+      const tunnel = await startTunnel({
+        host: s.addr.host, port: s.addr.port, target,
+        token: s.kind === "nats" ? opts.token : undefined,
+        onConnectionError: opts.onConnectionError && ((e) => opts.onConnectionError!(s.kind, e)),
+      });
       started.push({ kind: s.kind, tunnel, line: `${s.what.padEnd(11)} ${s.scheme}://${tunnel.host}:${tunnel.port}  → ${target}` });
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));

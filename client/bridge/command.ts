@@ -2,7 +2,10 @@
  * `mortarmq bridge`: TCP listeners that tunnel each connection over its own
  * WebSocket to a broker (local or deployed), so TCP clients (MortarMQ v0
  * SDKs, NATS clients and the `nats` CLI) can reach it. The broker comes from
- * the global `--url` / MORTARMQ_URL, the token from `--token` / MORTARMQ_TOKEN.
+ * the global `--url` / MORTARMQ_URL. The global `--token` / MORTARMQ_TOKEN
+ * applies to the NATS tunnel only (sent as a bearer token on its upgrades);
+ * MortarMQ v0 clients authenticate with their own CONNECT token.
+ * Per-connection failures (e.g. the broker is down) are logged to stderr.
  */
 import type { Command } from "commander";
 import { globals } from "../cli/context";
@@ -13,7 +16,8 @@ import { parseHostPort } from "./tunnel";
 export function registerBridge(program: Command): void {
   program
     .command("bridge")
-    .description("tunnel TCP connections to a broker over WebSocket (MortarMQ v0 → /v0/mortar, NATS → /nats)")
+    .description("tunnel TCP connections to a broker over WebSocket (MortarMQ v0 → /v0/mortar, NATS → /nats); "
+      + "the global --token is sent as a bearer token on NATS tunnels only — MortarMQ v0 clients authenticate with their CONNECT token")
     .option("--listen <host:port>", "MortarMQ v0 TCP listener", "127.0.0.1:7070")
     .option("--no-listen", "do not start the MortarMQ v0 listener")
     .option("--nats <host:port>", "NATS TCP listener", "127.0.0.1:4222")
@@ -25,6 +29,7 @@ export function registerBridge(program: Command): void {
         mortar: opts.listen ? parseHostPort(opts.listen) : undefined,
         nats: opts.nats ? parseHostPort(opts.nats) : undefined,
         token: g.token,
+        onConnectionError: (kind, e) => console.error(`mortarmq: ${kind === "mortar" ? "MortarMQ v0" : "NATS"} bridge: ${e.message}`),
       });
       for (const f of failed) console.error(`mortarmq: ${f.line}`);
       if (started.length === 0) {

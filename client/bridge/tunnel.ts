@@ -6,8 +6,16 @@
  *
  * Backpressure: the TCP socket is paused while more than `highWaterMark`
  * bytes sent to the WebSocket are not yet written out, and the WebSocket is
- * paused while the TCP socket's write buffer is full. Either side closing
- * closes the other. Used for MortarMQ v0 (`/v0/mortar`) and NATS (`/nats`).
+ * paused while the TCP socket's write buffer is full. Used for MortarMQ v0
+ * (`/v0/mortar`) and NATS (`/nats`).
+ *
+ * Closing: the WebSocket closing ends the TCP side (after what was written).
+ * TCP half-close is supported (`printf … | nc -N host port`): when the TCP
+ * client ends its side, the WebSocket is NOT closed at once — answers keep
+ * flowing to the TCP side until the broker closes the WebSocket or nothing
+ * arrived from it for `halfCloseGraceMs` (default 2 s, counted from the FIN
+ * and from each message), then the WebSocket is closed and the TCP side
+ * ended. A request still unanswered after that grace (e.g. a long PULL) is lost.
  */
 import { createServer, type Server, type Socket } from "node:net";
 import WebSocket from "ws";
@@ -19,12 +27,16 @@ export interface TunnelOptions {
   port: number;
   /** WebSocket URL each connection is tunnelled to (ws:// or wss://). */
   target: string;
-  /** Sent as `Authorization: Bearer <token>` on every upgrade. */
+  /** Sent as `Authorization: Bearer <token>` on every upgrade (the NATS tunnel; `/v0/mortar` ignores it). */
   token?: string;
   /** Pause reading TCP above this many unsent WebSocket bytes (default 1 MiB). */
   highWaterMark?: number;
   /** Largest WebSocket message, bytes (default 64 KiB; Workers accept at most 1 MiB per message). */
   maxMessageBytes?: number;
+  /** Upgrade timeout: a broker that does not answer closes the TCP connection after this long, ms (default 10000). */
+  handshakeTimeoutMs?: number;
+  /** After the TCP client half-closes, how long the WebSocket may stay idle before both are closed, ms (default 2000). */
+  halfCloseGraceMs?: number;
   /** Called for per-connection failures (default: ignored). */
   onConnectionError?: (err: Error) => void;
 }
@@ -58,7 +70,7 @@ export function parseHostPort(addr: string, defaultHost = "127.0.0.1"): { host: 
 /** Starts listening; resolves once bound (rejects e.g. with EADDRINUSE). */
 export async function startTunnel(opts: TunnelOptions): Promise<Tunnel> {
   const open = new Set<() => void>();
-  const server: Server = createServer({ noDelay: true }, (socket) => {
+  const server: Server = createServer({ noDelay: true, allowHalfOpen: true }, (socket) => {
     const kill = pipe(socket, opts, () => open.delete(kill));
     open.add(kill);
   });
@@ -90,7 +102,9 @@ function pipe(socket: Socket, opts: TunnelOptions, done: () => void): () => void
   const high = opts.highWaterMark ?? 1024 * 1024;
   const maxMsg = opts.maxMessageBytes ?? 64 * 1024;
   const headers: Record<string, string> = opts.token ? { Authorization: `Bearer ${opts.token}` } : {};
-  const ws = new WebSocket(opts.target, { headers, perMessageDeflate: false });
+  const ws = new WebSocket(opts.target, { headers, perMessageDeflate: false, handshakeTimeout: opts.handshakeTimeoutMs ?? 10_000 });
+  let opened = false;
+  const peer = `${socket.remoteAddress}:${socket.remotePort}`;
   let unsent = 0; // bytes handed to the WebSocket, not yet written to its socket
   let finished = false;
 
@@ -107,7 +121,10 @@ function pipe(socket: Socket, opts: TunnelOptions, done: () => void): () => void
   };
 
   socket.pause(); // nothing to send to until the WebSocket is open
-  ws.on("open", () => socket.resume());
+  ws.on("open", () => {
+    opened = true;
+    socket.resume();
+  });
 
   socket.on("data", (chunk: Buffer) => {
     for (let o = 0; o < chunk.length; o += maxMsg) {
@@ -123,18 +140,25 @@ function pipe(socket: Socket, opts: TunnelOptions, done: () => void): () => void
   });
   ws.on("message", (data: Buffer | ArrayBuffer | Buffer[]) => {
     const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    if (grace) grace.refresh();
     if (!socket.write(buf)) {
       ws.pause();
       socket.once("drain", () => ws.resume());
     }
   });
 
-  // TCP side finished → close the WebSocket after what was queued.
+  // TCP side half-closed (FIN) → keep forwarding answers until the broker closes or goes idle.
+  let grace: ReturnType<typeof setTimeout> | null = null;
+  const graceMs = opts.halfCloseGraceMs ?? 2_000;
   socket.on("end", () => {
-    if (ws.readyState === WebSocket.OPEN) ws.close(1000, "tcp closed");
-    else if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+    grace = setTimeout(() => {
+      if (ws.readyState === WebSocket.OPEN) ws.close(1000, "tcp closed");
+      else if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+      socket.end();
+    }, graceMs);
   });
   socket.on("close", () => {
+    if (grace) clearTimeout(grace);
     if (ws.readyState === WebSocket.OPEN) ws.close(1000, "tcp closed");
     else if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
     if (ws.readyState === WebSocket.CLOSED) finish();
@@ -145,16 +169,17 @@ function pipe(socket: Socket, opts: TunnelOptions, done: () => void): () => void
   });
   // WebSocket side finished → end TCP after flushing what was written.
   ws.on("close", () => {
+    if (grace) clearTimeout(grace);
     socket.end();
     finish();
   });
   ws.on("error", (err) => {
     socket.destroy();
-    finish(err);
+    finish(opened ? err : new Error(`broker unreachable at ${opts.target}: ${err.message}; closed the TCP connection from ${peer}`));
   });
   ws.on("unexpected-response", (_req, res) => {
     socket.destroy();
-    finish(new Error(`${opts.target}: upgrade refused with HTTP ${res.statusCode}`));
+    finish(new Error(`${opts.target}: upgrade refused with HTTP ${res.statusCode}; closed the TCP connection from ${peer}`));
     ws.terminate();
   });
   return teardown;

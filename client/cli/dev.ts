@@ -3,7 +3,10 @@
  * `wrangler dev` with on-disk state and, next to it, the TCP bridges for
  * MortarMQ v0 (default port 7070) and NATS (default port 4222); prints one
  * line per listening address and the auth mode (open or tokens); Ctrl-C
- * shuts everything down.
+ * shuts everything down. If wrangler exits, or /healthz stops answering for
+ * HEALTH_DEAD_AFTER_MS (probed every HEALTH_INTERVAL_MS), it says so,
+ * stops the bridges and exits with status 1. Bridge connection failures
+ * (e.g. the broker is down) are logged to stderr.
  *
  * Worker vars (wrangler.toml `[vars]`: AUTH_TOKENS, CORS_ORIGINS, …) are set
  * with `--var NAME=value` (repeatable) or the `--auth-tokens <list>` shortcut.
@@ -11,6 +14,8 @@
 import type { Command } from "commander";
 import { startBridges } from "../bridge/bridges";
 import { startLocalBroker } from "../local/broker";
+import { HEALTH_DEAD_AFTER_MS, HEALTH_INTERVAL_MS, HealthWatch } from "../local/health";
+import { parseIntOption } from "./parse";
 
 interface DevOptions {
   host: string;
@@ -77,17 +82,21 @@ export function registerDev(program: Command): void {
       } catch (e) {
         program.error(`mortarmq dev: ${(e as Error).message}`);
       }
+      const port = parseIntOption("--port", opts.port, 0, 65535);
+      const bridgePort = opts.bridgePort ? parseIntOption("--bridge-port", opts.bridgePort, 0, 65535) : undefined;
+      const natsPort = opts.natsPort ? parseIntOption("--nats-port", opts.natsPort, 0, 65535) : undefined;
       const broker = await startLocalBroker({
         host: opts.host,
-        port: Number(opts.port),
+        port,
         stateDir: opts.state,
         vars,
         inheritLogs: true,
       });
       const { started, failed } = await startBridges({
         url: broker.url,
-        mortar: opts.bridgePort ? { host: opts.host, port: Number(opts.bridgePort) } : undefined,
-        nats: opts.natsPort ? { host: opts.host, port: Number(opts.natsPort) } : undefined,
+        mortar: bridgePort !== undefined ? { host: opts.host, port: bridgePort } : undefined,
+        nats: natsPort !== undefined ? { host: opts.host, port: natsPort } : undefined,
+        onConnectionError: (kind, e) => console.error(`mortarmq: ${kind === "mortar" ? "MortarMQ v0" : "NATS"} bridge: ${e.message}`),
       });
       console.log(`mortarmq: broker      http://${opts.host}:${broker.port}  (state: ${broker.stateDir})`);
       console.log(`mortarmq: health      http://${opts.host}:${broker.port}/healthz`);
@@ -105,7 +114,25 @@ export function registerDev(program: Command): void {
       };
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
-      await broker.exited;
+      const watch = new HealthWatch(Date.now());
+      const health = setInterval(() => {
+        void fetch(`${broker.url}/healthz`, { signal: AbortSignal.timeout(HEALTH_INTERVAL_MS) }).then(
+          (r) => r.ok, () => false,
+        ).then(async (ok) => {
+          if (stopping || !watch.observe(ok, Date.now())) return;
+          console.error(`mortarmq: the broker at ${broker.url} has not answered /healthz for ${Math.round(watch.silentFor(Date.now()) / 1000)} s `
+            + "(wrangler or workerd died or hangs); stopping");
+          stopping = true;
+          clearInterval(health);
+          await Promise.all(started.map((s) => s.tunnel.close()));
+          await broker.stop();
+          process.exit(1);
+        });
+      }, HEALTH_INTERVAL_MS);
+      health.unref();
+      const code = await broker.exited;
+      clearInterval(health);
+      if (!stopping) console.error(`mortarmq: wrangler dev exited (${code === null ? "killed by a signal" : `code ${code}`}); stopping the bridges`);
       await Promise.all(started.map((s) => s.tunnel.close()));
       if (!stopping) process.exitCode = 1;
     });

@@ -17,9 +17,10 @@ import { PartitionRouter } from "./partition";
 import { publishAll, type OutgoingMessage, type PublishSummary } from "./publisher";
 
 /**
- * Publishes outstanding at most by default. On wrangler dev the rate grows
- * with the window (window / round trip; one run with short lines: 256 → ~6k
- * msg/s, 1024 → ~25k, 2048 → ~55k), so the window is large.
+ * Publishes outstanding at most by default (the SDK keeps at most 1024 of
+ * them in flight per partition for an idempotent producer, so a topic with
+ * several partitions uses the rest). Measured on wrangler dev, 100k short
+ * lines: 1 partition 256 → ~80k msg/s; 4 partitions 256 → ~47k, 4096 → ~83k.
  */
 export const DEFAULT_IN_FLIGHT = 4096;
 

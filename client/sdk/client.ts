@@ -10,13 +10,18 @@
  *   name and client action. publish() retries "retry-with-backoff" codes
  *   (with exponential backoff) when that is safe: always for idempotent
  *   producers, and for codes that guarantee nothing was committed otherwise.
+ * - Idempotent producers: at most PRODUCER_DEDUPE_WINDOW (1024) publishes of
+ *   one (topic, partition, producer_id) are in flight; more wait, in call
+ *   order. With producer_seq assigned consecutively per (topic, partition),
+ *   a resent seq is then always inside the broker's dedupe window, so every
+ *   retry is appended exactly once (a duplicate returns the original sequence).
  * - Keepalive: a PING is sent when nothing was written for KEEPALIVE_MS, so
  *   an idle connection is not closed by the broker's 45 s timer.
  * - Pushes (MSG, NOTICE) take no request slot; they go to the Subscription
  *   they name (consumer.ts: subscribe()) and to `onPush` handlers.
  */
 import {
-  DeclareFlags, ErrorCode, FrameDecoder, KEEPALIVE_MS, Op, WIRE_VERSION, decodeDeclareResult, decodePubResult,
+  DeclareFlags, ErrorCode, FrameDecoder, KEEPALIVE_MS, Op, PRODUCER_DEDUPE_WINDOW, WIRE_VERSION, decodeDeclareResult, decodePubResult,
   encodeFrameInto, frameSize, utf8Bytes,
   type DeclareResult, type Frame, type OkFrame, type PubFrame, type PubResult,
 } from "../../wire/mortar";
@@ -66,6 +71,17 @@ export interface PublishResult extends PubResult {
   deduplicated: boolean;
 }
 
+/** Options for MortarClient.close. */
+export interface CloseOptions {
+  /**
+   * Wait until every request in flight is answered and every publish() in
+   * progress (retries and the idempotent-producer queue included) has
+   * settled, then close. Requests made while draining are waited for too.
+   * Default false: close at once; pending requests fail with CONNECTION_CLOSED.
+   */
+  drain?: boolean;
+}
+
 /** Topic metadata known to this client (from DECLARE). */
 export interface TopicHandle {
   name: string;
@@ -89,6 +105,12 @@ const NOTHING_COMMITTED = new Set<number>([
 
 const DEFAULT_RETRY: RetryOptions = { attempts: 5, baseDelayMs: 50, maxDelayMs: 2000 };
 
+/** Publishes in flight for one (topic, partition, producer_id), and the calls waiting for a place (FIFO). */
+interface ProducerLane {
+  inFlight: number;
+  waiting: (() => void)[];
+}
+
 export class MortarClient {
   private readonly decoder = new FrameDecoder();
   private readonly pending: (PendingRequest | undefined)[] = [];
@@ -104,6 +126,11 @@ export class MortarClient {
   private readonly retry: RetryOptions;
   private readonly subscriptions = new Map<number, Subscription>();
   private orphans: (MsgFrame | NoticeFrame)[] = [];
+  /** Idempotent-producer lanes by (topic_id × 65536 + partition), then producer_id. */
+  private readonly producerLanes = new Map<number, Map<bigint, ProducerLane>>();
+  /** publish() calls waiting for a place in their producer lane, or sleeping before a retry (not in `inFlight`). */
+  private waiting = 0;
+  private idleWaiters: (() => void)[] = [];
 
   private constructor(private readonly transport: Transport, opts: ConnectOptions) {
     this.retry = { ...DEFAULT_RETRY, ...opts.retry };
@@ -122,7 +149,10 @@ export class MortarClient {
    * Connects and authenticates. `address`: `ws://` / `wss://` / `http://` /
    * `https://` (WebSocket to /v0/mortar) or `tcp://host:port` (raw TCP, e.g.
    * `mortarmq bridge`).
-   * @throws MortarClientError (AUTH_FAILED, UNSUPPORTED_WIRE_VERSION, CONNECTION_CLOSED, …)
+   * @throws MortarClientError (AUTH_FAILED, UNSUPPORTED_WIRE_VERSION, …);
+   *   CONNECTION_CLOSED "broker unreachable at <address>: …" when the
+   *   connection cannot be opened or closes before CONNECT is answered (e.g.
+   *   a bridge whose broker is down)
    */
   static async connect(address: string, opts: ConnectOptions = {}): Promise<MortarClient> {
     const timeoutMs = opts.timeoutMs ?? 10_000;
@@ -130,7 +160,7 @@ export class MortarClient {
     try {
       transport = await openTransport(address, { timeoutMs });
     } catch (e) {
-      throw MortarClientError.closed((e as Error).message, Op.CONNECT);
+      throw MortarClientError.closed(`broker unreachable at ${address}: ${(e as Error).message}`, Op.CONNECT);
     }
     const client = new MortarClient(transport, opts);
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -142,8 +172,13 @@ export class MortarClient {
         }),
       ]);
     } catch (e) {
-      client.shutdown(e as MortarClientError);
-      throw e;
+      const err = e as MortarClientError;
+      const unreachable = err.source === "connection"
+        ? MortarClientError.closed(`broker unreachable at ${address}: ${err.message}${/CONNECT/.test(err.message) ? "" : " before CONNECT was answered"}`, Op.CONNECT)
+        : err;
+      client.shutdown(unreachable);
+      transport.close();
+      throw unreachable;
     } finally {
       clearTimeout(timer);
     }
@@ -208,17 +243,24 @@ export class MortarClient {
    * PUB: appends `value` (with optional `key`) to `partition` of `topic`
    * (a topic_id, or a name declared on this client). Resolves after the
    * broker committed it; for a duplicate of an idempotent producer,
-   * `deduplicated` is true and `sequence` is the original one.
+   * `deduplicated` is true and `sequence` is the original one. An
+   * idempotent publish waits (in call order) while 1024 publishes of the
+   * same (topic, partition, producer_id) are in flight (see class comment).
    * @throws MortarClientError with the broker's code (after retries, if any)
    */
-  async publish(
+  publish(
     topic: number | string,
     partition: number,
     key: Uint8Array | string | null,
     value: Uint8Array | string,
     opts: PublishOptions = {},
   ): Promise<PublishResult> {
-    const topicId = this.topicId(topic, Op.PUB);
+    let topicId: number;
+    try {
+      topicId = this.topicId(topic, Op.PUB);
+    } catch (e) {
+      return Promise.reject(e); // errors always arrive as a rejection
+    }
     const frame: PubFrame = {
       op: Op.PUB, topicId, partition,
       producerId: opts.producerId ?? 0n, producerSeq: opts.producerSeq ?? 0n, flags: 0,
@@ -226,6 +268,33 @@ export class MortarClient {
       value: typeof value === "string" ? utf8Bytes(value) : value,
     };
     const policy = opts.retry === false ? { ...this.retry, attempts: 0 } : { ...this.retry, ...opts.retry };
+    return frame.producerId === 0n ? this.publishFrame(frame, policy) : this.publishInLane(frame, policy);
+  }
+
+  /** An idempotent publish through its (topic, partition, producer) lane: at most 1024 in flight. */
+  private async publishInLane(frame: PubFrame, policy: RetryOptions): Promise<PublishResult> {
+    let byProducer = this.producerLanes.get(frame.topicId * 0x10000 + frame.partition);
+    if (!byProducer) this.producerLanes.set(frame.topicId * 0x10000 + frame.partition, (byProducer = new Map()));
+    let lane = byProducer.get(frame.producerId);
+    if (!lane) byProducer.set(frame.producerId, (lane = { inFlight: 0, waiting: [] }));
+    if (lane.inFlight >= PRODUCER_DEDUPE_WINDOW || lane.waiting.length > 0) {
+      this.waiting++;
+      await new Promise<void>((r) => lane.waiting.push(r)); // the place is handed over by the finishing publish
+      this.waiting--;
+    } else {
+      lane.inFlight++;
+    }
+    try {
+      return await this.publishFrame(frame, policy);
+    } finally {
+      const next = lane.waiting.shift();
+      if (next) next();
+      else if (--lane.inFlight === 0) byProducer.delete(frame.producerId);
+    }
+  }
+
+  /** Sends one PUB, retrying per `policy`. */
+  private async publishFrame(frame: PubFrame, policy: RetryOptions): Promise<PublishResult> {
     for (let attempt = 0; ; attempt++) {
       try {
         const r = decodePubResult((await this.request(frame)).result);
@@ -234,7 +303,9 @@ export class MortarClient {
         const err = e as MortarClientError;
         const safe = frame.producerId !== 0n || NOTHING_COMMITTED.has(err.code);
         if (attempt >= policy.attempts || !err.retryable || !safe || this.closed) throw err;
+        this.waiting++;
         await sleep(Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt));
+        this.waiting--;
       }
     }
   }
@@ -272,9 +343,20 @@ export class MortarClient {
     return performance.now() - t;
   }
 
-  /** Flushes queued frames and closes the connection; pending requests fail with CONNECTION_CLOSED. */
-  async close(): Promise<void> {
+  /**
+   * Flushes queued frames and closes the connection. By default pending
+   * requests fail with CONNECTION_CLOSED; with `{ drain: true }` it first
+   * waits for them (see CloseOptions).
+   */
+  async close(opts: CloseOptions = {}): Promise<void> {
     if (this.closeError) return;
+    if (opts.drain) {
+      this.flush();
+      while (!this.closeError && (this.inFlight > 0 || this.waiting > 0)) {
+        await new Promise<void>((r) => this.idleWaiters.push(r));
+      }
+      if (this.closeError) return;
+    }
     this.flush();
     this.transport.close();
     this.shutdown(MortarClientError.closed("client closed the connection"));
@@ -338,8 +420,9 @@ export class MortarClient {
   private receive(chunk: Uint8Array): void {
     const { frames, error } = this.decoder.push(chunk);
     for (const f of frames) {
-      if (f.op === Op.ERR && MortarClientError.fromErr(f).closes) {
-        // The broker closes after this ERR (framing error, timeout, auth): every pending request fails with it.
+      if (f.op === Op.ERR && (f.requestOp === 0 || MortarClientError.fromErr(f).closes)) {
+        // The broker closes after this ERR (framing error, timeout, auth, or any ERR not tied to a
+        // request, e.g. BACKPRESSURE beyond the hard bound): every pending request fails with it.
         this.shutdown(MortarClientError.fromErr(f));
         this.transport.close();
         return;
@@ -361,6 +444,7 @@ export class MortarClient {
         }
         if (f.op === Op.OK) p.resolve(f);
         else p.reject(MortarClientError.fromErr(f));
+        if (this.idleWaiters.length) queueMicrotask(() => this.wakeIfIdle()); // after the caller's continuation ran
       } else if (f.op === Op.MSG || f.op === Op.NOTICE) {
         this.route(f);
         for (const h of this.pushHandlers) h(f);
@@ -370,6 +454,15 @@ export class MortarClient {
       }
     }
     if (error) this.fatal(`broker stream: ${error.message}`);
+  }
+
+  /** Wakes close({ drain: true }) callers once nothing is in flight (or the connection is gone). */
+  private wakeIfIdle(): void {
+    if (this.idleWaiters.length === 0) return;
+    if (!this.closeError && (this.inFlight > 0 || this.waiting > 0)) return;
+    const w = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const f of w) f();
   }
 
   private fatal(message: string): void {
@@ -390,6 +483,7 @@ export class MortarClient {
     this.pendingHead = 0;
     for (const sub of [...this.subscriptions.values()]) sub.onClosed(err);
     this.orphans = [];
+    this.wakeIfIdle();
   }
 }
 

@@ -8,6 +8,13 @@
  * append(): decode the batch → plan (pure, dedupe) → one transactionSync →
  * reply. The reply leaves only after the commit (output gate; nothing but
  * storage is awaited between write and reply).
+ *
+ * Registration: before it first stores anything (append, dead letters,
+ * assign), a Partition registers itself with its tenant's TopicRegistry
+ * (one RPC per object lifetime, remembered in `partition_meta.registered`),
+ * so a topic delete purges only partitions that hold data. If the registry
+ * answers that the topic incarnation is no longer live, the partition marks
+ * itself deleted and refuses the write (TOPIC_DELETED).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../worker/env";
@@ -28,6 +35,7 @@ import { Schedule } from "../shared/schedule";
 import { detectDurability } from "../shared/durability";
 import { readConfig } from "../shared/read-config";
 import { Consumers, type PartitionIdentity } from "./consumers";
+import { registryStub } from "../registry/stub";
 
 /** Segments deleted per purge step (one alarm run). */
 const PURGE_PAGE = 256;
@@ -56,12 +64,14 @@ export class Partition extends DurableObject<Env> {
   private deleted: boolean;
   private durability: number = Durability.LOCAL;
   private readonly consumers: Consumers;
+  private registered: boolean;
+  private registering: Promise<void> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const sql = ctx.storage.sql;
     ensureLogSchema(sql);
-    ensureProducerSchema(sql);
+    ensureProducerSchema(ctx.storage);
     sql.exec("CREATE TABLE IF NOT EXISTS partition_meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
     this.schedule = new Schedule(ctx.storage);
     this.log = new LogStore(sql);
@@ -72,6 +82,7 @@ export class Partition extends DurableObject<Env> {
       return next;
     });
     this.deleted = this.meta("deleted") === 1;
+    this.registered = this.meta("registered") === 1;
     this.lastSeq = Math.max(this.log.lastSequence(), this.meta("last_seq"));
     this.consumers = new Consumers({
       storage: ctx.storage, env, log: this.log, schedule: this.schedule, config: readConfig(env),
@@ -114,7 +125,34 @@ export class Partition extends DurableObject<Env> {
    * fails — then nothing is appended and no producer state is reserved.
    * The caller validated topic, partition, key/value caps and flags.
    */
-  append(batch: Uint8Array): AppendResult {
+  async append(batch: Uint8Array): Promise<AppendResult> {
+    await this.register();
+    return this.appendNow(batch);
+  }
+
+  /**
+   * Registers this partition with the TopicRegistry once (see class
+   * comment); marks it deleted when its topic incarnation is gone.
+   * @throws when the registry call fails (the caller's write fails; retryable)
+   */
+  private register(): Promise<void> {
+    if (this.registered || this.deleted) return Promise.resolve();
+    this.registering ??= (async () => {
+      const { tenant, incarnation, topicId, partition } = this.identity();
+      const live = await registryStub(this.env, tenant).registerPartition(incarnation, topicId, partition);
+      if (live) {
+        this.setMeta("registered", 1);
+        this.registered = true;
+      } else {
+        await this.markDeleted();
+      }
+    })().finally(() => {
+      this.registering = null;
+    });
+    return this.registering;
+  }
+
+  private appendNow(batch: Uint8Array): AppendResult {
     const frames = this.openBatch(batch, "append batch");
     if (!Array.isArray(frames)) return frames;
     const n = frames.length;
@@ -165,7 +203,7 @@ export class Partition extends DurableObject<Env> {
         this.ctx.storage.transactionSync(() => {
           for (const s of segments) this.log.appendSegment(s.firstSeq, s.count, gather(batch, s), ts);
           if (plan.producerAppends.length) {
-            this.producerStore.commit(plan.producerAppends, plan.producers, (pid) => this.producers.get(pid)?.ordinal ?? 0);
+            this.producerStore.commit(plan.producerAppends, plan.producers, (pid) => this.producers.get(pid)?.highest);
           }
           if (plan.nonIdempotent) this.setMeta("non_idempotent", this.meta("non_idempotent") + plan.nonIdempotent);
         });
@@ -237,7 +275,8 @@ export class Partition extends DurableObject<Env> {
    * AppendResult of the batch (every record APPENDED), or `error`
    * TOPIC_DELETED / MALFORMED_PAYLOAD / STORAGE_FULL / STORAGE_UNAVAILABLE.
    */
-  appendDeadLetters(batch: Uint8Array): AppendResult {
+  async appendDeadLetters(batch: Uint8Array): Promise<AppendResult> {
+    await this.register();
     const frames = this.openBatch(batch, "dead-letter batch");
     if (!Array.isArray(frames)) return frames;
     const n = frames.length;
@@ -275,7 +314,8 @@ export class Partition extends DurableObject<Env> {
    * starts per `startPolicy` (StartPolicy). An older epoch is refused
    * (ok = false, nothing changes).
    */
-  assign(group: string, epoch: number, owner: OwnerRef | null, startPolicy: number): AssignResult {
+  async assign(group: string, epoch: number, owner: OwnerRef | null, startPolicy: number): Promise<AssignResult> {
+    await this.register();
     return this.consumers.assign(group, epoch, owner, startPolicy);
   }
 
@@ -317,7 +357,7 @@ export class Partition extends DurableObject<Env> {
       if (job === "purge") {
         const deleted = this.ctx.storage.transactionSync(() => {
           const d = this.log.deleteOldest(PURGE_PAGE);
-          if (d < PURGE_PAGE) this.ctx.storage.sql.exec("DELETE FROM producer_runs; DELETE FROM producers;");
+          if (d < PURGE_PAGE) this.ctx.storage.sql.exec("DELETE FROM producer_appends; DELETE FROM producer_window;");
           return d;
         });
         if (deleted < PURGE_PAGE) this.schedule.clear("purge");

@@ -10,7 +10,7 @@
  * so a failed append reserves nothing. Duplicates within the batch are found too.
  */
 import { PRODUCER_DEDUPE_WINDOW } from "../../wire/mortar/constants";
-import { classifyProducerSeq, inWindow, type ProducerState } from "./dedupe";
+import { classifyProducerSeq, cloneState, recordAppend, type ProducerState } from "./dedupe";
 
 /** The fields of a record that planning needs. */
 export interface PlanInput {
@@ -27,26 +27,20 @@ export type RecordOutcome =
   | { kind: "duplicate"; sequence: number }
   | { kind: "reject"; reason: RejectReason };
 
-/** A committed idempotent append, as found by `ProducerLookups.stored`. */
-export interface StoredAppend {
-  /** Partition sequence of the record. */
-  sequence: number;
-  /** The producer's append ordinal of the record. */
-  ordinal: number;
-}
-
 /** An idempotent append planned by this batch (to be stored with it). */
-export interface ProducerAppend extends StoredAppend {
+export interface ProducerAppend {
   producerId: bigint;
   producerSeq: bigint;
+  /** Partition sequence of the record. */
+  sequence: number;
 }
 
 /** Read-only view of committed producer state. */
 export interface ProducerLookups {
   /** Committed state of the producer, or undefined if it never appended. */
   state(producerId: bigint): ProducerState | undefined;
-  /** The committed append with this (producer_id, producer_seq), if any (pruned ones may be missing). */
-  stored(producerId: bigint, producerSeq: bigint): StoredAppend | undefined;
+  /** Partition sequence of the committed append (producer_id, producer_seq), if stored. */
+  stored(producerId: bigint, producerSeq: bigint): number | undefined;
 }
 
 /** Result of planning a batch. */
@@ -66,7 +60,8 @@ export interface AppendPlan {
 
 /**
  * Plans `records` on top of `lastSequence` (the partition's last committed
- * sequence; 0 when empty).
+ * sequence; 0 when empty). Committed states from `lookups` are never
+ * mutated (the plan works on copies).
  */
 export function planAppend(
   records: readonly PlanInput[],
@@ -77,22 +72,21 @@ export function planAppend(
   const outcomes: RecordOutcome[] = new Array(records.length);
   const producers = new Map<bigint, ProducerState>();
   const producerAppends: ProducerAppend[] = [];
-  let local: Map<bigint, Map<bigint, StoredAppend>> | undefined;
+  let local: Map<bigint, Map<bigint, number>> | undefined;
   let seq = lastSequence;
   let nonIdempotent = 0;
   for (let i = 0; i < records.length; i++) {
     const { producerId: pid, producerSeq: pseq } = records[i];
     const known = pid === 0n ? undefined : producers.get(pid) ?? lookups.state(pid);
-    const cls = classifyProducerSeq(pid, pseq, known?.highest);
-    if (cls === "missing-producer-id") {
+    const cls = classifyProducerSeq(pid, pseq, known, window);
+    if (cls === "missing-producer-id" || cls === "out-of-window") {
       outcomes[i] = { kind: "reject", reason: cls };
       continue;
     }
-    if (cls === "seen-range") {
-      const found = local?.get(pid)?.get(pseq) ?? lookups.stored(pid, pseq);
-      outcomes[i] = found && inWindow(found.ordinal, known!.ordinal, window)
-        ? { kind: "duplicate", sequence: found.sequence }
-        : { kind: "reject", reason: "out-of-window" };
+    if (cls === "duplicate") {
+      const original = local?.get(pid)?.get(pseq) ?? lookups.stored(pid, pseq);
+      // The bitmap says appended; its stored entry is kept while in the window. Never append twice.
+      outcomes[i] = original !== undefined ? { kind: "duplicate", sequence: original } : { kind: "reject", reason: "out-of-window" };
       continue;
     }
     outcomes[i] = { kind: "append", sequence: ++seq };
@@ -100,13 +94,13 @@ export function planAppend(
       nonIdempotent++;
       continue;
     }
-    const ordinal = (known?.ordinal ?? 0) + 1;
-    producers.set(pid, { highest: pseq, ordinal });
-    producerAppends.push({ producerId: pid, producerSeq: pseq, sequence: seq, ordinal });
+    const working = producers.get(pid) ?? (known === undefined ? undefined : cloneState(known));
+    producers.set(pid, recordAppend(working, pseq, window));
+    producerAppends.push({ producerId: pid, producerSeq: pseq, sequence: seq });
     local ??= new Map();
     let mine = local.get(pid);
     if (!mine) local.set(pid, (mine = new Map()));
-    mine.set(pseq, { sequence: seq, ordinal });
+    mine.set(pseq, seq);
   }
   return { outcomes, producers, producerAppends, appended: seq - lastSequence, nonIdempotent, lastSequence: seq };
 }

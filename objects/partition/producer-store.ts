@@ -1,21 +1,27 @@
 /**
  * Idempotent-producer state in SQLite (rules in dedupe.ts):
- * - `producers(pid, highest, ordinal)`: per producer, the highest
- *   producer_seq appended and its append count; one upsert per producer per batch.
- * - `producer_runs(pid, first_pseq, last_pseq, first_ordinal, count, entries)`:
- *   the idempotent appends of one producer in one batch, packed as
- *   `count` × (producer_seq u64, sequence u64) in append order — ONE row per
+ * - `producer_window(pid, highest, seen)`: per producer, the highest
+ *   producer_seq appended and the window bitmap (which values in
+ *   (highest − 1024, highest] were appended); one upsert per producer per batch.
+ * - `producer_appends(pid, first_pseq, last_pseq, count, entries)`: the
+ *   idempotent appends of one producer in one batch, packed as `count` ×
+ *   (producer_seq u64, sequence u64) sorted by producer_seq — ONE row per
  *   producer per batch, so a duplicate can be answered with its ORIGINAL
- *   sequence without a row per record. Entry i has ordinal first_ordinal + i.
- *   Runs that left the window (last ordinal ≤ latest − 1024) are pruned each
- *   time the producer's ordinal crosses a multiple of the window size.
+ *   sequence without a row per record. first/last_pseq are the smallest and
+ *   largest producer_seq of the row (rows of gap fills may overlap others).
+ *   Rows whose largest producer_seq left the window (≤ highest − 1024) are
+ *   pruned each time the producer's highest crosses a multiple of 1024.
  * pid/pseq are 8-byte big-endian blobs (u64 does not fit SQLite's signed
  * INTEGER; big-endian blobs sort like the numbers). Writes happen inside the
  * Partition's append transaction.
+ *
+ * Objects created before the window bitmap (tables `producers` /
+ * `producer_runs`, window = last 1024 appends) are migrated once at start:
+ * the bitmap is rebuilt from the stored appends.
  */
 import { PRODUCER_DEDUPE_WINDOW } from "../../wire/mortar/constants";
-import type { ProducerState } from "./dedupe";
-import type { ProducerAppend, StoredAppend } from "./plan";
+import { bitmapBytes, type ProducerState } from "./dedupe";
+import type { ProducerAppend } from "./plan";
 
 const ENTRY_BYTES = 16;
 
@@ -30,13 +36,27 @@ function bytesU64(v: ArrayBuffer): bigint {
   return new DataView(v).getBigUint64(0);
 }
 
-/** Creates the producer tables if missing. */
-export function ensureProducerSchema(sql: SqlStorage): void {
-  sql.exec(`CREATE TABLE IF NOT EXISTS producers(
-    pid BLOB PRIMARY KEY, highest BLOB NOT NULL, ordinal INTEGER NOT NULL) WITHOUT ROWID`);
-  sql.exec(`CREATE TABLE IF NOT EXISTS producer_runs(
-    pid BLOB NOT NULL, first_pseq BLOB NOT NULL, last_pseq BLOB NOT NULL, first_ordinal INTEGER NOT NULL,
-    count INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY(pid, first_pseq)) WITHOUT ROWID`);
+/** Creates the producer tables if missing (migrating the pre-bitmap tables once). */
+export function ensureProducerSchema(storage: DurableObjectStorage, window = PRODUCER_DEDUPE_WINDOW): void {
+  const sql = storage.sql;
+  storage.transactionSync(() => {
+    sql.exec(`CREATE TABLE IF NOT EXISTS producer_window(
+      pid BLOB PRIMARY KEY, highest BLOB NOT NULL, seen BLOB NOT NULL) WITHOUT ROWID`);
+    sql.exec(`CREATE TABLE IF NOT EXISTS producer_appends(
+      pid BLOB NOT NULL, first_pseq BLOB NOT NULL, last_pseq BLOB NOT NULL,
+      count INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY(pid, first_pseq)) WITHOUT ROWID`);
+    const old = sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'producers'").toArray().length > 0;
+    if (!old) return;
+    // Old runs were appended with strictly increasing producer_seq: already sorted.
+    sql.exec(`INSERT INTO producer_appends(pid, first_pseq, last_pseq, count, entries)
+      SELECT pid, first_pseq, last_pseq, count, entries FROM producer_runs`);
+    const store = new ProducerStore(sql, window);
+    for (const r of sql.exec<{ pid: ArrayBuffer; highest: ArrayBuffer }>("SELECT pid, highest FROM producers").toArray()) {
+      const pid = bytesU64(r.pid);
+      store.put(pid, store.rebuild(pid, bytesU64(r.highest)));
+    }
+    sql.exec("DROP TABLE producer_runs; DROP TABLE producers;");
+  });
 }
 
 export class ProducerStore {
@@ -44,19 +64,19 @@ export class ProducerStore {
 
   /** Committed state of `pid`, or undefined. */
   state(pid: bigint): ProducerState | undefined {
-    for (const r of this.sql.exec<{ highest: ArrayBuffer; ordinal: number }>(
-      "SELECT highest, ordinal FROM producers WHERE pid = ?", u64Bytes(pid))) {
-      return { highest: bytesU64(r.highest), ordinal: r.ordinal };
+    for (const r of this.sql.exec<{ highest: ArrayBuffer; seen: ArrayBuffer }>(
+      "SELECT highest, seen FROM producer_window WHERE pid = ?", u64Bytes(pid))) {
+      return { highest: bytesU64(r.highest), seen: new Uint8Array(r.seen) };
     }
     return undefined;
   }
 
-  /** The committed append (pid, pseq), if its run is still stored. */
-  stored(pid: bigint, pseq: bigint): StoredAppend | undefined {
+  /** Partition sequence of the committed append (pid, pseq), if still stored. */
+  stored(pid: bigint, pseq: bigint): number | undefined {
     const pseqBytes = u64Bytes(pseq);
-    for (const r of this.sql.exec<{ first_ordinal: number; count: number; entries: ArrayBuffer }>(
-      `SELECT first_ordinal, count, entries FROM producer_runs
-       WHERE pid = ? AND first_pseq <= ? AND last_pseq >= ? ORDER BY first_pseq DESC LIMIT 1`,
+    for (const r of this.sql.exec<{ count: number; entries: ArrayBuffer }>(
+      `SELECT count, entries FROM producer_appends
+       WHERE pid = ? AND first_pseq <= ? AND last_pseq >= ? ORDER BY first_pseq DESC`,
       u64Bytes(pid), pseqBytes, pseqBytes)) {
       const v = new DataView(r.entries);
       let lo = 0;
@@ -64,7 +84,7 @@ export class ProducerStore {
       while (lo <= hi) {
         const mid = (lo + hi) >>> 1;
         const at = v.getBigUint64(mid * ENTRY_BYTES);
-        if (at === pseq) return { sequence: Number(v.getBigUint64(mid * ENTRY_BYTES + 8)), ordinal: r.first_ordinal + mid };
+        if (at === pseq) return Number(v.getBigUint64(mid * ENTRY_BYTES + 8));
         if (at < pseq) lo = mid + 1;
         else hi = mid - 1;
       }
@@ -73,11 +93,12 @@ export class ProducerStore {
   }
 
   /**
-   * Writes a batch's idempotent appends (one run row per producer) and the
-   * new producer states, and prunes runs that left the window. `before`
-   * gives each producer's ordinal before the batch. Call inside `transactionSync`.
+   * Writes a batch's idempotent appends (one row per producer) and the new
+   * producer states, and prunes rows that left the window. `before` gives
+   * each producer's highest before the batch (undefined for a new one).
+   * Call inside `transactionSync`.
    */
-  commit(appends: readonly ProducerAppend[], states: ReadonlyMap<bigint, ProducerState>, before: (pid: bigint) => number): void {
+  commit(appends: readonly ProducerAppend[], states: ReadonlyMap<bigint, ProducerState>, before: (pid: bigint) => bigint | undefined): void {
     const byProducer = new Map<bigint, ProducerAppend[]>();
     for (const a of appends) {
       const list = byProducer.get(a.producerId);
@@ -85,23 +106,51 @@ export class ProducerStore {
       else byProducer.set(a.producerId, [a]);
     }
     for (const [pid, list] of byProducer) {
+      // Gap fills can arrive in any order: sort so a lookup can binary-search.
+      let sorted = true;
+      for (let i = 1; i < list.length && sorted; i++) sorted = list[i - 1]!.producerSeq < list[i]!.producerSeq;
+      if (!sorted) list.sort((a, b) => (a.producerSeq < b.producerSeq ? -1 : 1));
       const entries = new Uint8Array(list.length * ENTRY_BYTES);
       const v = new DataView(entries.buffer);
       list.forEach((a, i) => {
         v.setBigUint64(i * ENTRY_BYTES, a.producerSeq);
         v.setBigUint64(i * ENTRY_BYTES + 8, BigInt(a.sequence));
       });
+      const last = (list.length - 1) * ENTRY_BYTES;
       this.sql.exec(
-        "INSERT INTO producer_runs(pid, first_pseq, last_pseq, first_ordinal, count, entries) VALUES (?,?,?,?,?,?)",
-        u64Bytes(pid), entries.subarray(0, 8), entries.subarray((list.length - 1) * ENTRY_BYTES, (list.length - 1) * ENTRY_BYTES + 8),
-        list[0].ordinal, list.length, entries);
+        "INSERT INTO producer_appends(pid, first_pseq, last_pseq, count, entries) VALUES (?,?,?,?,?)",
+        u64Bytes(pid), entries.subarray(0, 8), entries.subarray(last, last + 8), list.length, entries);
     }
+    const w = BigInt(this.window);
     for (const [pid, s] of states) {
-      const pidBytes = u64Bytes(pid);
-      this.sql.exec("INSERT OR REPLACE INTO producers(pid, highest, ordinal) VALUES (?,?,?)", pidBytes, u64Bytes(s.highest), s.ordinal);
-      if (Math.floor(s.ordinal / this.window) > Math.floor(before(pid) / this.window)) {
-        this.sql.exec("DELETE FROM producer_runs WHERE pid = ? AND first_ordinal + count - 1 <= ?", pidBytes, s.ordinal - this.window);
+      this.put(pid, s);
+      const prev = before(pid);
+      if (prev !== undefined && s.highest / w > prev / w && s.highest >= w) {
+        this.sql.exec("DELETE FROM producer_appends WHERE pid = ? AND last_pseq <= ?", u64Bytes(pid), u64Bytes(s.highest - w));
       }
     }
+  }
+
+  /** Upserts the state of `pid`. */
+  put(pid: bigint, s: ProducerState): void {
+    this.sql.exec("INSERT OR REPLACE INTO producer_window(pid, highest, seen) VALUES (?,?,?)", u64Bytes(pid), u64Bytes(s.highest), s.seen);
+  }
+
+  /** The window bitmap of `pid` at `highest`, rebuilt from its stored appends (migration). */
+  rebuild(pid: bigint, highest: bigint): ProducerState {
+    const w = BigInt(this.window);
+    const seen = new Uint8Array(bitmapBytes(this.window));
+    const floor = highest >= w ? highest - w : -1n; // values > floor are in the window
+    for (const r of this.sql.exec<{ count: number; entries: ArrayBuffer }>(
+      "SELECT count, entries FROM producer_appends WHERE pid = ? AND last_pseq >= ?", u64Bytes(pid), u64Bytes(floor + 1n))) {
+      const v = new DataView(r.entries);
+      for (let i = 0; i < r.count; i++) {
+        const p = v.getBigUint64(i * ENTRY_BYTES);
+        if (p <= floor || p > highest) continue;
+        const b = Number(p % w);
+        seen[b >>> 3] |= 1 << (b & 7);
+      }
+    }
+    return { highest, seen };
   }
 }

@@ -6,9 +6,15 @@
  *
  * Deleting a topic removes its row, leaves a tombstone (so a late PUB gets
  * TOPIC_DELETED instead of UNKNOWN_TOPIC) and queues a purge: the alarm tells
- * every Partition of the old incarnation (source and twin) to refuse appends
- * and delete its records (Partition.markDeleted). A topic declared again
- * under the same name gets a new incarnation, hence new Partition objects.
+ * the Partitions of the old incarnation (source and twin) to refuse appends
+ * and delete their records (Partition.markDeleted) — only those that
+ * registered themselves (`written` table, registerPartition) before they
+ * first stored something, so an untouched partition is never started. A
+ * topic declared again under the same name gets a new incarnation, hence new
+ * Partition objects.
+ *
+ * Topics created before partitions registered themselves (incarnation below
+ * `registry_meta.written_from`) are purged the old way: every partition.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../worker/env";
@@ -19,6 +25,7 @@ import { partitionStub } from "../partition/stub";
 import { checkClientFrame, decodeUtf8Strict, dlqSourceName } from "../../wire/mortar/validate";
 import { choosePair, isTwinId, pairOf, sourceTopicId, twinTopicId } from "./topics";
 import type { DeclareResult, LookupResult, TopicInfo } from "./rpc";
+import { DEFAULT_MAX_PARTITIONS_PER_TOPIC } from "../../wire/mortar/constants";
 
 /** Partitions told to purge per alarm run. */
 const PURGE_FANOUT = 64;
@@ -47,7 +54,18 @@ export class TopicRegistry extends DurableObject<Env> {
       incarnation INTEGER NOT NULL, topic_id INTEGER NOT NULL, partitions INTEGER NOT NULL,
       next INTEGER NOT NULL, PRIMARY KEY(incarnation, topic_id))`);
     this.sql.exec("CREATE TABLE IF NOT EXISTS registry_meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS written(
+      incarnation INTEGER NOT NULL, topic_id INTEGER NOT NULL, partition INTEGER NOT NULL,
+      PRIMARY KEY(incarnation, topic_id, partition)) WITHOUT ROWID`);
+    // Topics created from now on have their partitions registered (older ones are purged by full fan-out).
+    if (this.meta("written_from", 0) === 0) this.setMeta("written_from", this.meta("incarnation", 0) + 1);
     this.schedule = new Schedule(ctx.storage);
+  }
+
+  /** Largest partition_count a new topic may have (Worker var MORTAR_MAX_PARTITIONS_PER_TOPIC, default 1024). */
+  private get maxPartitions(): number {
+    const v = Number(this.env.MORTAR_MAX_PARTITIONS_PER_TOPIC);
+    return this.env.MORTAR_MAX_PARTITIONS_PER_TOPIC && Number.isInteger(v) && v > 0 ? Math.min(v, 0xffff) : DEFAULT_MAX_PARTITIONS_PER_TOPIC;
   }
 
   /** Tenant this registry serves (from the object name `registry/<tenant>`). */
@@ -90,7 +108,8 @@ export class TopicRegistry extends DurableObject<Env> {
    * result names the deleted topic, created = 0).
    *
    * Errors (as `{ok:false, code}`): INVALID_FLAGS, INVALID_TOPIC_NAME,
-   * INVALID_PARTITION_COUNT (0), TOPIC_NAME_RESERVED (`x.dlq` without `x`,
+   * INVALID_PARTITION_COUNT (0, or above MORTAR_MAX_PARTITIONS_PER_TOPIC
+   * for a new topic), TOPIC_NAME_RESERVED (`x.dlq` without `x`,
    * or deleting a twin), PARTITION_COUNT_MISMATCH, UNKNOWN_TOPIC (delete of
    * a missing topic), MUTATION_NOT_PACKABLE (all 32767 pairs in use).
    */
@@ -111,6 +130,10 @@ export class TopicRegistry extends DurableObject<Env> {
     }
     const found = this.row(name);
     if (found) return this.existing(found, false, partitionCount);
+    if (partitionCount > this.maxPartitions) {
+      return fail(ErrorCode.INVALID_PARTITION_COUNT,
+        `partition_count ${partitionCount} is above this broker's limit of ${this.maxPartitions} partitions per topic (MORTAR_MAX_PARTITIONS_PER_TOPIC)`);
+    }
     const next = this.meta("next_pair", 1);
     const pair = choosePair(next, () =>
       this.sql.exec<{ pair: number }>("SELECT pair FROM topics ORDER BY pair").toArray().map((r) => r.pair));
@@ -179,6 +202,19 @@ export class TopicRegistry extends DurableObject<Env> {
     return fail(ErrorCode.UNKNOWN_TOPIC, `topic_id ${topicId} is not registered`);
   }
 
+  /**
+   * Called by a Partition before it first stores anything: records that
+   * partition `partition` of `topicId` (incarnation `incarnation`) holds
+   * data, so a delete purges it. Idempotent. Returns false (recording
+   * nothing) when that topic incarnation is no longer live — the partition
+   * must then refuse the write as TOPIC_DELETED.
+   */
+  registerPartition(incarnation: number, topicId: number, partition: number): boolean {
+    const live = this.sql.exec("SELECT 1 FROM topics WHERE incarnation = ? AND pair = ?", incarnation, pairOf(topicId)).toArray().length > 0;
+    if (live) this.sql.exec("INSERT OR IGNORE INTO written(incarnation, topic_id, partition) VALUES (?,?,?)", incarnation, topicId, partition);
+    return live;
+  }
+
   /** Every live topic with its twin, ordered by topic_id (for /stats). */
   list(): TopicInfo[] {
     const out: TopicInfo[] = [];
@@ -188,7 +224,11 @@ export class TopicRegistry extends DurableObject<Env> {
     return out;
   }
 
-  /** Runs the purge queue: marks up to PURGE_FANOUT partitions deleted per run. */
+  /**
+   * Runs the purge queue: marks up to PURGE_FANOUT partitions deleted per
+   * run — the registered ones (`written`), or every partition for a topic
+   * created before registration existed.
+   */
   override async alarm(): Promise<void> {
     if (this.schedule.due(Date.now()).includes("purge")) {
       const job = this.sql.exec<{ incarnation: number; topic_id: number; partitions: number; next: number }>(
@@ -196,17 +236,23 @@ export class TopicRegistry extends DurableObject<Env> {
       if (!job) {
         this.schedule.clear("purge");
       } else {
-        const end = Math.min(job.partitions, job.next + PURGE_FANOUT);
-        const calls: Promise<void>[] = [];
-        for (let p = job.next; p < end; p++) {
-          calls.push(partitionStub(this.env, this.tenant, job.incarnation, job.topic_id, p).markDeleted());
-        }
-        await Promise.all(calls); // a failure throws: the alarm is retried and markDeleted is idempotent
-        if (end >= job.partitions) {
-          this.sql.exec("DELETE FROM purges WHERE incarnation = ? AND topic_id = ?", job.incarnation, job.topic_id);
-        } else {
-          this.sql.exec("UPDATE purges SET next = ? WHERE incarnation = ? AND topic_id = ?", end, job.incarnation, job.topic_id);
-        }
+        const legacy = job.incarnation < this.meta("written_from", 1);
+        const parts = legacy
+          ? Array.from({ length: Math.max(0, Math.min(job.partitions, job.next + PURGE_FANOUT) - job.next) }, (_, i) => job.next + i)
+          : this.sql.exec<{ partition: number }>(
+            "SELECT partition FROM written WHERE incarnation = ? AND topic_id = ? ORDER BY partition LIMIT ?",
+            job.incarnation, job.topic_id, PURGE_FANOUT).toArray().map((r) => r.partition);
+        // a failure throws: the alarm is retried and markDeleted is idempotent
+        await Promise.all(parts.map((p) => partitionStub(this.env, this.tenant, job.incarnation, job.topic_id, p).markDeleted()));
+        const done = parts.length < PURGE_FANOUT || (legacy && job.next + parts.length >= job.partitions);
+        this.ctx.storage.transactionSync(() => {
+          if (!legacy && parts.length > 0) {
+            this.sql.exec("DELETE FROM written WHERE incarnation = ? AND topic_id = ? AND partition <= ?",
+              job.incarnation, job.topic_id, parts[parts.length - 1]!);
+          }
+          if (done) this.sql.exec("DELETE FROM purges WHERE incarnation = ? AND topic_id = ?", job.incarnation, job.topic_id);
+          else if (legacy) this.sql.exec("UPDATE purges SET next = ? WHERE incarnation = ? AND topic_id = ?", job.next + parts.length, job.incarnation, job.topic_id);
+        });
         this.schedule.put("purge", Date.now());
       }
     }

@@ -24,6 +24,13 @@
  * socket (1011) so the client reconnects and subscribes again. Groups and
  * partitions call back through the RPC methods below (groupNotice, wake,
  * hasMember, groupRemoved).
+ *
+ * When the connection ends (either side closed, or the socket failed) and
+ * its subscriptions were shut down (members left their groups), the
+ * session deletes all its storage (the `subs` table, the alarm), so a
+ * finished connection leaves no SQLite file behind. A group that still
+ * asks about a member later reaches an empty object and gets "no such
+ * member".
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../worker/env";
@@ -64,6 +71,8 @@ export class MortarSession extends DurableObject<Env> {
   private armedAt = 0;
   private lostPartial = false;
   private pin: ReturnType<typeof setInterval> | null = null;
+  /** Storage was deleted at the end of the connection: write nothing more. */
+  private storageGone = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -121,6 +130,7 @@ export class MortarSession extends DurableObject<Env> {
         void this.ctx.storage.deleteAlarm();
       },
       connected: () => this.attach(Date.now(), true),
+      ended: () => void this.deleteStorage(),
     }, tenant);
   }
 
@@ -204,8 +214,21 @@ export class MortarSession extends DurableObject<Env> {
     this.conn?.consumer.removed(subscriptionId, memberId);
   }
 
+  /** The connection is over: drop every row and the alarm (see the class comment). */
+  private async deleteStorage(): Promise<void> {
+    if (this.storageGone) return;
+    this.storageGone = true;
+    if (this.pin) {
+      clearInterval(this.pin);
+      this.pin = null;
+    }
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+  }
+
   /** Records the open subscriptions (for cleanup after a lost state) and keeps the object in memory while there are any. */
   private subscriptions(subs: ReadonlyMap<number, Subscription>): void {
+    if (this.storageGone) return;
     const tenant = this.conn?.tenant ?? "";
     this.ctx.storage.transactionSync(() => {
       this.ctx.storage.sql.exec("DELETE FROM subs");

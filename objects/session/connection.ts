@@ -4,19 +4,25 @@
  * the byte stream and writes what it returns; everything protocol-related
  * lives here.
  *
- * - Frames are decoded as bytes arrive; each request reserves a response
- *   slot at once, so answers leave in request order (ResponseQueue).
- * - PUB, PING run without waiting; CONNECT, DECLARE and a PUB whose topic
- *   is not cached are barriers: later frames wait until they are done
- *   (a PUB after a DECLARE(DELETE) sees the delete).
- * - Before CONNECT only CONNECT/PING/ERR; a client ERR or OK is never
- *   answered (neither is a request); a second CONNECT gets
+ * - Frames are decoded as bytes arrive; each frame except a client ERR
+ *   reserves a response slot at once, so answers leave in request order
+ *   (ResponseQueue). A client OK takes a slot that is filled with nothing.
+ * - PUB, PING, ACK/NACK, PULL, CREDIT, CONTROL_ACK and HEARTBEAT (not
+ *   LEAVE) run without waiting; CONNECT, DECLARE, SUB, HEARTBEAT LEAVE and a
+ *   PUB whose topic is not cached are barriers: later frames wait until
+ *   they are done (a PUB after a DECLARE(DELETE) sees the delete).
+ * - Before CONNECT only CONNECT/PING/ERR: any other op (a client OK too)
+ *   gets NOT_CONNECTED and the connection closes. A client ERR is never
+ *   answered; neither is a client OK after CONNECT. A second CONNECT gets
  *   ALREADY_CONNECTED; unknown tokens get AUTH_FAILED then close.
  * - A framing error (decoder) gets ERR then close, never resynchronised.
  * - Requests not yet answered are bounded (MAX_PENDING_BYTES of request
  *   bytes, MAX_PENDING_REQUESTS slots); a request beyond either bound gets
- *   BACKPRESSURE at once (unless nothing else is pending), so a session
- *   never buffers without limit.
+ *   BACKPRESSURE at once (unless nothing else is pending). Those answers
+ *   queue too, so there is a hard bound: once MAX_QUEUED_SLOTS answers
+ *   (2 × MAX_PENDING_REQUESTS) or MAX_QUEUED_ANSWER_BYTES of ready answers
+ *   wait to be written, the next frame gets ONE closing BACKPRESSURE and the
+ *   connection closes — a session never buffers without limit.
  * - Read-path ops go to Consumer (consumer.ts). SUB and HEARTBEAT LEAVE are
  *   barriers; ACK/NACK are batched per partition like PUB; a PULL waits
  *   without blocking later frames (their answers queue behind its answer).
@@ -48,6 +54,12 @@ import type { Subscription } from "./subscription";
 export const MAX_PENDING_BYTES = 32 * 1024 * 1024;
 /** Bound on requests received but not yet written back (answers wait for older ones). */
 export const MAX_PENDING_REQUESTS = 65_536;
+/** Hard bound on answer slots not yet written (requests + BACKPRESSURE answers): beyond it the connection closes. */
+export const MAX_QUEUED_SLOTS = 2 * MAX_PENDING_REQUESTS;
+/** Hard bound on bytes of ready answers waiting behind an unanswered one (64 MiB): beyond it the connection closes. */
+export const MAX_QUEUED_ANSWER_BYTES = 2 * MAX_PENDING_BYTES;
+/** Text of a BACKPRESSURE answer (short and constant: a flood of refused frames must not be amplified). */
+const BACKPRESSURE_TEXT = "session over its unanswered-request bound; retry later";
 
 /** WebSocket close codes used. */
 export const CloseCode = { NORMAL: 1000, PROTOCOL_ERROR: 1002, POLICY: 1008 } as const;
@@ -57,7 +69,7 @@ export interface ConnectionIO {
   env: Env;
   /** This session's Durable Object id (hex), where groups and partitions call back. */
   sessionId: string;
-  /** Writes bytes to the client (one WebSocket message). */
+  /** Writes bytes to the client (the host cuts them into WebSocket messages of at most 1 MiB). */
   send(bytes: Uint8Array): void;
   /** Closes the connection after everything before was sent. */
   close(code: number, reason: string): void;
@@ -65,6 +77,8 @@ export interface ConnectionIO {
   connected(tenant: string): void;
   /** The open subscriptions changed. */
   subscriptions(subs: ReadonlyMap<number, Subscription>): void;
+  /** The connection is over and its subscriptions were shut down (members left): the session's storage may go. Called once. */
+  ended(): void;
 }
 
 interface Pending {
@@ -93,6 +107,8 @@ export class Connection {
   tenant: string | null;
   /** Bound on bytes of requests received but not answered (requests beyond it get BACKPRESSURE). */
   maxPendingBytes = MAX_PENDING_BYTES;
+  /** Hard bound on answer slots not yet written (beyond it: one closing BACKPRESSURE). */
+  maxQueuedSlots = MAX_QUEUED_SLOTS;
 
   constructor(private readonly io: ConnectionIO, tenant: string | null = null) {
     this.tenant = tenant;
@@ -156,16 +172,29 @@ export class Connection {
     this.closed = true;
     this.inputClosed = true;
     this.halted = true;
-    return this.consumer.shutdown();
+    return this.shutdown();
+  }
+
+  private shutdownDone: Promise<void> | null = null;
+
+  /** Shuts the read path down once, then tells the host the connection ended. */
+  private shutdown(): Promise<void> {
+    this.shutdownDone ??= this.consumer.shutdown().finally(() => this.io.ended());
+    return this.shutdownDone;
   }
 
   private enqueue(f: Frame): void {
     if (f.op === Op.ERR) return; // a client ERR needs no answer
     const size = frameSize(f);
     const q = this.responses;
+    if (q.pending >= this.maxQueuedSlots || q.readyBytes > MAX_QUEUED_ANSWER_BYTES) {
+      this.fail(new MortarError(ErrorCode.BACKPRESSURE,
+        `closing: ${q.pending} answers (${q.readyBytes} bytes ready) are waiting to be written; max ${this.maxQueuedSlots} answers, ${MAX_QUEUED_ANSWER_BYTES} bytes`),
+      CloseCode.POLICY);
+      return;
+    }
     if (q.pending > 0 && (q.pendingBytes + size > this.maxPendingBytes || q.pending >= MAX_PENDING_REQUESTS)) {
-      this.respondErr(q.reserve(0), ErrorCode.BACKPRESSURE, f.op,
-        `session has ${q.pending} requests (${q.pendingBytes} bytes) unanswered; max ${MAX_PENDING_REQUESTS} requests, ${this.maxPendingBytes} bytes`);
+      this.responses.fill(q.reserve(0), this.backpressureFrame(f.op));
       return;
     }
     this.inbox.push({ frame: f, slot: this.responses.reserve(size) });
@@ -335,6 +364,15 @@ export class Connection {
     }
   }
 
+  private readonly backpressureFrames = new Map<number, Uint8Array>();
+
+  /** The (shared, cached) BACKPRESSURE ERR answering a frame of `op`. */
+  private backpressureFrame(op: number): Uint8Array {
+    let b = this.backpressureFrames.get(op);
+    if (!b) this.backpressureFrames.set(op, (b = encodeFrame(errFrame(ErrorCode.BACKPRESSURE, op, BACKPRESSURE_TEXT))));
+    return b;
+  }
+
   /** Answers `slot` with ERR; codes that close the connection also stop it. */
   private respondErr(slot: number, code: number, requestOp: number, message: string): void {
     const err = new MortarError(code, message, requestOp);
@@ -366,7 +404,7 @@ export class Connection {
     if (close) {
       this.closed = true;
       this.io.close(close.code, close.reason);
-      void this.consumer.shutdown();
+      void this.shutdown();
     }
   }
 }

@@ -8,13 +8,25 @@
  * consecutive PUBs that arrive together become one RPC, and under load the
  * batch size grows with the arrival rate. Answers go to the response slots
  * reserved when the frames arrived, so response order is kept across lanes.
+ *
+ * Several lanes (a topic with several partitions): an idle lane sends its
+ * queued PUBs at once only when they are on the critical path — its oldest
+ * queued slot is older than every call in flight on other lanes — or when
+ * no call is in flight. Otherwise its answers could not be written before
+ * that older call answers anyway (strict request order), so it waits for the
+ * next completion. Without this, a pipelining client that refills one PUB
+ * per answer gets its answers released one at a time and the lanes fall
+ * out of step: every partition commits batches of ~1 PUB, and where the
+ * partitions share a thread (wrangler dev: one workerd thread for every
+ * object) each commit costs a full round (measured on 4 partitions with 256
+ * in flight: 3.5k msg/s, p50 70 ms, instead of ~40k msg/s).
  */
 import { Op } from "../../wire/mortar/constants";
 import { encodeFrame } from "../../wire/mortar/codec";
 import { ErrorCode, errFrame } from "../../wire/mortar/errors";
 import type { PubFrame } from "../../wire/mortar/frames";
 import { encodePubResult, okFrame } from "../../wire/mortar/results";
-import { PubResultFlags } from "../../wire/mortar/constants";
+import { PRODUCER_DEDUPE_WINDOW, PubResultFlags } from "../../wire/mortar/constants";
 import { PubBatchBuilder } from "../partition/batch";
 import { AppendStatus, type AppendResult } from "../partition/rpc";
 import type { TopicInfo } from "../registry/rpc";
@@ -43,6 +55,8 @@ interface Lane {
   partition: number;
   queue: Batch[];
   inFlight: boolean;
+  /** Oldest response slot of the call in flight (valid while inFlight). */
+  inFlightSlot: number;
 }
 
 export class PubPipeline {
@@ -58,7 +72,7 @@ export class PubPipeline {
   submit(topic: TopicInfo, frame: PubFrame, slot: number): void {
     const key = laneKey(topic.incarnation, topic.topicId, frame.partition);
     let lane = this.lanes.get(key);
-    if (!lane) this.lanes.set(key, (lane = { topic, partition: frame.partition, queue: [], inFlight: false }));
+    if (!lane) this.lanes.set(key, (lane = { topic, partition: frame.partition, queue: [], inFlight: false, inFlightSlot: 0 }));
     let b = lane.queue[lane.queue.length - 1];
     if (!b || b.builder.length >= MAX_BATCH_BYTES) {
       b = { builder: this.spare.pop() ?? new PubBatchBuilder(), slots: [] };
@@ -68,9 +82,19 @@ export class PubPipeline {
     b.slots.push(slot);
   }
 
-  /** Sends the next batch of every lane that has queued PUBs and no call in flight. */
+  /**
+   * Sends the next batch of every idle lane with queued PUBs that is on the
+   * critical path (see the module comment); the others wait for a completion.
+   */
   flush(): void {
-    for (const [key, lane] of this.lanes) this.dispatch(key, lane);
+    let oldestInFlight = Infinity;
+    for (const lane of this.lanes.values()) if (lane.inFlight && lane.inFlightSlot < oldestInFlight) oldestInFlight = lane.inFlightSlot;
+    for (const [key, lane] of this.lanes) {
+      if (lane.inFlight) continue;
+      const next = lane.queue[0];
+      if (!next) this.lanes.delete(key);
+      else if (next.slots[0]! < oldestInFlight) this.dispatch(lane);
+    }
   }
 
   /** Lanes with a call in flight or queued PUBs. */
@@ -78,14 +102,10 @@ export class PubPipeline {
     return this.lanes.size;
   }
 
-  private dispatch(key: number | string, lane: Lane): void {
-    if (lane.inFlight) return;
-    const batch = lane.queue.shift();
-    if (!batch) {
-      this.lanes.delete(key);
-      return;
-    }
+  private dispatch(lane: Lane): void {
+    const batch = lane.queue.shift()!;
     lane.inFlight = true;
+    lane.inFlightSlot = batch.slots[0]!;
     const bytes = batch.builder.finish();
     batch.builder.reset();
     if (this.spare.length < 4) this.spare.push(batch.builder);
@@ -94,7 +114,7 @@ export class PubPipeline {
       (e) => this.fail(batch.slots, faultOf(e).code, faultOf(e).message),
     ).finally(() => {
       lane.inFlight = false;
-      this.dispatch(key, lane);
+      this.flush();
       this.host.answered();
     });
   }
@@ -132,7 +152,7 @@ export class PubPipeline {
 
 function rejectText(code: number): string {
   return code === ErrorCode.PRODUCER_SEQ_OUT_OF_WINDOW
-    ? "producer_seq is older than the dedupe window (last 1024 values); nothing was appended"
+    ? `producer_seq is at or below highest − ${PRODUCER_DEDUPE_WINDOW} for this producer (older than the dedupe window): it cannot be told apart from a new message; nothing was appended`
     : "PUB rejected by the partition";
 }
 

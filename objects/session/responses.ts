@@ -11,7 +11,9 @@
  * order, after every earlier answer was written.
  *
  * The queue also tracks the bytes of requests whose slot is not filled yet
- * (`pendingBytes`): the Session bounds it (backpressure).
+ * (`pendingBytes`) and the bytes of answers filled but not yet drained
+ * (`readyBytes`, e.g. waiting behind a slow head): the Session bounds both
+ * (backpressure).
  *
  * A slot may carry an `onWritten` callback, returned by the `drain()` that
  * hands out its bytes, to be run after they were written (a SUB's pushes
@@ -48,6 +50,7 @@ export class ResponseQueue {
   /** Slot id of slots[0]. */
   private base = 0;
   private pendingReqBytes = 0;
+  private readyAnswerBytes = 0;
   private closed = false;
 
   /** Reserves the next slot for a request of `requestBytes` bytes; returns its id. */
@@ -69,6 +72,7 @@ export class ResponseQueue {
     s.close = close;
     s.onWritten = onWritten;
     this.pendingReqBytes -= s.requestBytes;
+    this.readyAnswerBytes += bytes.length;
   }
 
   /** Whether slot `id` is still waiting for its answer. */
@@ -92,6 +96,7 @@ export class ResponseQueue {
       if (s.bytes.length) {
         parts.push(s.bytes);
         total += s.bytes.length;
+        this.readyAnswerBytes -= s.bytes.length;
       }
       if (s.close) {
         close = s.close;
@@ -123,5 +128,10 @@ export class ResponseQueue {
   /** Bytes of requests whose answer is not filled yet. */
   get pendingBytes(): number {
     return this.pendingReqBytes;
+  }
+
+  /** Bytes of answers filled but not drained yet. */
+  get readyBytes(): number {
+    return this.readyAnswerBytes;
   }
 }

@@ -32,6 +32,19 @@ async function stop(): Promise<void> {
   await broker?.stop();
 }
 
+/** A raw WebSocket to the broker's /v0/mortar; `got` collects the decoded frames it receives. */
+async function rawWebSocket(): Promise<{ ws: WebSocket; got: Frame[] }> {
+  const ws = new WebSocket(`${broker.url.replace(/^http/, "ws")}/v0/mortar`, { perMessageDeflate: false });
+  await new Promise((resolve, reject) => {
+    ws.once("open", resolve);
+    ws.once("error", reject);
+  });
+  const got: Frame[] = [];
+  const dec = new FrameDecoder();
+  ws.on("message", (d: Buffer) => got.push(...dec.push(new Uint8Array(d)).frames));
+  return { ws, got };
+}
+
 /** Writes a 10,000-line access log and reads it back as lines. */
 function logLines(): string[] {
   const path = join(stateDir, "access.log");
@@ -56,19 +69,6 @@ afterAll(async () => {
   rmSync(stateDir, { recursive: true, force: true });
 });
 
-/** A raw WebSocket to /v0/mortar; `got` collects the decoded frames the broker sends. */
-async function rawSession(): Promise<{ ws: WebSocket; got: Frame[] }> {
-  const ws = new WebSocket(`${broker.url.replace(/^http/, "ws")}/v0/mortar`, { perMessageDeflate: false });
-  await new Promise((resolve, reject) => {
-    ws.once("open", resolve);
-    ws.once("error", reject);
-  });
-  const got: Frame[] = [];
-  const dec = new FrameDecoder();
-  ws.on("message", (d: Buffer) => got.push(...dec.push(new Uint8Array(d)).frames));
-  return { ws, got };
-}
-
 describe("MortarMQ write path, real broker", () => {
   it("publishes a log over raw TCP, deduplicates retries, and continues after a restart", async () => {
     const lines = logLines();
@@ -84,13 +84,13 @@ describe("MortarMQ write path, real broker", () => {
     expect(results.every((r) => !r.deduplicated && r.durability === 1)).toBe(true);
     const epochBefore = results[0].leaderEpoch;
 
-    // 100 retries of lines inside the dedupe window (the last 1024 appends): original sequences, nothing appended.
+    // 100 retries of lines inside the dedupe window (values 8977..10000): original sequences, nothing appended.
     const retried = Array.from({ length: 100 }, (_, k) => 9_000 + ((k * 97) % 1_000));
     const dups = await Promise.all(retried.map((i) =>
       client.publish(topic.topicId, 0, null, lines[i], { producerId: PRODUCER, producerSeq: BigInt(i + 1) })));
     expect(dups.map((r) => [Number(r.sequence), r.deduplicated])).toEqual(retried.map((i) => [i + 1, true]));
     expect(dups.every((r) => r.commitSeq === 10_000n)).toBe(true);
-    // a retry older than the window cannot be told apart from a new message: refused
+    // a retry at or below highest − 1024 cannot be told apart from a new message: refused
     const old = await client.publish(topic.topicId, 0, null, lines[5], { producerId: PRODUCER, producerSeq: 6n }).catch((e) => e);
     expect(old).toBeInstanceOf(MortarClientError);
     expect(old).toMatchObject({ code: ErrorCode.PRODUCER_SEQ_OUT_OF_WINDOW, name: "PRODUCER_SEQ_OUT_OF_WINDOW", action: "give-up" });
@@ -126,7 +126,7 @@ describe("MortarMQ write path, real broker", () => {
   }, 60_000);
 
   it("reassembles a stream cut into 1–7 byte WebSocket messages (message boundaries are not frame boundaries)", async () => {
-    const { ws, got } = await rawSession();
+    const { ws, got } = await rawWebSocket();
     const frames: Frame[] = [
       { op: Op.CONNECT, protocolVersion: WIRE_VERSION, clientFlags: 0, token: utf8Bytes(TOKEN), reserved: 0 },
       { op: Op.DECLARE, topic: utf8Bytes("split"), partitionCount: 1, flags: 0 },
@@ -155,7 +155,7 @@ describe("MortarMQ write path, real broker", () => {
   }, 60_000);
 
   it("10,000 one-byte WebSocket messages sent back to back reach the session in order (stored values match)", async () => {
-    const { ws, got } = await rawSession();
+    const { ws, got } = await rawWebSocket();
     const bytewise = (b: Uint8Array) => {
       for (let i = 0; i < b.length; i++) ws.send(b.subarray(i, i + 1)); // no pacing: back to back
     };
@@ -196,4 +196,74 @@ describe("MortarMQ write path, real broker", () => {
     await sub.close();
     await reader.close();
   }, 60_000);
+
+  it("100,000 pipelined idempotent PUBs (100 producers): those refused with BACKPRESSURE are appended when resent, exactly once (raw, then the SDK's retry)", async () => {
+    // Raw: what the SDK does on the wire (QA scenario bpretry). 100 producers × 1000 seqs, so a resent seq is
+    // within its producer's dedupe window (a single producer with more than 1024 in flight cannot be deduplicated).
+    const { ws, got } = await rawWebSocket();
+    const until = async (n: number) => {
+      for (let i = 0; i < 3000 && got.length < n; i++) await new Promise((r) => setTimeout(r, 20));
+      return got.splice(0, n);
+    };
+    ws.send(encodeFrames([
+      { op: Op.CONNECT, protocolVersion: WIRE_VERSION, clientFlags: 0, token: utf8Bytes(TOKEN), reserved: 0 },
+      { op: Op.DECLARE, topic: utf8Bytes("bp-retry-raw"), partitionCount: 1, flags: 0 },
+    ]));
+    const [, declared] = await until(2);
+    const topicId = new DataView((declared as { result: Uint8Array }).result.buffer, (declared as { result: Uint8Array }).result.byteOffset).getUint16(0);
+    const N = 100_000;
+    const PRODUCERS = 100;
+    const pub = (i: number): Frame => ({
+      op: Op.PUB, topicId, partition: 0, producerId: BigInt(1 + (i % PRODUCERS)), producerSeq: BigInt(1 + Math.floor(i / PRODUCERS)),
+      flags: 0, key: new Uint8Array(0), value: utf8Bytes("v"),
+    });
+    const all = encodeFrames(Array.from({ length: N }, (_, i) => pub(i)));
+    for (let o = 0; o < all.length; o += 1 << 20) ws.send(all.subarray(o, o + (1 << 20)));
+    const first = await until(N);
+    expect(first.length).toBe(N);
+    const refused = first.flatMap((f, i) => (f.op === Op.ERR && f.code === ErrorCode.BACKPRESSURE ? [i] : []));
+    expect(refused.length).toBeGreaterThan(0); // the scenario needs some refused PUBs
+    const sequences = new Set(first.flatMap((f) => (f.op === Op.OK ? [Number(decodePubResult(f.result).sequence)] : [])));
+    expect(sequences.size + refused.length).toBe(N);
+    ws.send(encodeFrames(refused.map(pub)));
+    const again = await until(refused.length);
+    expect(again.map((f) => (f.op === Op.ERR ? f.code : decodePubResult((f as { result: Uint8Array }).result).resultFlags)).filter((x) => x !== 0)).toEqual([]);
+    for (const f of again) sequences.add(Number(decodePubResult((f as { result: Uint8Array }).result).sequence));
+    expect(sequences.size).toBe(N); // every PUB got its own sequence: appended exactly once
+    expect(Math.max(...sequences)).toBe(N);
+    ws.close();
+
+    // The SDK: retry-with-backoff of BACKPRESSURE resends the same producer_seq.
+    const client = await MortarClient.connect(broker.url, { token: TOKEN, retry: { attempts: 10 } });
+    await client.declare("bp-retry-sdk", 1);
+    const results = await Promise.all(Array.from({ length: N }, (_, i) => {
+      const f = pub(i) as { producerId: bigint; producerSeq: bigint };
+      return client.publish("bp-retry-sdk", 0, null, "v", { producerId: f.producerId, producerSeq: f.producerSeq });
+    }));
+    const seqs = new Set(results.map((r) => Number(r.sequence)));
+    expect(seqs.size).toBe(N);
+    expect(Math.max(...seqs)).toBe(N);
+    // One producer with 30,000 publishes at once: the SDK keeps 1024 in flight, all appended once, in order.
+    const one = await Promise.all(Array.from({ length: 30_000 }, (_, i) =>
+      client.publish("bp-retry-sdk", 0, null, "w", { producerId: 999n, producerSeq: BigInt(i + 1) })));
+    expect(one.map((r) => Number(r.sequence))).toEqual(Array.from({ length: 30_000 }, (_, i) => N + i + 1));
+    await client.close();
+  }, 120_000);
+
+  it("answers every request sent before a TCP client's FIN (half-close through the bridge)", async () => {
+    const { connect: netConnect } = await import("node:net");
+    const sock = netConnect({ host: "127.0.0.1", port: bridge.port, allowHalfOpen: true });
+    await new Promise((r) => sock.once("connect", r));
+    const dec = new FrameDecoder();
+    const got: Frame[] = [];
+    sock.on("data", (d: Buffer) => got.push(...dec.push(new Uint8Array(d)).frames));
+    const closed = new Promise((r) => sock.once("close", r));
+    sock.end(encodeFrames([
+      { op: Op.CONNECT, protocolVersion: WIRE_VERSION, clientFlags: 0, token: utf8Bytes(TOKEN), reserved: 0 },
+      { op: Op.DECLARE, topic: utf8Bytes("half-close"), partitionCount: 1, flags: 0 },
+      { op: Op.PING },
+    ]));
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 20_000))]);
+    expect(got.map((f) => f.op === Op.OK && f.requestOp)).toEqual([Op.CONNECT, Op.DECLARE, Op.PING]);
+  }, 30_000);
 });

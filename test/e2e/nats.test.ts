@@ -246,4 +246,17 @@ describe("mq9 spec examples over NATS and HTTP", () => {
     await a.close();
     await b.close();
   });
+
+  it("raw TCP half-close through the bridge (`printf … | nc -N`): the answers still arrive", async () => {
+    const { connect: netConnect } = await import("node:net");
+    const sock = netConnect({ host: "127.0.0.1", port: tokenBridge.port, allowHalfOpen: true });
+    await new Promise((r) => sock.once("connect", r));
+    let text = "";
+    sock.on("data", (d: Buffer) => (text += d.toString()));
+    const closed = new Promise((r) => sock.once("close", r));
+    sock.end(`CONNECT {"verbose":false,"pedantic":false}\r\nPING\r\n`);
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 20_000))]);
+    expect(text).toMatch(/^INFO /);
+    expect(text).toContain("PONG\r\n");
+  }, 30_000);
 });

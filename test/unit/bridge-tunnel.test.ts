@@ -98,7 +98,7 @@ describe("bridge tunnel", () => {
     const wsClosed = new Promise<void>((r) => (closed = r));
     const srv = await wsServer((ws) => ws.on("close", () => closed()));
     cleanups.push(srv.close);
-    const t = await startTunnel({ host: "127.0.0.1", port: 0, target: srv.url });
+    const t = await startTunnel({ host: "127.0.0.1", port: 0, target: srv.url, halfCloseGraceMs: 100 });
     cleanups.push(() => t.close());
     const s = await connect(t.port);
     s.write("PING\r\n");
@@ -114,13 +114,56 @@ describe("bridge tunnel", () => {
     const t = await startTunnel({ host: "127.0.0.1", port: 0, target: "ws://127.0.0.1:1/nats", onConnectionError: (e) => errors.push(e) });
     cleanups.push(() => t.close());
     const s = await connect(t.port);
+    const t0 = Date.now();
     await new Promise<void>((r) => s.once("close", () => r()));
-    expect(errors.length).toBeGreaterThan(0);
+    expect(Date.now() - t0).toBeLessThan(2000); // promptly
+    expect(errors.map((e) => e.message)).toEqual([
+      expect.stringMatching(/^broker unreachable at ws:\/\/127\.0\.0\.1:1\/nats: connect ECONNREFUSED .*; closed the TCP connection from 127\.0\.0\.1:\d+$/),
+    ]);
   });
 
   it("reports a port in use", async () => {
     const a = await startTunnel({ host: "127.0.0.1", port: 0, target: "ws://127.0.0.1:1/" });
     cleanups.push(() => a.close());
     await expect(startTunnel({ host: "127.0.0.1", port: a.port, target: "ws://127.0.0.1:1/" })).rejects.toThrow(/EADDRINUSE/);
+  });
+
+  it("TCP half-close: answers sent after the client's FIN still reach it; the broker closing ends the TCP side", async () => {
+    const srv = await wsServer((ws) => {
+      ws.on("message", (data) => setTimeout(() => {
+        ws.send(Buffer.concat([Buffer.from("answer:"), data as Buffer]));
+        setTimeout(() => ws.close(1000, "done"), 50);
+      }, 300)); // answers well after the FIN
+    });
+    cleanups.push(srv.close);
+    const t = await startTunnel({ host: "127.0.0.1", port: 0, target: srv.url });
+    cleanups.push(() => t.close());
+    const s = createConnection({ host: "127.0.0.1", port: t.port, allowHalfOpen: true });
+    await new Promise((r) => s.once("connect", r));
+    const parts: Buffer[] = [];
+    s.on("data", (d: Buffer) => parts.push(d));
+    const ended = new Promise((r) => s.once("end", r));
+    s.end("req");
+    await ended;
+    expect(Buffer.concat(parts).toString()).toBe("answer:req");
+    s.destroy();
+  });
+
+  it("TCP half-close: a broker that stays silent is closed after the grace period", async () => {
+    let wsClosed = false;
+    const srv = await wsServer((ws) => ws.on("close", () => (wsClosed = true)));
+    cleanups.push(srv.close);
+    const t = await startTunnel({ host: "127.0.0.1", port: 0, target: srv.url, halfCloseGraceMs: 200 });
+    cleanups.push(() => t.close());
+    const s = createConnection({ host: "127.0.0.1", port: t.port, allowHalfOpen: true });
+    await new Promise((r) => s.once("connect", r));
+    const started = Date.now();
+    const ended = new Promise((r) => s.once("end", r));
+    s.end("x");
+    await ended;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+    for (let i = 0; i < 50 && !wsClosed; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(wsClosed).toBe(true);
+    s.destroy();
   });
 });

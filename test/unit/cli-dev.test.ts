@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { authLine, devVars } from "../../client/cli/dev";
+import { HealthWatch } from "../../client/local/health";
 
 describe("mortarmq dev --var / --auth-tokens", () => {
   it("collects repeated --var NAME=value (values may contain = and :) and the --auth-tokens shortcut", () => {
@@ -23,5 +24,16 @@ describe("mortarmq dev --var / --auth-tokens", () => {
   it("says plainly when the broker runs open", () => {
     expect(authLine("open")).toContain('OPEN — no AUTH_TOKENS configured: every client is tenant "default"');
     expect(authLine("tokens")).toContain("tokens required");
+  });
+});
+
+describe("mortarmq dev health watch", () => {
+  it("declares the broker dead only after no probe succeeded for the whole grace", () => {
+    const w = new HealthWatch(1_000, 10_000);
+    expect(w.observe(false, 4_000)).toBe(false);
+    expect(w.observe(true, 7_000)).toBe(false); // answered again: the clock restarts
+    expect(w.observe(false, 16_999)).toBe(false);
+    expect(w.observe(false, 17_000)).toBe(true);
+    expect(w.silentFor(17_000)).toBe(10_000);
   });
 });

@@ -74,6 +74,8 @@ describe("checkClientFrame", () => {
     expect(codeOf(dec("x".repeat(MAX_TOPIC_LEN)))).toBeNull();
     expect(codeOf(dec("x".repeat(MAX_TOPIC_LEN + 1)))).toBe("INVALID_TOPIC_NAME");
     expect(codeOf(dec(Uint8Array.from([0x61, 0xff])))).toBe("INVALID_TOPIC_NAME");
+    expect(checkClientFrame(dec(Uint8Array.from([0x61, 0xff])))?.message).toBe("topic name is not valid UTF-8 (2 bytes)");
+    expect(checkClientFrame(dec(""))?.message).toBe("topic name must be 1..255 bytes of UTF-8 (got 0 bytes)");
     expect(codeOf(dec("orders.dlq"))).toBeNull(); // the registry returns the twin id or TOPIC_NAME_RESERVED
     expect(codeOf(dec("orders.dlq", 0, DeclareFlags.DELETE))).toBe("TOPIC_NAME_RESERVED");
     expect(codeOf(dec("orders", 1, 0x0002))).toBe("INVALID_FLAGS");
@@ -132,6 +134,14 @@ describe("checkClientFrame", () => {
       op: Op.NOTICE, noticeId: 1n, kind: 0, groupId: 1, membershipEpoch: 1, assignmentEpoch: 1, ownershipEpoch: 1n,
       topicId: 1, partition: 0, memberId: 1n,
     })).toBe("UNKNOWN_OP");
+  });
+
+  it("a MSG or NOTICE from a client whose payload does not decode is MALFORMED_PAYLOAD (the decoder rejects it first)", () => {
+    for (const op of [Op.MSG, Op.NOTICE]) {
+      const { frames, error } = new FrameDecoder().push(Uint8Array.from([0, 0, 0, 4, op, 1, 2, 3]));
+      expect(frames).toEqual([]);
+      expect(error?.name).toBe("MALFORMED_PAYLOAD");
+    }
   });
 
   it("name parsers return strings for valid names", () => {

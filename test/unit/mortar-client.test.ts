@@ -57,6 +57,23 @@ describe("MortarClient", () => {
     expect(broker.writes).toBeLessThanOrEqual(2);
   });
 
+  it("keeps at most 1024 idempotent publishes of one (topic, partition, producer) in flight; others go ahead", async () => {
+    let seq = 0n;
+    let auto = false; // answer nothing at first, so the in-flight count is visible in what the broker received
+    const { broker, client } = clientOver((f) => (auto && f.op === Op.PUB ? pubOk(++seq) : null));
+    const idem = Array.from({ length: 1500 }, (_, i) => client.publish(1, 0, null, "v", { producerId: 9n, producerSeq: BigInt(i + 1) }));
+    const other = client.publish(1, 1, null, "v", { producerId: 9n, producerSeq: 1n });
+    await new Promise((r) => setTimeout(r, 10));
+    const sent = () => broker.received.filter((f) => f.op === Op.PUB) as PubFrame[];
+    expect(sent().filter((f) => f.partition === 0).length).toBe(1024);
+    expect(sent().filter((f) => f.partition === 1).length).toBe(1);
+    auto = true;
+    for (let i = 0, n = sent().length; i < n; i++) broker.push(pubOk(++seq));
+    await Promise.all([...idem, other]);
+    const seqs = sent().filter((f) => f.partition === 0).map((f) => Number(f.producerSeq));
+    expect(seqs).toEqual(Array.from({ length: 1500 }, (_, i) => i + 1)); // sent in call order
+  });
+
   it("turns an ERR into a MortarClientError with code, name and action", async () => {
     const { client } = clientOver((f) => errFrame(ErrorCode.PARTITION_OUT_OF_RANGE, f.op, "no such partition"));
     const e = await client.publish(1, 9, null, "x").catch((x) => x);
@@ -114,5 +131,37 @@ describe("MortarClient", () => {
     expect((await client.publish(1, 0, null, "after")).sequence).toBe(2n);
     expect(client.closed).toBe(false);
     expect(broker.received.map((f) => f.op)).toEqual([Op.PUB, Op.PING, Op.PUB]);
+  });
+
+  it("connect: a broker that cannot be reached, or a bridge that closes at once (its broker is down), says 'broker unreachable at …'", async () => {
+    const refused = await MortarClient.connect("ws://127.0.0.1:1", { timeoutMs: 2000 }).catch((e) => e);
+    expect(refused).toBeInstanceOf(MortarClientError);
+    expect(refused.message).toMatch(/^broker unreachable at ws:\/\/127\.0\.0\.1:1: WebSocket .*ECONNREFUSED/);
+    const { createServer } = await import("node:net");
+    const srv = createServer((s) => s.destroy());
+    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
+    const port = (srv.address() as { port: number }).port;
+    const closed = await MortarClient.connect(`tcp://127.0.0.1:${port}`, { timeoutMs: 2000 }).catch((e) => e);
+    srv.close();
+    expect(closed).toMatchObject({ name: "CONNECTION_CLOSED", action: "reconnect" });
+    expect(closed.message).toBe(`broker unreachable at tcp://127.0.0.1:${port}: TCP connection closed before CONNECT was answered`);
+  });
+
+  it("close({ drain: true }) waits for requests in flight and publishes in retry; plain close() fails them", async () => {
+    let seq = 0n;
+    let n = 0;
+    const { client } = clientOver((f) => {
+      if (f.op !== Op.PUB) return null;
+      return ++n === 2 ? errFrame(ErrorCode.BACKPRESSURE, f.op, "busy") : pubOk(++seq); // the 2nd is refused once, then resent
+    });
+    const pubs = [1, 2, 3].map((i) => client.publish(1, 0, null, `v${i}`));
+    await client.close({ drain: true });
+    expect((await Promise.all(pubs)).map((r) => Number(r.sequence))).toEqual([1, 3, 2]);
+    expect(client.closed).toBe(true);
+
+    const other = clientOver(() => null).client; // never answers
+    const pending = other.publish(1, 0, null, "x", { retry: false });
+    await other.close();
+    await expect(pending).rejects.toMatchObject({ name: "CONNECTION_CLOSED" });
   });
 });

@@ -39,6 +39,41 @@ function ok(n: number, first: number, patch: Partial<AppendResult> = {}): Append
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
 describe("PubPipeline (group commit)", () => {
+  it("several partitions: an idle lane waits while an older call is in flight on another lane, so the lanes stay in step", async () => {
+    const host = new ScriptedHost();
+    const p = new PubPipeline(host);
+    const parts = () => host.calls.map((c) => `${c.partition}:${c.records.length}`);
+    p.submit(topic, pub(0, "a"), 0);
+    p.submit(topic, pub(1, "b"), 1);
+    p.flush();
+    expect(parts()).toEqual(["0:1", "1:1"]); // nothing in flight: every lane goes
+    host.calls[0].resolve(ok(1, 1)); // lane 0 done; slot 0 answered, slot 1 (lane 1) still in flight
+    await tick();
+    p.submit(topic, pub(0, "c"), 2); // newer than lane 1's call: its answer must wait for slot 1 anyway
+    p.submit(topic, pub(0, "d"), 3);
+    p.flush();
+    expect(parts()).toEqual(["0:1", "1:1"]);
+    host.calls[1].resolve(ok(1, 1));
+    await tick();
+    expect(parts()).toEqual(["0:1", "1:1", "0:2"]); // the completion sends it, as one batch
+    p.submit(topic, pub(1, "e"), 4); // newer than lane 0's call in flight (slots 2, 3): waits
+    p.flush();
+    expect(parts()).toEqual(["0:1", "1:1", "0:2"]);
+    host.calls[2].resolve(ok(2, 2));
+    await tick();
+    expect(parts()).toEqual(["0:1", "1:1", "0:2", "1:1"]);
+    p.submit(topic, pub(0, "f"), 5);
+    p.flush();
+    expect(parts()).toEqual(["0:1", "1:1", "0:2", "1:1"]); // slot 5 is newer than lane 1's slot 4 in flight
+    host.calls[3].resolve(ok(1, 2));
+    await tick();
+    expect(parts()).toEqual(["0:1", "1:1", "0:2", "1:1", "0:1"]);
+    host.calls[4].resolve(ok(1, 4));
+    await tick();
+    expect(p.activeLanes).toBe(0);
+    expect([...host.answers.keys()].sort()).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
   it("sends PUBs that arrive while a call is in flight together in the next call", async () => {
     const host = new ScriptedHost();
     const p = new PubPipeline(host);

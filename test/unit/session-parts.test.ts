@@ -16,10 +16,12 @@ describe("ResponseQueue", () => {
     q.fill(s3, b(3));
     q.fill(s2, b(2));
     expect(q.drain().bytes).toBeNull();
+    expect(q.readyBytes).toBe(2); // answers waiting behind the unanswered head
     q.fill(s1, b(1, 1));
     expect([...q.drain().bytes!]).toEqual([1, 1, 2, 3]);
     expect(q.pending).toBe(0);
     expect(q.pendingBytes).toBe(0);
+    expect(q.readyBytes).toBe(0);
   });
 
   it("stops after a closing slot and never writes past it", () => {

@@ -4,11 +4,19 @@ import { Durability, ErrorCode, MAX_VALUE_LEN, Op, type PubFrame } from "../../w
 import { PubBatchBuilder } from "../../objects/partition/batch";
 import { Partition } from "../../objects/partition/Partition";
 import { partitionStub } from "../../objects/partition/stub";
+import { registryStub } from "../../objects/registry/stub";
 import { AppendStatus, type AppendResult } from "../../objects/partition/rpc";
 import { sameBytes } from "./helpers/mortar-ws";
 
 let n = 0;
-const fresh = () => partitionStub(env, `part-${++n}-${Math.random().toString(36).slice(2, 8)}`, 1, 1, 0);
+/** Declares topic_id 1 (incarnation 1, 8 partitions) in a fresh tenant: a Partition registers with its topic before it first writes. */
+async function tenantWithTopic(): Promise<string> {
+  const t = `part-${++n}-${Math.random().toString(36).slice(2, 8)}`;
+  const d = await registryStub(env, t).declare("t", 8);
+  if (!d.ok || d.topicId !== 1 || d.topic.incarnation !== 1) throw new Error("declare");
+  return t;
+}
+const fresh = async () => partitionStub(env, await tenantWithTopic(), 1, 1, 0);
 const enc = new TextEncoder();
 
 function pub(value: string | Uint8Array, producerId = 0n, producerSeq = 0n, key = ""): PubFrame {
@@ -28,7 +36,7 @@ const summary = (r: AppendResult) => [...r.status].map((s, i) => (s === AppendSt
 
 describe("Partition.append", () => {
   it("numbers records from 1, commits a batch as one segment, reports local durability", async () => {
-    const p = fresh();
+    const p = await fresh();
     const r = await p.append(batch(pub("a", 0n, 0n, "k1"), pub("b"), pub("c")));
     expect(summary(r)).toEqual(["A1", "A2", "A3"]);
     expect(r).toMatchObject({ commitSeq: 3, durability: Durability.LOCAL, leaderEpoch: 1 });
@@ -44,7 +52,7 @@ describe("Partition.append", () => {
   });
 
   it("deduplicates retries with their ORIGINAL sequence and rejects producer_id 0 with a seq", async () => {
-    const p = fresh();
+    const p = await fresh();
     expect(summary(await p.append(batch(pub("a", 7n, 1n), pub("b", 7n, 2n), pub("x", 0n, 5n))))).toEqual(["A1", "A2", "E13"]);
     expect(summary(await p.append(batch(pub("b again", 7n, 2n), pub("c", 7n, 3n), pub("a again", 7n, 1n))))).toEqual(["D2", "A3", "D1"]);
     expect(summary(await p.append(batch(pub("other producer", 8n, 1n))))).toEqual(["A4"]);
@@ -54,25 +62,60 @@ describe("Partition.append", () => {
     expect((await p.info()).nonIdempotentPublishes).toBe(0);
   });
 
-  it("accepts a gap; a skipped or too-old producer_seq is PRODUCER_SEQ_OUT_OF_WINDOW (0x0014)", async () => {
-    const p = fresh();
+  it("accepts a gap and fills skipped values inside the window; only a seq ≤ highest − 1024 is PRODUCER_SEQ_OUT_OF_WINDOW (0x0014)", async () => {
+    const p = await fresh();
     const frames = Array.from({ length: 1100 }, (_, i) => pub(`m${i}`, 3n, BigInt(i + 1)));
     const r = await p.append(batch(...frames));
     expect(r.commitSeq).toBe(1100);
     expect(summary(await p.append(batch(pub("gap", 3n, 2000n))))).toEqual(["A1101"]);
-    // window = the last 1024 appends: seqs 78..1100 and 2000
-    expect(summary(await p.append(batch(pub("", 3n, 1500n), pub("", 3n, 77n), pub("", 3n, 78n), pub("", 3n, 2000n))))).toEqual([
-      "E14", "E14", "D78", "D1101",
+    // window = the values 977..2000: 1101..1999 were never appended (gap fill), 977..1100 and 2000 were
+    expect(summary(await p.append(batch(pub("", 3n, 1500n), pub("", 3n, 976n), pub("", 3n, 977n), pub("", 3n, 2000n), pub("", 3n, 1500n))))).toEqual([
+      "A1102", "E14", "D977", "D1101", "D1102",
     ]);
-    expect((await p.info()).lastSequence).toBe(1101);
+    expect(summary(await p.append(batch(pub("", 3n, 1101n), pub("", 3n, 77n))))).toEqual(["A1103", "E14"]);
+    expect((await p.info()).lastSequence).toBe(1103);
+  });
+
+  it("prunes stored appends that left the window and still answers duplicates inside it", async () => {
+    const p = await fresh();
+    for (let b = 0; b < 5; b++) {
+      await p.append(batch(...Array.from({ length: 1000 }, (_, i) => pub("", 4n, BigInt(b * 1000 + i + 1)))));
+    }
+    expect(summary(await p.append(batch(pub("", 4n, 3977n), pub("", 4n, 3976n), pub("", 4n, 4500n))))).toEqual(["D3977", "E14", "D4500"]);
+    await runInDurableObject(p, async (_i, ctx) => {
+      // rows whose largest producer_seq ≤ highest − 1024 were deleted when highest crossed 4096
+      expect(ctx.storage.sql.exec("SELECT count(*) AS n FROM producer_appends").one().n).toBeLessThanOrEqual(2);
+    });
+  });
+
+  it("migrates the pre-bitmap producer tables (window of the last 1024 appends) at start", async () => {
+    const p = await fresh();
+    await runInDurableObject(p, async (_inst, ctx) => {
+      const sql = ctx.storage.sql;
+      sql.exec("DROP TABLE producer_window; DROP TABLE producer_appends;");
+      sql.exec("CREATE TABLE producers(pid BLOB PRIMARY KEY, highest BLOB NOT NULL, ordinal INTEGER NOT NULL) WITHOUT ROWID");
+      sql.exec(`CREATE TABLE producer_runs(pid BLOB NOT NULL, first_pseq BLOB NOT NULL, last_pseq BLOB NOT NULL, first_ordinal INTEGER NOT NULL,
+        count INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY(pid, first_pseq)) WITHOUT ROWID`);
+      // producer 6 appended seqs 10 and 12 (sequences 1 and 2) in one batch
+      const u64 = (v: bigint) => { const b = new Uint8Array(8); new DataView(b.buffer).setBigUint64(0, v); return b; };
+      const entries = new Uint8Array(32);
+      const dv = new DataView(entries.buffer);
+      dv.setBigUint64(0, 10n); dv.setBigUint64(8, 1n); dv.setBigUint64(16, 12n); dv.setBigUint64(24, 2n);
+      sql.exec("INSERT INTO producers VALUES (?,?,?)", u64(6n), u64(12n), 2);
+      sql.exec("INSERT INTO producer_runs VALUES (?,?,?,?,?,?)", u64(6n), u64(10n), u64(12n), 1, 2, entries);
+      sql.exec("INSERT OR REPLACE INTO partition_meta(k, v) VALUES ('last_seq', 2)");
+      const restarted = new Partition(ctx, env);
+      expect(summary(await restarted.append(batch(pub("", 6n, 12n), pub("", 6n, 11n), pub("", 6n, 10n), pub("", 6n, 13n))))).toEqual(["D2", "A3", "D1", "A4"]);
+      expect(sql.exec("SELECT count(*) AS n FROM sqlite_master WHERE name IN ('producers', 'producer_runs')").one().n).toBe(0);
+    });
   });
 
   it("keeps producer state and sequences across a restart; the leader epoch goes up each start", async () => {
-    const p = fresh();
+    const p = await fresh();
     await p.append(batch(pub("a", 5n, 10n)));
     await runInDurableObject(p, async (_inst, ctx) => {
       const restarted = new Partition(ctx, env); // what the runtime does when the object starts again
-      const r = restarted.append(batch(pub("a", 5n, 10n), pub("b", 5n, 11n)));
+      const r = await restarted.append(batch(pub("a", 5n, 10n), pub("b", 5n, 11n)));
       expect(summary(r)).toEqual(["D1", "A2"]);
       expect(r.leaderEpoch).toBe(2);
       expect(ctx.storage.sql.exec("SELECT v FROM partition_meta WHERE k = 'leader_epoch'").one().v).toBe(2);
@@ -80,7 +123,7 @@ describe("Partition.append", () => {
   });
 
   it("still reports LOCAL durability after the object restarts on stored data (local workerd)", async () => {
-    const name = `part-restart-${Math.random().toString(36).slice(2, 8)}`;
+    const name = await tenantWithTopic();
     const p = partitionStub(env, name, 1, 1, 0);
     expect((await p.append(batch(pub("a")))).durability).toBe(Durability.LOCAL);
     await runInDurableObject(p, (_inst, ctx) => ctx.abort("restart")).catch(() => {}); // the runtime restarts the object
@@ -90,24 +133,24 @@ describe("Partition.append", () => {
   });
 
   it("a failed append reserves nothing: the retry is appended, not answered as a duplicate", async () => {
-    const p = fresh();
+    const p = await fresh();
     await runInDurableObject(p, async (inst: Partition) => {
       const log = (inst as unknown as { log: { appendSegment: (...a: unknown[]) => void } }).log;
       const real = log.appendSegment.bind(log);
       log.appendSegment = () => {
         throw new Error("injected storage failure");
       };
-      const failed = inst.append(batch(pub("a", 4n, 1n), pub("b", 4n, 2n)));
+      const failed = await inst.append(batch(pub("a", 4n, 1n), pub("b", 4n, 2n)));
       expect(failed.error?.code).toBe(ErrorCode.STORAGE_UNAVAILABLE);
       expect(summary(failed)).toEqual(Array(2).fill(`E${ErrorCode.STORAGE_UNAVAILABLE.toString(16)}`));
       log.appendSegment = real;
-      expect(summary(inst.append(batch(pub("a", 4n, 1n), pub("b", 4n, 2n))))).toEqual(["A1", "A2"]);
-      expect(summary(inst.append(batch(pub("a", 4n, 1n))))).toEqual(["D1"]);
+      expect(summary(await inst.append(batch(pub("a", 4n, 1n), pub("b", 4n, 2n))))).toEqual(["A1", "A2"]);
+      expect(summary(await inst.append(batch(pub("a", 4n, 1n))))).toEqual(["D1"]);
     });
   });
 
   it("stores a MAX_VALUE_LEN (16 MiB − 1 KiB) value intact across chunk rows", async () => {
-    const p = fresh();
+    const p = await fresh();
     const value = new Uint8Array(MAX_VALUE_LEN);
     for (let i = 0; i < value.length; i += 4096) value[i] = (i / 4096) & 0xff;
     value[value.length - 1] = 0xab;
@@ -127,7 +170,7 @@ describe("Partition.append", () => {
   });
 
   it("refuses appends after markDeleted and purges its records", async () => {
-    const p = fresh();
+    const p = await fresh();
     await p.append(batch(pub("a"), pub("b")));
     await p.markDeleted();
     expect((await p.append(batch(pub("c")))).error?.code).toBe(ErrorCode.TOPIC_DELETED);

@@ -96,7 +96,9 @@ describe("push delivery under credit", () => {
 
 describe("partition ledger", () => {
   it("keeps in-flight deliveries (ids, attempts, deadlines) and counters across a restart of the object", async () => {
-    const p = partitionStub(env, `ledger-${unique("r")}`, 1, 1, 0);
+    const t = `ledger-${unique("r")}`;
+    await registryStub(env, t).declare("t", 1); // topic_id 1, incarnation 1: the partition registers with it
+    const p = partitionStub(env, t, 1, 1, 0);
     const caller = { sessionId: env.SESSION.newUniqueId().toString(), subscriptionId: 4 };
     expect(await p.assign("g", 1, { ...caller, memberId: 9 }, 0)).toEqual({ ok: true, ownershipEpoch: 1 });
     const b = new PubBatchBuilder();

@@ -27,6 +27,10 @@ async function drainPurges(t: string): Promise<void> {
   }));
 }
 
+/** The partition's leader epoch: how many times the object started (this call starts it if it was not running). */
+const leaderEpoch = (stub: ReturnType<typeof partitionStub>) => runInDurableObject(stub, async (_p, ctx) =>
+  ctx.storage.sql.exec<{ v: number }>("SELECT v FROM partition_meta WHERE k = 'leader_epoch'").one().v);
+
 let n = 0;
 /** A fresh tenant per test, so registries never share state. */
 const tenant = () => `reg-${++n}-${Math.random().toString(36).slice(2, 8)}`;
@@ -101,9 +105,43 @@ describe("TopicRegistry DECLARE", () => {
     await eventually(async () => expect((await part.append(b.finish())).error?.code).toBe(ErrorCode.TOPIC_DELETED));
     await runDurableObjectAlarm(part);
     await eventually(async () => expect(await part.info()).toMatchObject({ records: 0, deleted: true }));
-    // the twin's partitions were told too
-    await eventually(async () => expect(await partitionStub(env, t, d.topic.incarnation, d.topicId + 1, 0).info()).toMatchObject({ deleted: true }));
     await drainPurges(t);
+    // only the partition that stored something was told: the other one and the twin's were never started
+    for (const [id, p] of [[d.topicId, 0], [d.topicId + 1, 0], [d.topicId + 1, 1]]) {
+      expect(await leaderEpoch(partitionStub(env, t, d.topic.incarnation, id, p))).toBe(1); // 1 = this start
+    }
+  });
+
+  it("deleting a never-written topic does not start (and store) one Partition object per partition", async () => {
+    const t = tenant();
+    const d = await declare(t, "wide", 200);
+    if (!d.ok) throw new Error("declare");
+    await declare(t, "wide", 0, DeclareFlags.DELETE);
+    await drainPurges(t);
+    // never written by any client; had the purge started it, its leader epoch would already be 1 and this start makes it 2
+    expect(await leaderEpoch(partitionStub(env, t, d.topic.incarnation, d.topicId + 1, 199))).toBe(1);
+  });
+
+  it("a partition that first writes after its topic was deleted (a stale PUB) refuses with TOPIC_DELETED and keeps nothing", async () => {
+    const t = tenant();
+    const d = await declare(t, "late", 2);
+    if (!d.ok) throw new Error("declare");
+    await declare(t, "late", 0, DeclareFlags.DELETE);
+    await drainPurges(t);
+    const b = new PubBatchBuilder();
+    b.add({ op: Op.PUB, topicId: d.topicId, partition: 1, producerId: 0n, producerSeq: 0n, flags: 0, key: new Uint8Array(0), value: new Uint8Array(10) });
+    const part = partitionStub(env, t, d.topic.incarnation, d.topicId, 1);
+    expect((await part.append(b.finish())).error?.code).toBe(ErrorCode.TOPIC_DELETED);
+    expect(await part.info()).toMatchObject({ records: 0, deleted: true });
+  });
+
+  it("caps partition_count of a new topic at 1024 by default (INVALID_PARTITION_COUNT); existing topics are unaffected", async () => {
+    const t = tenant();
+    expect(await declare(t, "big", 1024)).toMatchObject({ ok: true, partitionCount: 1024 });
+    const r = await declare(t, "bigger", 1025);
+    expect(r).toMatchObject({ ok: false, code: ErrorCode.INVALID_PARTITION_COUNT });
+    expect((r as { message: string }).message).toMatch(/limit of 1024 partitions per topic \(MORTAR_MAX_PARTITIONS_PER_TOPIC\)/);
+    expect(await declare(t, "big", 1024)).toMatchObject({ ok: true, created: 1 });
   });
 
   it("lists live topics with their twins", async () => {

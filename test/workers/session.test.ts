@@ -287,6 +287,86 @@ describe("backpressure", () => {
     expect(out.slice(1, 3).every((f) => f.op === Op.OK || (f.op === Op.ERR && f.code !== ErrorCode.BACKPRESSURE))).toBe(true);
     c.close();
   });
+
+  it("beyond the hard bound of queued answers: ONE closing BACKPRESSURE (request_op 0), close 1008, later frames ignored", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    await runInDurableObject(stub, async (s: MortarSession) => {
+      const conn = (s as unknown as { conn: Connection }).conn;
+      conn.maxPendingBytes = 1000;
+      conn.maxQueuedSlots = 6;
+    });
+    const name = topicName("bp-hard");
+    c.send([
+      { op: Op.DECLARE, topic: utf8Bytes(name), partitionCount: 1, flags: 0 },
+      ...Array.from({ length: 10 }, () => pubFrame(1, 0, new Uint8Array(400))),
+      { op: Op.PING },
+    ]);
+    const out = await c.take(7);
+    expectOk(out[0], Op.DECLARE);
+    for (const f of out.slice(3, 6)) {
+      expectErr(f, ErrorCode.BACKPRESSURE, Op.PUB);
+      expect(errText(f)).toBe("session over its unanswered-request bound; retry later"); // short and constant
+    }
+    const last = out[6]!;
+    expect(last.op === Op.ERR && [last.code, last.requestOp]).toEqual([ErrorCode.BACKPRESSURE, 0]);
+    expect(errText(last)).toMatch(/^closing: 6 answers/);
+    expect((await c.waitClosed()).code).toBe(1008);
+    expect(c.frames).toEqual([]);
+  });
+
+  it("an idempotent PUB refused with BACKPRESSURE is appended when resent after later PUBs (gap fill), exactly once", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    await runInDurableObject(stub, async (s: MortarSession) => {
+      (s as unknown as { conn: Connection }).conn.maxPendingBytes = 1000;
+    });
+    const name = topicName("bp-idem");
+    const { topicId: id } = await c.declare(name, 1);
+    const p = (seq: bigint) => pubFrame(id, 0, new Uint8Array(400), { producerId: 7n, producerSeq: seq });
+    // The DECLARE is a barrier: the PUBs behind it wait, counted as unanswered bytes; the third is refused.
+    c.send([{ op: Op.DECLARE, topic: utf8Bytes(name), partitionCount: 1, flags: 0 }, p(1n), p(2n), p(3n)]);
+    const out = await c.take(4);
+    expectOk(out[0], Op.DECLARE);
+    expect(pubResult(out[1]).sequence).toBe(1n);
+    expect(pubResult(out[2]).sequence).toBe(2n);
+    expectErr(out[3], ErrorCode.BACKPRESSURE, Op.PUB);
+    c.send([p(4n)]);
+    expect(pubResult((await c.take(1))[0]).sequence).toBe(3n);
+    c.send([p(3n)]); // the client's retry of the refused PUB, after seq 4 was appended
+    const filled = pubResult((await c.take(1))[0]);
+    expect([filled.sequence, filled.resultFlags]).toEqual([4n, 0]);
+    c.send([p(3n), p(4n)]); // and again: now duplicates with their original sequences
+    const [d3, d4] = (await c.take(2)).map(pubResult);
+    expect([d3.sequence, d3.resultFlags, d4.sequence, d4.resultFlags]).toEqual([4n, PubResultFlags.DEDUPLICATED, 3n, PubResultFlags.DEDUPLICATED]);
+    c.close();
+  });
+});
+
+describe("session storage", () => {
+  const tables = (stub: DurableObjectStub<MortarSession>) => runInDurableObject(stub, async (_s, ctx) => ({
+    tables: ctx.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'").toArray().map((r) => r.name),
+    alarm: await ctx.storage.getAlarm(),
+  }));
+
+  it("is deleted when the client closes the connection (no SQLite rows or alarm left behind)", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    expect(await tables(stub)).toMatchObject({ tables: ["subs"] });
+    expect((await tables(stub)).alarm).not.toBeNull();
+    c.close();
+    for (let i = 0; i < 40 && (await tables(stub)).tables.length > 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(await tables(stub)).toEqual({ tables: [], alarm: null });
+  });
+
+  it("is deleted when the broker closes the connection (after a closing ERR)", async () => {
+    const { stub, c } = await directSession();
+    c.send([pubFrame(1, 0, "before CONNECT")]);
+    expectErr((await c.take(1))[0], ErrorCode.NOT_CONNECTED, Op.PUB);
+    await c.waitClosed();
+    for (let i = 0; i < 40 && (await tables(stub)).tables.length > 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(await tables(stub)).toEqual({ tables: [], alarm: null });
+  });
 });
 
 describe("timers (one alarm, times in memory)", () => {

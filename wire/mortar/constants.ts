@@ -157,15 +157,23 @@ export const DEFAULT_PULL_MAX_BYTES = 2 * 1024 * 1024;
 /** Cap on one PULL answer, value bytes (8 MiB; the first message is always whole, even when larger). */
 export const MAX_PULL_BYTES = 8 * 1024 * 1024;
 /**
- * Producer dedupe window per (topic_id, partition, producer_id): the last
- * 1024 producer_seq values appended. A seq in the window is a duplicate
- * (answered with its original sequence); a seq at or below the highest
- * appended but not in the window is rejected (PRODUCER_SEQ_OUT_OF_WINDOW);
- * a gap (seq > highest + 1) is accepted.
+ * Producer dedupe window per (topic_id, partition, producer_id): the
+ * producer_seq values in (highest − 1024, highest], highest being the
+ * largest appended. In the window, a seq that was appended is a duplicate
+ * (answered with its original sequence) and one that was not is appended
+ * (gap fill); a seq ≤ highest − 1024 is rejected
+ * (PRODUCER_SEQ_OUT_OF_WINDOW); a seq > highest is appended.
  */
 export const PRODUCER_DEDUPE_WINDOW = 1024;
 
 // ---------------------------------------------------------------- names / ids
+
+/**
+ * Default cap on partition_count for a new topic (Worker var
+ * MORTAR_MAX_PARTITIONS_PER_TOPIC overrides it, up to 65535). Every
+ * partition is its own Durable Object.
+ */
+export const DEFAULT_MAX_PARTITIONS_PER_TOPIC = 1024;
 
 /** Suffix reserved for dead-letter twins. */
 export const DLQ_SUFFIX = ".dlq";

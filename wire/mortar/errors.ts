@@ -83,7 +83,7 @@ export const ERROR_REGISTRY = [
   row(0x0011, "KEY_TOO_LONG", "fix-request", false, "Key longer than MAX_KEY_LEN (255 bytes)."),
   row(0x0012, "VALUE_TOO_LONG", "fix-request", false, "Value longer than MAX_VALUE_LEN (16776192 bytes)."),
   row(0x0013, "INVALID_PRODUCER_FIELDS", "fix-request", false, "PUB with producer_id = 0 and producer_seq > 0 (non-idempotent publishes must send producer_seq = 0)."),
-  row(0x0014, "PRODUCER_SEQ_OUT_OF_WINDOW", "give-up", false, "PUB producer_seq is at or below the highest appended for (topic, partition, producer_id) but is not among the last 1024 appended values (the dedupe window): neither a recognisable duplicate nor the next message. Nothing was appended."),
+  row(0x0014, "PRODUCER_SEQ_OUT_OF_WINDOW", "give-up", false, "PUB producer_seq is at or below highest − 1024, where highest is the largest producer_seq appended for (topic, partition, producer_id): older than the dedupe window, so it cannot be told apart from a new message. Nothing was appended. (A seq inside the window that was never appended, e.g. one refused with BACKPRESSURE, is appended, not refused.)"),
   row(0x0015, "INVALID_FLAGS", "fix-request", false, "Reserved bits set in a flags field (DECLARE, PUB, SUB, ACK, NACK), or a selector byte outside its defined values (CREDIT mode, HEARTBEAT state, CONTROL_ACK result)."),
   row(0x0020, "UNKNOWN_SUBSCRIPTION", "rejoin-group", false, "`subscription_id` (or the NOTICE `group_id` echoed in CONTROL_ACK) is not open on this connection."),
   row(0x0021, "STALE_ASSIGNMENT_EPOCH", "refresh-assignment", false, "`assignment_epoch` (or the PULL ownership_epochs list) does not match the group's current assignment."),
@@ -101,7 +101,7 @@ export const ERROR_REGISTRY = [
   row(0x2003, "PARTITION_COUNT_MISMATCH", "refresh-metadata", false, "DECLARE of an existing topic with a different partition_count."),
   row(0x2004, "TOPIC_NAME_RESERVED", "fix-request", false, "Topic names ending in `.dlq` are reserved for dead-letter twins: DECLARE creates a twin only with its source topic (declaring `<source>.dlq` of an existing source returns the twin's id) and deletes it only with its source."),
   row(0x2005, "TOPIC_DELETED", "refresh-metadata", false, "The topic_id belonged to a topic that was deleted (DECLARE with the DELETE flag)."),
-  row(0x2006, "INVALID_PARTITION_COUNT", "fix-request", false, "DECLARE (without DELETE) with partition_count = 0."),
+  row(0x2006, "INVALID_PARTITION_COUNT", "fix-request", false, "DECLARE (without DELETE) with partition_count = 0, or creating a topic with more partitions than the broker allows (MORTAR_MAX_PARTITIONS_PER_TOPIC, default 1024)."),
   row(0x2007, "MUTATION_NOT_PACKABLE", "give-up", false, "The metadata mutation cannot be packed into the paired topic_id space: no free (odd source, even `.dlq` twin) pair is left — the registry is full at 32767 pairs."),
   // ---- 0x4xxx backpressure / quota
   row(0x4001, "BACKPRESSURE", "retry-with-backoff", false, "The broker or the target object is overloaded (a Durable Object call failed as overloaded). Nothing was committed."),

@@ -37,10 +37,16 @@ export function utf8Bytes(text: string): Uint8Array {
  * be created is the registry's call — see dlqSourceName().
  */
 export function parseTopicName(bytes: Uint8Array): string | MortarError {
-  const name = bytes.length >= 1 && bytes.length <= MAX_TOPIC_LEN ? decodeUtf8Strict(bytes) : null;
-  if (name === null) {
-    return new MortarError(ErrorCode.INVALID_TOPIC_NAME, `topic name must be 1..${MAX_TOPIC_LEN} bytes of UTF-8 (got ${bytes.length} bytes)`, Op.DECLARE);
+  return parseName(bytes, MAX_TOPIC_LEN, "topic", ErrorCode.INVALID_TOPIC_NAME, Op.DECLARE);
+}
+
+/** A 1..`max`-byte UTF-8 name, or the error saying which rule it breaks (length, or not valid UTF-8). */
+function parseName(bytes: Uint8Array, max: number, what: string, code: number, op: number): string | MortarError {
+  if (bytes.length < 1 || bytes.length > max) {
+    return new MortarError(code, `${what} name must be 1..${max} bytes of UTF-8 (got ${bytes.length} bytes)`, op);
   }
+  const name = decodeUtf8Strict(bytes);
+  if (name === null) return new MortarError(code, `${what} name is not valid UTF-8 (${bytes.length} bytes)`, op);
   return name;
 }
 
@@ -55,11 +61,7 @@ export function dlqSourceName(name: string): string | null {
 
 /** Parses a SUB group name: 1..MAX_GROUP_LEN bytes of valid UTF-8; else INVALID_GROUP_NAME. */
 export function parseGroupName(bytes: Uint8Array): string | MortarError {
-  const name = bytes.length >= 1 && bytes.length <= MAX_GROUP_LEN ? decodeUtf8Strict(bytes) : null;
-  if (name === null) {
-    return new MortarError(ErrorCode.INVALID_GROUP_NAME, `group name must be 1..${MAX_GROUP_LEN} bytes of UTF-8 (got ${bytes.length} bytes)`, Op.SUB);
-  }
-  return name;
+  return parseName(bytes, MAX_GROUP_LEN, "group", ErrorCode.INVALID_GROUP_NAME, Op.SUB);
 }
 
 function err(name: keyof typeof ErrorCode, op: number, message: string): MortarError {

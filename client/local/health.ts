@@ -1,0 +1,30 @@
+/**
+ * Liveness of a running local broker, pure: `mortarmq dev` probes
+ * `/healthz` every HEALTH_INTERVAL_MS and gives up once no probe succeeded
+ * for HEALTH_DEAD_AFTER_MS (wrangler or workerd died, or hangs).
+ */
+
+/** Time between two /healthz probes, ms. */
+export const HEALTH_INTERVAL_MS = 3_000;
+/** A broker whose /healthz did not answer 200 for this long is considered dead, ms. */
+export const HEALTH_DEAD_AFTER_MS = 10_000;
+
+export class HealthWatch {
+  private lastOk: number;
+
+  /** @param now start time, ms (counts as a success: the broker was just found ready) */
+  constructor(now: number, private readonly deadAfterMs = HEALTH_DEAD_AFTER_MS) {
+    this.lastOk = now;
+  }
+
+  /** Records one probe result at `now` (ms); returns true once the broker is dead. */
+  observe(ok: boolean, now: number): boolean {
+    if (ok) this.lastOk = now;
+    return now - this.lastOk >= this.deadAfterMs;
+  }
+
+  /** Time since the last successful probe, ms. */
+  silentFor(now: number): number {
+    return now - this.lastOk;
+  }
+}
