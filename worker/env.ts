@@ -30,6 +30,13 @@ export interface Env {
   MORTAR_GROUP_SESSION_TIMEOUT_MS?: string;
   /** Read path: revocation timeout, ms (default 10000). */
   MORTAR_REVOCATION_TIMEOUT_MS?: string;
+  /**
+   * Operator token (a secret: `wrangler secret put ADMIN_TOKEN`): `Authorization: Bearer`
+   * for /metrics (all tenants), /stats of any tenant and /admin/* (docs/operations.md).
+   */
+  ADMIN_TOKEN?: string;
+  /** Counting pipeline: how often each object reports its counters, ms (default 10000; docs/operations.md). */
+  TELEMETRY_FLUSH_MS?: string;
   SESSION: DurableObjectNamespace;
   REGISTRY: DurableObjectNamespace;
   PARTITION: DurableObjectNamespace;
@@ -38,4 +45,6 @@ export interface Env {
   AGENTS: DurableObjectNamespace<import("../objects/agents/AgentRegistry").AgentRegistry>;
   NATS_SESSION: DurableObjectNamespace;
   TENANTS: DurableObjectNamespace;
+  /** Per-tenant usage aggregators and the tenant index (objects/usage/). */
+  USAGE: DurableObjectNamespace<import("../objects/usage/UsageAggregator").UsageAggregator>;
 }

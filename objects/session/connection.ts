@@ -64,6 +64,8 @@ export interface ConnectionIO {
   connected(tenant: string): void;
   /** The open subscriptions changed. */
   subscriptions(subs: ReadonlyMap<number, Subscription>): void;
+  /** A complete frame with `op` was decoded (telemetry). */
+  frameIn?(op: number): void;
 }
 
 interface Pending {
@@ -135,7 +137,10 @@ export class Connection {
   receive(chunk: Uint8Array): number {
     if (this.inputClosed) return 0;
     const { frames, error } = this.decoder.push(chunk);
-    for (const f of frames) this.enqueue(f);
+    for (const f of frames) {
+      this.io.frameIn?.(f.op);
+      this.enqueue(f);
+    }
     if (error) this.fail(error);
     this.kick();
     return frames.length;
