@@ -103,6 +103,10 @@ export class ConnectionTelemetry {
    * from the object's alarm).
    */
   async finish(): Promise<boolean> {
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
     const ok = this.meter ? await this.flush(true) : await this.recover();
     if (ok) this.meter?.discard();
     return ok;

@@ -69,6 +69,8 @@ export class Meter {
   private flushing: Promise<boolean> | null = null;
   private tableReady: boolean;
   private discarded = false;
+  /** A final flush was asked for: levels are withdrawn from now on, whatever flush runs. */
+  private ended = false;
 
   constructor(private readonly storage: DurableObjectStorage, private readonly opts: MeterOptions) {
     const sql = storage.sql;
@@ -164,6 +166,7 @@ export class Meter {
    * the outbox and a retry is scheduled). Concurrent calls share one flush.
    */
   async flush(final = false): Promise<boolean> {
+    if (final) this.ended = true;
     while (this.flushing) await this.flushing;
     this.flushing = this.run(final);
     try {
@@ -185,7 +188,7 @@ export class Meter {
   /** Moves counts and level changes into a new outbox report; false when there is nothing to report. */
   private build(final: boolean): boolean {
     const now = Date.now();
-    const levels = final ? {} : (this.opts.levels?.() ?? {});
+    const levels = final || this.ended ? {} : (this.opts.levels?.() ?? {});
     const deltas = levelDeltas(levels, this.state.reported);
     if (this.buckets.empty && deltas.length === 0) return false;
     const entries = this.buckets.entries();

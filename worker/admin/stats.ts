@@ -10,12 +10,15 @@
  * the counting pipeline (stale by at most the flush interval); the agent
  * count from the AgentRegistry.
  *
- * A tenant token sees its tenant. The operator (see access.ts) sees
- * `?tenant=<id>`, or every known tenant as `{generated_at, tenants: [...]}`.
+ * Without parameters the document is the caller's tenant's (the token's
+ * tenant; `default` on an open broker and for the operator token).
+ * `?tenant=<id>` names a tenant (the operator any, a tenant token only its
+ * own); `?all=1` (operator) answers `{generated_at, tenants: [...]}` with
+ * every known tenant.
  */
 import type { Context } from "hono";
 import type { Env } from "../env";
-import { TENANT_ID_RE } from "../auth";
+import { OPEN_TENANT, TENANT_ID_RE } from "../auth";
 import { agentRegistryStub } from "../mq9/agents";
 import { isolateMeter } from "../telemetry";
 import { registryStub } from "../../objects/registry/stub";
@@ -85,10 +88,11 @@ export async function statsHandler(c: Context<{ Bindings: Env }>): Promise<Respo
   if (access.kind === "tenant" && asked !== undefined && asked !== access.tenant) {
     return c.json({ error: "a tenant token can only read its own tenant's /stats" }, 403);
   }
+  const all = c.req.query("all") !== undefined;
+  if (all && access.kind !== "operator") return c.json({ error: "?all needs the operator token (ADMIN_TOKEN)" }, 403);
   await isolateMeter.flush(c.env);
   try {
-    if (access.kind === "tenant") return c.json(await tenantStats(c.env, access.tenant));
-    if (asked !== undefined) return c.json(await tenantStats(c.env, asked));
+    if (!all) return c.json(await tenantStats(c.env, asked ?? (access.kind === "tenant" ? access.tenant : OPEN_TENANT)));
     const tenants = await knownTenants(c.env, true);
     const docs: StatsDoc[] = [];
     for (const t of tenants) docs.push(await tenantStats(c.env, t));
