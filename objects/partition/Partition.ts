@@ -346,7 +346,7 @@ export class Partition extends DurableObject<Env> {
     await this.schedule.set("purge", Date.now());
   }
 
-  /** Runs due jobs from the schedule table: "purge", and the read path's "deadlines" and "dlq". */
+  /** Runs due jobs from the schedule table: "purge", "telemetry" (report counters), and the read path's "deadlines" and "dlq". */
   override async alarm(): Promise<void> {
     const now = Date.now();
     for (const job of this.schedule.due(now)) {

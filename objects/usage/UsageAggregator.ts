@@ -36,6 +36,8 @@ export interface ReportAck {
 
 export class UsageAggregator extends DurableObject<Env> {
   private readonly store: AggregateStore;
+  /** The pruning alarm is known to be armed (checked once per instance). */
+  private alarmArmed = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -55,7 +57,10 @@ export class UsageAggregator extends DurableObject<Env> {
     }
     const now = Date.now();
     const applied = this.store.apply(r, now);
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
+    if (!this.alarmArmed) {
+      if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
+      this.alarmArmed = true;
+    }
     if (this.store.meta("registered") !== 1) {
       const tenant = tenantOfName(this.ctx.id.name);
       if (tenant !== null) {
