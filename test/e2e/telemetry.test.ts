@@ -51,7 +51,7 @@ async function usage(): Promise<Usage> {
   return ((await res.json()) as { totals: Usage }).totals;
 }
 
-async function mq9(subject: string, body: string | Uint8Array): Promise<Record<string, unknown>> {
+async function mq9(subject: string, body: string): Promise<Record<string, unknown>> {
   const res = await fetch(`${broker.url}/mq9/${subject}`, { method: "POST", body });
   const json = (await res.json()) as Record<string, unknown>;
   expect(json.error).toBe("");
