@@ -19,12 +19,14 @@ function afterTeardown(error: { name?: string; message?: string; VITEST_TEST_PAT
 }
 
 /**
- * Five projects:
+ * Six projects:
  * - unit:    pure code (wire/, pure state machines) in Node.
  * - workers: the real Worker and Durable Objects inside workerd (vitest pool workers).
  * - workers-auth: the same with AUTH_TOKENS set (test/workers/auth/).
  * - workers-timers: the same with short read-path timers (ack wait, session and
  *   revocation timeouts) so deadline tests need no long sleeps (test/workers/timers/).
+ * - workers-telemetry: the same with a 100 ms telemetry flush interval, so the
+ *   counting pipeline reports within a test (test/workers/telemetry/).
  * - e2e:     a real `wrangler dev` process started by the test, driven from Node.
  */
 export default defineConfig({
@@ -40,7 +42,7 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
           }),
         ],
-        test: { name: "workers", include: ["test/workers/**/*.test.ts"], exclude: ["test/workers/auth/**", "test/workers/timers/**"] },
+        test: { name: "workers", include: ["test/workers/**/*.test.ts"], exclude: ["test/workers/auth/**", "test/workers/timers/**", "test/workers/telemetry/**"] },
       },
       {
         // The same Worker with tokens configured (AUTH_TOKENS), for auth tests.
@@ -68,6 +70,16 @@ export default defineConfig({
           }),
         ],
         test: { name: "workers-timers", include: ["test/workers/timers/**/*.test.ts"] },
+      },
+      {
+        // The same Worker with a short telemetry flush interval (docs/operations.md).
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: { bindings: { TELEMETRY_FLUSH_MS: "100" } },
+          }),
+        ],
+        test: { name: "workers-telemetry", include: ["test/workers/telemetry/**/*.test.ts"] },
       },
       {
         test: {

@@ -3,20 +3,25 @@
  * forward. See README.md for the route table.
  */
 import { Hono } from "hono";
-import { isOpen } from "./auth";
 import { brokerCors } from "./cors";
 import type { Env } from "./env";
 import { mq9HttpHandler } from "./mq9/http";
-import { VERSION } from "./version";
+import { healthHandler } from "./admin/health";
+import { metricsHandler } from "./admin/metrics";
+import { statsHandler } from "./admin/stats";
+import { usageHandler } from "./admin/usage";
 
 export const app = new Hono<{ Bindings: Env }>();
 
 /**
- * Liveness: 200 with the version and the auth mode: `"open"` (no
- * AUTH_TOKENS: every client is tenant `default`) or `"tokens"`. The mode is
- * no secret (a request without a token shows it too); `mortarmq dev` prints it.
+ * Operator surface (docs/operations.md): liveness with a storage probe,
+ * Prometheus metrics, per-tenant stats, usage metering. Access rules in
+ * worker/admin/access.ts.
  */
-app.get("/healthz", (c) => c.json({ status: "ok", version: VERSION, auth: isOpen(c.env) ? "open" : "tokens" }));
+app.get("/healthz", healthHandler);
+app.get("/metrics", metricsHandler);
+app.get("/stats", statsHandler);
+app.get("/admin/tenants/:id/usage", usageHandler);
 
 /** Browser agents: CORS on the mq9 bridge; /nats answers preflights (the route itself is the NATS session's). */
 app.use("/mq9/*", brokerCors());

@@ -32,6 +32,13 @@ export interface Env {
   MORTAR_REVOCATION_TIMEOUT_MS?: string;
   /** Largest partition_count a DECLARE may create (default 1024, at most 65535). */
   MORTAR_MAX_PARTITIONS_PER_TOPIC?: string;
+  /**
+   * Operator token (a secret: `wrangler secret put ADMIN_TOKEN`): `Authorization: Bearer`
+   * for /metrics (all tenants), /stats of any tenant and /admin/* (docs/operations.md).
+   */
+  ADMIN_TOKEN?: string;
+  /** Counting pipeline: how often each object reports its counters, ms (default 10000; docs/operations.md). */
+  TELEMETRY_FLUSH_MS?: string;
   SESSION: DurableObjectNamespace;
   REGISTRY: DurableObjectNamespace;
   PARTITION: DurableObjectNamespace;
@@ -40,4 +47,6 @@ export interface Env {
   AGENTS: DurableObjectNamespace<import("../objects/agents/AgentRegistry").AgentRegistry>;
   NATS_SESSION: DurableObjectNamespace;
   TENANTS: DurableObjectNamespace;
+  /** Per-tenant usage aggregators and the tenant index (objects/usage/). */
+  USAGE: DurableObjectNamespace<import("../objects/usage/UsageAggregator").UsageAggregator>;
 }

@@ -14,3 +14,4 @@ export { Mailbox } from "../objects/mailbox/Mailbox";
 export { AgentRegistry } from "../objects/agents/AgentRegistry";
 export { NatsSession } from "../objects/nats/NatsSession";
 export { TenantDirectory } from "../objects/tenants/TenantDirectory";
+export { UsageAggregator } from "../objects/usage/UsageAggregator";

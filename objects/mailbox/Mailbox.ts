@@ -35,6 +35,7 @@ import { alarmChange, dueAt, earliest, mailboxExpiry, messageExpiry } from "./sc
 import { MailboxStore, toMq9Message, type MailboxMeta, type NewMessage, type StoredMessage } from "./store";
 import type { MailboxResult } from "./types";
 import { WaiterSet } from "./waiters";
+import { MailboxTelemetry } from "./telemetry";
 
 /** Due schedule rows handled per SQL round while catching up. */
 const DUE_BATCH = 256;
@@ -64,20 +65,36 @@ export class Mailbox extends DurableObject<Env> {
   private alarmAt: number | null = null;
   private readonly waiters = new WaiterSet();
   private readonly sends: GroupCommit<SendItem, SendResult>;
+  /** Counters for /metrics and usage (telemetry.ts). */
+  private readonly telemetry: MailboxTelemetry;
+  /** When the telemetry wants its flush (ms), shares the one alarm; null = nothing to report. */
+  private telemetryDue: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new MailboxStore(ctx.storage.sql);
     this.sends = new GroupCommit<SendItem, SendResult>(
       (item) => this.applySend(item),
-      () => ctx.storage.sync(),
+      () => {
+        this.telemetry.persist(); // the group's SEND counts commit with the group
+        return ctx.storage.sync();
+      },
       (e) => failure(e),
     );
+    this.telemetry = new MailboxTelemetry({
+      storage: ctx.storage, env, reporter: ctx.id.toString(), name: ctx.id.name,
+      levels: () => ({ exists: this.meta !== null, heldFetches: this.waiters.size, storedBytes: this.meta ? this.store.storedBytes() : 0 }),
+      schedule: (at) => {
+        this.telemetryDue = earliest(this.telemetryDue, at);
+        this.rearm();
+      },
+    });
     void ctx.blockConcurrencyWhile(async () => {
       this.alarmAt = await ctx.storage.getAlarm();
       this.meta = this.store.loadMeta();
       this.nextDueMs = this.store.earliestDue();
       this.laneTops = this.store.laneTops();
+      this.telemetry.resume();
     });
   }
 
@@ -89,6 +106,7 @@ export class Mailbox extends DurableObject<Env> {
       const meta: MailboxMeta = { address, createdMs: now, ttlSec, expiresMs: mailboxExpiry(now, ttlSec), nextMsgId: 0 };
       this.ctx.storage.transactionSync(() => this.store.createMailbox(meta));
       this.meta = meta;
+      this.telemetry.touch();
       this.nextDueMs = earliest(this.nextDueMs, meta.expiresMs);
       this.rearm();
       return {};
@@ -129,12 +147,14 @@ export class Mailbox extends DurableObject<Env> {
       if (opts.delaySec > 0) {
         const due = dueAt(now, opts.delaySec);
         this.ctx.storage.transactionSync(() => this.store.addDelayed(m, due));
+        this.telemetry.sent(payload.byteLength);
         this.nextDueMs = earliest(this.nextDueMs, due);
         this.rearm();
         return { msgId: -1 };
       }
       const msgId = meta.nextMsgId;
       this.ctx.storage.transactionSync(() => this.store.appendVisible(msgId, m, now));
+      this.telemetry.sent(payload.byteLength);
       meta.nextMsgId = msgId + 1;
       this.laneTops[m.lane] = msgId;
       this.nextDueMs = earliest(this.nextDueMs, m.expiresMs);
@@ -181,6 +201,8 @@ export class Mailbox extends DurableObject<Env> {
           const next = recordBatch(cursor, batch.map((m) => ({ lane: m.lane, msgId: m.msgId })));
           this.ctx.storage.transactionSync(() => this.store.saveGroup(group, next));
         }
+        this.telemetry.returned("fetch", batch.length, batch.reduce((n, m) => n + m.size, 0));
+        if (group !== null) this.telemetry.persist(); // commits with the cursor
         return batch.map(toMq9Message);
       };
       const first = attempt();
@@ -188,7 +210,8 @@ export class Mailbox extends DurableObject<Env> {
       if (this.waiters.size >= MAX_PENDING_FETCHES) {
         throw new Mq9Error("too_many_requests", `mailbox ${echo(address)} already holds ${MAX_PENDING_FETCHES} waiting FETCH requests`);
       }
-      return await new Promise<MailboxResult<Messages>>((resolve) => {
+      this.telemetry.touch(); // a long-poll is held (and again when it is answered, below)
+      const held = await new Promise<MailboxResult<Messages>>((resolve) => {
         this.waiters.add({
           id: waiterId,
           deadline: now + spec.maxWaitMs,
@@ -202,6 +225,8 @@ export class Mailbox extends DurableObject<Env> {
         });
         this.rearm();
       });
+      this.telemetry.touch();
+      return held;
     } catch (e) {
       return failure(e);
     }
@@ -263,6 +288,7 @@ export class Mailbox extends DurableObject<Env> {
         if (!budget.admit(m.size)) break;
         picked.push(m);
       }
+      this.telemetry.returned("query", picked.length, picked.reduce((n, m) => n + m.size, 0));
       return { messages: picked.reverse().map(toMq9Message) };
     });
   }
@@ -274,16 +300,20 @@ export class Mailbox extends DurableObject<Env> {
       const meta = this.requireMailbox(address);
       const gone = this.ctx.storage.transactionSync(() => this.store.deleteMessage(msgId, meta.nextMsgId));
       if (!gone) throw new Mq9Error("message_not_found", mq9Messages.messageNotFound());
+      this.telemetry.touch();
       return { deleted: true as const };
     });
   }
 
-  /** The one alarm: due schedule rows, then long-poll deadlines; re-arms. Idempotent. */
+  /** The one alarm: due schedule rows, long-poll deadlines, the telemetry flush; re-arms. Idempotent. */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
     const now = this.catchUp();
     this.waiters.expireDue(now);
+    const flush = this.telemetryDue !== null && this.telemetryDue <= now;
+    if (flush) this.telemetryDue = null;
     this.rearm();
+    if (flush) await this.telemetry.flush(); // a failed flush re-schedules itself
   }
 
   /** Runs every schedule row due now (if any); returns now (ms). */
@@ -316,6 +346,7 @@ export class Mailbox extends DurableObject<Env> {
     });
     const promoted = nextId !== meta.nextMsgId;
     meta.nextMsgId = nextId;
+    this.telemetry.touch(); // messages may have expired
     this.nextDueMs = this.store.earliestDue();
     if (promoted) this.waiters.wake();
     this.rearm();
@@ -328,12 +359,13 @@ export class Mailbox extends DurableObject<Env> {
     this.nextDueMs = null;
     this.laneTops = [-1, -1, -1];
     this.waiters.failAll(new Mq9Error("mailbox_not_found", mq9Messages.mailboxNotFound(address)));
+    this.telemetry.touch();
     this.rearm();
   }
 
   /** Arms the alarm for the earliest schedule row or long-poll deadline. */
   private rearm(): void {
-    const next = earliest(this.nextDueMs, this.waiters.earliestDeadline());
+    const next = earliest(this.nextDueMs, this.waiters.earliestDeadline(), this.telemetryDue);
     const change = alarmChange(this.alarmAt, next);
     if (change.kind === "set") void this.ctx.storage.setAlarm(change.at);
     else if (change.kind === "delete") void this.ctx.storage.deleteAlarm();

@@ -153,6 +153,12 @@ export class MailboxStore {
     if (meta.expiresMs !== null) this.schedule(ScheduleKind.mailbox, 0, meta.expiresMs);
   }
 
+  /** Payload bytes of the stored messages, visible and delayed. */
+  storedBytes(): number {
+    const sum = (t: string) => this.sql.exec<{ b: number | null }>(`SELECT sum(size) AS b FROM ${t}`).one().b ?? 0;
+    return sum("messages") + sum("delayed");
+  }
+
   /** Drops every table: the mailbox and all its data are gone. */
   dropAll(): void {
     for (const t of TABLES) this.sql.exec(`DROP TABLE IF EXISTS ${t}`);

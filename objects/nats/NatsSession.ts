@@ -39,6 +39,14 @@ import { concatBytes, encodeInfo, type ServerInfo } from "../../wire/nats/encode
 import { DEFAULT_MAX_PAYLOAD, NatsErr, fatal } from "../../wire/nats/errors";
 import { NatsParser } from "../../wire/nats/parser";
 import { SubscriptionStore } from "./store";
+import { ConnectionTelemetry } from "../usage/connection";
+import { series } from "../usage/catalog";
+import { telemetryFlushMs } from "../usage/stub";
+import { Tally } from "../usage/tally";
+import { mq9RequestSeries } from "../../worker/mq9/request-metrics";
+
+const BYTES_IN = series("mortarmq_bytes_received_total", { protocol: "nats" });
+const BYTES_OUT = series("mortarmq_bytes_sent_total", { protocol: "nats" });
 
 /** A partial operation must complete within this many ms. */
 export const PARTIAL_OP_TIMEOUT_MS = 30_000;
@@ -83,11 +91,19 @@ export class NatsSession extends DurableObject<Env> {
   private readonly sends = new SendCoalescer();
   /** Mailbox stubs reused across this connection's requests. */
   private readonly stubs: MailboxStubs;
+  /** Bytes and mq9 requests of this connection, reported by `telemetry` (docs/operations.md). */
+  private readonly tally = new Tally();
+  private readonly telemetry: ConnectionTelemetry;
+  private finished = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new SubscriptionStore(ctx.storage);
     this.stubs = new MailboxStubs(env);
+    this.telemetry = new ConnectionTelemetry({
+      storage: ctx.storage, env, reporter: ctx.id.toString(), protocol: "nats",
+      drain: (add) => this.tally.drain(add),
+    });
   }
 
   /**
@@ -114,8 +130,11 @@ export class NatsSession extends DurableObject<Env> {
     this.conn = new NatsConnection({ maxPayload: DEFAULT_MAX_PAYLOAD }, initialState(tenant));
     this.parser = new NatsParser({ maxPayload: DEFAULT_MAX_PAYLOAD });
     this.saveAttachment(server);
-    server.send(encodeInfo(this.info(tenant === undefined)));
+    const info = encodeInfo(this.info(tenant === undefined));
+    server.send(info);
+    this.tally.add(BYTES_OUT, info.length);
     if (tenant === undefined) this.authTimer = setTimeout(() => this.onAuthTimeout(server), AUTH_TIMEOUT_MS);
+    else await this.startTelemetry(tenant);
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -132,10 +151,26 @@ export class NatsSession extends DurableObject<Env> {
     await this.shutdown(ws, 1011, "websocket error");
   }
 
-  /** Storage garbage collection: drop stored subscriptions once no WebSocket is left. */
+  /**
+   * Storage garbage collection: once no WebSocket is left (the object lost
+   * its connection without a close, or a final telemetry report failed),
+   * reports what is left and drops stored subscriptions.
+   */
   override async alarm(): Promise<void> {
-    if (this.ctx.getWebSockets().length === 0) await this.store.clear();
-    else await this.ctx.storage.setAlarm(Date.now() + GC_INTERVAL_MS);
+    if (this.ctx.getWebSockets().length > 0) {
+      await this.ctx.storage.setAlarm(Date.now() + GC_INTERVAL_MS);
+    } else if (await this.telemetry.finish()) {
+      await this.store.clear();
+      await this.ctx.storage.deleteAlarm();
+    } else {
+      await this.ctx.storage.setAlarm(Date.now() + telemetryFlushMs(this.env));
+    }
+  }
+
+  /** The connection authenticated: count it, and keep an alarm so a lost connection is still reported. */
+  private async startTelemetry(tenant: string): Promise<void> {
+    this.telemetry.start(tenant, true);
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + GC_INTERVAL_MS);
   }
 
   private info(authRequired: boolean): ServerInfo {
@@ -158,6 +193,7 @@ export class NatsSession extends DurableObject<Env> {
       this.conn = new NatsConnection({ maxPayload: DEFAULT_MAX_PAYLOAD }, att?.state ?? initialState(), this.store.load());
       this.parser = new NatsParser({ maxPayload: DEFAULT_MAX_PAYLOAD });
       this.partialFlag = att?.partial ?? false;
+      if (att?.state.tenant !== undefined) this.telemetry.start(att.state.tenant, false);
       if (this.partialFlag) {
         // The bytes of a partial operation were lost: never guess at the stream.
         const box = newOutbox();
@@ -171,6 +207,8 @@ export class NatsSession extends DurableObject<Env> {
   private async onMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     const { conn, parser } = this.load(ws);
     if (conn.state.closed) return;
+    this.tally.add(BYTES_IN, typeof message === "string" ? te.encode(message).length : message.byteLength);
+    this.telemetry.touch();
     const res = parser.push(typeof message === "string" ? te.encode(message) : new Uint8Array(message));
     const box = newOutbox();
     for (const op of res.ops) {
@@ -183,6 +221,7 @@ export class NatsSession extends DurableObject<Env> {
       clearTimeout(this.authTimer);
       this.authTimer = null;
     }
+    if (conn.state.tenant !== undefined && !this.telemetry.started) await this.startTelemetry(conn.state.tenant);
     this.trackPartial(ws, parser, res.ops.length > 0);
     this.flush(ws, box);
   }
@@ -231,6 +270,8 @@ export class NatsSession extends DurableObject<Env> {
     if (this.outQueue.length === 0) return;
     const bytes = concatBytes(this.outQueue);
     this.outQueue = [];
+    this.tally.add(BYTES_OUT, bytes.length);
+    this.telemetry.touch();
     try {
       ws.send(bytes);
     } catch {
@@ -252,6 +293,8 @@ export class NatsSession extends DurableObject<Env> {
       reply = { status: 500, body: { error: `internal error: ${err instanceof Error ? err.message : String(err)}` } };
     }
     conn.requestDone(req);
+    this.tally.add(mq9RequestSeries(req.subject, reply, "nats"));
+    this.telemetry.touch();
     if (!req.reply || conn !== this.conn || conn.state.closed) return;
     const box = newOutbox();
     conn.deliver(req.reply, undefined, undefined, te.encode(replyJson(reply)), box);
@@ -311,6 +354,13 @@ export class NatsSession extends DurableObject<Env> {
     } catch {
       /* already closed */
     }
-    await this.store.clear();
+    if (this.finished) return;
+    this.finished = true;
+    if (await this.telemetry.finish()) {
+      await this.store.clear();
+      await this.ctx.storage.deleteAlarm();
+    } else {
+      await this.ctx.storage.setAlarm(Date.now() + telemetryFlushMs(this.env)); // the alarm retries the final report
+    }
   }
 }

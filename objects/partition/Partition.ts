@@ -29,13 +29,14 @@ import { ProducerStore, ensureProducerSchema } from "./producer-store";
 import { planAppend, type RejectReason } from "./plan";
 import {
   AppendStatus, type AppendResult, type AssignResult, type DeliverRequest, type DeliverResult, type OwnerRef,
-  type PartitionInfo, type SettleRequest, type SettleResult, type StoredRecord,
+  type PartitionInfo, type PartitionStats, type SettleRequest, type SettleResult, type StoredRecord,
 } from "./rpc";
 import { Schedule } from "../shared/schedule";
 import { detectDurability } from "../shared/durability";
 import { readConfig } from "../shared/read-config";
 import { Consumers, type PartitionIdentity } from "./consumers";
 import { registryStub } from "../registry/stub";
+import { PartitionTelemetry } from "./telemetry";
 
 /** Segments deleted per purge step (one alarm run). */
 const PURGE_PAGE = 256;
@@ -66,6 +67,8 @@ export class Partition extends DurableObject<Env> {
   private readonly consumers: Consumers;
   private registered: boolean;
   private registering: Promise<void> | null = null;
+  /** Counters for /metrics and usage metering (telemetry.ts). */
+  private readonly telemetry: PartitionTelemetry;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -92,6 +95,15 @@ export class Partition extends DurableObject<Env> {
       deleted: () => this.deleted,
       meta: (k) => this.meta(k),
       setMeta: (k, v) => this.setMeta(k, v),
+      delivered: (count, bytes) => this.telemetry.delivered(count, bytes),
+      settled: () => this.telemetry.touch(),
+    });
+    this.telemetry = new PartitionTelemetry({
+      storage: ctx.storage, env, reporter: ctx.id.toString(), schedule: this.schedule,
+      tenant: () => this.identity().tenant,
+      log: this.log,
+      groups: () => this.consumers.info(),
+      nonIdempotent: () => this.meta("non_idempotent"),
     });
     void ctx.blockConcurrencyWhile(async () => {
       this.durability = await detectDurability(ctx.storage);
@@ -173,6 +185,7 @@ export class Partition extends DurableObject<Env> {
     const segments: Segment[] = [];
     let seg: Segment | undefined;
     let off = 0;
+    let valueBytes = 0, storedBytes = 0, duplicates = 0;
     for (let i = 0; i < n; i++) {
       const o = plan.outcomes[i];
       const size = frameSize(frames[i]);
@@ -186,8 +199,11 @@ export class Partition extends DurableObject<Env> {
       sequences[i] = o.sequence;
       if (o.kind === "duplicate") {
         status[i] = AppendStatus.DUPLICATE;
+        duplicates++;
         continue;
       }
+      valueBytes += frames[i].value.length;
+      storedBytes += frames[i].key.length + frames[i].value.length;
       if (!seg || seg.bytes + size > SEGMENT_BYTES) {
         segments.push((seg = { firstSeq: o.sequence, count: 0, ranges: [], bytes: 0 }));
       }
@@ -210,9 +226,13 @@ export class Partition extends DurableObject<Env> {
       } catch (e) {
         return this.commitFailed(n, e);
       }
+      // Same synchronous turn as the commit above: the counts are stored with it.
+      this.telemetry.published(plan.appended, valueBytes, storedBytes, duplicates);
       for (const [pid, st] of plan.producers) this.producers.set(pid, st);
       this.lastSeq = plan.lastSequence;
       this.consumers.appended();
+    } else if (duplicates > 0) {
+      this.telemetry.published(0, 0, 0, duplicates); // nothing else to commit: the count waits in memory (≤ one flush interval)
     }
     return { leaderEpoch: this.leaderEpoch, commitSeq: this.lastSeq, durability: this.durability, status, sequences, codes };
   }
@@ -253,6 +273,20 @@ export class Partition extends DurableObject<Env> {
     return this.log.read(Math.max(1, fromSeq), Math.max(1, Math.min(maxRecords, 10_000)), maxBytes);
   }
 
+  /**
+   * What `/stats` shows of this partition: high watermark, retained bytes
+   * (keys + values), idempotent producers with dedupe state, and each
+   * group's committed floor and in-flight deliveries (docs/operations.md).
+   */
+  stats(): PartitionStats {
+    return {
+      highWatermark: this.lastSeq,
+      sizeBytes: this.telemetry.storedBytes(),
+      producers: this.producerStore.count(),
+      groups: this.consumers.info().map((g) => ({ group: g.group, committedFloor: Math.max(0, g.ackFloor - 1), inFlight: g.inFlight })),
+    };
+  }
+
   /** Counters and positions of this partition, and of every consumer group at it. */
   info(): PartitionInfo {
     return {
@@ -281,12 +315,14 @@ export class Partition extends DurableObject<Env> {
     if (!Array.isArray(frames)) return frames;
     const n = frames.length;
     const first = this.lastSeq + 1;
+    let stored = 0;
     try {
       const ts = Date.now();
       this.ctx.storage.transactionSync(() => {
         let start = 0, off = 0, seq = first, count = 0;
         for (let i = 0; i < n; i++) {
           const size = frameSize(frames[i]!);
+          stored += frames[i]!.key.length + frames[i]!.value.length;
           if (count > 0 && off + size - start > SEGMENT_BYTES) {
             this.log.appendSegment(seq, count, batch.subarray(start, off), ts);
             seq += count;
@@ -298,6 +334,7 @@ export class Partition extends DurableObject<Env> {
         }
         if (count > 0) this.log.appendSegment(seq, count, batch.subarray(start, off), ts);
       });
+      this.telemetry.stored(stored);
     } catch (e) {
       return this.commitFailed(n, e);
     }
@@ -349,7 +386,7 @@ export class Partition extends DurableObject<Env> {
     await this.schedule.set("purge", Date.now());
   }
 
-  /** Runs due jobs from the schedule table: "purge", and the read path's "deadlines" and "dlq". */
+  /** Runs due jobs from the schedule table: "purge", "telemetry" (report counters), and the read path's "deadlines" and "dlq". */
   override async alarm(): Promise<void> {
     const now = Date.now();
     for (const job of this.schedule.due(now)) {
@@ -362,6 +399,9 @@ export class Partition extends DurableObject<Env> {
         });
         if (deleted < PURGE_PAGE) this.schedule.clear("purge");
         else this.schedule.put("purge", now);
+        this.telemetry.purged();
+      } else if (job === "telemetry") {
+        await this.telemetry.flush();
       } else {
         this.schedule.clear(job);
       }

@@ -62,6 +62,10 @@ export interface ConsumersHost {
   deleted(): boolean;
   meta(k: string): number;
   setMeta(k: string, v: number): void;
+  /** `count` deliveries of `bytes` value bytes were just recorded (called in the same synchronous turn as their commit). */
+  delivered(count: number, bytes: number): void;
+  /** ACK/NACK settled, or dead letters moved: the ledger counters changed. */
+  settled(): void;
 }
 
 const NONE = new Uint8Array(0);
@@ -165,6 +169,7 @@ export class Consumers {
     if (seqs.length > 0) blocked = 0;
     else if (!blocked) l.waiting = true;
     this.host.storage.transactionSync(() => this.store.flush(l));
+    if (seqs.length > 0) this.host.delivered(seqs.length, bytes); // same turn: stored with the deliveries
     if (seqs.length > 0 && (this.deadlineDue === null || deadline < this.deadlineDue)) {
       this.deadlineDue = deadline;
       await this.host.schedule.set("deadlines", deadline);
@@ -199,6 +204,7 @@ export class Consumers {
       }
     }
     this.host.storage.transactionSync(() => this.store.flush(l));
+    this.host.settled();
     if (dead) await this.scheduleDlq(now);
     if (retry) this.wake(l);
     return { codes };
@@ -326,6 +332,7 @@ export class Consumers {
           }
           l.deadLettered(seqs);
           this.host.storage.transactionSync(() => this.store.flush(l));
+          this.host.settled();
         }
       }
     } finally {

@@ -60,6 +60,12 @@ export class LogStore {
     return this.sql.exec<{ s: number | null }>("SELECT min(first_seq) AS s FROM log").one().s ?? 0;
   }
 
+  /** Stored records and their encoded bytes (whole PUB frames). */
+  totals(): { count: number; bytes: number } {
+    const r = this.sql.exec<{ n: number | null; b: number | null }>("SELECT sum(count) AS n, sum(bytes) AS b FROM log").one();
+    return { count: r.n ?? 0, bytes: r.b ?? 0 };
+  }
+
   /** Number of stored records. */
   count(): number {
     return this.sql.exec<{ n: number | null }>("SELECT sum(count) AS n FROM log").one().n ?? 0;

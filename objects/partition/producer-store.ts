@@ -62,6 +62,11 @@ export function ensureProducerSchema(storage: DurableObjectStorage, window = PRO
 export class ProducerStore {
   constructor(private readonly sql: SqlStorage, private readonly window = PRODUCER_DEDUPE_WINDOW) {}
 
+  /** Producers with dedupe state (one row each). */
+  count(): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM producers").one().n;
+  }
+
   /** Committed state of `pid`, or undefined. */
   state(pid: bigint): ProducerState | undefined {
     for (const r of this.sql.exec<{ highest: ArrayBuffer; seen: ArrayBuffer }>(

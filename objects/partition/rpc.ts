@@ -45,6 +45,18 @@ export interface PartitionInfo {
   groups: GroupCursorInfo[];
 }
 
+/** Answer to `Partition.stats()` (what `/stats` shows; docs/operations.md). */
+export interface PartitionStats {
+  /** Sequence of the newest appended record (0 = nothing appended). */
+  highWatermark: number;
+  /** Keys + values of the retained records, bytes. */
+  sizeBytes: number;
+  /** Idempotent producers with dedupe state. */
+  producers: number;
+  /** Every group with a position here: `committedFloor` = every sequence ≤ it is settled (0 = none). */
+  groups: { group: string; committedFloor: number; inFlight: number }[];
+}
+
 /** A stored record as `Partition.read` returns it. */
 export interface StoredRecord {
   sequence: number;

@@ -42,6 +42,12 @@ import type { NoticeDelivery } from "../group/rpc";
 import type { Subscription } from "./subscription";
 import { groupStub } from "../group/stub";
 import { withDeadline } from "./faults";
+import { WireCounters } from "./wire-counters";
+import { ConnectionTelemetry } from "../usage/connection";
+import { series } from "../usage/catalog";
+import { telemetryFlushMs } from "../usage/stub";
+
+const WAITING_PULLS = series("mortarmq_long_polls_waiting", { kind: "mortar_pull" });
 
 /** Largest WebSocket message sent, bytes (Workers limit received messages to 1 MiB; the stream may split anywhere). */
 const MAX_WS_MESSAGE = 1024 * 1024;
@@ -73,9 +79,21 @@ export class MortarSession extends DurableObject<Env> {
   private pin: ReturnType<typeof setInterval> | null = null;
   /** Storage was deleted at the end of the connection: write nothing more. */
   private storageGone = false;
+  /** Frames and bytes of this connection, reported by `telemetry` (docs/operations.md). */
+  private readonly wire = new WireCounters();
+  private readonly telemetry: ConnectionTelemetry;
+  /** The final telemetry report, once started (true when delivered). */
+  private finishing: Promise<boolean> | null = null;
+  /** `ConnectionIO.ended` was called: storage may go once the final report is out. */
+  private ended = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.telemetry = new ConnectionTelemetry({
+      storage: ctx.storage, env, reporter: ctx.id.toString(), protocol: "mortar",
+      drain: (add) => this.wire.drain(add),
+      levels: () => ({ [WAITING_PULLS]: this.conn?.consumer.waitingPulls() ?? 0 }),
+    });
     ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS subs(sub_id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, incarnation INTEGER NOT NULL,
       topic_id INTEGER NOT NULL, grp TEXT NOT NULL, member_id INTEGER NOT NULL, membership_epoch INTEGER NOT NULL)`);
     const lost = ctx.storage.sql.exec<SubRow>("SELECT * FROM subs").toArray();
@@ -99,6 +117,7 @@ export class MortarSession extends DurableObject<Env> {
       const a = ws.deserializeAttachment() as Attachment | null;
       this.ws = ws;
       this.conn = this.newConnection(a?.tenant ?? null);
+      if (a?.tenant) this.telemetry.start(a.tenant, false);
       if (a) {
         this.attached = a;
         this.timers = { lastFrameAt: a.lastFrameAt + ATTACH_EVERY_MS, partialSince: a.partialSince };
@@ -115,6 +134,8 @@ export class MortarSession extends DurableObject<Env> {
       sessionId: this.ctx.id.toString(),
       subscriptions: (subs) => this.subscriptions(subs),
       send: (bytes) => {
+        this.wire.sent(bytes);
+        this.telemetry.touch();
         try {
           for (let o = 0; o < bytes.length; o += MAX_WS_MESSAGE) this.ws?.send(bytes.subarray(o, o + MAX_WS_MESSAGE));
         } catch {
@@ -128,9 +149,14 @@ export class MortarSession extends DurableObject<Env> {
           /* already closed */
         }
         void this.ctx.storage.deleteAlarm();
+        void this.finish();
       },
-      connected: () => this.attach(Date.now(), true),
-      ended: () => void this.deleteStorage(),
+      ended: () => void this.endConnection(),
+      connected: (tenant) => {
+        this.attach(Date.now(), true);
+        this.telemetry.start(tenant, true);
+      },
+      frameIn: (op) => this.wire.frameIn(op),
     }, tenant);
   }
 
@@ -156,6 +182,8 @@ export class MortarSession extends DurableObject<Env> {
     const conn = this.conn;
     if (!conn || conn.isClosed) return;
     this.ws = ws;
+    this.wire.received(typeof message === "string" ? message.length : message.byteLength);
+    this.telemetry.touch();
     if (typeof message === "string") {
       conn.fail(new MortarError(ErrorCode.MALFORMED_PAYLOAD, "text WebSocket messages are not allowed: send the byte stream as binary messages"));
       return;
@@ -185,11 +213,37 @@ export class MortarSession extends DurableObject<Env> {
     }
     void this.ctx.storage.deleteAlarm();
     await this.conn?.closedByPeer();
+    await this.finish();
   }
 
   override async webSocketError(): Promise<void> {
     void this.ctx.storage.deleteAlarm();
     await this.conn?.closedByPeer();
+    await this.finish();
+  }
+
+  /**
+   * The connection ended: the final telemetry report (connection-seconds,
+   * gauges withdrawn). If the aggregator cannot be reached the alarm retries.
+   */
+  private finish(): Promise<boolean> {
+    this.finishing ??= (async () => {
+      const reported = await this.telemetry.finish();
+      if (!reported && !this.storageGone) await this.ctx.storage.setAlarm(Date.now() + telemetryFlushMs(this.env));
+      return reported;
+    })();
+    return this.finishing;
+  }
+
+  /**
+   * The connection is over and its members left: send the final telemetry
+   * report, then drop the session's storage. When the report cannot be
+   * delivered the storage (its outbox) stays and the alarm retries; the
+   * storage goes after that retry succeeds.
+   */
+  private async endConnection(): Promise<void> {
+    this.ended = true;
+    if (await this.finish()) await this.deleteStorage();
   }
 
   // ------------------------------------------------------------ read-path RPC (ConsumerGroup, Partition)
@@ -249,7 +303,12 @@ export class MortarSession extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     this.armedAt = 0;
     const conn = this.conn;
-    if (!conn || conn.isClosed) return;
+    if (!conn || conn.isClosed) {
+      // No connection (closed, or the object restarted without it): report what is left.
+      if (!(await this.telemetry.finish())) await this.ctx.storage.setAlarm(Date.now() + telemetryFlushMs(this.env));
+      else if (this.ended) await this.deleteStorage();
+      return;
+    }
     const now = Date.now();
     const why = expired(this.timers, now);
     if (why === "half-frame") {

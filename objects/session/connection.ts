@@ -79,6 +79,8 @@ export interface ConnectionIO {
   subscriptions(subs: ReadonlyMap<number, Subscription>): void;
   /** The connection is over and its subscriptions were shut down (members left): the session's storage may go. Called once. */
   ended(): void;
+  /** A complete frame with `op` was decoded (telemetry). */
+  frameIn?(op: number): void;
 }
 
 interface Pending {
@@ -152,7 +154,10 @@ export class Connection {
   receive(chunk: Uint8Array): number {
     if (this.inputClosed) return 0;
     const { frames, error } = this.decoder.push(chunk);
-    for (const f of frames) this.enqueue(f);
+    for (const f of frames) {
+      this.io.frameIn?.(f.op);
+      this.enqueue(f);
+    }
     if (error) this.fail(error);
     this.kick();
     return frames.length;

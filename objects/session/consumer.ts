@@ -286,6 +286,13 @@ export class Consumer {
     await Promise.all(subs.map((s) => this.leaveGroup(s)));
   }
 
+  /** PULL requests waiting for records right now (the long-poll gauge). */
+  waitingPulls(): number {
+    let n = 0;
+    for (const s of this.subs.values()) n += s.pulls.length;
+    return n;
+  }
+
   // ------------------------------------------------------------ internals
 
   private staleMember(sub: Subscription, memberId: bigint, membershipEpoch: number): boolean {

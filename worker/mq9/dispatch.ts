@@ -61,6 +61,8 @@ export interface Mq9RequestContext {
 /** The JSON reply (always has `error`, "" on success) and its HTTP status. */
 export interface Mq9Reply {
   status: number;
+  /** The error kind of a failed request, when known (the `outcome` label of mortarmq_mq9_requests_total). */
+  code?: Mq9ErrorCode;
   body: { error: string } & Record<string, unknown>;
   /**
    * The exact reply text when the handler built it itself (DISCOVER splices
@@ -161,7 +163,7 @@ async function create(env: Env, tenant: string, payload: Uint8Array): Promise<Mq
     const r = await mailboxStub(env, tenant, address).create(address, ttlSec);
     if (r.ok) return { status: 200, body: { error: "", mail_address: address } };
     if (spec.name !== null || r.code !== "mailbox_exists" || attempt + 1 >= CREATE_ATTEMPTS) {
-      return { status: MQ9_HTTP_STATUS[r.code], body: { error: r.error, mail_address: "" } };
+      return { status: MQ9_HTTP_STATUS[r.code], code: r.code, body: { error: r.error, mail_address: "" } };
     }
   }
 }
@@ -203,7 +205,7 @@ export function mailboxStub(env: Env, tenant: string, address: string): DurableO
 function reply<R extends MailboxResult>(r: R, fields: (v: Extract<R, { ok: true }>) => Record<string, unknown>): Mq9Reply {
   if (!r.ok) {
     const f = r as Extract<MailboxResult, { ok: false }>;
-    return { status: MQ9_HTTP_STATUS[f.code], body: { error: f.error } };
+    return { status: MQ9_HTTP_STATUS[f.code], code: f.code, body: { error: f.error } };
   }
   return { status: 200, body: { error: "", ...fields(r as Extract<R, { ok: true }>) } };
 }
@@ -228,5 +230,5 @@ export function errorReply(e: unknown): Mq9Reply {
       message = `internal error: ${detail}`;
     }
   }
-  return { status: MQ9_HTTP_STATUS[code], body: { error: message } };
+  return { status: MQ9_HTTP_STATUS[code], code, body: { error: message } };
 }

@@ -12,6 +12,13 @@ import { MAX_PAYLOAD_BYTES, echo } from "../../wire/mq9";
 import { authenticateToken, bearerToken } from "../auth";
 import type { Env } from "../env";
 import { handleMq9Request, replyJson } from "./dispatch";
+import { isolateMeter } from "../telemetry";
+import { series } from "../../objects/usage/catalog";
+import { mq9RequestSeries } from "./request-metrics";
+
+const BYTES_IN = series("mortarmq_bytes_received_total", { protocol: "http" });
+const BYTES_OUT = series("mortarmq_bytes_sent_total", { protocol: "http" });
+const te = new TextEncoder();
 
 /** Path prefix of the route. */
 export const MQ9_HTTP_PREFIX = "/mq9/";
@@ -36,8 +43,14 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
   }
   const headers = new Map<string, string>();
   for (const [name, value] of c.req.raw.headers) if (name.toLowerCase().startsWith("mq9-")) headers.set(name, value);
-  const reply = await handleMq9Request(c.env, auth.tenant, { subject, headers, payload }, { signal: c.req.raw.signal, waitUntil: waitUntilOf(c) });
-  return c.body(replyJson(reply), reply.status as ContentfulStatusCode, { "Content-Type": "application/json" });
+  const waitUntil = waitUntilOf(c);
+  const reply = await handleMq9Request(c.env, auth.tenant, { subject, headers, payload }, { signal: c.req.raw.signal, waitUntil });
+  const body = te.encode(replyJson(reply)) as Uint8Array<ArrayBuffer>;
+  isolateMeter.add(auth.tenant, mq9RequestSeries(subject, reply, "http"));
+  isolateMeter.add(auth.tenant, BYTES_IN, payload.byteLength);
+  isolateMeter.add(auth.tenant, BYTES_OUT, body.length);
+  waitUntil?.(isolateMeter.maybeFlush(c.env));
+  return c.body(body, reply.status as ContentfulStatusCode, { "Content-Type": "application/json" });
 }
 
 /**

@@ -9,6 +9,9 @@ import type { Frame, OkFrame, ErrFrame, PubFrame } from "../../../wire/mortar";
 export class WsConn {
   readonly frames: Frame[] = [];
   closed: { code: number; reason: string } | null = null;
+  /** Bytes sent to and received from the broker (WebSocket message bytes). */
+  bytesSent = 0;
+  bytesReceived = 0;
   private readonly decoder = new FrameDecoder();
   private waiters: (() => void)[] = [];
 
@@ -16,6 +19,7 @@ export class WsConn {
     ws.binaryType = "arraybuffer";
     ws.addEventListener("message", (ev) => {
       const data = ev.data as ArrayBuffer | string;
+      this.bytesReceived += typeof data === "string" ? utf8Bytes(data).length : data.byteLength;
       const { frames, error } = this.decoder.push(typeof data === "string" ? utf8Bytes(data) : new Uint8Array(data));
       if (error) throw error;
       this.frames.push(...frames);
@@ -47,7 +51,9 @@ export class WsConn {
    * pool can hand back-to-back messages to the object out of order.
    */
   send(frames: Frame[] | Uint8Array): void {
-    this.ws.send(frames instanceof Uint8Array ? frames : encodeFrames(frames));
+    const bytes = frames instanceof Uint8Array ? frames : encodeFrames(frames);
+    this.bytesSent += bytes.length;
+    this.ws.send(bytes);
   }
 
   /** Waits until at least `n` frames arrived (or the socket closed); returns the first n and removes them. */

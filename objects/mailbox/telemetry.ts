@@ -1,0 +1,96 @@
+/**
+ * What a Mailbox counts for /metrics and usage metering (objects/usage/,
+ * docs/operations.md): messages stored by SEND and returned by FETCH /
+ * QUERY with their payload bytes, and levels read at flush time (the
+ * mailbox exists, held long-poll FETCHes, stored payload bytes). SEND counts
+ * are stored with the SEND group commit and a stateful FETCH's counts with
+ * its cursor commit; read-only requests (stateless FETCH, QUERY) keep their
+ * counts in memory until the next commit or the flush (≤ one interval).
+ * The flush shares the mailbox's one alarm.
+ */
+import type { Env } from "../../worker/env";
+import { series } from "../usage/catalog";
+import { Meter } from "../usage/meter";
+import { telemetryFlushMs, tenantOfName, usageStub } from "../usage/stub";
+
+const SENT = series("mortarmq_mq9_messages_sent_total");
+const SENT_BYTES = series("mortarmq_mq9_sent_bytes_total");
+const RETURNED = { fetch: series("mortarmq_mq9_messages_returned_total", { verb: "fetch" }), query: series("mortarmq_mq9_messages_returned_total", { verb: "query" }) };
+const RETURNED_BYTES = { fetch: series("mortarmq_mq9_returned_bytes_total", { verb: "fetch" }), query: series("mortarmq_mq9_returned_bytes_total", { verb: "query" }) };
+const MAILBOXES = series("mortarmq_mq9_mailboxes");
+const WAITING = series("mortarmq_long_polls_waiting", { kind: "mq9_fetch" });
+const STORED = series("mortarmq_stored_bytes", { system: "mq9" });
+
+/** Levels of one mailbox, read at flush time. */
+export interface MailboxLevels {
+  exists: boolean;
+  heldFetches: number;
+  storedBytes: number;
+}
+
+/** What the telemetry needs from its Mailbox. */
+export interface MailboxTelemetryHost {
+  storage: DurableObjectStorage;
+  env: Env;
+  /** This object's id (hex). */
+  reporter: string;
+  /** The object's name (`mailbox/<tenant>/<address>`); without one nothing is reported. */
+  name: string | undefined;
+  levels(): MailboxLevels;
+  /** Arms the mailbox's alarm for a flush at `at` ms. */
+  schedule(at: number): void;
+}
+
+export class MailboxTelemetry {
+  private readonly meter: Meter | null;
+
+  constructor(host: MailboxTelemetryHost) {
+    const tenant = tenantOfName(host.name);
+    this.meter = tenant === null ? null : new Meter(host.storage, {
+      reporter: host.reporter,
+      flushMs: telemetryFlushMs(host.env),
+      send: (r) => usageStub(host.env, tenant).report(r),
+      levels: () => {
+        const l = host.levels();
+        return { [MAILBOXES]: l.exists ? 1 : 0, [WAITING]: l.heldFetches, [STORED]: l.storedBytes };
+      },
+      memoryLevels: [WAITING],
+      schedule: (at) => host.schedule(at),
+    });
+  }
+
+  /** Asks for a flush if something was left unreported before a restart (call once loaded). */
+  resume(): void {
+    this.meter?.resume();
+  }
+
+  /** A SEND stored a message of `bytes` payload bytes (memory; see persist). */
+  sent(bytes: number): void {
+    const now = Date.now();
+    this.meter?.add(SENT, 1, now);
+    this.meter?.add(SENT_BYTES, bytes, now);
+  }
+
+  /** FETCH or QUERY returned `count` messages of `bytes` payload bytes (memory; see persist). */
+  returned(verb: "fetch" | "query", count: number, bytes: number): void {
+    if (count === 0) return;
+    const now = Date.now();
+    this.meter?.add(RETURNED[verb], count, now);
+    this.meter?.add(RETURNED_BYTES[verb], bytes, now);
+  }
+
+  /** Stores the counts with the commit of the current turn. */
+  persist(): void {
+    this.meter?.persist();
+  }
+
+  /** A level changed (mailbox created or gone, long-poll held or answered, messages removed). */
+  touch(): void {
+    this.meter?.touch();
+  }
+
+  /** Reports to the tenant's aggregator (the alarm calls this when the flush is due). */
+  async flush(): Promise<void> {
+    await this.meter?.flush();
+  }
+}

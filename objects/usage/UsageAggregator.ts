@@ -1,0 +1,113 @@
+/**
+ * UsageAggregator Durable Object: the per-tenant end of the counting
+ * pipeline (`usage/<tenant>`, see usageStub). Every counting object reports
+ * its increments here in numbered reports (objects/usage/meter.ts); this
+ * object applies each report exactly once and keeps the cumulative series
+ * for `/metrics`, the hourly usage for `GET /admin/tenants/:id/usage`, and
+ * gauge values `/stats` needs (mailboxes). docs/operations.md.
+ *
+ * The instance `usage-index/all` (usageIndexStub) has a second role: the
+ * list of tenants that ever reported (a Worker cannot enumerate Durable
+ * Objects), and the storage probe of `/healthz`.
+ *
+ * One alarm: daily pruning of reporters silent for 7 days (their numbers are
+ * only needed while a retry could still arrive) and of usage older than 400
+ * days.
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../../worker/env";
+import { AggregateStore, type HourUsage } from "./aggregate-store";
+import { checkReport, type UsageReport } from "./report";
+import { tenantOfName, usageIndexStub } from "./stub";
+
+/** A reporter silent this long is forgotten, ms (7 days). */
+export const REPORTER_TTL_MS = 7 * 24 * 3_600_000;
+/** Usage hours kept, ms (400 days). */
+export const USAGE_TTL_MS = 400 * 24 * 3_600_000;
+/** Pruning interval, ms (1 day). */
+const PRUNE_EVERY_MS = 24 * 3_600_000;
+
+/** Answer to `report`. */
+export interface ReportAck {
+  /** False for a duplicate (already applied) or a malformed report (`error`). */
+  applied: boolean;
+  error?: string;
+}
+
+export class UsageAggregator extends DurableObject<Env> {
+  private readonly store: AggregateStore;
+  /** The pruning alarm is known to be armed (checked once per instance). */
+  private alarmArmed = false;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new AggregateStore(ctx.storage);
+  }
+
+  /**
+   * Applies one report exactly once (by reporter id and report number) and
+   * answers after the commit. A malformed report is refused with `error`
+   * (and not retried by the reporter: it is a bug, logged here).
+   */
+  async report(r: UsageReport): Promise<ReportAck> {
+    const bad = checkReport(r);
+    if (bad) {
+      console.error(`UsageAggregator: malformed report: ${bad}`);
+      return { applied: false, error: bad };
+    }
+    const now = Date.now();
+    const applied = this.store.apply(r, now);
+    if (!this.alarmArmed) {
+      if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
+      this.alarmArmed = true;
+    }
+    if (this.store.meta("registered") !== 1) {
+      const tenant = tenantOfName(this.ctx.id.name);
+      if (tenant !== null) {
+        try {
+          await usageIndexStub(this.env).addTenant(tenant);
+          this.store.setMeta("registered", 1);
+        } catch {
+          /* registered with a later report */
+        }
+      }
+    }
+    return { applied };
+  }
+
+  /** Every series of this tenant with its cumulative value (counters) or current value (gauges). */
+  metrics(): [string, number][] {
+    return this.store.allSeries();
+  }
+
+  /** The value of one series key (0 when never reported), e.g. `mortarmq_mq9_mailboxes`. */
+  seriesValue(key: string): number {
+    return this.store.seriesValue(key);
+  }
+
+  /** Usage per hour for [fromHour, toHour) (hour starts, ms). */
+  usage(fromHour: number, toHour: number): HourUsage[] {
+    return this.store.usage(fromHour, toHour);
+  }
+
+  /** Index role: records a tenant that has usage. Idempotent. */
+  addTenant(tenant: string): void {
+    this.store.addTenant(tenant, Date.now());
+  }
+
+  /** Index role: the tenants that ever reported usage, sorted. */
+  tenants(): string[] {
+    return this.store.tenants();
+  }
+
+  /** Storage probe for /healthz: a SQLite read; returns the number of known tenants. */
+  probe(): number {
+    return this.store.tenants().length;
+  }
+
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    this.store.prune(now - REPORTER_TTL_MS, now - USAGE_TTL_MS);
+    await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * SQLite tables of one UsageAggregator (one per tenant) and of the index
+ * instance. Applying a report is one transaction: check its number against
+ * the reporter's last applied number, add every entry to its series and to
+ * its hour's usage row, track the storage high-water mark, record the new
+ * number.
+ *
+ * Tables:
+ * - `reporters(id, last_no, seen_ms)`: last report number applied per reporter
+ * - `series(key, value)`: cumulative value of each series (/metrics)
+ * - `usage(hour, requests, messages_in, messages_out, bytes_in, bytes_out,
+ *   connection_seconds, storage_max, storage_end)`: one row per tenant-hour
+ * - `agg_meta(k, v)`: `storage_now` (running stored bytes), `registered`
+ * - `tenants(name, since_ms)`: index instance only
+ */
+import { SUMMED_USAGE_FIELDS, metricDef, parseSeries, series, usageFieldOf } from "./catalog";
+import { HOUR_MS, type UsageReport } from "./report";
+
+/** Usage of one tenant-hour (`GET /admin/tenants/:id/usage`). */
+export interface HourUsage {
+  /** Start of the hour, ms since the epoch. */
+  hour: number;
+  requests: number;
+  messages_in: number;
+  messages_out: number;
+  bytes_in: number;
+  bytes_out: number;
+  connection_seconds: number;
+  /** Highest stored bytes (MortarMQ + mq9) seen during the hour. */
+  storage_bytes: number;
+}
+
+type Row = Record<string, SqlStorageValue>;
+
+const APPLIED = series("mortarmq_telemetry_reports_total", { result: "applied" });
+const DUPLICATE = series("mortarmq_telemetry_reports_total", { result: "duplicate" });
+
+export class AggregateStore {
+  constructor(private readonly storage: DurableObjectStorage) {
+    const sql = storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS reporters(id TEXT PRIMARY KEY, last_no INTEGER NOT NULL, seen_ms INTEGER NOT NULL)");
+    sql.exec("CREATE TABLE IF NOT EXISTS series(key TEXT PRIMARY KEY, value REAL NOT NULL)");
+    sql.exec(`CREATE TABLE IF NOT EXISTS usage(hour INTEGER PRIMARY KEY,
+      requests REAL NOT NULL DEFAULT 0, messages_in REAL NOT NULL DEFAULT 0, messages_out REAL NOT NULL DEFAULT 0,
+      bytes_in REAL NOT NULL DEFAULT 0, bytes_out REAL NOT NULL DEFAULT 0, connection_seconds REAL NOT NULL DEFAULT 0,
+      storage_max REAL NOT NULL DEFAULT 0, storage_end REAL NOT NULL DEFAULT 0)`);
+    sql.exec("CREATE TABLE IF NOT EXISTS agg_meta(k TEXT PRIMARY KEY, v REAL NOT NULL)");
+    sql.exec("CREATE TABLE IF NOT EXISTS tenants(name TEXT PRIMARY KEY, since_ms INTEGER NOT NULL)");
+  }
+
+  meta(k: string): number {
+    for (const r of this.storage.sql.exec<{ v: number }>("SELECT v FROM agg_meta WHERE k = ?", k)) return r.v;
+    return 0;
+  }
+
+  setMeta(k: string, v: number): void {
+    this.storage.sql.exec("INSERT OR REPLACE INTO agg_meta(k, v) VALUES (?, ?)", k, v);
+  }
+
+  /**
+   * Applies `r` exactly once: returns false (and changes nothing but the
+   * duplicate counter) when its number is not above the last applied one
+   * for its reporter. Entries of unknown metrics, and negative increments
+   * of counters, are skipped.
+   */
+  apply(r: UsageReport, now: number): boolean {
+    const sql = this.storage.sql;
+    return this.storage.transactionSync(() => {
+      const last = sql.exec<{ last_no: number }>("SELECT last_no FROM reporters WHERE id = ?", r.reporter).toArray()[0];
+      if (last && r.no <= last.last_no) {
+        sql.exec("UPDATE reporters SET seen_ms = ? WHERE id = ?", now, r.reporter);
+        this.addSeries(DUPLICATE, 1);
+        return false;
+      }
+      const sums = new Map<number, Record<string, number>>();
+      const storageMax = new Map<number, number>();
+      let storage = this.meta("storage_now");
+      for (const [hour, key, v] of r.entries) {
+        const p = parseSeries(key);
+        const def = p && metricDef(p.name);
+        if (!def || (def.type === "counter" && v < 0)) continue;
+        this.addSeries(key, v);
+        const field = usageFieldOf(key);
+        if (field === "storage_bytes") {
+          const before = storage;
+          storage += v;
+          storageMax.set(hour, Math.max(storageMax.get(hour) ?? 0, before, storage));
+        } else if (field) {
+          let s = sums.get(hour);
+          if (!s) sums.set(hour, (s = {}));
+          s[field] = (s[field] ?? 0) + v;
+        }
+      }
+      for (const [hour, s] of sums) {
+        const cols = Object.keys(s);
+        sql.exec(`INSERT INTO usage(hour, ${cols.join(", ")}) VALUES (?${", ?".repeat(cols.length)})
+          ON CONFLICT(hour) DO UPDATE SET ${cols.map((c) => `${c} = ${c} + excluded.${c}`).join(", ")}`,
+          hour, ...cols.map((c) => s[c]!));
+      }
+      if (storageMax.size > 0) {
+        this.setMeta("storage_now", storage);
+        for (const [hour, max] of storageMax) {
+          sql.exec(`INSERT INTO usage(hour, storage_max, storage_end) VALUES (?, ?, ?)
+            ON CONFLICT(hour) DO UPDATE SET storage_max = max(storage_max, excluded.storage_max), storage_end = excluded.storage_end`,
+            hour, max, storage);
+        }
+      }
+      sql.exec("INSERT OR REPLACE INTO reporters(id, last_no, seen_ms) VALUES (?, ?, ?)", r.reporter, r.no, now);
+      this.addSeries(APPLIED, 1);
+      return true;
+    });
+  }
+
+  private addSeries(key: string, v: number): void {
+    this.storage.sql.exec("INSERT INTO series(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value", key, v);
+  }
+
+  /** Every series with its cumulative value. */
+  allSeries(): [string, number][] {
+    return this.storage.sql.exec<{ key: string; value: number }>("SELECT key, value FROM series ORDER BY key").toArray().map((r) => [r.key, r.value]);
+  }
+
+  /** Value of one series (0 when never reported). */
+  seriesValue(key: string): number {
+    for (const r of this.storage.sql.exec<{ value: number }>("SELECT value FROM series WHERE key = ?", key)) return r.value;
+    return 0;
+  }
+
+  /**
+   * Usage of every hour in [fromHour, toHour) (hour starts, ms), one entry
+   * per hour, zeros where nothing was counted; storage carries the level of
+   * the last hour before when nothing changed in an hour.
+   */
+  usage(fromHour: number, toHour: number): HourUsage[] {
+    const sql = this.storage.sql;
+    const rows = new Map<number, Row>();
+    for (const r of sql.exec<Row>("SELECT * FROM usage WHERE hour >= ? AND hour < ? ORDER BY hour", fromHour, toHour)) rows.set(r.hour as number, r);
+    let level = sql.exec<{ storage_end: number }>("SELECT storage_end FROM usage WHERE hour < ? AND (storage_max > 0 OR storage_end > 0) ORDER BY hour DESC LIMIT 1", fromHour)
+      .toArray()[0]?.storage_end ?? 0;
+    const out: HourUsage[] = [];
+    for (let h = fromHour; h < toHour; h += HOUR_MS) {
+      const r = rows.get(h);
+      const u: HourUsage = { hour: h, requests: 0, messages_in: 0, messages_out: 0, bytes_in: 0, bytes_out: 0, connection_seconds: 0, storage_bytes: level };
+      if (r) {
+        for (const f of SUMMED_USAGE_FIELDS) u[f] = r[f] as number;
+        if ((r.storage_max as number) > 0 || (r.storage_end as number) > 0) {
+          u.storage_bytes = Math.max(level, r.storage_max as number);
+          level = r.storage_end as number;
+        }
+      }
+      out.push(u);
+    }
+    return out;
+  }
+
+  /** Forgets reporters silent since before `cutoff` (ms) and usage hours before `usageCutoff`. */
+  prune(cutoff: number, usageCutoff: number): void {
+    this.storage.sql.exec("DELETE FROM reporters WHERE seen_ms < ?", cutoff);
+    this.storage.sql.exec("DELETE FROM usage WHERE hour < ?", usageCutoff);
+  }
+
+  // ------------------------------------------------------------ index role
+
+  addTenant(name: string, now: number): void {
+    this.storage.sql.exec("INSERT OR IGNORE INTO tenants(name, since_ms) VALUES (?, ?)", name, now);
+  }
+
+  tenants(): string[] {
+    return this.storage.sql.exec<{ name: string }>("SELECT name FROM tenants ORDER BY name").toArray().map((r) => r.name);
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * The metric catalog (pure): every metric the broker exports on `/metrics`,
+ * its Prometheus type, labels and help text, and which usage field of the
+ * hourly metering (issue 9) it feeds. Reporters (Partition, Mailbox,
+ * sessions, the Worker) count **series** — a metric name plus its labels,
+ * encoded as the Prometheus text key `name{a="x",b="y"}` — and the
+ * aggregator (UsageAggregator) sums them per tenant. docs/operations.md
+ * lists the same table for operators; `test/unit/usage-catalog.test.ts`
+ * checks the two agree.
+ */
+import { OP_NAMES, REQUEST_OPS } from "../../wire/mortar/constants";
+
+/** Metering fields of one tenant-hour (docs/operations.md "Usage metering"). */
+export type UsageField =
+  | "requests"
+  | "messages_in"
+  | "messages_out"
+  | "bytes_in"
+  | "bytes_out"
+  | "connection_seconds"
+  | "storage_bytes";
+
+/** The summed fields (storage_bytes is a high-water mark, tracked apart). */
+export const SUMMED_USAGE_FIELDS = [
+  "requests", "messages_in", "messages_out", "bytes_in", "bytes_out", "connection_seconds",
+] as const satisfies readonly UsageField[];
+
+/** One metric family. */
+export interface MetricDef {
+  name: string;
+  /** counter: only grows (reporters send increments); gauge: reporters send level changes. */
+  type: "counter" | "gauge";
+  /** Label names, in the order they appear in series keys (the `tenant` label is added on output). */
+  labels: readonly string[];
+  help: string;
+  /** The usage field this metric adds to, if any; a function decides per series (label values). */
+  usage?: UsageField | ((labels: Readonly<Record<string, string>>) => UsageField | null);
+  /** Who counts it (for docs/operations.md). */
+  source: string;
+}
+
+const requestOpNames = new Set([...REQUEST_OPS].map((op) => opLabel(op)));
+
+/** Every exported metric, in output order. */
+export const METRICS: readonly MetricDef[] = [
+  // MortarMQ connections (MortarSession)
+  { name: "mortarmq_frames_received_total", type: "counter", labels: ["op"], source: "MortarSession",
+    help: "MortarMQ frames decoded from clients, by op (lower-case op name).",
+    usage: (l) => (requestOpNames.has(l.op ?? "") ? "requests" : null) },
+  { name: "mortarmq_frames_sent_total", type: "counter", labels: ["op"], source: "MortarSession",
+    help: "MortarMQ frames written to clients, by op (ok, err, msg, notice)." },
+  { name: "mortarmq_errors_total", type: "counter", labels: ["code", "name"], source: "MortarSession",
+    help: "ERR frames sent to MortarMQ clients, by error code (0x…) and registry name." },
+  // Transports
+  { name: "mortarmq_bytes_received_total", type: "counter", labels: ["protocol"], source: "MortarSession, NatsSession, Worker",
+    help: "Bytes received from clients: WebSocket message bytes (mortar, nats), mq9 HTTP request bodies (http)." },
+  { name: "mortarmq_bytes_sent_total", type: "counter", labels: ["protocol"], source: "MortarSession, NatsSession, Worker",
+    help: "Bytes sent to clients: WebSocket message bytes (mortar, nats), mq9 HTTP reply bodies (http)." },
+  { name: "mortarmq_connections_opened_total", type: "counter", labels: ["protocol"], source: "MortarSession, NatsSession",
+    help: "Authenticated WebSocket connections opened (mortar, nats)." },
+  { name: "mortarmq_open_connections", type: "gauge", labels: ["protocol"], source: "MortarSession, NatsSession",
+    help: "Authenticated WebSocket connections open now (mortar, nats)." },
+  { name: "mortarmq_connection_seconds_total", type: "counter", labels: ["protocol"], source: "MortarSession, NatsSession",
+    help: "Seconds authenticated WebSocket connections were open (mortar, nats).", usage: "connection_seconds" },
+  // MortarMQ write and read path (Partition)
+  { name: "mortarmq_messages_published_total", type: "counter", labels: [], source: "Partition",
+    help: "MortarMQ records appended by PUB (duplicates and dead-letter copies excluded).", usage: "messages_in" },
+  { name: "mortarmq_published_bytes_total", type: "counter", labels: [], source: "Partition",
+    help: "Value bytes of the records counted by mortarmq_messages_published_total.", usage: "bytes_in" },
+  { name: "mortarmq_non_idempotent_publishes_total", type: "counter", labels: [], source: "Partition",
+    help: "PUBs appended with producer_id 0 and producer_seq 0 (no deduplication)." },
+  { name: "mortarmq_publishes_deduplicated_total", type: "counter", labels: [], source: "Partition",
+    help: "PUBs answered as duplicates of a stored record (result_flags bit0), nothing appended." },
+  { name: "mortarmq_messages_delivered_total", type: "counter", labels: [], source: "Partition",
+    help: "MortarMQ deliveries (MSG, push or PULL), redeliveries included.", usage: "messages_out" },
+  { name: "mortarmq_delivered_bytes_total", type: "counter", labels: [], source: "Partition",
+    help: "Value bytes of the deliveries counted by mortarmq_messages_delivered_total.", usage: "bytes_out" },
+  { name: "mortarmq_messages_acked_total", type: "counter", labels: [], source: "Partition",
+    help: "Deliveries settled by ACK." },
+  { name: "mortarmq_messages_redelivered_total", type: "counter", labels: [], source: "Partition",
+    help: "Redeliveries (after NACK RETRY or an expired work deadline)." },
+  { name: "mortarmq_messages_dead_lettered_total", type: "counter", labels: [], source: "Partition",
+    help: "Messages moved to the .dlq twin (NACK REJECT or the last attempt failed)." },
+  // mq9
+  { name: "mortarmq_mq9_requests_total", type: "counter", labels: ["verb", "outcome", "transport"], source: "NatsSession, Worker",
+    help: "mq9 requests by subject verb (e.g. msg_send), outcome (ok or the error kind) and transport (http, nats).",
+    usage: "requests" },
+  { name: "mortarmq_mq9_messages_sent_total", type: "counter", labels: [], source: "Mailbox",
+    help: "mq9 messages stored by MSG.SEND (delayed ones included).", usage: "messages_in" },
+  { name: "mortarmq_mq9_sent_bytes_total", type: "counter", labels: [], source: "Mailbox",
+    help: "Payload bytes of the messages counted by mortarmq_mq9_messages_sent_total.", usage: "bytes_in" },
+  { name: "mortarmq_mq9_messages_returned_total", type: "counter", labels: ["verb"], source: "Mailbox",
+    help: "mq9 messages returned to clients by MSG.FETCH and MSG.QUERY (verb fetch, query).", usage: "messages_out" },
+  { name: "mortarmq_mq9_returned_bytes_total", type: "counter", labels: ["verb"], source: "Mailbox",
+    help: "Payload bytes of the messages counted by mortarmq_mq9_messages_returned_total.", usage: "bytes_out" },
+  { name: "mortarmq_mq9_mailboxes", type: "gauge", labels: [], source: "Mailbox",
+    help: "mq9 mailboxes that exist now." },
+  { name: "mortarmq_long_polls_waiting", type: "gauge", labels: ["kind"], source: "Mailbox, MortarSession",
+    help: "Long-polls held now: mq9 FETCH with max_wait_ms (mq9_fetch), MortarMQ PULL waiting for records (mortar_pull)." },
+  { name: "mortarmq_stored_bytes", type: "gauge", labels: ["system"], source: "Partition, Mailbox",
+    help: "Bytes of stored messages: MortarMQ keys + values (mortar), mq9 payloads incl. delayed (mq9).",
+    usage: "storage_bytes" },
+  // The pipeline itself (UsageAggregator)
+  { name: "mortarmq_telemetry_reports_total", type: "counter", labels: ["result"], source: "UsageAggregator",
+    help: "Counter reports received by the tenant's aggregator: applied, or duplicate (a retry already applied, ignored)." },
+];
+
+const BY_NAME = new Map(METRICS.map((m) => [m.name, m]));
+
+/** The definition of metric `name`, or undefined. */
+export function metricDef(name: string): MetricDef | undefined {
+  return BY_NAME.get(name);
+}
+
+/** Lower-case op name used as the `op` label (`pub`, `control_ack`, …; unknown bytes as `0x..`). */
+export function opLabel(op: number): string {
+  const n = OP_NAMES[op];
+  return n ? n.toLowerCase() : `0x${op.toString(16).padStart(2, "0")}`;
+}
+
+/** Escapes a label value for the Prometheus text format. */
+export function escapeLabelValue(v: string): string {
+  return v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+}
+
+/**
+ * The series key of `name` with `labels` (values in the metric's label
+ * order; a label missing from `labels` is written as ""). Throws for an
+ * unknown metric — a typo must fail a test, not vanish.
+ */
+export function series(name: string, labels: Readonly<Record<string, string>> = {}): string {
+  const def = BY_NAME.get(name);
+  if (!def) throw new Error(`unknown metric ${name}`);
+  if (def.labels.length === 0) return name;
+  return `${name}{${def.labels.map((l) => `${l}="${escapeLabelValue(labels[l] ?? "")}"`).join(",")}}`;
+}
+
+/** A parsed series key. */
+export interface ParsedSeries {
+  name: string;
+  labels: Record<string, string>;
+  /** The `a="x",b="y"` part (escaped as in the key), "" without labels. */
+  labelText: string;
+}
+
+const parsedCache = new Map<string, ParsedSeries | null>();
+
+/** Parses a series key built by {@link series}; null when malformed. Results are cached. */
+export function parseSeries(key: string): ParsedSeries | null {
+  let p = parsedCache.get(key);
+  if (p !== undefined) return p;
+  p = parseUncached(key);
+  if (parsedCache.size < 10_000) parsedCache.set(key, p);
+  return p;
+}
+
+function parseUncached(key: string): ParsedSeries | null {
+  const brace = key.indexOf("{");
+  if (brace < 0) return /^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(key) ? { name: key, labels: {}, labelText: "" } : null;
+  if (!key.endsWith("}")) return null;
+  const name = key.slice(0, brace);
+  const labelText = key.slice(brace + 1, -1);
+  const labels: Record<string, string> = {};
+  const re = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)/gy;
+  let m: RegExpExecArray | null;
+  let end = 0;
+  while (end < labelText.length && (m = re.exec(labelText)) !== null) {
+    labels[m[1]!] = m[2]!.replace(/\\(.)/g, (_, c: string) => (c === "n" ? "\n" : c));
+    end = re.lastIndex;
+  }
+  return end === labelText.length ? { name, labels, labelText } : null;
+}
+
+/** The usage field a series adds to (null = none, or not a known metric). */
+export function usageFieldOf(key: string): UsageField | null {
+  const p = parseSeries(key);
+  const def = p && BY_NAME.get(p.name);
+  if (!p || !def || !def.usage) return null;
+  return typeof def.usage === "function" ? def.usage(p.labels) : def.usage;
+}

@@ -1,0 +1,240 @@
+/**
+ * The reporter side of the counting pipeline: one Meter per counting
+ * Durable Object (Partition, Mailbox, MortarSession, NatsSession). See
+ * docs/operations.md "How counters are gathered".
+ *
+ * - Counting is in memory: `add()` bumps a per-hour bucket, nothing else.
+ * - `persist()` writes the unreported counts as ONE row; objects call it in
+ *   the same synchronous turn as a commit they make anyway (an append, a
+ *   delivery, a SEND group commit), so the counts are exactly as durable as
+ *   the work they describe and no storage write is added per message.
+ * - Levels (gauges like open connections or stored bytes, and cumulative
+ *   counters the object already stores, like ledger acks) are read only at
+ *   flush time; the meter reports the difference to what it last reported.
+ * - The first count (or `touch()`) after a flush asks the object, through
+ *   `schedule`, to flush at now + flushMs: through its one alarm (Partition,
+ *   Mailbox) or a timer (sessions). So each object reports at most once per
+ *   flush interval, and only when something changed.
+ * - `flush()` moves the counts and level changes into a numbered report (the
+ *   outbox, persisted in the same transaction as the emptied counts and the
+ *   new report number), sends it to the tenant's UsageAggregator, and drops
+ *   the outbox once the aggregator answered. A report whose answer was lost
+ *   is resent with the same number; the aggregator ignores numbers it has
+ *   already applied: nothing is counted twice, nothing committed is lost.
+ *
+ * Storage: table `telemetry(k, v)` with rows `pending` (entries JSON),
+ * `state` ({no, reported, marks} JSON) and `outbox` (report JSON), created
+ * on the first write.
+ */
+import { Buckets, hourOf, levelDeltas, type ReportEntry, type UsageReport } from "./report";
+
+/** What a Meter needs from its object. */
+export interface MeterOptions {
+  /** Unique id of the reporting object (its Durable Object id). */
+  reporter: string;
+  /** Sends a report to the tenant's UsageAggregator (`UsageAggregator.report`); rejects when the call failed. */
+  send(report: UsageReport): Promise<unknown>;
+  /** Current levels by series (gauges and cumulative counters the object stores); read at flush time. */
+  levels?(): Record<string, number>;
+  /**
+   * Levels that live only in memory (held long-polls, open connections):
+   * if a restarted object finds one of them reported non-zero, it flushes
+   * soon to correct it.
+   */
+  memoryLevels?: readonly string[];
+  /** Arms the object's flush (alarm job or timer) for `at` ms since the epoch. */
+  schedule(at: number): void;
+  /** Flush interval, ms. */
+  flushMs: number;
+}
+
+interface MeterState {
+  /** Number of the last report built. */
+  no: number;
+  /** Levels as last reported (only non-zero ones). */
+  reported: Record<string, number>;
+  /** Small named numbers the object keeps with the report (e.g. the connection-seconds watermark). */
+  marks: Record<string, number>;
+  /** A string the object keeps with the report (sessions: their tenant, to report after losing their connection). */
+  tag?: string | null;
+}
+
+export class Meter {
+  private readonly buckets = new Buckets();
+  /** Counts in `buckets` that are not in the `pending` row yet. */
+  private unsaved = false;
+  private state: MeterState = { no: 0, reported: {}, marks: {} };
+  private outbox: UsageReport | null = null;
+  private scheduled = false;
+  private flushing: Promise<boolean> | null = null;
+  private tableReady: boolean;
+  private discarded = false;
+  /** A final flush was asked for: levels are withdrawn from now on, whatever flush runs. */
+  private ended = false;
+
+  constructor(private readonly storage: DurableObjectStorage, private readonly opts: MeterOptions) {
+    const sql = storage.sql;
+    this.tableReady = sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'telemetry'").toArray().length > 0;
+    if (!this.tableReady) return;
+    for (const r of sql.exec<{ k: string; v: string }>("SELECT k, v FROM telemetry")) {
+      if (r.k === "pending") this.buckets.addEntries(JSON.parse(r.v) as ReportEntry[]);
+      else if (r.k === "state") this.state = JSON.parse(r.v) as MeterState;
+      else if (r.k === "outbox") this.outbox = JSON.parse(r.v) as UsageReport;
+    }
+  }
+
+  /** Asks for a flush when something is left unreported from before a restart. Call once the object is ready. */
+  resume(): void {
+    const stale = (this.opts.memoryLevels ?? []).some((k) => (this.state.reported[k] ?? 0) !== 0);
+    if (!this.buckets.empty || this.outbox || stale) this.touch();
+  }
+
+  /** Adds `n` to `series` in the current hour (memory only; see persist). */
+  add(series: string, n: number, now = Date.now()): void {
+    if (n === 0 || this.discarded) return;
+    this.buckets.add(series, n, now);
+    this.unsaved = true;
+    if (!this.scheduled) this.arm(now + this.opts.flushMs);
+  }
+
+  /** Adds the seconds of [fromMs, toMs) to `series`, split per hour. */
+  addSpan(series: string, fromMs: number, toMs: number): void {
+    if (toMs <= fromMs || this.discarded) return;
+    this.buckets.addSpan(series, fromMs, toMs);
+    this.unsaved = true;
+    if (!this.scheduled) this.arm(Date.now() + this.opts.flushMs);
+  }
+
+  /** A level may have changed: flush within the interval. */
+  touch(): void {
+    if (!this.scheduled && !this.discarded) this.arm(Date.now() + this.opts.flushMs);
+  }
+
+  /**
+   * Drops the meter's storage after a successful final flush (the object is
+   * never used again, e.g. a closed connection). Later counts are ignored.
+   */
+  discard(): void {
+    if (this.outbox || !this.buckets.empty) return; // something is still unreported: keep it
+    this.discarded = true;
+    this.storage.sql.exec("DROP TABLE IF EXISTS telemetry");
+    this.tableReady = false;
+  }
+
+  /** A number kept with the meter's state (0 when never set). */
+  markOf(name: string): number {
+    return this.state.marks[name] ?? 0;
+  }
+
+  /** Sets a mark; it is stored with the next report. */
+  mark(name: string, value: number): void {
+    this.state.marks[name] = value;
+  }
+
+  /** The tag stored with the reports (null when never set). */
+  get tag(): string | null {
+    return this.state.tag ?? null;
+  }
+
+  /** Sets the tag; it is stored with the next report. */
+  set tag(value: string | null) {
+    this.state.tag = value;
+  }
+
+  /**
+   * Writes the counts not yet stored (one row). Call in the same
+   * synchronous turn as the commit that did the counted work, so both are
+   * committed together. No-op when nothing new was counted.
+   */
+  persist(): void {
+    if (!this.unsaved || this.discarded) return;
+    this.ensureTable();
+    this.storage.sql.exec("INSERT OR REPLACE INTO telemetry(k, v) VALUES ('pending', ?)", JSON.stringify(this.buckets.entries()));
+    this.unsaved = false;
+  }
+
+  /** True while a report is built but not acknowledged. */
+  get hasOutbox(): boolean {
+    return this.outbox !== null;
+  }
+
+  /**
+   * Reports everything counted and every level change to the aggregator.
+   * `final`: the object is going away (connection closed, data purged):
+   * every level is withdrawn (reported as back to 0). Resolves true when
+   * everything was reported, false when the send failed (the report stays in
+   * the outbox and a retry is scheduled). Concurrent calls share one flush.
+   */
+  async flush(final = false): Promise<boolean> {
+    if (final) this.ended = true;
+    while (this.flushing) await this.flushing;
+    this.flushing = this.run(final);
+    try {
+      return await this.flushing;
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  private async run(final: boolean): Promise<boolean> {
+    this.scheduled = false;
+    if (this.outbox && !(await this.send())) return false;
+    if (!this.build(final)) return true;
+    if (!(await this.send())) return false;
+    if (!this.buckets.empty) this.touch(); // counted while the report was in flight
+    return true;
+  }
+
+  /** Moves counts and level changes into a new outbox report; false when there is nothing to report. */
+  private build(final: boolean): boolean {
+    const now = Date.now();
+    const levels = final || this.ended ? {} : (this.opts.levels?.() ?? {});
+    const deltas = levelDeltas(levels, this.state.reported);
+    if (this.buckets.empty && deltas.length === 0) return false;
+    const entries = this.buckets.entries();
+    const hour = hourOf(now);
+    for (const [k, d] of deltas) entries.push([hour, k, d]);
+    const reported: Record<string, number> = {};
+    for (const [k, v] of Object.entries(levels)) if (v !== 0) reported[k] = v;
+    const state: MeterState = { no: this.state.no + 1, reported, marks: this.state.marks, tag: this.state.tag ?? null };
+    const report: UsageReport = { reporter: this.opts.reporter, no: state.no, at: now, entries };
+    this.ensureTable();
+    this.storage.transactionSync(() => {
+      this.storage.sql.exec("INSERT OR REPLACE INTO telemetry(k, v) VALUES ('outbox', ?)", JSON.stringify(report));
+      this.storage.sql.exec("INSERT OR REPLACE INTO telemetry(k, v) VALUES ('state', ?)", JSON.stringify(state));
+      this.storage.sql.exec("DELETE FROM telemetry WHERE k = 'pending'");
+    });
+    this.state = state;
+    this.outbox = report;
+    this.buckets.clear();
+    this.unsaved = false;
+    return true;
+  }
+
+  /** Sends the outbox; drops it once acknowledged. On failure schedules a retry and returns false. */
+  private async send(): Promise<boolean> {
+    const report = this.outbox!;
+    try {
+      await this.opts.send(report);
+    } catch {
+      this.arm(Date.now() + this.opts.flushMs);
+      return false;
+    }
+    if (this.outbox === report) {
+      this.storage.sql.exec("DELETE FROM telemetry WHERE k = 'outbox'");
+      this.outbox = null;
+    }
+    return true;
+  }
+
+  private arm(at: number): void {
+    this.scheduled = true;
+    this.opts.schedule(at);
+  }
+
+  private ensureTable(): void {
+    if (this.tableReady) return;
+    this.storage.sql.exec("CREATE TABLE IF NOT EXISTS telemetry(k TEXT PRIMARY KEY, v TEXT NOT NULL)");
+    this.tableReady = true;
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * Metering round trip against a real `wrangler dev` (issue 9): a known
+ * workload over MortarMQ (SDK), mq9 over HTTP and mq9 over NATS (nats.ws),
+ * then `GET /admin/tenants/default/usage` must equal it exactly — requests,
+ * messages and bytes both ways, storage high-water — and /metrics (parsed
+ * with a Prometheus parser) must agree. docs/operations.md defines what
+ * counts.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { NatsConnection } from "nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { toWebSocketUrl } from "../../client/bridge/tunnel";
+import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
+import { MortarClient } from "../../client/sdk";
+import { parseMetrics, sampleValue } from "../fixtures/prometheus";
+import { until } from "../fixtures/until";
+
+const ADMIN = "e2e-admin-token";
+const FLUSH_MS = 200;
+
+let stateDir: string;
+let broker: LocalBroker;
+
+beforeAll(async () => {
+  stateDir = mkdtempSync(join(tmpdir(), "mortarmq-e2e-telemetry-"));
+  broker = await startLocalBroker({ stateDir, port: 0, vars: { TELEMETRY_FLUSH_MS: String(FLUSH_MS), ADMIN_TOKEN: ADMIN } });
+});
+
+afterAll(async () => {
+  await broker?.stop();
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+interface Usage {
+  requests: number;
+  messages_in: number;
+  messages_out: number;
+  bytes_in: number;
+  bytes_out: number;
+  connection_seconds: number;
+  storage_bytes: number;
+}
+
+async function usage(): Promise<Usage> {
+  const from = Date.now() - 3_600_000;
+  const res = await fetch(`${broker.url}/admin/tenants/default/usage?from=${from}`, { headers: { Authorization: `Bearer ${ADMIN}` } });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { totals: Usage }).totals;
+}
+
+async function mq9(subject: string, body: string): Promise<Record<string, unknown>> {
+  const res = await fetch(`${broker.url}/mq9/${subject}`, { method: "POST", body });
+  const json = (await res.json()) as Record<string, unknown>;
+  expect(json.error).toBe("");
+  return json;
+}
+
+async function connectNats(): Promise<NatsConnection> {
+  (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket;
+  const { connect } = await import("nats.ws");
+  return connect({ servers: toWebSocketUrl(broker.url, "nats"), reconnect: false });
+}
+
+describe("usage metering, real broker", () => {
+  it("a known workload over MortarMQ, mq9 HTTP and NATS is metered exactly", async () => {
+    // MortarMQ: CONNECT, DECLARE, 20 PUB (100 B values), SUB, 2 CONTROL_ACK, 20 ACK, HEARTBEAT LEAVE = 46 requests.
+    const client = await MortarClient.connect(broker.url, { keepaliveMs: 0 });
+    await client.declare("metered", 2);
+    const value = new Uint8Array(100).fill(0x61);
+    await Promise.all(Array.from({ length: 20 }, (_, i) =>
+      client.publish("metered", i % 2, null, value, { producerId: 9n, producerSeq: BigInt(i + 1) })));
+    const sub = await client.subscribe("metered", "billing", { heartbeatMs: 0 });
+    for (let i = 0; i < 20; i++) {
+      const m = await sub.next(10_000);
+      expect(m?.value.length).toBe(100);
+      await m!.ack();
+    }
+    await sub.close();
+    await client.close();
+
+    // mq9 over HTTP: CREATE, 3 SENDs (10 + 20 + 30 B), a group FETCH of the 3 = 5 requests.
+    const address = "metered.box";
+    await mq9("$mq9.AI.MAILBOX.CREATE", JSON.stringify({ name: address, ttl: 0 }));
+    for (const size of [10, 20, 30]) await mq9(`$mq9.AI.MSG.SEND.${address}`, "b".repeat(size));
+    const fetched = await mq9(`$mq9.AI.MSG.FETCH.${address}`, JSON.stringify({ group_name: "g", deliver: "earliest", config: { max_wait_ms: 0 } }));
+    expect((fetched.messages as unknown[]).length).toBe(3);
+
+    // mq9 over NATS: 2 SENDs (40 B each) and a QUERY returning all 5 messages = 3 requests.
+    const nc = await connectNats();
+    const td = new TextDecoder();
+    for (let i = 0; i < 2; i++) {
+      const r = JSON.parse(td.decode((await nc.request(`$mq9.AI.MSG.SEND.${address}`, new Uint8Array(40).fill(0x62), { timeout: 10_000 })).data));
+      expect(r.error).toBe("");
+    }
+    const q = JSON.parse(td.decode((await nc.request(`$mq9.AI.MSG.QUERY.${address}`, new TextEncoder().encode("{}"), { timeout: 10_000 })).data));
+    expect(q.messages.length).toBe(5);
+    await nc.close();
+
+    const expected = {
+      requests: 46 + 5 + 3,
+      messages_in: 20 + 3 + 2,
+      bytes_in: 2000 + 60 + 80,
+      messages_out: 20 + 3 + 5,
+      bytes_out: 2000 + 60 + 140,
+      storage_bytes: 2000 + 140,
+    };
+    // Every object reports within the flush interval, connections when they close.
+    await until(async () => {
+      const u = await usage();
+      return u.requests >= expected.requests && u.messages_out >= expected.messages_out && u.storage_bytes >= expected.storage_bytes;
+    }, 20_000, 100);
+    await new Promise((r) => setTimeout(r, FLUSH_MS * 5)); // stragglers would show now
+    const { connection_seconds, ...metered } = await usage();
+    expect(metered).toEqual(expected);
+    expect(connection_seconds).toBeGreaterThan(0);
+
+    // /metrics agrees (operator token; tenant label).
+    const res = await fetch(`${broker.url}/metrics`, { headers: { Authorization: `Bearer ${ADMIN}` } });
+    expect(res.status).toBe(200);
+    const samples = parseMetrics(await res.text());
+    const v = (name: string, labels: Record<string, string> = {}) => sampleValue(samples, name, { tenant: "default", ...labels });
+    expect([v("mortarmq_messages_published_total"), v("mortarmq_messages_delivered_total"), v("mortarmq_messages_acked_total")]).toEqual([20, 20, 20]);
+    expect(v("mortarmq_mq9_requests_total", { transport: "http" })).toBe(5);
+    expect(v("mortarmq_mq9_requests_total", { transport: "nats" })).toBe(3);
+    const requestOps = ["connect", "declare", "pub", "sub", "ack", "nack", "ping", "pull", "heartbeat", "control_ack", "credit"];
+    expect(requestOps.reduce((s, op) => s + v("mortarmq_frames_received_total", { op }), 0)).toBe(46);
+    expect(v("mortarmq_open_connections")).toBe(0);
+    // With ADMIN_TOKEN set, /admin needs it even on an open broker.
+    expect((await fetch(`${broker.url}/admin/tenants/default/usage`)).status).toBe(403);
+  });
+});

@@ -1,0 +1,29 @@
+/**
+ * `GET /healthz`: 200 `{status: "ok", version, auth, storage: "ok"}` when
+ * the Worker answers and a probe of the storage layer (a SQLite read in the
+ * usage index Durable Object) answers within 3 s; otherwise 503
+ * `{status: "unavailable", version, auth, reason}`. `auth` is the auth
+ * mode: "open" (no AUTH_TOKENS: every client is tenant `default`) or
+ * "tokens"; it is no secret (`mortarmq dev` prints it).
+ */
+import type { Context } from "hono";
+import type { Env } from "../env";
+import { isOpen } from "../auth";
+import { VERSION } from "../version";
+import { withDeadline } from "../../objects/session/faults";
+import { usageIndexStub } from "../../objects/usage/stub";
+
+/** How long the storage probe may take, ms. */
+export const HEALTH_PROBE_MS = 3_000;
+
+/** Handler for `GET /healthz`. */
+export async function healthHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
+  const base = { version: VERSION, auth: isOpen(c.env) ? "open" : "tokens" };
+  try {
+    await withDeadline(Promise.resolve().then(() => usageIndexStub(c.env).probe()), HEALTH_PROBE_MS);
+  } catch (e) {
+    const reason = `storage probe failed: ${e instanceof Error ? e.message : String(e)}`;
+    return c.json({ status: "unavailable", ...base, reason }, 503);
+  }
+  return c.json({ status: "ok", ...base, storage: "ok" });
+}

@@ -1,0 +1,158 @@
+/**
+ * `GET /stats`: the tenant's topics → partitions → consumer groups, and its
+ * mailbox and agent counts, as JSON (the document docs/cli.md and
+ * docs/operations.md describe; the `mortarmq topics` commands read it).
+ *
+ * Topics and partitions are read live at request time: the TopicRegistry
+ * lists the topics, each Partition answers `stats()` (high watermark,
+ * retained bytes, producers, group positions), each ConsumerGroup its
+ * members — so lag is exact at `generated_at`. The mailbox count comes from
+ * the counting pipeline (stale by at most the flush interval); the agent
+ * count from the AgentRegistry.
+ *
+ * Without parameters the document is the caller's tenant's (the token's
+ * tenant; `default` on an open broker and for the operator token).
+ * `?tenant=<id>` names a tenant (the operator any, a tenant token only its
+ * own); `?all=1` (operator) answers `{generated_at, tenants: [...]}` with
+ * every known tenant.
+ */
+import type { Context } from "hono";
+import type { Env } from "../env";
+import { OPEN_TENANT, TENANT_ID_RE } from "../auth";
+import { agentRegistryStub } from "../mq9/agents";
+import { isolateMeter } from "../telemetry";
+import { registryStub } from "../../objects/registry/stub";
+import { partitionStub } from "../../objects/partition/stub";
+import { groupStub } from "../../objects/group/stub";
+import { usageStub } from "../../objects/usage/stub";
+import { series } from "../../objects/usage/catalog";
+import type { TopicInfo } from "../../objects/registry/rpc";
+import type { PartitionStats } from "../../objects/partition/rpc";
+import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
+import { knownTenants } from "./tenants";
+
+/** Object calls in flight at once while assembling a tenant's document. */
+const FANOUT = 16;
+
+const MAILBOXES = series("mortarmq_mq9_mailboxes");
+
+/** One consumer group at one partition. */
+export interface GroupStatsDoc {
+  group: string;
+  /** Members of the whole group. */
+  members: number;
+  /** Every sequence ≤ committed_floor is settled by the group (0 = none). */
+  committed_floor: number;
+  /** high_watermark − committed_floor. */
+  lag: number;
+  /** Delivered, neither ACKed nor NACKed yet. */
+  in_flight: number;
+}
+
+/** One partition. */
+export interface PartitionStatsDoc {
+  partition: number;
+  /** Sequence of the newest record, 0 = none. */
+  high_watermark: number;
+  /** Keys + values of retained records, bytes. */
+  size_bytes: number;
+  producers: number;
+  groups: GroupStatsDoc[];
+}
+
+/** One topic (a `.dlq` twin is its own entry). */
+export interface TopicStatsDoc {
+  name: string;
+  topic_id: number;
+  dlq: boolean;
+  partition_count: number;
+  partitions: PartitionStatsDoc[];
+}
+
+/** The document of one tenant. */
+export interface StatsDoc {
+  tenant: string;
+  /** When it was assembled, unix ms. */
+  generated_at: number;
+  topics: TopicStatsDoc[];
+  mailboxes: number;
+  agents: number;
+}
+
+/** Handler for `GET /stats`. */
+export async function statsHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
+  const access = await operatorAccess(c.env, c.req.header("authorization"));
+  if (access.kind === "denied") return c.json({ error: access.error }, 401, UNAUTHORIZED_HEADERS);
+  const asked = c.req.query("tenant");
+  if (asked !== undefined && !TENANT_ID_RE.test(asked)) return c.json({ error: "tenant must be 1-64 chars of [a-z0-9_-]" }, 400);
+  if (access.kind === "tenant" && asked !== undefined && asked !== access.tenant) {
+    return c.json({ error: "a tenant token can only read its own tenant's /stats" }, 403);
+  }
+  const all = c.req.query("all") !== undefined;
+  if (all && access.kind !== "operator") return c.json({ error: "?all needs the operator token (ADMIN_TOKEN)" }, 403);
+  await isolateMeter.flush(c.env);
+  try {
+    if (!all) return c.json(await tenantStats(c.env, asked ?? (access.kind === "tenant" ? access.tenant : OPEN_TENANT)));
+    const tenants = await knownTenants(c.env, true);
+    const docs: StatsDoc[] = [];
+    for (const t of tenants) docs.push(await tenantStats(c.env, t));
+    return c.json({ generated_at: Date.now(), tenants: docs });
+  } catch (e) {
+    return c.json({ error: `could not assemble /stats: ${e instanceof Error ? e.message : String(e)}` }, 503);
+  }
+}
+
+/** Assembles the /stats document of `tenant` (see the module comment for where each value comes from). */
+export async function tenantStats(env: Env, tenant: string): Promise<StatsDoc> {
+  const generatedAt = Date.now();
+  const [topics, mailboxes, agents] = await Promise.all([
+    registryStub(env, tenant).list() as Promise<TopicInfo[]>,
+    usageStub(env, tenant).seriesValue(MAILBOXES),
+    agentRegistryStub(env, tenant).counts().then((c) => c.agents),
+  ]);
+  const parts = topics.flatMap((t) => Array.from({ length: t.partitionCount }, (_, p) => ({ t, p })));
+  const partStats = await mapLimit(parts, FANOUT, ({ t, p }) =>
+    partitionStub(env, tenant, t.incarnation, t.topicId, p).stats() as Promise<PartitionStats>);
+  const groupKeys = new Map<string, { t: TopicInfo; group: string }>();
+  parts.forEach(({ t }, i) => {
+    for (const g of partStats[i]!.groups) groupKeys.set(`${t.topicId}\u0000${g.group}`, { t, group: g.group });
+  });
+  const keys = [...groupKeys.keys()];
+  const members = new Map<string, number>();
+  (await mapLimit(keys, FANOUT, (k) => {
+    const { t, group } = groupKeys.get(k)!;
+    return groupStub(env, tenant, t.incarnation, t.topicId, group).info().then((i) => i.members.length);
+  })).forEach((n, i) => members.set(keys[i]!, n));
+  let i = 0;
+  const docs: TopicStatsDoc[] = topics.map((t) => ({
+    name: t.name, topic_id: t.topicId, dlq: t.dlq, partition_count: t.partitionCount,
+    partitions: Array.from({ length: t.partitionCount }, (_, p) => {
+      const s = partStats[i++]!;
+      return {
+        partition: p, high_watermark: s.highWatermark, size_bytes: s.sizeBytes, producers: s.producers,
+        groups: s.groups.map((g) => ({
+          group: g.group,
+          members: members.get(`${t.topicId}\u0000${g.group}`) ?? 0,
+          committed_floor: g.committedFloor,
+          lag: Math.max(0, s.highWatermark - g.committedFloor),
+          in_flight: g.inFlight,
+        })),
+      };
+    }),
+  }));
+  return { tenant, generated_at: generatedAt, topics: docs, mailboxes: Math.max(0, mailboxes), agents };
+}
+
+/** `fn` over `items` with at most `limit` calls in flight; results in input order. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}

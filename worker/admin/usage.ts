@@ -1,0 +1,64 @@
+/**
+ * `GET /admin/tenants/:id/usage?from&to` (operator only): the tenant's
+ * metering per hour (docs/operations.md "Usage metering"). `from` / `to`
+ * are unix ms or ISO 8601 times; the answer covers every whole hour from
+ * the hour holding `from` up to (excluding) the hour after the one holding
+ * `to` — default: the last 24 hours up to now — at most 31 days (744 hours).
+ */
+import type { Context } from "hono";
+import type { Env } from "../env";
+import { TENANT_ID_RE } from "../auth";
+import { isolateMeter } from "../telemetry";
+import { usageStub } from "../../objects/usage/stub";
+import { HOUR_MS, hourOf } from "../../objects/usage/report";
+import { SUMMED_USAGE_FIELDS } from "../../objects/usage/catalog";
+import type { HourUsage } from "../../objects/usage/aggregate-store";
+import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
+
+/** Longest range answered, hours (31 days). */
+export const MAX_USAGE_HOURS = 31 * 24;
+
+/** Handler for `GET /admin/tenants/:id/usage`. */
+export async function usageHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
+  const access = await operatorAccess(c.env, c.req.header("authorization"));
+  if (access.kind === "denied") return c.json({ error: access.error }, 401, UNAUTHORIZED_HEADERS);
+  if (access.kind !== "operator") return c.json({ error: "forbidden: /admin needs the operator token (ADMIN_TOKEN)" }, 403);
+  const tenant = c.req.param("id") ?? "";
+  if (!TENANT_ID_RE.test(tenant)) return c.json({ error: "tenant id must be 1-64 chars of [a-z0-9_-]" }, 400);
+  const now = Date.now();
+  const to = parseTime(c.req.query("to"), now);
+  const from = parseTime(c.req.query("from"), to === null ? null : to - 24 * HOUR_MS);
+  if (from === null || to === null) return c.json({ error: "from and to must be unix ms or ISO 8601 times" }, 400);
+  if (from > to) return c.json({ error: "from must not be after to" }, 400);
+  const fromHour = hourOf(from);
+  const toHour = hourOf(to) + HOUR_MS;
+  if ((toHour - fromHour) / HOUR_MS > MAX_USAGE_HOURS) return c.json({ error: `at most ${MAX_USAGE_HOURS} hours per request` }, 400);
+  await isolateMeter.flush(c.env);
+  const hours = await usageStub(c.env, tenant).usage(fromHour, toHour);
+  return c.json({
+    tenant,
+    from: new Date(fromHour).toISOString(),
+    to: new Date(toHour).toISOString(),
+    hours: hours.map((h) => ({ ...h, hour: new Date(h.hour).toISOString() })),
+    totals: totals(hours),
+  });
+}
+
+/** Sums of the summed fields, and the highest storage over the range. */
+export function totals(hours: readonly HourUsage[]): Omit<HourUsage, "hour"> {
+  const t = { requests: 0, messages_in: 0, messages_out: 0, bytes_in: 0, bytes_out: 0, connection_seconds: 0, storage_bytes: 0 };
+  for (const h of hours) {
+    for (const f of SUMMED_USAGE_FIELDS) t[f] += h[f];
+    t.storage_bytes = Math.max(t.storage_bytes, h.storage_bytes);
+  }
+  t.connection_seconds = Math.round(t.connection_seconds * 1000) / 1000;
+  return t;
+}
+
+/** A query time: unix ms digits or an ISO 8601 string; `dflt` when absent; null when invalid. */
+function parseTime(v: string | undefined, dflt: number | null): number | null {
+  if (v === undefined || v === "") return dflt;
+  if (/^\d+$/.test(v)) return Number(v);
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? null : t;
+}

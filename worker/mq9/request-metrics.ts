@@ -1,0 +1,38 @@
+/**
+ * The series of one mq9 request for `mortarmq_mq9_requests_total` (verb,
+ * outcome, transport), shared by the HTTP and NATS transports
+ * (docs/operations.md).
+ */
+import { parseMq9Subject } from "../../wire/mq9";
+import { series } from "../../objects/usage/catalog";
+import type { Mq9Reply } from "./dispatch";
+
+/** Outcome label by HTTP status when the reply names no error kind (agent replies). */
+const STATUS_OUTCOME: Readonly<Record<number, string>> = {
+  400: "bad_request", 401: "unauthorized", 404: "not_found", 409: "conflict", 413: "payload_too_large",
+  429: "too_many_requests", 500: "internal", 503: "unavailable",
+};
+
+const cache = new Map<string, string>();
+
+/**
+ * `verb`: the subject's kind in lower case with `_` (`msg_send`,
+ * `mailbox_create`, `agent_discover`), `unknown` for a subject that is not
+ * an mq9 subject; `outcome`: `ok` or the error kind.
+ */
+export function mq9RequestSeries(subject: string, reply: Mq9Reply, transport: "http" | "nats"): string {
+  let verb = "unknown";
+  try {
+    verb = parseMq9Subject(subject).kind.toLowerCase().replace(".", "_");
+  } catch {
+    /* not an mq9 subject */
+  }
+  const outcome = reply.status === 200 ? "ok" : (reply.code ?? STATUS_OUTCOME[reply.status] ?? `http_${reply.status}`);
+  const k = `${verb}|${outcome}|${transport}`;
+  let s = cache.get(k);
+  if (s === undefined) {
+    s = series("mortarmq_mq9_requests_total", { verb, outcome, transport });
+    if (cache.size < 1000) cache.set(k, s);
+  }
+  return s;
+}
