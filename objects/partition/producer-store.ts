@@ -64,7 +64,7 @@ export class ProducerStore {
 
   /** Producers with dedupe state (one row each). */
   count(): number {
-    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM producers").one().n;
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM producer_window").one().n;
   }
 
   /** Committed state of `pid`, or undefined. */
