@@ -16,9 +16,9 @@ export const GroupStatsSchema = z.object({
   group: z.string(),
   /** Members of the group (the whole group, not only this partition's owner). */
   members: count,
-  /** Every sequence ≤ committed_floor is acknowledged by the group (0 = none). */
+  /** Every sequence ≤ committed_floor is settled (ACKed or dead-lettered) by the group (0 = none): the partition's ack floor − 1. */
   committed_floor: count,
-  /** high_watermark − committed_floor: messages not yet acknowledged (in-flight included). */
+  /** high_watermark − committed_floor: messages above the floor (in-flight included). */
   lag: count,
   /** Delivered to the group and neither acked nor nacked yet. */
   in_flight: count,

@@ -2,9 +2,10 @@
  * The real `mortarmq` binary (`node client/bin/mortarmq.js …`) against a real
  * local broker (wrangler dev, tokens configured, its own state dir): topics
  * create/delete, pub from a 1,000-line file and from stdin, sub with a
- * consumer group, error cases and exit codes, every mq9 subcommand, `--json` outputs. `topics list/describe`
- * also run against a stand-in HTTP server serving the documented /stats
- * shape (docs/cli.md), since the broker's /stats is built separately.
+ * consumer group, error cases and exit codes, every mq9 subcommand, `--json` outputs,
+ * `topics list/describe` (the lag a publish and a consume created, read from
+ * the broker's /stats), and the rendering of every /stats field against a
+ * stand-in HTTP server serving the documented shape (docs/cli.md).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -296,14 +297,56 @@ describe("mq9", () => {
 });
 
 describe("topics list / describe", () => {
-  it("against this broker: the topics, or a clear 'no /stats yet'", async () => {
-    const r = await cli(["topics", "list"]);
-    if (r.code === 1) {
-      expect(r.stderr).toMatch(/^mortarmq: STATS_NOT_SERVED \(HTTP 404\): the broker does not serve \/stats yet\n/);
-    } else {
-      expect(r.code).toBe(0);
-      expect(r.stdout).toMatch(/^cli\.log\s+\d+\s+4\s/m);
+  type Topic = { name: string; topic_id: number; dlq: boolean; partition_count: number;
+    partitions: { partition: number; high_watermark: number; size_bytes: number; producers: number;
+      groups: { group: string; members: number; committed_floor: number; lag: number; in_flight: number }[] }[] };
+
+  it("against this broker: publish N, consume and ack M → lag N − M, per partition and in the tables", async () => {
+    expect((await cli(["topics", "create", "cli.lag", "--partitions", "2"])).code).toBe(0);
+    // N = 10: 6 values of 5 bytes on partition 0, 4 on partition 1 (one idempotent producer each run)
+    expect((await cli(["pub", "cli.lag", "--partition", "0"], { input: "v0000\nv0001\nv0002\nv0003\nv0004\nv0005\n" })).code).toBe(0);
+    expect((await cli(["pub", "cli.lag", "--partition", "1"], { input: "w0000\nw0001\nw0002\nw0003\n" })).code).toBe(0);
+
+    const before = await cliJson<Topic>(["topics", "describe", "cli.lag"]);
+    expect(before).toMatchObject({ name: "cli.lag", dlq: false, partition_count: 2 });
+    expect(before.partitions).toEqual([
+      { partition: 0, high_watermark: 6, size_bytes: 30, producers: 1, groups: [] },
+      { partition: 1, high_watermark: 4, size_bytes: 20, producers: 1, groups: [] },
+    ]);
+    expect((await cli(["topics", "describe", "cli.lag"])).stdout).toMatch(/\nno consumer groups\n$/);
+
+    // M = 4, acked by `sub` after printing
+    const sub = await cli(["sub", "cli.lag", "--group", "lagging", "--count", "4"]);
+    expect(sub).toMatchObject({ code: 0, stderr: "mortarmq: received 4 messages from cli.lag as group lagging (4 acked)\n" });
+    const taken = sub.stdout.trimEnd().split("\n").map((l) => l.split(":")[0]);
+
+    const after = await cliJson<Topic>(["topics", "describe", "cli.lag"]);
+    const groups = after.partitions.map((p) => p.groups);
+    expect(groups.map((g) => g.map((x) => x.group))).toEqual([["lagging"], ["lagging"]]);
+    for (const [i, p] of after.partitions.entries()) {
+      const gr = p.groups[0]!;
+      const consumed = taken.filter((x) => x === String(i)).length; // delivered in order per partition, all acked
+      expect(gr).toEqual({ group: "lagging", members: 0, committed_floor: consumed, lag: p.high_watermark - consumed, in_flight: 0 });
     }
+    expect(groups.flat().reduce((s, g) => s + g.lag, 0)).toBe(10 - 4);
+
+    const text = await cli(["topics", "describe", "cli.lag"]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^topic: {7}cli\.lag\ntopic id: {4}\d+\npartitions: {2}2\ndead-letter: cli\.lag\.dlq\nappended: {4}10\nsize: {8}50 B\n/);
+    expect(text.stdout).toMatch(/^ +0 +6 +30 B +1$/m);
+    expect(text.stdout).toMatch(/^ +1 +4 +20 B +1$/m);
+    const rows = text.stdout.split("\n").filter((l) => l.startsWith("lagging ")).map((l) => l.trim().split(/\s+/).slice(1).map(Number));
+    expect(rows.map(([part, , floor, lag, inFlight]) => [part, floor! + lag!, inFlight])).toEqual([[0, 6, 0], [1, 4, 0]]);
+
+    const list = await cli(["topics", "list"]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/^cli\.lag +\d+ +2 +10 +50 B +1 +6$/m);
+    expect(list.stdout).toMatch(/^cli\.lag\.dlq +\d+ +2 +0 +0 B +0 +0$/m);
+    expect(list.stdout).toMatch(/^cli\.log +\d+ +4 /m);
+
+    const none = await cli(["topics", "describe", "cli.nothing"]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('UNKNOWN_TOPIC: topic "cli.nothing" does not exist (tenant acme)');
   });
 
   it("against a server with the documented /stats shape", async () => {
