@@ -9,8 +9,6 @@
  */
 import type { Command } from "commander";
 import { globals } from "../cli/context";
-import { startBridges } from "./bridges";
-import { parseHostPort } from "./tunnel";
 
 /** Registers the `bridge` command on `program`. */
 export function registerBridge(program: Command): void {
@@ -24,6 +22,7 @@ export function registerBridge(program: Command): void {
     .option("--no-nats", "do not start the NATS listener")
     .action(async (opts: { listen: string | false; nats: string | false }, cmd: Command) => {
       const g = globals(cmd);
+      const [{ startBridges }, { parseHostPort }] = await Promise.all([import("./bridges"), import("./tunnel")]); // ws: loaded only here (startup)
       const { started, failed } = await startBridges({
         url: g.url,
         mortar: opts.listen ? parseHostPort(opts.listen) : undefined,

@@ -12,8 +12,6 @@
  * with `--var NAME=value` (repeatable) or the `--auth-tokens <list>` shortcut.
  */
 import type { Command } from "commander";
-import { startBridges } from "../bridge/bridges";
-import { startLocalBroker } from "../local/broker";
 import { HEALTH_DEAD_AFTER_MS, HEALTH_INTERVAL_MS, HealthWatch } from "../local/health";
 import { parseIntOption } from "./parse";
 
@@ -85,6 +83,7 @@ export function registerDev(program: Command): void {
       const port = parseIntOption("--port", opts.port, 0, 65535);
       const bridgePort = opts.bridgePort ? parseIntOption("--bridge-port", opts.bridgePort, 0, 65535) : undefined;
       const natsPort = opts.natsPort ? parseIntOption("--nats-port", opts.natsPort, 0, 65535) : undefined;
+      const [{ startLocalBroker }, { startBridges }] = await Promise.all([import("../local/broker"), import("../bridge/bridges")]);
       const broker = await startLocalBroker({
         host: opts.host,
         port,

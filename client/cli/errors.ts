@@ -4,7 +4,8 @@
  * status for mq9, a CLI name for local problems) with what to do, printed as
  * two short lines or as `{"error": report}` with `--json`. Never a stack trace.
  */
-import { CLIENT_ACTIONS, Op, formatErrorCode, type ClientAction } from "../../wire/mortar";
+import { Op } from "../../wire/mortar/constants";
+import { CLIENT_ACTIONS, formatErrorCode, type ClientAction } from "../../wire/mortar/errors";
 import { MortarClientError } from "../sdk/errors";
 
 /** One failure as the CLI shows it. */

@@ -5,7 +5,7 @@
  * a table. `mq9 request` sends any subject raw, like `nats request`.
  */
 import type { Command } from "commander";
-import { PRIORITIES } from "../../wire/mq9";
+import { PRIORITIES } from "../../wire/mq9/priority"; // not the index: that loads zod
 import { action, output, printJson } from "./context";
 import { usageError } from "./errors";
 import { readPayload } from "./input";

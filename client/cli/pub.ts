@@ -6,8 +6,8 @@
  */
 import { statSync } from "node:fs";
 import type { Command } from "commander";
-import { Presets, SingleBar } from "cli-progress";
-import { connectBroker, resolveTopic, type ResolvedTopic } from "./connect";
+import type { SingleBar } from "cli-progress";
+import type { ResolvedTopic } from "./connect";
 import { action, printJson, printLine, type GlobalOptions } from "./context";
 import { describeError, errorTag, usageError, type ErrorReport } from "./errors";
 import { formatBytes, formatDuration, ratePerSecond } from "./format";
@@ -62,6 +62,7 @@ async function runPub(g: GlobalOptions, topicName: string, value: string | undef
   const producerId = !opts.idempotence ? 0n : opts.producerId !== undefined ? parseU64Option("--producer-id", opts.producerId, 1n) : randomProducerId();
   const lineOpts = { key: opts.key, keySeparator: opts.keySeparator };
 
+  const { connectBroker, resolveTopic } = await import("./connect"); // the SDK, loaded only when needed (startup)
   const client = await connectBroker(g);
   try {
     const topic = await resolveTopic(client, topicName);
@@ -77,7 +78,7 @@ async function runPub(g: GlobalOptions, topicName: string, value: string | undef
       const src = openLineSource(opts.file, (p) => statSync(p).size);
       if (opts.file === undefined && process.stdin.isTTY && !g.json) process.stderr.write("mortarmq: reading messages from stdin, one per line (Ctrl-D ends)\n");
       messages = linesAsMessages(src.stream, lineOpts);
-      if (opts.progress && !g.json && process.stderr.isTTY) bar = new ProgressBar(src.totalBytes, src.bytesRead);
+      if (opts.progress && !g.json && process.stderr.isTTY) bar = new ProgressBar(await import("cli-progress"), src.totalBytes, src.bytesRead);
     }
     const summary = await publishAll(messages, {
       router, producerId, inFlight, maxInFlightBytes: MAX_IN_FLIGHT_BYTES,
@@ -151,11 +152,11 @@ class ProgressBar {
   private failed = 0;
   private readonly timer: ReturnType<typeof setInterval>;
 
-  constructor(private readonly totalBytes: number | null, private readonly bytesRead: () => number) {
+  constructor(lib: typeof import("cli-progress"), private readonly totalBytes: number | null, private readonly bytesRead: () => number) {
     const format = totalBytes !== null
       ? "{bar} {percentage}% | {answered} messages | {rate} msg/s | {failed} failed"
       : "{answered} messages | {rate} msg/s | {failed} failed";
-    this.bar = new SingleBar({ format, stream: process.stderr, hideCursor: true, clearOnComplete: true, fps: 10 }, Presets.shades_classic);
+    this.bar = new lib.SingleBar({ format, stream: process.stderr, hideCursor: true, clearOnComplete: true, fps: 10 }, lib.Presets.shades_classic);
     this.bar.start(totalBytes ?? 0, 0, { answered: 0, rate: 0, failed: 0 });
     this.timer = setInterval(() => this.render(), 100);
     this.timer.unref();

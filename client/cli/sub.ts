@@ -6,9 +6,8 @@
  * not ACKed, so the group redelivers them (at-least-once).
  */
 import type { Command } from "commander";
-import { DEFAULT_CREDIT_COUNT } from "../../wire/mortar";
+import { DEFAULT_CREDIT_COUNT } from "../../wire/mortar/constants";
 import type { Message } from "../sdk";
-import { connectBroker, resolveTopic } from "./connect";
 import { action, type GlobalOptions } from "./context";
 import { describeError, errorTag } from "./errors";
 import { payloadCell, printableText } from "./format";
@@ -65,6 +64,7 @@ async function runSub(g: GlobalOptions, topicName: string, opts: SubOptions): Pr
   const count = opts.count === undefined ? undefined : parseIntOption("--count", opts.count, 1, Number.MAX_SAFE_INTEGER);
   const from = parseChoice("--from", opts.from, ["earliest", "latest"] as const);
   const timeoutMs = opts.timeout === undefined ? undefined : parseIntOption("--timeout", opts.timeout, 1, 2 ** 31 - 1);
+  const { connectBroker, resolveTopic } = await import("./connect"); // the SDK, loaded only when needed (startup)
   const client = await connectBroker(g);
   let received = 0;
   let ackFailures = 0;

@@ -4,12 +4,13 @@
  * describe read GET /stats (spec §5: the CLI read path is admin HTTP).
  */
 import type { Command } from "commander";
-import { DeclareCreated } from "../../wire/mortar";
-import { connectBroker } from "./connect";
+import { DeclareCreated } from "../../wire/mortar/constants";
 import { action, printJson, printLine } from "./context";
 import { CliError } from "./errors";
 import { parseIntOption } from "./parse";
-import { fetchStats, renderTopicDescribe, renderTopicList } from "./stats";
+
+// The SDK (./connect) and zod (./stats) are imported by the actions that use them, so
+// that starting the CLI for another command does not load them (docs/cli.md, "Startup").
 
 /** Registers `topics` and its subcommands on `program`. */
 export function registerTopics(program: Command): void {
@@ -21,6 +22,7 @@ export function registerTopics(program: Command): void {
     .option("-p, --partitions <n>", "number of partitions (1..65535)", "1")
     .action(action(async (g, name: string, opts: { partitions: string }) => {
       const partitions = parseIntOption("--partitions", opts.partitions, 1, 0xffff);
+      const { connectBroker } = await import("./connect");
       const client = await connectBroker(g);
       try {
         const r = await client.declare(name, partitions);
@@ -41,6 +43,7 @@ export function registerTopics(program: Command): void {
     .command("delete <name>")
     .description("delete a topic and its .dlq twin with all their messages (DECLARE with the DELETE flag)")
     .action(action(async (g, name: string) => {
+      const { connectBroker } = await import("./connect");
       const client = await connectBroker(g);
       try {
         const r = await client.deleteTopic(name);
@@ -55,6 +58,7 @@ export function registerTopics(program: Command): void {
     .command("list")
     .description("list the tenant's topics with appended messages, size, groups and lag (GET /stats)")
     .action(action(async (g) => {
+      const { fetchStats, renderTopicList } = await import("./stats");
       const s = await fetchStats(g);
       if (g.json) printJson({ tenant: s.tenant, topics: s.topics });
       else process.stdout.write(renderTopicList(s));
@@ -64,6 +68,7 @@ export function registerTopics(program: Command): void {
     .command("describe <name>")
     .description("one topic's partitions (high watermark, size, producers) and consumer groups (committed floor, lag, in flight) (GET /stats)")
     .action(action(async (g, name: string) => {
+      const { fetchStats, renderTopicDescribe } = await import("./stats");
       const s = await fetchStats(g);
       const t = s.topics.find((x) => x.name === name);
       if (!t) throw new CliError("UNKNOWN_TOPIC", `topic "${name}" does not exist (tenant ${s.tenant})`, "see mortarmq topics list");

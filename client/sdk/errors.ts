@@ -4,7 +4,8 @@
  * (wire/mortar/errors.ts, docs/errors.md); connection failures use code 0
  * with the name CONNECTION_CLOSED and the action `reconnect`.
  */
-import { MortarError, type ClientAction, type ErrFrame } from "../../wire/mortar";
+import { MortarError, type ClientAction } from "../../wire/mortar/errors";
+import type { ErrFrame } from "../../wire/mortar/frames";
 
 /** Where the error came from. */
 export type ErrorSource =
