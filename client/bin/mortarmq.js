@@ -1,8 +1,14 @@
 #!/usr/bin/env node
-// `mortarmq` CLI launcher: the CLI is TypeScript (sharing wire/ with the
-// Worker), loaded through tsx so no build step is needed.
-import { register } from "tsx/esm/api";
+// `mortarmq` CLI launcher. The CLI is TypeScript (sharing wire/ with the
+// Worker) and needs no build step: it runs from a bundle cached on first use
+// (client/bin/cli-cache.js), or, when that cache cannot be used, straight
+// from the sources through tsx.
+import { loadCachedCli } from "./cli-cache.js";
 
-register();
-const { main } = await import("../cli/main.ts");
+let main = await loadCachedCli();
+if (!main) {
+  const { register } = await import("tsx/esm/api");
+  register();
+  ({ main } = await import("../cli/main.ts"));
+}
 await main(process.argv);

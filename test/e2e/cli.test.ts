@@ -383,3 +383,12 @@ describe("topics list / describe", () => {
     }
   });
 });
+
+describe("launcher", () => {
+  it("without the start-up cache (MORTARMQ_CLI_CACHE=0: through tsx) the CLI answers the same", async () => {
+    const cached = await cli(["topics", "list"]);
+    expect(cached.code).toBe(0);
+    expect(cached.stdout).toMatch(/^cli\.log +\d+ +4 /m);
+    expect(await cli(["topics", "list"], { env: { MORTARMQ_CLI_CACHE: "0" } })).toEqual(cached);
+  });
+});
