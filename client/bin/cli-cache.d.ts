@@ -11,3 +11,6 @@ export declare function loadCachedCli(opts?: { root?: string; cacheDir?: string 
 
 /** The current build's directory if every input recorded in `cacheDir/current.json` is unchanged, else null. */
 export declare function currentBuild(cacheDir: string, esbuildVersion: string): string | null;
+
+/** Format of the cache's manifest; a build of another format is rebuilt. */
+export declare const FORMAT: number;

@@ -19,8 +19,8 @@ import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-/** Bump when the build options below change: older caches are then rebuilt. */
-const FORMAT = 1;
+/** Recorded in the manifest; a build of another format is rebuilt (this file is an input too). */
+export const FORMAT = 2;
 /** Replaced builds are deleted after this long, ms (a run started before the swap may still load lazy chunks from them). */
 const KEEP_OLD_BUILDS_MS = 60 * 60 * 1000;
 
@@ -99,7 +99,8 @@ async function build(root, cacheDir, esbuild) {
     plugins: [sourceImportMetaUrl],
   });
   const inputs = {};
-  for (const file of Object.keys(result.metafile.inputs)) {
+  // tsconfig.json steers the transform; this file holds the build options
+  for (const file of [...Object.keys(result.metafile.inputs), "tsconfig.json", fileURLToPath(import.meta.url)]) {
     const abs = resolve(root, file);
     const s = statSync(abs);
     inputs[abs] = [s.mtimeMs, s.size];

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { ROOT, currentBuild, loadCachedCli } from "../../client/bin/cli-cache";
+import { FORMAT, ROOT, currentBuild, loadCachedCli } from "../../client/bin/cli-cache";
 
 const dir = mkdtempSync(join(tmpdir(), "mortarmq-cli-cache-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,7 +44,7 @@ describe("CLI start-up cache", () => {
     const s = statSync(input);
     rmSync(cacheDir, { recursive: true, force: true });
     mkdirSync(join(cacheDir, "build-1"), { recursive: true });
-    writeFileSync(join(cacheDir, "current.json"), JSON.stringify({ format: 1, esbuild: "9.9.9", build: "build-1", inputs: { [input]: [s.mtimeMs, s.size] } }));
+    writeFileSync(join(cacheDir, "current.json"), JSON.stringify({ format: FORMAT, esbuild: "9.9.9", build: "build-1", inputs: { [input]: [s.mtimeMs, s.size] } }));
     expect(currentBuild(cacheDir, "9.9.9")).toBe(join(cacheDir, "build-1"));
     expect(currentBuild(cacheDir, "9.9.8")).toBeNull();
     writeFileSync(input, "export const a = 22;\n");
