@@ -9,6 +9,9 @@ import { resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
+import { createInterface } from "node:readline";
+import type { Readable, Writable } from "node:stream";
+import { isHealthProbeLog } from "./health";
 
 const require = createRequire(import.meta.url);
 /** Root of this package (holds wrangler.toml). */
@@ -22,7 +25,7 @@ export interface LocalBrokerOptions {
   stateDir: string;
   /** Extra `--var NAME:value` bindings (e.g. AUTH_TOKENS). */
   vars?: Record<string, string>;
-  /** Pass wrangler's output through to this process's stdout/stderr. */
+  /** Pass wrangler's output through to this process's stdout/stderr (without the request-log lines of /healthz probes). */
   inheritLogs?: boolean;
   /** How long to wait for /healthz, ms (default 60000). */
   readyTimeoutMs?: number;
@@ -90,9 +93,16 @@ export async function startLocalBroker(opts: LocalBrokerOptions): Promise<LocalB
   for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
   const child = spawn(process.execPath, args, {
     cwd: PACKAGE_ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: process.env.CI ?? "1", NO_UPDATE_NOTIFIER: "1", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
-    stdio: opts.inheritLogs ? ["ignore", "inherit", "inherit"] : ["ignore", "pipe", "pipe"],
+    env: {
+      ...process.env, WRANGLER_SEND_METRICS: "false", CI: process.env.CI ?? "1", NO_UPDATE_NOTIFIER: "1", CLOUDFLARE_CF_FETCH_ENABLED: "false",
+      ...(opts.inheritLogs && process.stdout.isTTY && process.env.FORCE_COLOR === undefined ? { FORCE_COLOR: "1" } : {}),
+    },
+    stdio: ["ignore", "pipe", "pipe"],
   });
+  if (opts.inheritLogs) {
+    forwardLogs(child.stdout!, process.stdout);
+    forwardLogs(child.stderr!, process.stderr);
+  }
   let log = "";
   child.stdout?.on("data", (d) => { log = (log + d).slice(-8000); });
   child.stderr?.on("data", (d) => { log = (log + d).slice(-8000); });
@@ -129,4 +139,11 @@ export async function startLocalBroker(opts: LocalBrokerOptions): Promise<LocalB
       clearTimeout(t);
     },
   };
+}
+
+/** Copies `from` to `to` line by line, leaving out wrangler's log lines of successful /healthz probes. */
+function forwardLogs(from: Readable, to: Writable): void {
+  createInterface({ input: from, crlfDelay: Infinity }).on("line", (line) => {
+    if (!isHealthProbeLog(line)) to.write(line + "\n");
+  });
 }

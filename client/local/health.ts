@@ -9,6 +9,16 @@ export const HEALTH_INTERVAL_MS = 3_000;
 /** A broker whose /healthz did not answer 200 for this long is considered dead, ms. */
 export const HEALTH_DEAD_AFTER_MS = 10_000;
 
+/**
+ * True for wrangler's request-log line of a successful `/healthz` probe
+ * (`[wrangler:info] GET /healthz 200 OK (2ms)`, colours or not): `mortarmq dev`
+ * does not show those, or its probe would print one every HEALTH_INTERVAL_MS.
+ */
+export function isHealthProbeLog(line: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  return /\bGET \/healthz 200\b/.test(line.replace(/\x1b\[[0-9;]*m/g, ""));
+}
+
 export class HealthWatch {
   private lastOk: number;
 

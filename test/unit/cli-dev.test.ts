@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { authLine, devVars } from "../../client/cli/dev";
-import { HealthWatch } from "../../client/local/health";
+import { HealthWatch, isHealthProbeLog } from "../../client/local/health";
 
 describe("mortarmq dev --var / --auth-tokens", () => {
   it("collects repeated --var NAME=value (values may contain = and :) and the --auth-tokens shortcut", () => {
@@ -35,5 +35,15 @@ describe("mortarmq dev health watch", () => {
     expect(w.observe(false, 16_999)).toBe(false);
     expect(w.observe(false, 17_000)).toBe(true);
     expect(w.silentFor(17_000)).toBe(10_000);
+  });
+});
+
+describe("mortarmq dev output", () => {
+  it("leaves out only the request-log lines of successful /healthz probes", () => {
+    expect(isHealthProbeLog("[wrangler:info] GET /healthz 200 OK (2ms)")).toBe(true);
+    expect(isHealthProbeLog("\x1b[2m[wrangler:info]\x1b[22m GET /healthz \x1b[32m200\x1b[39m OK (12ms)")).toBe(true);
+    expect(isHealthProbeLog("[wrangler:info] GET /healthz 503 Service Unavailable (3002ms)")).toBe(false);
+    expect(isHealthProbeLog("[wrangler:info] GET /stats 200 OK (5ms)")).toBe(false);
+    expect(isHealthProbeLog("[wrangler:info] Ready on http://127.0.0.1:8787")).toBe(false);
   });
 });
