@@ -362,10 +362,9 @@ export class Connection {
       this.refuse(slot, v.refuse);
       return;
     }
-    return v.wait.then(() => {
-      const again = this.io.auth.admitPublish(f.value.length, Date.now(), true);
-      if (again.ok) this.pipeline.submit(topic, f, slot);
-      else if ("refuse" in again) this.refuse(slot, again.refuse);
+    return v.wait.then(() => this.io.auth.admitPublishAsync(f.value.length)).then((refused) => {
+      if (refused) this.refuse(slot, refused);
+      else this.pipeline.submit(topic, f, slot);
     });
   }
 

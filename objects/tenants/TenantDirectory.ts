@@ -185,19 +185,21 @@ export class TenantDirectory extends DurableObject<Env> {
   }
 
   /**
-   * A mailbox CREATE: admitted while the mailboxes that exist (pipeline
-   * gauge) plus the CREATEs admitted in the last two flush intervals (not
-   * in the gauge yet) are below the quota.
+   * A mailbox CREATE: admitted while the mailboxes that exist (the
+   * pipeline's gauge, as read at time R) plus the CREATEs admitted since
+   * R − 2 flush intervals (possibly not in that gauge yet) are below the
+   * quota. So a burst of CREATEs cannot overshoot; a mailbox that expired
+   * frees its slot once the pipeline reported it.
    */
   async admitMailbox(now = Date.now()): Promise<AdmitAnswer> {
     const max = this.store.quotas().mailboxes;
     if (max === null) return { ok: true };
     const usage = await this.usage(now);
-    const window = 2 * telemetryFlushMs(this.env);
-    this.recentCreates = this.recentCreates.filter((t) => t > now - window);
-    const count = usage.mailboxes + this.recentCreates.length;
-    if (count >= max) {
-      return { ok: false, message: `mailbox quota exceeded: the tenant has ${usage.mailboxes} mailboxes, quota ${max}; nothing was created`, retryAfterMs: window };
+    const lag = 2 * telemetryFlushMs(this.env);
+    this.recentCreates = this.recentCreates.filter((t) => t > now - lag - STATE_CACHE_MS - 1_000);
+    const pending = this.recentCreates.filter((t) => t > usage.at - lag).length;
+    if (usage.mailboxes + pending >= max) {
+      return { ok: false, message: `mailbox quota exceeded: the tenant has ${usage.mailboxes + pending} mailboxes, quota ${max}; nothing was created`, retryAfterMs: lag };
     }
     this.recentCreates.push(now);
     return { ok: true };
@@ -225,7 +227,7 @@ export class TenantDirectory extends DurableObject<Env> {
   }
 
   /** Stored bytes and mailboxes from the UsageAggregator, read at most every STATE_CACHE_MS. */
-  private async usage(now: number): Promise<{ stored: number; mailboxes: number }> {
+  private async usage(now: number): Promise<{ at: number; stored: number; mailboxes: number }> {
     if (this.usageRead && now - this.usageRead.at < STATE_CACHE_MS) return this.usageRead;
     this.usageReading ??= (async () => {
       try {
@@ -240,7 +242,7 @@ export class TenantDirectory extends DurableObject<Env> {
       }
     })();
     await this.usageReading;
-    return this.usageRead ?? { stored: 0, mailboxes: 0 };
+    return this.usageRead ?? { at: 0, stored: 0, mailboxes: 0 };
   }
 
   private doc(rec: TenantRecord | null): TenantDoc {

@@ -112,8 +112,13 @@ export class ConnectionAuth {
   }
 
   /** May a message of `bytes` be published now (rate and storage quotas)? See PublishGate.admit. */
-  admitPublish(bytes: number, now: number, final = false): Verdict {
-    return this.gate().admit(bytes, now, final);
+  admitPublish(bytes: number, now: number): Verdict {
+    return this.gate().admit(bytes, now);
+  }
+
+  /** PublishGate.admitAsync: waits for leases as needed; null = admitted. */
+  admitPublishAsync(bytes: number): Promise<Refusal | null> {
+    return this.gate().admitAsync(bytes);
   }
 
   /** The mq9 quota checks of this connection (NATS sessions pass it to handleMq9Request). */

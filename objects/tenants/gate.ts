@@ -10,10 +10,11 @@
  *   next chunk in the background when half of one is left, so a publisher
  *   under its rate never waits for a call and the bucket sees ~10 calls per
  *   second per busy publisher, whatever the message rate. A publish that
- *   finds no budget waits for the lease in flight (or starts one); if that
- *   grants too little it is refused (`rate`), with the time after which the
- *   rate allows it. A message larger than one second of the byte rate needs
- *   a full second of budget.
+ *   finds no budget waits for the lease in flight (or starts one) and tries
+ *   again; once a lease came back short (the tenant's bucket is empty) it
+ *   is refused (`rate`) for the next 1/10 s without further calls, with the
+ *   time after which the rate allows it. A message larger than one second
+ *   of the byte rate needs a full second of budget and is charged in full.
  * - Storage quota: `storageFull` comes with every state answer; while a
  *   storage quota is set the gate refreshes the state at most every
  *   REFRESH_MS while publishing (in the background), so a publisher sees
@@ -55,9 +56,12 @@ export class PublishGate {
   private msgs = 0;
   private bytes = 0;
   private inflight: Promise<void> | null = null;
+  /** When a lease last granted less than it asked for (the bucket is empty), unix ms. */
+  private shortAt = -Infinity;
   private refreshedAt: number;
 
-  constructor(private readonly lease: LeaseFn, state: TenantState, now: number) {
+  /** `clock`: unix ms now (injectable for tests). */
+  constructor(private readonly lease: LeaseFn, state: TenantState, now: number, private readonly clock: () => number = Date.now) {
     this.state = state;
     this.refreshedAt = now;
   }
@@ -74,10 +78,12 @@ export class PublishGate {
   }
 
   /**
-   * May one message of `bytes` be published now? `final`: no more lease
-   * calls (the caller already waited once) — answer ok or refuse.
+   * May one message of `bytes` be published now? `wait`: a lease is under
+   * way — wait for it and ask again. Refused for the rate only when the
+   * last lease came back short less than one chunk (1/10 s) ago, so
+   * concurrent publishers waiting on one lease each get another try.
    */
-  admit(bytes: number, now: number, final = false): Verdict {
+  admit(bytes: number, now: number): Verdict {
     const q = this.state.quotas;
     if (q.storage_bytes !== null) {
       if (now - this.refreshedAt >= REFRESH_MS && this.inflight === null) this.fetch(0, 0);
@@ -98,22 +104,24 @@ export class PublishGate {
       if (this.inflight === null && this.low()) this.fetch(...this.want(0, 0));
       return OK;
     }
-    if (final) return { ok: false, refuse: this.rateRefusal(needMsgs, needBytes) };
-    if (this.inflight === null) this.fetch(...this.want(needMsgs, needBytes));
+    if (this.inflight !== null) return { ok: false, wait: this.inflight };
+    if (now - this.shortAt < CHUNK_S * 1000) return { ok: false, refuse: this.rateRefusal(needMsgs, needBytes) };
+    this.fetch(...this.want(needMsgs, needBytes));
     return { ok: false, wait: this.inflight! };
   }
 
   /**
-   * `admit`, waiting for a lease when needed: null = admitted, else the
-   * refusal (mq9 SEND, where each request is its own task).
+   * `admit`, waiting for leases as needed: null = admitted, else the
+   * refusal. Ends: each wait is one lease, which either grants budget or
+   * comes back short (then the next `admit` refuses).
    */
   async admitAsync(bytes: number): Promise<Refusal | null> {
-    let v = this.admit(bytes, Date.now());
-    if (!v.ok && "wait" in v) {
+    for (;;) {
+      const v = this.admit(bytes, this.clock());
+      if (v.ok) return null;
+      if ("refuse" in v) return v.refuse;
       await v.wait;
-      v = this.admit(bytes, Date.now(), true);
     }
-    return v.ok ? null : "refuse" in v ? v.refuse : null;
   }
 
   /** Budget below half a chunk (in a limited dimension). */
@@ -136,13 +144,14 @@ export class PublishGate {
       (a) => {
         if (Number.isFinite(a.msgs)) this.msgs += a.msgs;
         if (Number.isFinite(a.bytes)) this.bytes += a.bytes;
-        this.setState(a.state, Date.now());
+        if (a.msgs < wantMsgs || a.bytes < wantBytes) this.shortAt = this.clock();
+        this.setState(a.state, this.clock());
       },
       () => {
         // Tenant object unreachable: fail open by one chunk (quotas must not stop publishing).
         this.msgs += wantMsgs;
         this.bytes += wantBytes;
-        this.refreshedAt = Date.now();
+        this.refreshedAt = this.clock();
       },
     ).finally(() => {
       this.inflight = null;

@@ -95,7 +95,7 @@ describe("PublishGate", () => {
       leases.push(m);
       return { ...bucket.grant(m, b, now), state: state({ publish_msgs_per_s: 20 }) };
     };
-    const g = new PublishGate(lease, state({ publish_msgs_per_s: 20 }), 0);
+    const g = new PublishGate(lease, state({ publish_msgs_per_s: 20 }), 0, () => now);
     let admitted = 0;
     let refused = 0;
     for (let i = 0; i < 40; i++) {
@@ -110,6 +110,7 @@ describe("PublishGate", () => {
     expect(admitted).toBe(20); // the burst: one second of the rate
     expect(refused).toBe(20);
     expect(Math.max(...leases)).toBeLessThanOrEqual(2); // chunks of 1/10 s (2 messages)
+    expect(leases.length).toBeLessThanOrEqual(12); // refused without calls once the bucket came back empty
     now = 1000; // a second later the rate allows 20 more
     let again = 0;
     for (let i = 0; i < 25; i++) if ((await g.admitAsync(10)) === null) again++;
@@ -119,7 +120,7 @@ describe("PublishGate", () => {
   it("bytes rate: a message larger than one second of the rate goes when a full second is there, and is paid in full", async () => {
     const bucket = new RateBucket(null, 1000, 0);
     let now = 0;
-    const g = new PublishGate(async (m, b) => ({ ...bucket.grant(m, b, now), state: state({ publish_bytes_per_s: 1000 }) }), state({ publish_bytes_per_s: 1000 }), 0);
+    const g = new PublishGate(async (m, b) => ({ ...bucket.grant(m, b, now), state: state({ publish_bytes_per_s: 1000 }) }), state({ publish_bytes_per_s: 1000 }), 0, () => now);
     expect(await g.admitAsync(5000)).toBeNull(); // full bucket: one second of budget is enough to start
     const first = await g.admitAsync(5000);
     expect(first?.kind).toBe("rate");
@@ -144,6 +145,14 @@ describe("PublishGate", () => {
     await Promise.resolve();
     await Promise.resolve();
     expect(g.admit(10, 1600)).toEqual({ ok: true });
+  });
+
+  it("concurrent publishers waiting on one lease each get another try (no spurious refusals)", async () => {
+    const bucket = new RateBucket(10, null, 0);
+    const g = new PublishGate(async (m, b) => ({ ...bucket.grant(m, b, 0), state: state({ publish_msgs_per_s: 10 }) }), state({ publish_msgs_per_s: 10 }), 0, () => 0);
+    const results = await Promise.all(Array.from({ length: 15 }, () => g.admitAsync(1)));
+    expect(results.filter((r) => r === null).length).toBe(10);
+    expect(results.filter((r) => r?.kind === "rate").length).toBe(5);
   });
 
   it("fails open when the tenant object cannot be reached", async () => {
