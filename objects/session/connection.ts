@@ -353,7 +353,7 @@ export class Connection {
         `partition ${f.partition} is not below partition_count ${topic.partitionCount} of topic_id ${topic.topicId}`);
       return;
     }
-    const v = this.io.auth.admitPublish(f.value.length, Date.now());
+    const v = this.io.auth.admitPublish(f.value.length);
     if (v.ok) {
       this.pipeline.submit(topic, f, slot);
       return;

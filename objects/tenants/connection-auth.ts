@@ -112,7 +112,7 @@ export class ConnectionAuth {
   }
 
   /** May a message of `bytes` be published now (rate and storage quotas)? See PublishGate.admit. */
-  admitPublish(bytes: number, now: number): Verdict {
+  admitPublish(bytes: number, now?: number): Verdict {
     return this.gate().admit(bytes, now);
   }
 

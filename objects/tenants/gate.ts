@@ -83,8 +83,10 @@ export class PublishGate {
    * last lease came back short less than one chunk (1/10 s) ago, so
    * concurrent publishers waiting on one lease each get another try.
    */
-  admit(bytes: number, now: number): Verdict {
+  admit(bytes: number, at?: number): Verdict {
     const q = this.state.quotas;
+    if (q.storage_bytes === null && !hasRateQuota(q)) return OK; // the default: no clock read, no call
+    const now = at ?? this.clock();
     if (q.storage_bytes !== null) {
       if (now - this.refreshedAt >= REFRESH_MS && this.inflight === null) this.fetch(0, 0);
       if (this.state.storageFull) {

@@ -25,6 +25,17 @@ describe("admin API access", () => {
     expect((await admin("GET", "/admin/tenants")).status).toBe(200);
   });
 
+  it("a well-formed token of a tenant that does not exist is refused and leaves no storage behind", async () => {
+    const ghost = freshTenant("ghost");
+    const token = `mmq.${ghost}.0123456789ab.${"A".repeat(43)}`;
+    const r = await SELF.fetch("http://broker/mq9/$mq9.AI.MAILBOX.CREATE", { method: "POST", body: "{}", headers: { Authorization: `Bearer ${token}` } });
+    expect(r.status).toBe(401);
+    expect(((await r.json()) as { error: string }).error).toBe("unauthorized: invalid token");
+    const tables = await runInDurableObject(tenantStub(testEnv, ghost), (_o, state) =>
+      state.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").toArray().map((t) => t.name));
+    expect(tables.filter((t) => !t.startsWith("_cf"))).toEqual([]);
+  });
+
   it("a hosted broker (ADMIN_TOKEN set) with no token is closed, and /healthz says so", async () => {
     const h = await (await SELF.fetch("http://broker/healthz")).json() as { auth: string };
     expect(h.auth).toBe("tokens");

@@ -163,6 +163,10 @@ describe("connection quota", () => {
     overNats.send(`CONNECT {"verbose":false,"auth_token":"${token}"}\r\n`);
     await overNats.waitFor(/-ERR 'maximum connections exceeded'\r\n$/);
     expect(await overNats.closed).toBe(1008);
+    // The bridge's way (a bearer token on the upgrade) is counted too.
+    const overBearer = await openNats({ Authorization: `Bearer ${token}` });
+    await overBearer.waitFor(/^INFO [^\r]*\r\n-ERR 'maximum connections exceeded'\r\n$/);
+    expect(await overBearer.closed).toBe(1008);
     // The refused MortarMQ connection stays open and may CONNECT again once a slot is free.
     a.close();
     await eventually(async () => {
