@@ -9,7 +9,7 @@
 import { Option, type Command } from "commander";
 import { z } from "zod";
 import {
-  QUOTA_FIELDS, TENANT_ID_RE, TOKEN_ID_RE, issuedTokenSchema, quotasAnswerSchema, tenantListSchema, tenantSchema,
+  QUOTA_FIELDS, TENANT_ID_RE, TOKEN_ID_RE, firstIssue, issuedTokenSchema, quotasAnswerSchema, tenantListSchema, tenantSchema,
   type Quotas, type TenantDoc,
 } from "../../wire/admin/tenants";
 import { action, printJson, printLine, type GlobalOptions } from "./context";
@@ -44,8 +44,7 @@ export async function adminRequest<S extends z.ZodType>(g: GlobalOptions, adminT
   }
   const parsed = schema.safeParse(a.json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new CliError("BAD_ANSWER", `${opts.method} ${path} answered an unexpected document${issue ? ` (${issue.path.join(".")}: ${issue.message})` : ""}`, "the CLI and the broker disagree on the admin API (docs/tenants.md)");
+    throw new CliError("BAD_ANSWER", `${opts.method} ${path} answered an unexpected document (${firstIssue(parsed.error)})`, "the CLI and the broker disagree on the admin API (docs/tenants.md)");
   }
   return parsed.data;
 }

@@ -4,15 +4,14 @@
  * token, use it, quotas, usage, revoke, delete — with exit codes, `--json`
  * and the errors an operator meets (docs/tenants.md, docs/cli.md "Admin").
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PACKAGE_ROOT, startLocalBroker, type LocalBroker } from "../../client/local/broker";
+import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
+import { runCli, type CliRun as Run } from "../fixtures/cli-run";
 
 const ADMIN = "e2e-admin-cli-token";
-const BIN = resolve(PACKAGE_ROOT, "client/bin/mortarmq.js");
 let broker: LocalBroker;
 let dir: string;
 
@@ -26,27 +25,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the CLI against the broker; `admin`: MORTARMQ_ADMIN_TOKEN set. */
 function cli(args: string[], env: Record<string, string> = {}, admin = true): Promise<Run> {
-  return new Promise((res, rej) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: PACKAGE_ROOT,
-      env: { ...process.env, MORTARMQ_URL: broker.url, MORTARMQ_TOKEN: "", MORTARMQ_ADMIN_TOKEN: admin ? ADMIN : "", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.on("data", (d) => (stdout += d));
-    child.stderr!.on("data", (d) => (stderr += d));
-    child.once("error", rej);
-    child.once("close", (code) => res({ code, stdout, stderr }));
-  });
+  return runCli(args, { MORTARMQ_URL: broker.url, MORTARMQ_TOKEN: "", MORTARMQ_ADMIN_TOKEN: admin ? ADMIN : "", ...env });
 }
 
 async function json<T = any>(args: string[], env: Record<string, string> = {}): Promise<T> {

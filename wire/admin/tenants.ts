@@ -160,16 +160,11 @@ export const tokenInfoSchema = z.object({
   revoked_at: z.string().nullable(),
 });
 
-const quotasOut = z.object({
-  publish_msgs_per_s: z.number().nullable(),
-  publish_bytes_per_s: z.number().nullable(),
-  storage_bytes: z.number().nullable(),
-  connections: z.number().nullable(),
-  mailboxes: z.number().nullable(),
-});
+/** Quotas as answered: every field present, null = unlimited. */
+const quotasOut = z.object(Object.fromEntries(QUOTA_FIELDS.map((f) => [f, z.number().nullable()])) as Record<keyof Quotas, z.ZodNullable<z.ZodNumber>>);
 
-/** A tenant as `GET /admin/tenants/:id` answers it. */
-export const tenantSchema = z.object({
+/** One row of `GET /admin/tenants`. */
+export const tenantSummarySchema = z.object({
   id: z.string(),
   name: z.string(),
   /** `directory`: created through the admin API; `static`: configured in AUTH_TOKENS (or the open broker's `default`). */
@@ -177,17 +172,12 @@ export const tenantSchema = z.object({
   /** Null for static tenants. */
   created_at: z.string().nullable(),
   deleted_at: z.string().nullable(),
-  quotas: quotasOut,
-  tokens: z.array(tokenInfoSchema),
 });
 
-/** One row of `GET /admin/tenants`. */
-export const tenantSummarySchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  source: z.enum(["directory", "static"]),
-  created_at: z.string().nullable(),
-  deleted_at: z.string().nullable(),
+/** A tenant as `GET /admin/tenants/:id` answers it. */
+export const tenantSchema = tenantSummarySchema.extend({
+  quotas: quotasOut,
+  tokens: z.array(tokenInfoSchema),
 });
 
 /** `PUT /admin/tenants/:id/quotas` answer. */
