@@ -19,7 +19,7 @@ function afterTeardown(error: { name?: string; message?: string; VITEST_TEST_PAT
 }
 
 /**
- * Six projects:
+ * Seven projects:
  * - unit:    pure code (wire/, pure state machines) in Node.
  * - workers: the real Worker and Durable Objects inside workerd (vitest pool workers).
  * - workers-auth: the same with AUTH_TOKENS set (test/workers/auth/).
@@ -27,6 +27,8 @@ function afterTeardown(error: { name?: string; message?: string; VITEST_TEST_PAT
  *   revocation timeouts) so deadline tests need no long sleeps (test/workers/timers/).
  * - workers-telemetry: the same with a 100 ms telemetry flush interval, so the
  *   counting pipeline reports within a test (test/workers/telemetry/).
+ * - workers-tenants: a hosted broker — ADMIN_TOKEN set, one static tenant,
+ *   short token re-check and telemetry intervals (test/workers/tenants/).
  * - e2e:     a real `wrangler dev` process started by the test, driven from Node.
  */
 export default defineConfig({
@@ -42,7 +44,11 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
           }),
         ],
-        test: { name: "workers", include: ["test/workers/**/*.test.ts"], exclude: ["test/workers/auth/**", "test/workers/timers/**", "test/workers/telemetry/**"] },
+        test: {
+          name: "workers",
+          include: ["test/workers/**/*.test.ts"],
+          exclude: ["test/workers/auth/**", "test/workers/timers/**", "test/workers/telemetry/**", "test/workers/tenants/**"],
+        },
       },
       {
         // The same Worker with tokens configured (AUTH_TOKENS), for auth tests.
@@ -80,6 +86,23 @@ export default defineConfig({
           }),
         ],
         test: { name: "workers-telemetry", include: ["test/workers/telemetry/**/*.test.ts"] },
+      },
+      {
+        // A hosted broker (docs/tenants.md): operator token, issued tokens, quotas.
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                ADMIN_TOKEN: "test-admin-token",
+                AUTH_TOKENS: "test-static-token:static-tenant",
+                TENANT_REVALIDATE_MS: "300",
+                TELEMETRY_FLUSH_MS: "100",
+              },
+            },
+          }),
+        ],
+        test: { name: "workers-tenants", include: ["test/workers/tenants/**/*.test.ts"] },
       },
       {
         test: {

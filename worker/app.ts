@@ -10,6 +10,7 @@ import { healthHandler } from "./admin/health";
 import { metricsHandler } from "./admin/metrics";
 import { statsHandler } from "./admin/stats";
 import { usageHandler } from "./admin/usage";
+import { registerTenantAdmin } from "./admin/tenants-api";
 
 export const app = new Hono<{ Bindings: Env }>();
 
@@ -22,6 +23,8 @@ app.get("/healthz", healthHandler);
 app.get("/metrics", metricsHandler);
 app.get("/stats", statsHandler);
 app.get("/admin/tenants/:id/usage", usageHandler);
+/** Tenant directory: tenants, issued tokens, quotas (docs/tenants.md). */
+registerTenantAdmin(app);
 
 /** Browser agents: CORS on the mq9 bridge; /nats answers preflights (the route itself is the NATS session's). */
 app.use("/mq9/*", brokerCors());

@@ -1,27 +1,51 @@
 /**
  * Token → tenant resolution shared by every transport (DESIGN.md §6):
  * MortarMQ CONNECT token, NATS CONNECT auth_token / pass, HTTP
- * `Authorization: Bearer`.
+ * `Authorization: Bearer`. docs/tenants.md.
  *
- * Static configuration: `AUTH_TOKENS` = comma-separated `token:tenant`
- * pairs (a bare `token` maps to tenant `default`). Unset or empty = open
- * broker: every caller (with or without a token) is tenant `default`.
- * Entries with an invalid tenant id are skipped, but a non-empty
- * `AUTH_TOKENS` always keeps the broker closed (fail closed): a typo in the
- * configuration must not turn authentication off.
+ * Two kinds of tokens, checked in this order:
+ * - Static configuration: `AUTH_TOKENS` = comma-separated `token:tenant`
+ *   pairs (a bare `token` maps to tenant `default`), compared in constant
+ *   time. Entries with an invalid tenant id are skipped, but a non-empty
+ *   `AUTH_TOKENS` always keeps the broker closed (fail closed).
+ * - Issued tokens (`mmq.<tenant>.<token_id>.<secret>`, created with the
+ *   admin API): the token's SHA-256 is checked by the tenant's
+ *   TenantDirectory object on EVERY new connection and request — no
+ *   positive cache, so a revoked token is refused at once everywhere.
+ *
+ * Open broker (local development): no `AUTH_TOKENS` entry AND no
+ * `ADMIN_TOKEN` — every caller is tenant `default`. A hosted deployment
+ * (ADMIN_TOKEN set) with no tenants yet is closed.
  */
 import type { Env } from "./env";
+import { TENANT_ID_RE, parseIssuedToken, timingSafeEqualStr } from "../wire/admin/tenants";
+import { tokenHash } from "../objects/tenants/crypto";
+import { tenantStub } from "../objects/tenants/stub";
+import type { ConnectionProtocol, RefusalReason, TenantState } from "../objects/tenants/rpc";
+
+export { TENANT_ID_RE, timingSafeEqualStr };
 
 /** Tenant used when the broker runs open (no tokens configured). */
 export const OPEN_TENANT = "default";
 
-/** Tenant ids: 1–64 chars of [a-z0-9_-]; they prefix every object key. */
-export const TENANT_ID_RE = /^[a-z0-9_-]{1,64}$/;
-
 /** Result of authenticating a token. */
 export type AuthResult =
-  | { ok: true; tenant: string; open: boolean }
-  | { ok: false; reason: "missing" | "invalid" };
+  | {
+    ok: true;
+    tenant: string;
+    open: boolean;
+    /** Set for an issued token (the connection re-checks it by id). */
+    tokenId?: string;
+    /** The tenant's quota state when the tenant object was asked (issued tokens, connections). */
+    state?: TenantState;
+  }
+  | { ok: false; reason: "missing" | "unavailable" | RefusalReason; message: string };
+
+/** Ask the tenant object to register a connection (connection quota) while authenticating. */
+export interface ConnectionRequest {
+  leaseId: string;
+  protocol: ConnectionProtocol;
+}
 
 /** Parses `AUTH_TOKENS` into token → tenant. Malformed tenant ids are skipped. */
 export function parseStaticTokens(spec: string | undefined): Map<string, string> {
@@ -38,50 +62,77 @@ export function parseStaticTokens(spec: string | undefined): Map<string, string>
 }
 
 /**
- * True when no tokens are configured (open broker, tenant `default`): only
- * when `AUTH_TOKENS` has no entry at all. A configured list whose entries
- * are all invalid keeps the broker closed (nobody can authenticate).
+ * True when the broker runs open (tenant `default` for everyone): only when
+ * `AUTH_TOKENS` has no entry at all AND `ADMIN_TOKEN` is unset or empty. A
+ * configured list whose entries are all invalid keeps the broker closed.
  */
 export function isOpen(env: Env): boolean {
-  return (env.AUTH_TOKENS ?? "").split(",").every((item) => item.trim() === "");
+  return (env.ADMIN_TOKEN ?? "") === "" && (env.AUTH_TOKENS ?? "").split(",").every((item) => item.trim() === "");
 }
 
-/** Constant-time string comparison (both strings compared in full). */
-export function timingSafeEqualStr(a: string, b: string): boolean {
-  const ea = new TextEncoder().encode(a);
-  const eb = new TextEncoder().encode(b);
-  let diff = ea.length ^ eb.length;
-  const n = Math.max(ea.length, eb.length);
-  for (let i = 0; i < n; i++) diff |= (ea[i] ?? 0) ^ (eb[i] ?? 0);
-  return diff === 0;
+/** True when `tenant` is configured outside the directory: named in AUTH_TOKENS, or `default` on an open broker. */
+export function isStaticTenant(env: Env, tenant: string): boolean {
+  if (isOpen(env)) return tenant === OPEN_TENANT;
+  for (const t of parseStaticTokens(env.AUTH_TOKENS).values()) if (t === tenant) return true;
+  return false;
 }
 
 /** The line logged the first time an isolate serves a request of an open broker. */
 export const OPEN_MODE_LOG =
-  `mortarmq: running OPEN — no AUTH_TOKENS configured, every client is tenant "${OPEN_TENANT}" ` +
-  "(set AUTH_TOKENS, e.g. `mortarmq dev --auth-tokens <token>:<tenant>`, to require tokens)";
+  `mortarmq: running OPEN — no AUTH_TOKENS and no ADMIN_TOKEN configured, every client is tenant "${OPEN_TENANT}" ` +
+  "(set AUTH_TOKENS, e.g. `mortarmq dev --auth-tokens <token>:<tenant>`, or ADMIN_TOKEN and issue tokens, to require tokens)";
 
 let openModeLogged = false;
 
 /**
  * Resolves a presented token (possibly undefined/empty) to a tenant.
- * Open broker → always `{ok:true, tenant:"default", open:true}`; the first
- * such request in an isolate logs {@link OPEN_MODE_LOG} (DESIGN §6: the
- * broker says so when it runs open).
+ *
+ * - Open broker → `{ok:true, tenant:"default", open:true}`; the first such
+ *   request in an isolate logs {@link OPEN_MODE_LOG}.
+ * - A static token → its tenant, no call.
+ * - An issued token → one call to its tenant's TenantDirectory
+ *   (`authenticate`, or `connect` when `connection` is given, which also
+ *   takes a connection slot under a connection quota).
+ * - `connection` with an open or static tenant → `connect` too (quotas);
+ *   if the tenant object cannot be reached the connection is let in
+ *   without quota state (fail open). For an issued token it cannot be
+ *   checked then: `unavailable`.
  */
-export async function authenticateToken(env: Env, token: string | undefined): Promise<AuthResult> {
-  if (isOpen(env)) {
+export async function authenticateToken(env: Env, token: string | undefined, connection?: ConnectionRequest): Promise<AuthResult> {
+  let tenant: string | undefined;
+  const open = isOpen(env);
+  if (open) {
     if (!openModeLogged) {
       openModeLogged = true;
       console.warn(OPEN_MODE_LOG);
     }
-    return { ok: true, tenant: OPEN_TENANT, open: true };
+    tenant = OPEN_TENANT;
+  } else {
+    if (!token) return { ok: false, reason: "missing", message: "a token is required" };
+    for (const [t, name] of parseStaticTokens(env.AUTH_TOKENS)) if (timingSafeEqualStr(t, token)) tenant = name;
   }
-  if (!token) return { ok: false, reason: "missing" };
-  const tokens = parseStaticTokens(env.AUTH_TOKENS);
-  let found: string | undefined;
-  for (const [t, tenant] of tokens) if (timingSafeEqualStr(t, token)) found = tenant;
-  return found ? { ok: true, tenant: found, open: false } : { ok: false, reason: "invalid" };
+  if (tenant !== undefined) {
+    if (!connection) return { ok: true, tenant, open };
+    try {
+      const a = await tenantStub(env, tenant).openConnection({ leaseId: connection.leaseId, protocol: connection.protocol });
+      return a.ok ? { ok: true, tenant, open, state: a.state } : { ok: false, reason: a.reason, message: a.message };
+    } catch {
+      return { ok: true, tenant, open };
+    }
+  }
+  const issued = parseIssuedToken(token!);
+  if (!issued) return { ok: false, reason: "invalid", message: "unknown token" };
+  try {
+    const hash = await tokenHash(token!);
+    const stub = tenantStub(env, issued.tenant);
+    const a = connection
+      ? await stub.openConnection({ tokenId: issued.tokenId, tokenHash: hash, leaseId: connection.leaseId, protocol: connection.protocol })
+      : await stub.authenticate(issued.tokenId, hash);
+    if (!a.ok) return { ok: false, reason: a.reason, message: a.message };
+    return { ok: true, tenant: issued.tenant, open: false, tokenId: issued.tokenId, state: a.state };
+  } catch (e) {
+    return { ok: false, reason: "unavailable", message: `the tenant directory did not answer: ${e instanceof Error ? e.message : String(e)}` };
+  }
 }
 
 /** Extracts the bearer token from an `Authorization` header value, if any. */

@@ -37,6 +37,12 @@ export interface Env {
    * for /metrics (all tenants), /stats of any tenant and /admin/* (docs/operations.md).
    */
   ADMIN_TOKEN?: string;
+  /**
+   * Tenants (docs/tenants.md): how often an open connection re-checks its
+   * token and renews its connection lease, ms (default 30000) — the bound
+   * within which a revoked token's open connections close.
+   */
+  TENANT_REVALIDATE_MS?: string;
   /** Counting pipeline: how often each object reports its counters, ms (default 10000; docs/operations.md). */
   TELEMETRY_FLUSH_MS?: string;
   SESSION: DurableObjectNamespace;
@@ -46,7 +52,8 @@ export interface Env {
   MAILBOX: DurableObjectNamespace<import("../objects/mailbox/Mailbox").Mailbox>;
   AGENTS: DurableObjectNamespace<import("../objects/agents/AgentRegistry").AgentRegistry>;
   NATS_SESSION: DurableObjectNamespace;
-  TENANTS: DurableObjectNamespace;
+  /** Tenant directory: one object per tenant and the index (objects/tenants/). */
+  TENANTS: DurableObjectNamespace<import("../objects/tenants/TenantDirectory").TenantDirectory>;
   /** Per-tenant usage aggregators and the tenant index (objects/usage/). */
   USAGE: DurableObjectNamespace<import("../objects/usage/UsageAggregator").UsageAggregator>;
 }

@@ -53,8 +53,8 @@ export function devVars(varOptions: readonly string[], authTokens?: string): Rec
 /** The startup line that says how clients authenticate (DESIGN §6: an open broker says so). */
 export function authLine(auth: "open" | "tokens"): string {
   return auth === "open"
-    ? 'mortarmq: auth        OPEN — no AUTH_TOKENS configured: every client is tenant "default" (use --auth-tokens <token>:<tenant>,… to require tokens)'
-    : "mortarmq: auth        tokens required (AUTH_TOKENS is set): clients send a token (HTTP Bearer, NATS auth_token, MortarMQ CONNECT)";
+    ? 'mortarmq: auth        OPEN — no AUTH_TOKENS and no ADMIN_TOKEN configured: every client is tenant "default" (use --auth-tokens <token>:<tenant>,… or --var ADMIN_TOKEN=… to require tokens)'
+    : "mortarmq: auth        tokens required (AUTH_TOKENS or ADMIN_TOKEN is set): clients send a token (HTTP Bearer, NATS auth_token, MortarMQ CONNECT)";
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];

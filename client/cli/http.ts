@@ -40,7 +40,7 @@ export interface HttpAnswer {
 
 /** Options for brokerRequest. */
 export interface BrokerRequestOptions {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "PUT" | "DELETE";
   body?: Uint8Array | string;
   headers?: Record<string, string>;
   /** Total time allowed, ms (default HTTP_TIMEOUT_MS). */

@@ -8,6 +8,7 @@ import { Command } from "commander";
 import { registerBridge } from "../bridge/command";
 import { addGlobalOptions } from "./context";
 import { describeError, formatErrorReport } from "./errors";
+import { registerAdmin } from "./admin";
 import { registerDev } from "./dev";
 import { registerMq9 } from "./mq9";
 import { registerPub } from "./pub";
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerPub(program);
   registerSub(program);
   registerMq9(program);
+  registerAdmin(program);
   return program;
 }
 

@@ -19,7 +19,8 @@
  * See docs/nats.md.
  */
 import { DurableObject } from "cloudflare:workers";
-import { authenticateToken, bearerToken } from "../../worker/auth";
+import { bearerToken, type AuthResult } from "../../worker/auth";
+import { ConnectionAuth, type ConnectionAuthSnapshot } from "../tenants/connection-auth";
 import type { Env } from "../../worker/env";
 import { handleMq9Request, replyJson, type Mq9Reply } from "../../worker/mq9/dispatch";
 import { SendCoalescer } from "../../worker/mq9/sendbatch";
@@ -60,6 +61,8 @@ interface Attachment {
   state: ConnectionState;
   /** A partial operation was buffered when this was written. */
   partial: boolean;
+  /** Tenant side (token id, lease, last check, quotas): objects/tenants/connection-auth.ts. */
+  auth?: ConnectionAuthSnapshot | null;
 }
 
 const te = new TextEncoder();
@@ -95,9 +98,12 @@ export class NatsSession extends DurableObject<Env> {
   private readonly tally = new Tally();
   private readonly telemetry: ConnectionTelemetry;
   private finished = false;
+  /** Token re-check, connection lease and quotas of this connection (docs/tenants.md). */
+  private readonly auth: ConnectionAuth;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.auth = new ConnectionAuth(env, "nats", ctx.id.toString());
     this.store = new SubscriptionStore(ctx.storage);
     this.stubs = new MailboxStubs(env);
     this.telemetry = new ConnectionTelemetry({
@@ -116,15 +122,12 @@ export class NatsSession extends DurableObject<Env> {
       return new Response("expected Upgrade: websocket", { status: 426 });
     }
     let tenant: string | undefined;
+    let refusal: string | undefined;
     const bearer = bearerToken(request.headers.get("Authorization"));
-    if (bearer !== undefined) {
-      const auth = await authenticateToken(this.env, bearer);
-      if (!auth.ok) return new Response("invalid token", { status: 401 });
-      tenant = auth.tenant;
-    } else {
-      const open = await authenticateToken(this.env, undefined); // ok only when the broker runs open
-      if (open.ok) tenant = open.tenant;
-    }
+    const auth = await this.auth.connect(bearer); // without a bearer: ok only when the broker runs open
+    if (auth.ok) tenant = auth.tenant;
+    else if (auth.reason === "connections" || auth.reason === "unavailable") refusal = connectError(auth);
+    else if (bearer !== undefined) return new Response(auth.reason === "revoked" ? "token revoked" : "invalid token", { status: 401 });
     const [client, server] = Object.values(new WebSocketPair());
     this.ctx.acceptWebSocket(server);
     this.conn = new NatsConnection({ maxPayload: DEFAULT_MAX_PAYLOAD }, initialState(tenant));
@@ -133,8 +136,15 @@ export class NatsSession extends DurableObject<Env> {
     const info = encodeInfo(this.info(tenant === undefined));
     server.send(info);
     this.tally.add(BYTES_OUT, info.length);
-    if (tenant === undefined) this.authTimer = setTimeout(() => this.onAuthTimeout(server), AUTH_TIMEOUT_MS);
-    else await this.startTelemetry(tenant);
+    if (refusal !== undefined) {
+      const box = newOutbox();
+      this.conn.fail(fatal(refusal), box);
+      this.flush(server, box);
+    } else if (tenant === undefined) {
+      this.authTimer = setTimeout(() => this.onAuthTimeout(server), AUTH_TIMEOUT_MS);
+    } else {
+      await this.startTelemetry(tenant);
+    }
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -157,8 +167,21 @@ export class NatsSession extends DurableObject<Env> {
    * reports what is left and drops stored subscriptions.
    */
   override async alarm(): Promise<void> {
-    if (this.ctx.getWebSockets().length > 0) {
-      await this.ctx.storage.setAlarm(Date.now() + GC_INTERVAL_MS);
+    const ws = this.ctx.getWebSockets()[0];
+    if (ws) {
+      const now = Date.now();
+      const { conn } = this.load(ws);
+      if (!conn.state.closed && now >= this.auth.nextCheckAt) {
+        const r = await this.auth.revalidate(now);
+        if (!r.ok) {
+          const box = newOutbox();
+          conn.fail(fatal(NatsErr.AuthViolation), box);
+          this.flush(ws, box);
+          return;
+        }
+        this.saveAttachment(ws);
+      }
+      await this.ctx.storage.setAlarm(Math.min(now + GC_INTERVAL_MS, this.auth.nextCheckAt));
     } else if (await this.telemetry.finish()) {
       await this.store.clear();
       await this.ctx.storage.deleteAlarm();
@@ -167,10 +190,21 @@ export class NatsSession extends DurableObject<Env> {
     }
   }
 
-  /** The connection authenticated: count it, and keep an alarm so a lost connection is still reported. */
+  /**
+   * The connection authenticated: count it, and keep an alarm — for the
+   * token re-check (TENANT_REVALIDATE_MS) and so a lost connection is still
+   * reported.
+   */
   private async startTelemetry(tenant: string): Promise<void> {
     this.telemetry.start(tenant, true);
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + GC_INTERVAL_MS);
+    await this.armAlarm(Date.now() + GC_INTERVAL_MS);
+  }
+
+  /** Arms the alarm for the earlier of `at` and the token re-check, unless it is armed earlier already. */
+  private async armAlarm(at: number): Promise<void> {
+    const due = Math.min(at, this.auth.nextCheckAt);
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || due < current) await this.ctx.storage.setAlarm(due);
   }
 
   private info(authRequired: boolean): ServerInfo {
@@ -193,6 +227,7 @@ export class NatsSession extends DurableObject<Env> {
       this.conn = new NatsConnection({ maxPayload: DEFAULT_MAX_PAYLOAD }, att?.state ?? initialState(), this.store.load());
       this.parser = new NatsParser({ maxPayload: DEFAULT_MAX_PAYLOAD });
       this.partialFlag = att?.partial ?? false;
+      if (att?.auth) this.auth.restore(att.auth);
       if (att?.state.tenant !== undefined) this.telemetry.start(att.state.tenant, false);
       if (this.partialFlag) {
         // The bytes of a partial operation were lost: never guess at the stream.
@@ -229,8 +264,8 @@ export class NatsSession extends DurableObject<Env> {
   /** Checks CONNECT credentials: a token is always verified; none = the tenant from the upgrade, if any. */
   private async authenticate(conn: NatsConnection, p: PendingConnect): Promise<ConnectAuth> {
     if (p.token === undefined && conn.state.tenant !== undefined) return { ok: true, tenant: conn.state.tenant };
-    const auth = await authenticateToken(this.env, p.token);
-    return auth.ok ? { ok: true, tenant: auth.tenant } : { ok: false };
+    const auth = await this.auth.connect(p.token);
+    return auth.ok ? { ok: true, tenant: auth.tenant } : { ok: false, error: connectError(auth) };
   }
 
   /** Arms the partial-operation deadline for each new partial operation; disarms it when none is buffered. */
@@ -252,7 +287,7 @@ export class NatsSession extends DurableObject<Env> {
   /** Persists subscription changes and state, sends the outbox, starts its requests, closes if asked. */
   private flush(ws: WebSocket, box: Outbox): void {
     const conn = this.conn!;
-    if (this.store.apply(conn.subs.takeChanges())) void this.ctx.storage.setAlarm(Date.now() + GC_INTERVAL_MS);
+    if (this.store.apply(conn.subs.takeChanges())) void this.armAlarm(Date.now() + GC_INTERVAL_MS);
     this.saveAttachment(ws);
     if (box.out.length > 0) {
       if (this.outQueue.length === 0) setTimeout(() => this.drain(ws), 0);
@@ -287,7 +322,7 @@ export class NatsSession extends DurableObject<Env> {
         this.env,
         req.tenant,
         { subject: req.subject, headers: req.headers, payload: req.payload },
-        { signal: this.closing.signal, sends: this.sends, stubs: this.stubs },
+        { signal: this.closing.signal, sends: this.sends, stubs: this.stubs, quota: this.auth.mq9Quota() },
       );
     } catch (err) {
       reply = { status: 500, body: { error: `internal error: ${err instanceof Error ? err.message : String(err)}` } };
@@ -328,7 +363,7 @@ export class NatsSession extends DurableObject<Env> {
   /** Persists the attachment when it differs from what was last stored (flush runs for every reply). */
   private saveAttachment(ws: WebSocket): void {
     if (!this.conn) return;
-    const att: Attachment = { state: this.conn.state, partial: this.partialFlag };
+    const att: Attachment = { state: this.conn.state, partial: this.partialFlag, auth: this.auth.snapshot() };
     const text = JSON.stringify(att);
     if (text === this.savedAttachment) return;
     try {
@@ -356,6 +391,7 @@ export class NatsSession extends DurableObject<Env> {
     }
     if (this.finished) return;
     this.finished = true;
+    await this.auth.release();
     if (await this.telemetry.finish()) {
       await this.store.clear();
       await this.ctx.storage.deleteAlarm();
@@ -363,4 +399,11 @@ export class NatsSession extends DurableObject<Env> {
       await this.ctx.storage.setAlarm(Date.now() + telemetryFlushMs(this.env)); // the alarm retries the final report
     }
   }
+}
+
+/** The `-ERR` text for a refused authentication. */
+function connectError(auth: Extract<AuthResult, { ok: false }>): string {
+  if (auth.reason === "connections") return NatsErr.MaxConnections;
+  if (auth.reason === "unavailable") return NatsErr.AuthUnavailable;
+  return NatsErr.AuthViolation;
 }

@@ -46,6 +46,7 @@ import { WireCounters } from "./wire-counters";
 import { ConnectionTelemetry } from "../usage/connection";
 import { series } from "../usage/catalog";
 import { telemetryFlushMs } from "../usage/stub";
+import { ConnectionAuth, type ConnectionAuthSnapshot } from "../tenants/connection-auth";
 
 const WAITING_PULLS = series("mortarmq_long_polls_waiting", { kind: "mortar_pull" });
 
@@ -67,6 +68,8 @@ interface Attachment {
   tenant: string | null;
   lastFrameAt: number;
   partialSince: number | null;
+  /** Tenant side (token id, lease, last check, quotas): objects/tenants/connection-auth.ts. */
+  auth?: ConnectionAuthSnapshot | null;
 }
 
 export class MortarSession extends DurableObject<Env> {
@@ -86,9 +89,12 @@ export class MortarSession extends DurableObject<Env> {
   private finishing: Promise<boolean> | null = null;
   /** `ConnectionIO.ended` was called: storage may go once the final report is out. */
   private ended = false;
+  /** Token re-check, connection lease and quotas of this connection (docs/tenants.md). */
+  private readonly auth: ConnectionAuth;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.auth = new ConnectionAuth(env, "mortar", ctx.id.toString());
     this.telemetry = new ConnectionTelemetry({
       storage: ctx.storage, env, reporter: ctx.id.toString(), protocol: "mortar",
       drain: (add) => this.wire.drain(add),
@@ -116,6 +122,7 @@ export class MortarSession extends DurableObject<Env> {
       // Woken from hibernation: restore what the attachment kept.
       const a = ws.deserializeAttachment() as Attachment | null;
       this.ws = ws;
+      if (a?.auth) this.auth.restore(a.auth);
       this.conn = this.newConnection(a?.tenant ?? null);
       if (a?.tenant) this.telemetry.start(a.tenant, false);
       if (a) {
@@ -131,6 +138,7 @@ export class MortarSession extends DurableObject<Env> {
   private newConnection(tenant: string | null): Connection {
     return new Connection({
       env: this.env,
+      auth: this.auth,
       sessionId: this.ctx.id.toString(),
       subscriptions: (subs) => this.subscriptions(subs),
       send: (bytes) => {
@@ -155,6 +163,8 @@ export class MortarSession extends DurableObject<Env> {
       connected: (tenant) => {
         this.attach(Date.now(), true);
         this.telemetry.start(tenant, true);
+        const due = this.deadline();
+        if (due < this.armedAt) void this.arm(due);
       },
       frameIn: (op) => this.wire.frameIn(op),
     }, tenant);
@@ -199,7 +209,7 @@ export class MortarSession extends DurableObject<Env> {
       this.timers.partialSince = null;
     } else if (completed > 0 || this.timers.partialSince === null) {
       this.timers.partialSince = now;
-      const due = nextDeadline(this.timers);
+      const due = this.deadline();
       if (due < this.armedAt) void this.arm(due);
     }
     this.attach(now, false);
@@ -243,6 +253,7 @@ export class MortarSession extends DurableObject<Env> {
    */
   private async endConnection(): Promise<void> {
     this.ended = true;
+    await this.auth.release();
     if (await this.finish()) await this.deleteStorage();
   }
 
@@ -299,7 +310,20 @@ export class MortarSession extends DurableObject<Env> {
     }
   }
 
-  /** Keepalive / half-frame check (the one alarm of this object). */
+  /**
+   * Request bytes this connection holds (Connection.memory) — the
+   * backpressure bound is observable (docs/protocol.md "Backpressure bounds").
+   */
+  memory(): ReturnType<Connection["memory"]> | null {
+    return this.conn?.memory() ?? null;
+  }
+
+  /** The earliest of the protocol timers and the tenant re-check. */
+  private deadline(): number {
+    return Math.min(nextDeadline(this.timers), this.auth.nextCheckAt);
+  }
+
+  /** Keepalive / half-frame check and the token re-check (the one alarm of this object). */
   override async alarm(): Promise<void> {
     this.armedAt = 0;
     const conn = this.conn;
@@ -316,7 +340,15 @@ export class MortarSession extends DurableObject<Env> {
     } else if (why === "keepalive") {
       conn.fail(new MortarError(ErrorCode.CONNECTION_TIMEOUT, "no complete frame for 45 s"), CloseCode.NORMAL);
     } else {
-      await this.arm(nextDeadline(this.timers));
+      if (now >= this.auth.nextCheckAt) {
+        const r = await this.auth.revalidate(now);
+        if (!r.ok) {
+          conn.fail(new MortarError(ErrorCode.AUTH_FAILED, `${r.message}: the connection is closed`), CloseCode.POLICY);
+          return;
+        }
+        this.attach(Date.now(), true);
+      }
+      await this.arm(this.deadline());
     }
   }
 
@@ -331,7 +363,7 @@ export class MortarSession extends DurableObject<Env> {
     const tenant = this.conn?.tenant ?? null;
     const partialSince = this.timers.partialSince;
     if (!force && a && a.tenant === tenant && a.partialSince === partialSince && now - a.lastFrameAt < ATTACH_EVERY_MS) return;
-    const next: Attachment = { tenant, lastFrameAt: this.timers.lastFrameAt, partialSince };
+    const next: Attachment = { tenant, lastFrameAt: this.timers.lastFrameAt, partialSince, auth: this.auth.snapshot() };
     try {
       this.ws?.serializeAttachment(next);
       this.attached = next;

@@ -38,7 +38,8 @@ import { FrameDecoder } from "../../wire/mortar/stream";
 import { checkClientFrame, parseGroupName } from "../../wire/mortar/validate";
 import { DeclareFlags } from "../../wire/mortar/constants";
 import type { Env } from "../../worker/env";
-import { authenticateToken } from "../../worker/auth";
+import type { ConnectionAuth } from "../tenants/connection-auth";
+import type { Refusal } from "../tenants/gate";
 import { partitionStub } from "../partition/stub";
 import { registryStub } from "../registry/stub";
 import type { DeclareResult, LookupResult, TopicInfo } from "../registry/rpc";
@@ -67,6 +68,8 @@ export const CloseCode = { NORMAL: 1000, PROTOCOL_ERROR: 1002, POLICY: 1008 } as
 /** What a Connection needs from its host object. */
 export interface ConnectionIO {
   env: Env;
+  /** The connection's tenant side: CONNECT authentication, quotas (objects/tenants/connection-auth.ts). */
+  auth: ConnectionAuth;
   /** This session's Durable Object id (hex), where groups and partitions call back. */
   sessionId: string;
   /** Writes bytes to the client (the host cuts them into WebSocket messages of at most 1 MiB). */
@@ -104,6 +107,7 @@ export class Connection {
   private halted = false;
   private closed = false;
   private writeScheduled = false;
+  private readonly highWater = { pendingBytes: 0 };
 
   /** Tenant after a successful CONNECT, else null. */
   tenant: string | null;
@@ -203,6 +207,22 @@ export class Connection {
       return;
     }
     this.inbox.push({ frame: f, slot: this.responses.reserve(size) });
+    if (q.pendingBytes > this.highWater.pendingBytes) this.highWater.pendingBytes = q.pendingBytes;
+  }
+
+  /**
+   * Request bytes held by this connection: accepted but unanswered now, and
+   * the highest that ever was (the MAX_PENDING_BYTES bound, plus one frame
+   * when nothing else was pending); plus the partial frame in the decoder
+   * (at most one frame). For tests and operators (MortarSession.memory).
+   */
+  memory(): { pendingBytes: number; highWaterPendingBytes: number; readyAnswerBytes: number; partialFrameBytes: number } {
+    return {
+      pendingBytes: this.responses.pendingBytes,
+      highWaterPendingBytes: this.highWater.pendingBytes,
+      readyAnswerBytes: this.responses.readyBytes,
+      partialFrameBytes: this.decoder.bufferedBytes,
+    };
   }
 
   private kick(): void {
@@ -261,10 +281,7 @@ export class Connection {
       switch (f.op) {
         case Op.PUB: {
           const topic = this.topics.fresh(f.topicId, Date.now());
-          if (topic) {
-            this.pub(topic, f, slot);
-            return;
-          }
+          if (topic) return this.pub(topic, f, slot);
           return this.lookupThenPub(f, slot);
         }
         case Op.PING:
@@ -325,25 +342,50 @@ export class Connection {
     }
   }
 
-  private pub(topic: TopicInfo, f: PubFrame, slot: number): void {
+  /**
+   * Queues an accepted PUB for its partition once the tenant's quotas admit
+   * it (objects/tenants/gate.ts). Returns a promise (a barrier) only when
+   * it must wait for a rate lease.
+   */
+  private pub(topic: TopicInfo, f: PubFrame, slot: number): Promise<void> | undefined {
     if (f.partition >= topic.partitionCount) {
       this.respondErr(slot, ErrorCode.PARTITION_OUT_OF_RANGE, Op.PUB,
         `partition ${f.partition} is not below partition_count ${topic.partitionCount} of topic_id ${topic.topicId}`);
       return;
     }
-    this.pipeline.submit(topic, f, slot);
+    const v = this.io.auth.admitPublish(f.value.length);
+    if (v.ok) {
+      this.pipeline.submit(topic, f, slot);
+      return;
+    }
+    if ("refuse" in v) {
+      this.refuse(slot, v.refuse);
+      return;
+    }
+    return v.wait.then(() => this.io.auth.admitPublishAsync(f.value.length)).then((refused) => {
+      if (refused) this.refuse(slot, refused);
+      else this.pipeline.submit(topic, f, slot);
+    });
+  }
+
+  /** Answers a PUB refused by a quota: RATE_LIMITED 0x4003 (rate) or QUOTA_EXCEEDED 0x4002 (storage). */
+  private refuse(slot: number, r: Refusal): void {
+    this.respondErr(slot, r.kind === "rate" ? ErrorCode.RATE_LIMITED : ErrorCode.QUOTA_EXCEEDED, Op.PUB, r.message);
   }
 
   private async lookupThenPub(f: PubFrame, slot: number): Promise<void> {
     const t = await this.topic(f.topicId);
     if ("code" in t) this.respondErr(slot, t.code, Op.PUB, t.message);
-    else this.pub(t, f, slot);
+    else await this.pub(t, f, slot);
   }
 
   private async connect(f: ConnectFrame, slot: number): Promise<void> {
-    const auth = await authenticateToken(this.io.env, new TextDecoder().decode(f.token) || undefined);
+    const auth = await this.io.auth.connect(new TextDecoder().decode(f.token) || undefined);
     if (!auth.ok) {
-      this.respondErr(slot, ErrorCode.AUTH_FAILED, Op.CONNECT, auth.reason === "missing" ? "a token is required" : "unknown token");
+      const [code, message]: [number, string] = auth.reason === "connections" ? [ErrorCode.QUOTA_EXCEEDED, auth.message]
+        : auth.reason === "unavailable" ? [ErrorCode.BACKPRESSURE, auth.message]
+        : [ErrorCode.AUTH_FAILED, auth.reason === "missing" ? "a token is required" : auth.message];
+      this.respondErr(slot, code, Op.CONNECT, message);
       return;
     }
     this.tenant = auth.tenant;

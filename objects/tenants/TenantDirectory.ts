@@ -1,5 +1,263 @@
+/**
+ * TenantDirectory Durable Object (docs/tenants.md), in two roles:
+ *
+ * - **Tenant** (`tenants/<id>`, tenantStub): the tenant's record, its
+ *   issued tokens (SHA-256 only), its quotas, its publish-rate bucket
+ *   (memory) and its connection leases. Every transport that meets an
+ *   issued token asks this object — the token names its tenant and token
+ *   id (wire/admin/tenants.ts), so there is no global lookup. Sessions also
+ *   register here (`openConnection`), re-check their token and renew their lease
+ *   (`renew`, every TENANT_REVALIDATE_MS) and lease publish budget in
+ *   chunks (`lease`). Tenants configured statically (AUTH_TOKENS) and the
+ *   open broker's `default` use the same object for quotas, without a record.
+ * - **Index** (`tenants-index/all`, tenantIndexStub): the list of directory
+ *   tenants (a Worker cannot enumerate objects), for `GET /admin/tenants`.
+ *
+ * Reads of the tenant's stored bytes and mailbox count come from its
+ * UsageAggregator (counting pipeline), cached here for STATE_CACHE_MS.
+ */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../worker/env";
+import { UNLIMITED, timingSafeEqualStr, type Quotas, type TenantDoc, type IssuedToken, type TokenInfo } from "../../wire/admin/tenants";
+import { series } from "../usage/catalog";
+import { telemetryFlushMs, tenantOfName, usageStub } from "../usage/stub";
+import { RateBucket } from "./bucket";
+import { newIssuedToken } from "./crypto";
+import { TenantStore, type DirectoryRow, type TenantRecord, type TokenRow } from "./store";
+import { leaseTtlMs } from "./stub";
+import type { AdminResult, AdmitAnswer, ConnectAnswer, ConnectRequest, LeaseAnswer, TenantState } from "./rpc";
 
-/** Placeholder: implemented by its issue (not yet built). */
-export class TenantDirectory extends DurableObject<Env> {}
+/** How long a read of the tenant's usage (stored bytes, mailboxes) is reused, ms. */
+export const STATE_CACHE_MS = 500;
+
+const STORED = [series("mortarmq_stored_bytes", { system: "mortar" }), series("mortarmq_stored_bytes", { system: "mq9" })];
+const MAILBOXES = series("mortarmq_mq9_mailboxes");
+
+const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+
+export class TenantDirectory extends DurableObject<Env> {
+  private readonly store: TenantStore;
+  private readonly tenant: string;
+  private bucket: RateBucket | null = null;
+  private usageRead: { at: number; stored: number; mailboxes: number } | null = null;
+  private usageReading: Promise<void> | null = null;
+  /** Times of mailbox CREATEs admitted recently (not yet in the pipeline's gauge). */
+  private recentCreates: number[] = [];
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new TenantStore(ctx.storage);
+    this.tenant = tenantOfName(ctx.id.name) ?? "";
+  }
+
+  // ---------------------------------------------------------------- admin (tenant role)
+
+  /** Creates the directory tenant. 409 when the id was ever used (a deleted tenant's id is not reused). */
+  create(name: string, quotas: Quotas | null, now = Date.now()): AdminResult<TenantDoc> {
+    const existing = this.store.record();
+    if (existing) {
+      return { ok: false, status: 409, error: existing.deleted_at === null
+        ? `tenant ${this.tenant} already exists`
+        : `tenant id ${this.tenant} belonged to a deleted tenant and is not reused` };
+    }
+    this.store.tx(() => {
+      this.store.setRecord({ id: this.tenant, name, created_at: now, deleted_at: null });
+      this.store.setQuotas(quotas ?? { ...UNLIMITED });
+    });
+    return { ok: true, value: this.doc(this.store.record()!) };
+  }
+
+  /** The tenant document. `implicit`: the tenant is configured outside the directory (AUTH_TOKENS / open broker). */
+  describe(implicit: boolean): AdminResult<TenantDoc> {
+    const rec = this.store.record();
+    if (rec) return { ok: true, value: this.doc(rec) };
+    if (!implicit) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
+    return { ok: true, value: this.doc(null) };
+  }
+
+  /** Deletes the tenant: every token is revoked and every lease dropped; its data stays (docs/tenants.md). */
+  remove(now = Date.now()): AdminResult<TenantDoc> {
+    const rec = this.store.record();
+    if (!rec || rec.deleted_at !== null) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
+    const next: TenantRecord = { ...rec, deleted_at: now };
+    this.store.tx(() => {
+      this.store.setRecord(next);
+      this.store.revokeAll(now);
+      this.store.dropLeases();
+    });
+    return { ok: true, value: this.doc(next) };
+  }
+
+  /** Issues a token: the answer is the only place the token ever appears. */
+  async issueToken(label: string, now = Date.now()): Promise<AdminResult<IssuedToken>> {
+    const rec = this.store.record();
+    if (!rec || rec.deleted_at !== null) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
+    const t = await newIssuedToken(this.tenant);
+    if (this.store.token(t.tokenId)) return { ok: false, status: 409, error: "token id collision; issue again" };
+    this.store.addToken({ token_id: t.tokenId, hash: t.hash, label, created_at: now, revoked_at: null });
+    return { ok: true, value: { tenant: this.tenant, token_id: t.tokenId, token: t.token, label, created_at: iso(now)! } };
+  }
+
+  /** Revokes a token (idempotent). New connections and requests are refused at once. */
+  revokeToken(tokenId: string, now = Date.now()): AdminResult<TokenInfo> {
+    const rec = this.store.record();
+    if (!rec) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
+    if (!this.store.token(tokenId)) return { ok: false, status: 404, error: `token ${tokenId} does not exist in tenant ${this.tenant}` };
+    this.store.revokeToken(tokenId, now);
+    return { ok: true, value: tokenInfo(this.store.token(tokenId)!) };
+  }
+
+  /** Replaces the quotas. `implicit` as in describe. */
+  putQuotas(q: Quotas, implicit: boolean): AdminResult<Quotas> {
+    const rec = this.store.record();
+    if (rec?.deleted_at != null || (!rec && !implicit)) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
+    this.store.setQuotas(q);
+    this.usageRead = null;
+    return { ok: true, value: q };
+  }
+
+  // ---------------------------------------------------------------- index role
+
+  /** Index: records or updates a directory tenant. */
+  indexUpsert(row: DirectoryRow): void {
+    this.store.upsertDirectory(row);
+  }
+
+  /** Index: every directory tenant (deleted ones included), by id. */
+  indexList(): DirectoryRow[] {
+    return this.store.directory();
+  }
+
+  // ---------------------------------------------------------------- connections and requests
+
+  /**
+   * Checks an issued token (by id, then its hash in constant time) without
+   * registering a connection: mq9 over HTTP, one call per request.
+   */
+  async authenticate(tokenId: string, tokenHash: string): Promise<ConnectAnswer> {
+    const refused = this.checkToken(tokenId, tokenHash);
+    if (refused) return refused;
+    return { ok: true, state: await this.state() };
+  }
+
+  /**
+   * A connection authenticated (or is about to): checks its issued token if
+   * it has one, and takes a connection slot while a connection quota is set.
+   */
+  async openConnection(req: ConnectRequest, now = Date.now()): Promise<ConnectAnswer> {
+    const refused = this.checkToken(req.tokenId, req.tokenHash);
+    if (refused) return refused;
+    const max = this.store.quotas().connections;
+    if (max !== null && !this.store.hasLease(req.leaseId)) {
+      const live = this.store.liveLeases(now);
+      if (live >= max) {
+        return { ok: false, reason: "connections", message: `connection quota exceeded: the tenant has ${live} open connections, quota ${max}` };
+      }
+      this.store.putLease(req.leaseId, req.protocol, now + leaseTtlMs(this.env));
+    }
+    return { ok: true, state: await this.state() };
+  }
+
+  /**
+   * An open connection re-checks its token (revoked → refused) and renews
+   * its lease; answers the current state (quotas may have changed).
+   */
+  async renew(req: ConnectRequest, now = Date.now()): Promise<ConnectAnswer> {
+    const refused = this.checkToken(req.tokenId, undefined);
+    if (refused) return refused;
+    if (this.store.quotas().connections !== null) this.store.putLease(req.leaseId, req.protocol, now + leaseTtlMs(this.env));
+    return { ok: true, state: await this.state() };
+  }
+
+  /** The connection closed: its slot is free. */
+  release(leaseId: string): void {
+    this.store.dropLease(leaseId);
+  }
+
+  /** Publish budget from the tenant's bucket (bucket.ts), and the current state. */
+  async lease(wantMsgs: number, wantBytes: number, now = Date.now()): Promise<LeaseAnswer> {
+    const q = this.store.quotas();
+    if (!this.bucket || !this.bucket.sameRates(q.publish_msgs_per_s, q.publish_bytes_per_s)) {
+      this.bucket = new RateBucket(q.publish_msgs_per_s, q.publish_bytes_per_s, now);
+    }
+    const g = wantMsgs > 0 || wantBytes > 0 ? this.bucket.grant(wantMsgs, wantBytes, now) : { msgs: 0, bytes: 0 };
+    return { msgs: g.msgs, bytes: g.bytes, state: await this.state() };
+  }
+
+  /**
+   * A mailbox CREATE: admitted while the mailboxes that exist (the
+   * pipeline's gauge, as read at time R) plus the CREATEs admitted since
+   * R − 2 flush intervals (possibly not in that gauge yet) are below the
+   * quota. So a burst of CREATEs cannot overshoot; a mailbox that expired
+   * frees its slot once the pipeline reported it.
+   */
+  async admitMailbox(now = Date.now()): Promise<AdmitAnswer> {
+    const max = this.store.quotas().mailboxes;
+    if (max === null) return { ok: true };
+    const usage = await this.usage(now);
+    const lag = 2 * telemetryFlushMs(this.env);
+    this.recentCreates = this.recentCreates.filter((t) => t > now - lag - STATE_CACHE_MS - 1_000);
+    const pending = this.recentCreates.filter((t) => t > usage.at - lag).length;
+    if (usage.mailboxes + pending >= max) {
+      return { ok: false, message: `mailbox quota exceeded: the tenant has ${usage.mailboxes + pending} mailboxes, quota ${max}; nothing was created`, retryAfterMs: lag };
+    }
+    this.recentCreates.push(now);
+    return { ok: true };
+  }
+
+  /** The tenant's quotas and storage state. */
+  async state(now = Date.now()): Promise<TenantState> {
+    const quotas = this.store.quotas();
+    if (quotas.storage_bytes === null) return { quotas, storageFull: false, storedBytes: 0 };
+    const { stored } = await this.usage(now);
+    return { quotas, storageFull: stored >= quotas.storage_bytes, storedBytes: stored };
+  }
+
+  /** Null when the token (if any) is good; otherwise the refusal. Also refuses everything for a deleted tenant. */
+  private checkToken(tokenId: string | undefined, tokenHash: string | undefined): ConnectAnswer | null {
+    const rec = this.store.record();
+    if (rec && rec.deleted_at !== null) return { ok: false, reason: "deleted", message: `tenant ${this.tenant} was deleted` };
+    if (tokenId === undefined) return null;
+    const row = rec ? this.store.token(tokenId) : null;
+    if (!row || (tokenHash !== undefined && !timingSafeEqualStr(row.hash, tokenHash))) {
+      return { ok: false, reason: "invalid", message: "unknown token" };
+    }
+    if (row.revoked_at !== null) return { ok: false, reason: "revoked", message: "token revoked" };
+    return null;
+  }
+
+  /** Stored bytes and mailboxes from the UsageAggregator, read at most every STATE_CACHE_MS. */
+  private async usage(now: number): Promise<{ at: number; stored: number; mailboxes: number }> {
+    if (this.usageRead && now - this.usageRead.at < STATE_CACHE_MS) return this.usageRead;
+    this.usageReading ??= (async () => {
+      try {
+        const agg = usageStub(this.env, this.tenant);
+        const [a, b, m] = await Promise.all([agg.seriesValue(STORED[0]!), agg.seriesValue(STORED[1]!), agg.seriesValue(MAILBOXES)]);
+        this.usageRead = { at: Date.now(), stored: Math.max(0, a + b), mailboxes: Math.max(0, m) };
+      } catch (e) {
+        // Aggregator unreachable: keep the last read (quotas fail open until it answers again).
+        console.warn(`TenantDirectory ${this.tenant}: usage read failed: ${e instanceof Error ? e.message : String(e)}`);
+      } finally {
+        this.usageReading = null;
+      }
+    })();
+    await this.usageReading;
+    return this.usageRead ?? { at: 0, stored: 0, mailboxes: 0 };
+  }
+
+  private doc(rec: TenantRecord | null): TenantDoc {
+    return {
+      id: this.tenant,
+      name: rec?.name ?? "",
+      source: rec ? "directory" : "static",
+      created_at: iso(rec?.created_at ?? null),
+      deleted_at: iso(rec?.deleted_at ?? null),
+      quotas: this.store.quotas(),
+      tokens: this.store.tokens().map(tokenInfo),
+    };
+  }
+}
+
+function tokenInfo(r: TokenRow): TokenInfo {
+  return { token_id: r.token_id, label: r.label, created_at: iso(r.created_at)!, revoked_at: iso(r.revoked_at) };
+}

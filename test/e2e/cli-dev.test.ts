@@ -75,11 +75,11 @@ describe("mortarmq dev", () => {
 
   it("without tokens says at startup that it runs open, and the Worker logs it on its first request", async () => {
     const dev = await startDev([]);
-    expect(dev.output()).toContain('mortarmq: auth        OPEN — no AUTH_TOKENS configured: every client is tenant "default"');
+    expect(dev.output()).toContain('mortarmq: auth        OPEN — no AUTH_TOKENS and no ADMIN_TOKEN configured: every client is tenant "default"');
     expect((await create(dev.url, "open.box")).status).toBe(200);
     const deadline = Date.now() + 10_000;
     while (!dev.output().includes("mortarmq: running OPEN") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(dev.output()).toContain('mortarmq: running OPEN — no AUTH_TOKENS configured, every client is tenant "default"');
+    expect(dev.output()).toContain('mortarmq: running OPEN — no AUTH_TOKENS and no ADMIN_TOKEN configured, every client is tenant "default"');
   });
 
   it("refuses a malformed --var before starting anything", async () => {

@@ -19,6 +19,8 @@ import { parseMetrics, sampleValue } from "../fixtures/prometheus";
 import { until } from "../fixtures/until";
 
 const ADMIN = "e2e-admin-token";
+/** A broker with ADMIN_TOKEN is closed (docs/tenants.md): the workload uses a static token of tenant `default`. */
+const TOKEN = "e2e-default-token";
 const FLUSH_MS = 200;
 
 let stateDir: string;
@@ -26,7 +28,7 @@ let broker: LocalBroker;
 
 beforeAll(async () => {
   stateDir = mkdtempSync(join(tmpdir(), "mortarmq-e2e-telemetry-"));
-  broker = await startLocalBroker({ stateDir, port: 0, vars: { TELEMETRY_FLUSH_MS: String(FLUSH_MS), ADMIN_TOKEN: ADMIN } });
+  broker = await startLocalBroker({ stateDir, port: 0, vars: { TELEMETRY_FLUSH_MS: String(FLUSH_MS), ADMIN_TOKEN: ADMIN, AUTH_TOKENS: `${TOKEN}:default` } });
 });
 
 afterAll(async () => {
@@ -52,7 +54,7 @@ async function usage(): Promise<Usage> {
 }
 
 async function mq9(subject: string, body: string): Promise<Record<string, unknown>> {
-  const res = await fetch(`${broker.url}/mq9/${subject}`, { method: "POST", body });
+  const res = await fetch(`${broker.url}/mq9/${subject}`, { method: "POST", body, headers: { Authorization: `Bearer ${TOKEN}` } });
   const json = (await res.json()) as Record<string, unknown>;
   expect(json.error).toBe("");
   return json;
@@ -61,13 +63,13 @@ async function mq9(subject: string, body: string): Promise<Record<string, unknow
 async function connectNats(): Promise<NatsConnection> {
   (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket;
   const { connect } = await import("nats.ws");
-  return connect({ servers: toWebSocketUrl(broker.url, "nats"), reconnect: false });
+  return connect({ servers: toWebSocketUrl(broker.url, "nats"), reconnect: false, token: TOKEN });
 }
 
 describe("usage metering, real broker", () => {
   it("a known workload over MortarMQ, mq9 HTTP and NATS is metered exactly", async () => {
     // MortarMQ: CONNECT, DECLARE, 20 PUB (100 B values), SUB, 2 CONTROL_ACK, 20 ACK, HEARTBEAT LEAVE = 46 requests.
-    const client = await MortarClient.connect(broker.url, { keepaliveMs: 0 });
+    const client = await MortarClient.connect(broker.url, { keepaliveMs: 0, token: TOKEN });
     await client.declare("metered", 2);
     const value = new Uint8Array(100).fill(0x61);
     await Promise.all(Array.from({ length: 20 }, (_, i) =>
@@ -128,7 +130,8 @@ describe("usage metering, real broker", () => {
     const requestOps = ["connect", "declare", "pub", "sub", "ack", "nack", "ping", "pull", "heartbeat", "control_ack", "credit"];
     expect(requestOps.reduce((s, op) => s + v("mortarmq_frames_received_total", { op }), 0)).toBe(46);
     expect(v("mortarmq_open_connections")).toBe(0);
-    // With ADMIN_TOKEN set, /admin needs it even on an open broker.
-    expect((await fetch(`${broker.url}/admin/tenants/default/usage`)).status).toBe(403);
+    // With ADMIN_TOKEN set the broker is closed: /admin needs the operator token, a tenant token is forbidden.
+    expect((await fetch(`${broker.url}/admin/tenants/default/usage`)).status).toBe(401);
+    expect((await fetch(`${broker.url}/admin/tenants/default/usage`, { headers: { Authorization: `Bearer ${TOKEN}` } })).status).toBe(403);
   });
 });

@@ -22,7 +22,7 @@ describe("mortarmq dev --var / --auth-tokens", () => {
   });
 
   it("says plainly when the broker runs open", () => {
-    expect(authLine("open")).toContain('OPEN — no AUTH_TOKENS configured: every client is tenant "default"');
+    expect(authLine("open")).toContain('OPEN — no AUTH_TOKENS and no ADMIN_TOKEN configured: every client is tenant "default"');
     expect(authLine("tokens")).toContain("tokens required");
   });
 });

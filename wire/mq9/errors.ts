@@ -16,6 +16,7 @@ export type Mq9ErrorCode =
   | "mailbox_exists"
   | "payload_too_large"
   | "too_many_requests"
+  | "quota_exceeded"
   | "unavailable"
   | "internal";
 
@@ -31,6 +32,7 @@ export const MQ9_HTTP_STATUS: Readonly<Record<Mq9ErrorCode, number>> = {
   mailbox_exists: 409,
   payload_too_large: 413,
   too_many_requests: 429,
+  quota_exceeded: 429,
   unavailable: 503,
   internal: 500,
 };

@@ -88,7 +88,7 @@ export interface PendingConnect {
 }
 
 /** Authentication outcome for {@link NatsConnection.completeConnect}. */
-export type ConnectAuth = { ok: true; tenant: string } | { ok: false };
+export type ConnectAuth = { ok: true; tenant: string } | { ok: false; error?: string };
 
 /** Creates an empty outbox. */
 export function newOutbox(): Outbox {
@@ -168,7 +168,7 @@ export class NatsConnection {
   /** Finishes a CONNECT after its credentials were checked. */
   completeConnect(p: PendingConnect, auth: ConnectAuth, box: Outbox): void {
     if (this.state.closed) return;
-    if (!auth.ok) return this.fail(fatal(NatsErr.AuthViolation), box);
+    if (!auth.ok) return this.fail(fatal(auth.error ?? NatsErr.AuthViolation), box);
     const o = p.opts;
     const headers = o.headers ?? this.state.headers;
     const noResponders = o.no_responders ?? this.state.noResponders;

@@ -35,6 +35,10 @@ export const NatsErr = {
   NoRespondersRequiresHeaders: "no responders requires headers support",
   /** CONNECT `protocol` outside 0..1 (fatal). */
   BadClientProtocol: "invalid client protocol",
+  /** The tenant's connection quota is reached (fatal; the real nats-server text). */
+  MaxConnections: "maximum connections exceeded",
+  /** The token could not be checked (tenant directory unreachable; fatal, retry later). */
+  AuthUnavailable: "Authorization Unavailable",
   /** Too many subscriptions on one connection (non-fatal). */
   MaxSubscriptions: "maximum subscriptions exceeded",
   /** Too much outstanding mq9 request work on one connection (fatal). */

@@ -4,9 +4,9 @@
  * | caller | /metrics | /stats | /admin/* |
  * |---|---|---|---|
  * | `Authorization: Bearer <ADMIN_TOKEN>` | every tenant | any tenant / all | yes |
- * | anyone, broker open and no ADMIN_TOKEN (local development) | every tenant | any tenant / all | yes |
- * | a tenant's token (AUTH_TOKENS), or none on an open broker with ADMIN_TOKEN set | own tenant | own tenant | 403 |
- * | no / unknown token otherwise | 401 | 401 | 401 |
+ * | anyone, broker open (no AUTH_TOKENS and no ADMIN_TOKEN: local development) | every tenant | any tenant / all | yes |
+ * | a tenant's token (AUTH_TOKENS or issued) | own tenant | own tenant | 403 |
+ * | no / unknown / revoked token otherwise | 401 | 401 | 401 |
  */
 import { authenticateToken, bearerToken, isOpen, timingSafeEqualStr } from "../auth";
 import type { Env } from "../env";
@@ -15,17 +15,18 @@ import type { Env } from "../env";
 export type Access =
   | { kind: "operator" }
   | { kind: "tenant"; tenant: string }
-  | { kind: "denied"; error: string };
+  | { kind: "denied"; error: string; status: 401 | 503 };
 
 /** Resolves the caller from its `Authorization` header. */
 export async function operatorAccess(env: Env, authorization: string | undefined): Promise<Access> {
   const token = bearerToken(authorization);
   const admin = env.ADMIN_TOKEN ?? "";
   if (admin !== "" && token !== undefined && timingSafeEqualStr(token, admin)) return { kind: "operator" };
-  if (admin === "" && isOpen(env)) return { kind: "operator" };
+  if (isOpen(env)) return { kind: "operator" };
   const auth = await authenticateToken(env, token);
   if (auth.ok) return { kind: "tenant", tenant: auth.tenant };
-  return { kind: "denied", error: auth.reason === "missing" ? "unauthorized: missing bearer token" : "unauthorized: invalid token" };
+  if (auth.reason === "unavailable") return { kind: "denied", error: `unavailable: ${auth.message}`, status: 503 };
+  return { kind: "denied", error: auth.reason === "missing" ? "unauthorized: missing bearer token" : `unauthorized: ${auth.message}`, status: 401 };
 }
 
 /** Headers of a 401 answer. */

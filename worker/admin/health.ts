@@ -3,8 +3,9 @@
  * the Worker answers and a probe of the storage layer (a SQLite read in the
  * usage index Durable Object) answers within 3 s; otherwise 503
  * `{status: "unavailable", version, auth, reason}`. `auth` is the auth
- * mode: "open" (no AUTH_TOKENS: every client is tenant `default`) or
- * "tokens"; it is no secret (`mortarmq dev` prints it).
+ * mode: "open" (no AUTH_TOKENS and no ADMIN_TOKEN: every client is tenant
+ * `default`) or "tokens" (static or issued tokens required); it is no
+ * secret (`mortarmq dev` prints it).
  */
 import type { Context } from "hono";
 import type { Env } from "../env";

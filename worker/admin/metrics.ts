@@ -15,7 +15,7 @@ import { knownTenants } from "./tenants";
 /** Handler for `GET /metrics`. */
 export async function metricsHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
   const access = await operatorAccess(c.env, c.req.header("authorization"));
-  if (access.kind === "denied") return c.text(`${access.error}\n`, 401, UNAUTHORIZED_HEADERS);
+  if (access.kind === "denied") return c.text(`${access.error}\n`, access.status, UNAUTHORIZED_HEADERS);
   await isolateMeter.flush(c.env);
   const tenants = access.kind === "operator" ? await knownTenants(c.env, false) : [access.tenant];
   const all = await Promise.all(tenants.map(async (tenant) => ({ tenant, series: (await usageStub(c.env, tenant).metrics()) as [string, number][] })));

@@ -82,7 +82,7 @@ export interface StatsDoc {
 /** Handler for `GET /stats`. */
 export async function statsHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
   const access = await operatorAccess(c.env, c.req.header("authorization"));
-  if (access.kind === "denied") return c.json({ error: access.error }, 401, UNAUTHORIZED_HEADERS);
+  if (access.kind === "denied") return c.json({ error: access.error }, access.status, UNAUTHORIZED_HEADERS);
   const asked = c.req.query("tenant");
   if (asked !== undefined && !TENANT_ID_RE.test(asked)) return c.json({ error: "tenant must be 1-64 chars of [a-z0-9_-]" }, 400);
   if (access.kind === "tenant" && asked !== undefined && asked !== access.tenant) {

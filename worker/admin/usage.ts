@@ -21,7 +21,7 @@ export const MAX_USAGE_HOURS = 31 * 24;
 /** Handler for `GET /admin/tenants/:id/usage`. */
 export async function usageHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
   const access = await operatorAccess(c.env, c.req.header("authorization"));
-  if (access.kind === "denied") return c.json({ error: access.error }, 401, UNAUTHORIZED_HEADERS);
+  if (access.kind === "denied") return c.json({ error: access.error }, access.status, UNAUTHORIZED_HEADERS);
   if (access.kind !== "operator") return c.json({ error: "forbidden: /admin needs the operator token (ADMIN_TOKEN)" }, 403);
   const tenant = c.req.param("id") ?? "";
   if (!TENANT_ID_RE.test(tenant)) return c.json({ error: "tenant id must be 1-64 chars of [a-z0-9_-]" }, 400);

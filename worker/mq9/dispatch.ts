@@ -32,6 +32,8 @@ import type { Env } from "../env";
 import { handleAgentRequest } from "./agents";
 import type { SendCoalescer } from "./sendbatch";
 import { freshMailboxTarget, type MailboxStubs, type MailboxTarget } from "./stubs";
+import type { Mq9Quota } from "../../objects/tenants/connection-auth";
+import type { Refusal } from "../../objects/tenants/gate";
 
 /** One mq9 request as every transport sees it. */
 export interface Mq9Request {
@@ -56,6 +58,8 @@ export interface Mq9RequestContext {
   sends?: SendCoalescer;
   /** The connection's Mailbox stub cache (NATS sessions); absent = a fresh stub per request. */
   stubs?: MailboxStubs;
+  /** The tenant's quotas (publish rate and storage for SEND, mailbox count for CREATE); absent = none checked. */
+  quota?: Mq9Quota;
 }
 
 /** The JSON reply (always has `error`, "" on success) and its HTTP status. */
@@ -70,6 +74,8 @@ export interface Mq9Reply {
    * {@link replyJson}, never `JSON.stringify(body)` directly.
    */
   json?: string;
+  /** Refused by a quota: seconds after which a retry may succeed (HTTP `Retry-After`). */
+  retryAfterS?: number;
 }
 
 /** The reply's JSON text: `json` when the handler built it, else `body` serialized. */
@@ -99,12 +105,17 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
     }
     const subject = parseMq9Subject(req.subject);
     switch (subject.kind) {
-      case "MAILBOX.CREATE":
+      case "MAILBOX.CREATE": {
         isCreate = true;
+        const refused = await ctx.quota?.admitCreate();
+        if (refused) return { ...quotaReply(refused), body: { error: refused.message, mail_address: "" } };
         return await create(env, tenant, req.payload);
+      }
       case "MSG.SEND": {
         const opts = parseMq9Headers(req.headers);
         const address = subject.mailAddress;
+        const refused = await ctx.quota?.admitSend(req.payload.byteLength);
+        if (refused) return quotaReply(refused);
         target = mailboxTarget(env, tenant, address, ctx);
         const r = ctx.sends
           ? await ctx.sends.send(target.key, target.stub, address, opts, req.payload)
@@ -208,6 +219,12 @@ function reply<R extends MailboxResult>(r: R, fields: (v: Extract<R, { ok: true 
     return { status: MQ9_HTTP_STATUS[f.code], code: f.code, body: { error: f.error } };
   }
   return { status: 200, body: { error: "", ...fields(r as Extract<R, { ok: true }>) } };
+}
+
+/** The reply to a request refused by a tenant quota: 429, `too_many_requests` (rate) or `quota_exceeded`. */
+export function quotaReply(r: Refusal): Mq9Reply {
+  const code: Mq9ErrorCode = r.kind === "rate" ? "too_many_requests" : "quota_exceeded";
+  return { status: MQ9_HTTP_STATUS[code], code, body: { error: r.message }, retryAfterS: Math.max(1, Math.ceil(r.retryAfterMs / 1000)) };
 }
 
 /** Maps a thrown value to an mq9 error reply (platform faults included). */

@@ -15,6 +15,7 @@ import { handleMq9Request, replyJson } from "./dispatch";
 import { isolateMeter } from "../telemetry";
 import { series } from "../../objects/usage/catalog";
 import { mq9RequestSeries } from "./request-metrics";
+import { httpQuota } from "../quota";
 
 const BYTES_IN = series("mortarmq_bytes_received_total", { protocol: "http" });
 const BYTES_OUT = series("mortarmq_bytes_sent_total", { protocol: "http" });
@@ -27,7 +28,10 @@ export const MQ9_HTTP_PREFIX = "/mq9/";
 export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
   const auth = await authenticateToken(c.env, bearerToken(c.req.header("authorization")));
   if (!auth.ok) {
-    const error = auth.reason === "missing" ? "unauthorized: missing bearer token" : "unauthorized: invalid token";
+    if (auth.reason === "unavailable") return c.json({ error: `unavailable: ${auth.message}` }, 503, { "Retry-After": "1" });
+    const error = auth.reason === "missing" ? "unauthorized: missing bearer token"
+      : auth.reason === "revoked" ? "unauthorized: token revoked"
+      : auth.reason === "deleted" ? "unauthorized: tenant deleted" : "unauthorized: invalid token";
     return c.json({ error }, 401, { "WWW-Authenticate": 'Bearer realm="mortarmq"' });
   }
   const path = new URL(c.req.url).pathname;
@@ -44,13 +48,16 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
   const headers = new Map<string, string>();
   for (const [name, value] of c.req.raw.headers) if (name.toLowerCase().startsWith("mq9-")) headers.set(name, value);
   const waitUntil = waitUntilOf(c);
-  const reply = await handleMq9Request(c.env, auth.tenant, { subject, headers, payload }, { signal: c.req.raw.signal, waitUntil });
+  const quota = httpQuota(c.env, auth.tenant, auth.state);
+  const reply = await handleMq9Request(c.env, auth.tenant, { subject, headers, payload }, { signal: c.req.raw.signal, waitUntil, quota });
   const body = te.encode(replyJson(reply)) as Uint8Array<ArrayBuffer>;
   isolateMeter.add(auth.tenant, mq9RequestSeries(subject, reply, "http"));
   isolateMeter.add(auth.tenant, BYTES_IN, payload.byteLength);
   isolateMeter.add(auth.tenant, BYTES_OUT, body.length);
   waitUntil?.(isolateMeter.maybeFlush(c.env));
-  return c.body(body, reply.status as ContentfulStatusCode, { "Content-Type": "application/json" });
+  const out: Record<string, string> = { "Content-Type": "application/json" };
+  if (reply.retryAfterS !== undefined) out["Retry-After"] = String(reply.retryAfterS);
+  return c.body(body, reply.status as ContentfulStatusCode, out);
 }
 
 /**

@@ -29,9 +29,10 @@ export class Peer {
 
   private constructor(readonly c: WsConn) {}
 
-  static async open(): Promise<Peer> {
+  /** Opens a connection and CONNECTs with `token` ("" = none, for an open broker). */
+  static async open(token = ""): Promise<Peer> {
     const c = await WsConn.open();
-    await c.connect();
+    await c.connect(token);
     return new Peer(c);
   }
 

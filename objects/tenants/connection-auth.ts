@@ -1,0 +1,160 @@
+/**
+ * The tenant side of one client connection (MortarSession, NatsSession):
+ * authenticates it with a connection lease (connection quota), re-checks
+ * its token and renews the lease every TENANT_REVALIDATE_MS (the bound
+ * within which a revoked token's open connections close), gives the lease
+ * back at close, and holds the connection's PublishGate (rate and storage
+ * quotas) and the mailbox-count check. docs/tenants.md.
+ *
+ * What must survive hibernation is `snapshot()` (tenant, token id, lease
+ * id, last check time, quota state); the session stores it in its socket
+ * attachment and calls `restore()` when it wakes.
+ */
+import type { Env } from "../../worker/env";
+import { authenticateToken, type AuthResult } from "../../worker/auth";
+import { UNLIMITED } from "../../wire/admin/tenants";
+import { PublishGate, type Refusal, type Verdict } from "./gate";
+import type { ConnectionProtocol, TenantState } from "./rpc";
+
+/** The quota checks an mq9 request needs (handleMq9Request's `quota`): null = admitted, else the refusal. */
+export interface Mq9Quota {
+  /** A SEND of `bytes` payload bytes (publish rate, storage). */
+  admitSend(bytes: number): Promise<Refusal | null>;
+  /** A mailbox CREATE (mailbox count). */
+  admitCreate(): Promise<Refusal | null>;
+}
+import { revalidateMs, tenantStub } from "./stub";
+
+/** A failed renewal (tenant object unreachable) is retried after this long, ms. */
+export const RETRY_MS = 5_000;
+
+/** What a session keeps across hibernation. */
+export interface ConnectionAuthSnapshot {
+  tenant: string;
+  tokenId?: string;
+  leaseId: string;
+  /** Last successful check (connect or renew), unix ms. */
+  checkedAt: number;
+  state: TenantState;
+}
+
+/** Outcome of `revalidate`. */
+export type Revalidation = { ok: true } | { ok: false; reason: string; message: string };
+
+const NO_QUOTAS: TenantState = { quotas: UNLIMITED, storageFull: false, storedBytes: 0 };
+
+export class ConnectionAuth {
+  private snap: ConnectionAuthSnapshot | null = null;
+  private gateOf: PublishGate | null = null;
+  /** Next check time (a failed check retries sooner than a full interval). */
+  private dueAt = Infinity;
+
+  constructor(private readonly env: Env, private readonly protocol: ConnectionProtocol, private readonly leaseId = crypto.randomUUID()) {}
+
+  /** The authenticated tenant, or null. */
+  get tenant(): string | null {
+    return this.snap?.tenant ?? null;
+  }
+
+  /** Authenticates `token` for this connection (taking a connection slot under a quota). */
+  async connect(token: string | undefined, now = Date.now()): Promise<AuthResult> {
+    const auth = await authenticateToken(this.env, token, { leaseId: this.leaseId, protocol: this.protocol });
+    if (auth.ok) this.adopt({ tenant: auth.tenant, tokenId: auth.tokenId, leaseId: this.leaseId, checkedAt: now, state: auth.state ?? NO_QUOTAS });
+    return auth;
+  }
+
+  /** Restores what `snapshot` returned (the object woke from hibernation). */
+  restore(s: ConnectionAuthSnapshot): void {
+    this.adopt(s);
+  }
+
+  /** What to keep across hibernation (null before authentication). */
+  snapshot(): ConnectionAuthSnapshot | null {
+    return this.snap;
+  }
+
+  /** When the next re-check is due, unix ms (Infinity before authentication). */
+  get nextCheckAt(): number {
+    return this.dueAt;
+  }
+
+  /**
+   * Re-checks the token and renews the lease; refreshes the quotas. A
+   * refusal (revoked token, deleted tenant) means the connection must
+   * close. An unreachable tenant object keeps the connection (retried in
+   * RETRY_MS).
+   */
+  async revalidate(now = Date.now()): Promise<Revalidation> {
+    const s = this.snap;
+    if (!s) return { ok: true };
+    try {
+      const a = await tenantStub(this.env, s.tenant).renew({ tokenId: s.tokenId, leaseId: s.leaseId, protocol: this.protocol });
+      if (!a.ok) return { ok: false, reason: a.reason, message: a.message };
+      this.snap = { ...s, checkedAt: now, state: a.state };
+      this.gateOf?.setState(a.state, now);
+      this.dueAt = now + revalidateMs(this.env);
+    } catch {
+      this.dueAt = now + Math.min(RETRY_MS, revalidateMs(this.env));
+    }
+    return { ok: true };
+  }
+
+  /** The connection closed: give the slot back (best effort; an unreturned lease expires). */
+  async release(): Promise<void> {
+    const s = this.snap;
+    this.dueAt = Infinity;
+    if (!s || s.state.quotas.connections === null) return;
+    try {
+      await tenantStub(this.env, s.tenant).release(s.leaseId);
+    } catch {
+      /* the lease expires by itself */
+    }
+  }
+
+  /** May a message of `bytes` be published now (rate and storage quotas)? See PublishGate.admit. */
+  admitPublish(bytes: number, now?: number): Verdict {
+    return this.gate().admit(bytes, now);
+  }
+
+  /** PublishGate.admitAsync: waits for leases as needed; null = admitted. */
+  admitPublishAsync(bytes: number): Promise<Refusal | null> {
+    return this.gate().admitAsync(bytes);
+  }
+
+  /** The mq9 quota checks of this connection (NATS sessions pass it to handleMq9Request). */
+  mq9Quota(): Mq9Quota {
+    return {
+      admitSend: (bytes) => (this.snap ? this.gate().admitAsync(bytes) : Promise.resolve(null)),
+      admitCreate: () => this.admitMailbox(),
+    };
+  }
+
+  /** A mailbox CREATE under the mailbox quota: null = admitted, else the refusal. */
+  async admitMailbox(): Promise<Refusal | null> {
+    const s = this.snap;
+    if (!s || s.state.quotas.mailboxes === null) return null;
+    return admitMailbox(this.env, s.tenant);
+  }
+
+  private adopt(s: ConnectionAuthSnapshot): void {
+    this.snap = s;
+    this.gateOf = null;
+    this.dueAt = s.checkedAt + revalidateMs(this.env);
+  }
+
+  private gate(): PublishGate {
+    const s = this.snap!;
+    this.gateOf ??= new PublishGate((m, b) => tenantStub(this.env, s.tenant).lease(m, b), s.state, s.checkedAt);
+    return this.gateOf;
+  }
+}
+
+/** Asks `tenant`'s directory object to admit one mailbox CREATE; null = admitted (also when it cannot be reached). */
+export async function admitMailbox(env: Env, tenant: string): Promise<Refusal | null> {
+  try {
+    const a = await tenantStub(env, tenant).admitMailbox();
+    return a.ok ? null : { kind: "mailboxes", message: a.message, retryAfterMs: a.retryAfterMs };
+  } catch {
+    return null;
+  }
+}

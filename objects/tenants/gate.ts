@@ -1,0 +1,179 @@
+/**
+ * The publishing side of the tenant quotas (docs/tenants.md "Quotas"),
+ * pure apart from the injected `lease` call: one PublishGate per MortarMQ
+ * session, NATS session, and per tenant in each Worker isolate (mq9 over
+ * HTTP).
+ *
+ * - No publish quota (the default): `admit` is one branch; no call is made.
+ * - Publish rate: the gate holds budget leased from the tenant's bucket
+ *   (bucket.ts) in chunks of about 1/10 s of the rate, and asks for the
+ *   next chunk in the background when half of one is left, so a publisher
+ *   under its rate never waits for a call and the bucket sees ~10 calls per
+ *   second per busy publisher, whatever the message rate. A publish that
+ *   finds no budget waits for the lease in flight (or starts one) and tries
+ *   again; once a lease came back short (the tenant's bucket is empty) it
+ *   is refused (`rate`) for the next 1/10 s without further calls, with the
+ *   time after which the rate allows it. A message larger than one second
+ *   of the byte rate needs a full second of budget and is charged in full.
+ * - Storage quota: `storageFull` comes with every state answer; while a
+ *   storage quota is set the gate refreshes the state at most every
+ *   REFRESH_MS while publishing (in the background), so a publisher sees
+ *   the quota reached or freed within REFRESH_MS + the pipeline's staleness.
+ * - A failing lease call (tenant object unreachable) grants one chunk:
+ *   quotas fail open rather than stop publishing.
+ */
+import { BURST_S } from "./bucket";
+import type { LeaseAnswer, TenantState } from "./rpc";
+import { hasRateQuota } from "../../wire/admin/tenants";
+
+/** Fraction of a second of the rate leased per call. */
+export const CHUNK_S = 0.1;
+/** Longest a publishing gate uses a state (storage) without refreshing it, ms. */
+export const REFRESH_MS = 1_000;
+
+/** Why a publish is refused. */
+export interface Refusal {
+  /** Which quota: publish rate, storage bytes, mailbox count. */
+  kind: "rate" | "storage" | "mailboxes";
+  message: string;
+  /** When it may succeed, ms from now (≥ 1). */
+  retryAfterMs: number;
+}
+
+/** Outcome of `admit`. */
+export type Verdict =
+  | { ok: true }
+  | { ok: false; wait: Promise<void> }
+  | { ok: false; refuse: Refusal };
+
+const OK: Verdict = Object.freeze({ ok: true });
+
+/** Whatever the gate asks its tenant: budget (0, 0 = only the current state). */
+export type LeaseFn = (wantMsgs: number, wantBytes: number) => Promise<LeaseAnswer>;
+
+export class PublishGate {
+  private state: TenantState;
+  private msgs = 0;
+  private bytes = 0;
+  private inflight: Promise<void> | null = null;
+  /** When a lease last granted less than it asked for (the bucket is empty), unix ms. */
+  private shortAt = -Infinity;
+  private refreshedAt: number;
+
+  /** `clock`: unix ms now (injectable for tests). */
+  constructor(private readonly lease: LeaseFn, state: TenantState, now: number, private readonly clock: () => number = Date.now) {
+    this.state = state;
+    this.refreshedAt = now;
+  }
+
+  /** Replaces the tenant state (connect / renew / any answer that carries it). */
+  setState(state: TenantState, now: number): void {
+    this.state = state;
+    this.refreshedAt = now;
+  }
+
+  /** The current quotas. */
+  get quotas() {
+    return this.state.quotas;
+  }
+
+  /**
+   * May one message of `bytes` be published now? `wait`: a lease is under
+   * way — wait for it and ask again. Refused for the rate only when the
+   * last lease came back short less than one chunk (1/10 s) ago, so
+   * concurrent publishers waiting on one lease each get another try.
+   */
+  admit(bytes: number, at?: number): Verdict {
+    const q = this.state.quotas;
+    if (q.storage_bytes === null && !hasRateQuota(q)) return OK; // the default: no clock read, no call
+    const now = at ?? this.clock();
+    if (q.storage_bytes !== null) {
+      if (now - this.refreshedAt >= REFRESH_MS && this.inflight === null) this.fetch(0, 0);
+      if (this.state.storageFull) {
+        return { ok: false, refuse: {
+          kind: "storage",
+          message: `storage quota exceeded: the tenant stores ${this.state.storedBytes} bytes, quota ${q.storage_bytes}; nothing was stored`,
+          retryAfterMs: REFRESH_MS,
+        } };
+      }
+    }
+    if (!hasRateQuota(q)) return OK;
+    const needMsgs = q.publish_msgs_per_s === null ? 0 : 1;
+    const needBytes = q.publish_bytes_per_s === null ? 0 : Math.min(bytes, q.publish_bytes_per_s * BURST_S);
+    if (this.msgs >= needMsgs && this.bytes >= needBytes) {
+      this.msgs -= needMsgs;
+      this.bytes -= q.publish_bytes_per_s === null ? 0 : bytes;
+      if (this.inflight === null && this.low()) this.fetch(...this.want(0, 0));
+      return OK;
+    }
+    if (this.inflight !== null) return { ok: false, wait: this.inflight };
+    if (now - this.shortAt < CHUNK_S * 1000) return { ok: false, refuse: this.rateRefusal(needMsgs, needBytes) };
+    this.fetch(...this.want(needMsgs, needBytes));
+    return { ok: false, wait: this.inflight! };
+  }
+
+  /**
+   * `admit`, waiting for leases as needed: null = admitted, else the
+   * refusal. Ends: each wait is one lease, which either grants budget or
+   * comes back short (then the next `admit` refuses).
+   */
+  async admitAsync(bytes: number): Promise<Refusal | null> {
+    for (;;) {
+      const v = this.admit(bytes, this.clock());
+      if (v.ok) return null;
+      if ("refuse" in v) return v.refuse;
+      await v.wait;
+    }
+  }
+
+  /** Budget below half a chunk (in a limited dimension). */
+  private low(): boolean {
+    const q = this.state.quotas;
+    return (q.publish_msgs_per_s !== null && this.msgs < chunk(q.publish_msgs_per_s) / 2)
+      || (q.publish_bytes_per_s !== null && this.bytes < chunk(q.publish_bytes_per_s) / 2);
+  }
+
+  /** How much to ask for: one chunk, or what the waiting message lacks if that is more. */
+  private want(needMsgs: number, needBytes: number): [number, number] {
+    const q = this.state.quotas;
+    const m = q.publish_msgs_per_s === null ? 0 : Math.max(chunk(q.publish_msgs_per_s), needMsgs - this.msgs);
+    const b = q.publish_bytes_per_s === null ? 0 : Math.max(chunk(q.publish_bytes_per_s), needBytes - this.bytes);
+    return [m, b];
+  }
+
+  private fetch(wantMsgs: number, wantBytes: number): void {
+    this.inflight = this.lease(wantMsgs, wantBytes).then(
+      (a) => {
+        if (Number.isFinite(a.msgs)) this.msgs += a.msgs;
+        if (Number.isFinite(a.bytes)) this.bytes += a.bytes;
+        if (a.msgs < wantMsgs || a.bytes < wantBytes) this.shortAt = this.clock();
+        this.setState(a.state, this.clock());
+      },
+      () => {
+        // Tenant object unreachable: fail open by one chunk (quotas must not stop publishing).
+        this.msgs += wantMsgs;
+        this.bytes += wantBytes;
+        this.refreshedAt = this.clock();
+      },
+    ).finally(() => {
+      this.inflight = null;
+    });
+  }
+
+  private rateRefusal(needMsgs: number, needBytes: number): Refusal {
+    const q = this.state.quotas;
+    let ms = 1;
+    if (q.publish_msgs_per_s !== null) ms = Math.max(ms, ((needMsgs - this.msgs) / q.publish_msgs_per_s) * 1000);
+    if (q.publish_bytes_per_s !== null) ms = Math.max(ms, ((needBytes - this.bytes) / q.publish_bytes_per_s) * 1000);
+    const limits = [
+      q.publish_msgs_per_s !== null ? `${q.publish_msgs_per_s} msg/s` : "",
+      q.publish_bytes_per_s !== null ? `${q.publish_bytes_per_s} bytes/s` : "",
+    ].filter(Boolean).join(", ");
+    return { kind: "rate", message: `publish rate limit exceeded (${limits}); nothing was stored, retry later`, retryAfterMs: Math.ceil(ms) };
+  }
+}
+
+/** Size of one lease for a rate, units. */
+function chunk(ratePerS: number): number {
+  return Math.max(1, Math.ceil(ratePerS * CHUNK_S));
+}

@@ -1,0 +1,50 @@
+/**
+ * Shapes of the TenantDirectory RPC methods that sessions, the Worker and
+ * the admin routes call (objects/tenants/TenantDirectory.ts).
+ */
+import type { Quotas, TenantDoc, TenantSummary, IssuedToken } from "../../wire/admin/tenants";
+
+/** What a connection or Worker isolate needs to enforce the tenant's quotas. */
+export interface TenantState {
+  quotas: Quotas;
+  /** A storage quota is set and the tenant's stored bytes (counting pipeline) reached it. */
+  storageFull: boolean;
+  /** The tenant's stored bytes as last read from its UsageAggregator (0 when no storage quota is set). */
+  storedBytes: number;
+}
+
+/** Which transport a connection uses (connection quota and leases). */
+export type ConnectionProtocol = "mortar" | "nats";
+
+/** `TenantDirectory.openConnection` / `renew` request. */
+export interface ConnectRequest {
+  /** Issued token's id and SHA-256 (hex) — absent for static (AUTH_TOKENS) and open-broker connections. */
+  tokenId?: string;
+  tokenHash?: string;
+  /** The connection's lease id (unique per connection). */
+  leaseId: string;
+  protocol: ConnectionProtocol;
+}
+
+/** Why a connection or token was refused. */
+export type RefusalReason = "invalid" | "revoked" | "deleted" | "connections";
+
+/** `openConnection` / `renew` / `authenticate` answer. */
+export type ConnectAnswer =
+  | { ok: true; state: TenantState }
+  | { ok: false; reason: RefusalReason; message: string };
+
+/** `lease` answer: budget granted (Infinity where unlimited) and the current state. */
+export interface LeaseAnswer {
+  msgs: number;
+  bytes: number;
+  state: TenantState;
+}
+
+/** `admitMailbox` answer. */
+export type AdmitAnswer = { ok: true } | { ok: false; message: string; retryAfterMs: number };
+
+/** Admin results carry the HTTP status the route answers with. */
+export type AdminResult<T> = { ok: true; value: T } | { ok: false; status: 400 | 404 | 409; error: string };
+
+export type { Quotas, TenantDoc, TenantSummary, IssuedToken };

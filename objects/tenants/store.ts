@@ -1,0 +1,157 @@
+/**
+ * SQLite layout of the TenantDirectory object (both roles; see
+ * TenantDirectory.ts). Tables are created on first use.
+ *
+ * Tenant role (`tenants/<id>`):
+ *   meta(k, v)          rows `record` ({id, name, created_at, deleted_at} JSON) and `quotas` (Quotas JSON)
+ *   tokens(token_id, hash, label, created_at, revoked_at)   hash = SHA-256 of the token, hex
+ *   leases(lease_id, protocol, expires_at)   open connections, only while a connection quota is set
+ * Index role (`tenants-index/all`):
+ *   directory(id, name, created_at, deleted_at)
+ * Times are unix ms.
+ *
+ * Tables are created by the first write only: a token naming a tenant that
+ * does not exist reaches this object (the token names it), and such reads
+ * must leave no storage behind.
+ */
+import { UNLIMITED, type Quotas } from "../../wire/admin/tenants";
+
+/** A directory tenant's record. */
+export interface TenantRecord {
+  id: string;
+  name: string;
+  created_at: number;
+  deleted_at: number | null;
+}
+
+/** A stored token (the hash never leaves the object). */
+export interface TokenRow extends Record<string, SqlStorageValue> {
+  token_id: string;
+  hash: string;
+  label: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+/** One row of the index. */
+export interface DirectoryRow extends Record<string, SqlStorageValue> {
+  id: string;
+  name: string;
+  created_at: number;
+  deleted_at: number | null;
+}
+
+export class TenantStore {
+  private readonly sql: SqlStorage;
+  private ready: boolean;
+
+  constructor(private readonly storage: DurableObjectStorage) {
+    this.sql = storage.sql;
+    this.ready = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").toArray().length > 0;
+  }
+
+  /** Creates the tables (before the first write). */
+  private ensure(): void {
+    if (this.ready) return;
+    this.ready = true;
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS tokens(token_id TEXT PRIMARY KEY, hash TEXT NOT NULL, label TEXT NOT NULL,
+        created_at INTEGER NOT NULL, revoked_at INTEGER);
+      CREATE TABLE IF NOT EXISTS leases(lease_id TEXT PRIMARY KEY, protocol TEXT NOT NULL, expires_at INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS directory(id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at INTEGER NOT NULL, deleted_at INTEGER)`);
+  }
+
+  // ---------------------------------------------------------------- tenant role
+
+  record(): TenantRecord | null {
+    if (!this.ready) return null;
+    const r = this.sql.exec<{ v: string }>("SELECT v FROM meta WHERE k = 'record'").toArray()[0];
+    return r ? (JSON.parse(r.v) as TenantRecord) : null;
+  }
+
+  setRecord(rec: TenantRecord): void {
+    this.ensure();
+    this.sql.exec("INSERT OR REPLACE INTO meta VALUES ('record', ?)", JSON.stringify(rec));
+  }
+
+  quotas(): Quotas {
+    if (!this.ready) return { ...UNLIMITED };
+    const r = this.sql.exec<{ v: string }>("SELECT v FROM meta WHERE k = 'quotas'").toArray()[0];
+    return r ? { ...UNLIMITED, ...(JSON.parse(r.v) as Partial<Quotas>) } : { ...UNLIMITED };
+  }
+
+  setQuotas(q: Quotas): void {
+    this.ensure();
+    this.sql.exec("INSERT OR REPLACE INTO meta VALUES ('quotas', ?)", JSON.stringify(q));
+  }
+
+  token(tokenId: string): TokenRow | null {
+    if (!this.ready) return null;
+    return this.sql.exec<TokenRow>("SELECT * FROM tokens WHERE token_id = ?", tokenId).toArray()[0] ?? null;
+  }
+
+  tokens(): TokenRow[] {
+    if (!this.ready) return [];
+    return this.sql.exec<TokenRow>("SELECT * FROM tokens ORDER BY created_at, token_id").toArray();
+  }
+
+  addToken(row: TokenRow): void {
+    this.ensure();
+    this.sql.exec("INSERT INTO tokens VALUES (?,?,?,?,?)", row.token_id, row.hash, row.label, row.created_at, row.revoked_at);
+  }
+
+  /** Marks a token revoked (keeps the first revocation time). */
+  revokeToken(tokenId: string, now: number): void {
+    if (!this.ready) return;
+    this.sql.exec("UPDATE tokens SET revoked_at = ? WHERE token_id = ? AND revoked_at IS NULL", now, tokenId);
+  }
+
+  revokeAll(now: number): void {
+    if (!this.ready) return;
+    this.sql.exec("UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL", now);
+  }
+
+  /** Leases not expired at `now` (expired ones are deleted first). */
+  liveLeases(now: number): number {
+    if (!this.ready) return 0;
+    this.sql.exec("DELETE FROM leases WHERE expires_at <= ?", now);
+    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM leases").one().n;
+  }
+
+  hasLease(leaseId: string): boolean {
+    if (!this.ready) return false;
+    return this.sql.exec("SELECT 1 FROM leases WHERE lease_id = ?", leaseId).toArray().length > 0;
+  }
+
+  putLease(leaseId: string, protocol: string, expiresAt: number): void {
+    this.ensure();
+    this.sql.exec("INSERT OR REPLACE INTO leases VALUES (?,?,?)", leaseId, protocol, expiresAt);
+  }
+
+  dropLease(leaseId: string): void {
+    if (!this.ready) return;
+    this.sql.exec("DELETE FROM leases WHERE lease_id = ?", leaseId);
+  }
+
+  dropLeases(): void {
+    if (!this.ready) return;
+    this.sql.exec("DELETE FROM leases");
+  }
+
+  // ---------------------------------------------------------------- index role
+
+  upsertDirectory(row: DirectoryRow): void {
+    this.ensure();
+    this.sql.exec("INSERT OR REPLACE INTO directory VALUES (?,?,?,?)", row.id, row.name, row.created_at, row.deleted_at);
+  }
+
+  directory(): DirectoryRow[] {
+    if (!this.ready) return [];
+    return this.sql.exec<DirectoryRow>("SELECT * FROM directory ORDER BY id").toArray();
+  }
+
+  /** Runs `fn` in one transaction. */
+  tx<T>(fn: () => T): T {
+    return this.storage.transactionSync(fn);
+  }
+}

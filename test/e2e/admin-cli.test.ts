@@ -1,0 +1,111 @@
+/**
+ * `mortarmq admin …` (the real binary) against a real hosted-mode broker
+ * (wrangler dev with ADMIN_TOKEN): a tenant's whole life — create, issue a
+ * token, use it, quotas, usage, revoke, delete — with exit codes, `--json`
+ * and the errors an operator meets (docs/tenants.md, docs/cli.md "Admin").
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
+import { runCli, type CliRun as Run } from "../fixtures/cli-run";
+
+const ADMIN = "e2e-admin-cli-token";
+let broker: LocalBroker;
+let dir: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "mortarmq-e2e-admin-"));
+  broker = await startLocalBroker({ stateDir: join(dir, "state"), port: 0, vars: { ADMIN_TOKEN: ADMIN, TELEMETRY_FLUSH_MS: "200" } });
+});
+
+afterAll(async () => {
+  await broker?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Runs the CLI against the broker; `admin`: MORTARMQ_ADMIN_TOKEN set. */
+function cli(args: string[], env: Record<string, string> = {}, admin = true): Promise<Run> {
+  return runCli(args, { MORTARMQ_URL: broker.url, MORTARMQ_TOKEN: "", MORTARMQ_ADMIN_TOKEN: admin ? ADMIN : "", ...env });
+}
+
+async function json<T = any>(args: string[], env: Record<string, string> = {}): Promise<T> {
+  const r = await cli([...args, "--json"], env);
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout) as T;
+}
+
+describe("mortarmq admin", () => {
+  it("tenant lifecycle: create, issue, use, quotas, usage, revoke, delete", async () => {
+    const created = await cli(["admin", "tenants", "create", "acme", "--name", "Acme Corp"]);
+    expect(created).toMatchObject({ code: 0, stderr: "" });
+    expect(created.stdout).toMatch(/created tenant acme/);
+
+    const issued = await json(["admin", "tokens", "issue", "acme", "--label", "ci"]);
+    expect(issued).toMatchObject({ tenant: "acme", label: "ci" });
+    const token = issued.token as string;
+    expect(token).toMatch(/^mmq\.acme\.[0-9a-f]{12}\./);
+
+    // The issued token works on MortarMQ (topics create) and mq9 over HTTP.
+    expect((await cli(["topics", "create", "orders", "--partitions", "2", "--token", token])).code).toBe(0);
+    expect((await json(["mq9", "create", "box.one", "--token", token])).mail_address).toBe("box.one");
+
+    const q = await json(["admin", "quotas", "set", "acme", "--mailboxes", "1", "--storage-bytes", "10MiB"]);
+    expect(q).toEqual({ tenant: "acme", quotas: { publish_msgs_per_s: null, publish_bytes_per_s: null, storage_bytes: 10 * 1024 * 1024, connections: null, mailboxes: 1 } });
+    const shown = await cli(["admin", "quotas", "show", "acme"]);
+    expect(shown.stdout).toMatch(/mailboxes:\s+1\n/);
+    expect(shown.stdout).toMatch(/connections:\s+unlimited/);
+    // The first mailbox is in the pipeline's count within a flush (200 ms); a second one is over the quota.
+    let over: Run | undefined;
+    for (let i = 0; i < 20 && over?.code !== 1; i++) {
+      over = await cli(["mq9", "create", `box.n${i}`, "--token", token]);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(over!.code).toBe(1);
+    expect(over!.stderr).toMatch(/mailbox quota exceeded/);
+
+    const list = await json(["admin", "tenants", "list"]);
+    expect(list.tenants).toContainEqual(expect.objectContaining({ id: "acme", name: "Acme Corp", source: "directory", deleted_at: null }));
+    const show = await cli(["admin", "tenants", "show", "acme"]);
+    expect(show.stdout).toContain(issued.token_id);
+    expect(show.stdout).not.toContain(token);
+
+    const usage = await json(["admin", "usage", "acme"]);
+    expect(usage.tenant).toBe("acme");
+    expect(usage.totals.requests).toBeGreaterThan(0);
+    expect((await cli(["admin", "usage", "acme"])).stdout).toMatch(/^usage of acme from /);
+
+    const revoked = await cli(["admin", "tokens", "revoke", "acme", issued.token_id]);
+    expect(revoked).toMatchObject({ code: 0, stderr: "" });
+    const refused = await cli(["mq9", "create", "box.two", "--token", token]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/token revoked/);
+
+    expect((await cli(["admin", "tenants", "delete", "acme"])).code).toBe(0);
+    const again = await cli(["admin", "tenants", "create", "acme", "--json"]);
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stderr).error).toMatchObject({ name: "CONFLICT", status: 409 });
+  });
+
+  it("errors: no operator token, a tenant's token, unknown tenants, bad flags", async () => {
+    const none = await cli(["admin", "tenants", "list"], {}, false);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/^mortarmq: UNAUTHORIZED \(HTTP 401\): unauthorized: missing bearer token\n  what to do: pass the operator token/);
+    await cli(["admin", "tenants", "create", "beta"]);
+    const t = await json(["admin", "tokens", "issue", "beta"]);
+    const forbidden = await cli(["admin", "tenants", "list", "--admin-token", t.token], {}, false);
+    expect(forbidden.code).toBe(1);
+    expect(forbidden.stderr).toMatch(/FORBIDDEN \(HTTP 403\)/);
+    const missing = await cli(["admin", "tenants", "show", "nobody", "--json"]);
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stderr).error).toMatchObject({ name: "NOT_FOUND", status: 404, message: "tenant nobody does not exist" });
+    for (const args of [["admin", "quotas", "set", "beta"], ["admin", "quotas", "set", "beta", "--connections", "0"],
+      ["admin", "tenants", "create", "Bad Id"], ["admin", "tokens", "revoke", "beta", "xyz"]]) {
+      const r = await cli(args);
+      expect([args.join(" "), r.code]).toEqual([args.join(" "), 1]);
+      expect(r.stderr).toMatch(/^mortarmq: USAGE: /);
+    }
+  });
+});

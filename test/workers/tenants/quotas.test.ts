@@ -1,0 +1,212 @@
+/**
+ * Each quota trips and recovers (docs/tenants.md "Quotas"): publish rate in
+ * messages and bytes (MortarMQ PUB, mq9 SEND over HTTP and NATS), storage
+ * bytes (through the counting pipeline, 100 ms flush here), connections
+ * (MortarMQ and NATS, released at close, expiring after a crash) and
+ * mailboxes. Nothing accepted is lost: every OK is stored.
+ */
+import { SELF, env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { Env } from "../../../worker/env";
+import { tenantStub } from "../../../objects/tenants/stub";
+import { DeclareFlags, ErrorCode, Op, utf8Bytes, type Frame } from "../../../wire/mortar";
+import { WsConn, connectFrame, expectErr, expectOk, pubFrame } from "../helpers/mortar-ws";
+import { openNats } from "../nats-ws";
+import { ADMIN, mq9As, setQuotas, sleep, tenantWithToken } from "./helpers";
+
+const testEnv = env as unknown as Env;
+
+async function connected(token: string): Promise<WsConn> {
+  const c = await WsConn.open();
+  await c.connect(token);
+  return c;
+}
+
+/** Publishes `values` pipelined in one message; returns the answers. */
+async function pubAll(c: WsConn, topicId: number, values: (string | Uint8Array)[]): Promise<Frame[]> {
+  c.send(values.map((v) => pubFrame(topicId, 0, v)));
+  return c.take(values.length, 10_000);
+}
+
+async function highWatermark(tenant: string, topic: string): Promise<number> {
+  const s = (await (await SELF.fetch(`http://broker/stats?tenant=${tenant}`, { headers: { Authorization: `Bearer ${ADMIN}` } })).json()) as any;
+  return s.topics.find((t: any) => t.name === topic).partitions[0].high_watermark;
+}
+
+/** Retries `fn` every 50 ms until it returns true (at most `ms`). */
+async function eventually(fn: () => Promise<boolean>, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await fn())) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await sleep(50);
+  }
+}
+
+const codes = (fs: Frame[]) => fs.map((f) => (f.op === Op.OK ? "ok" : f.op === Op.ERR ? f.code : f.op));
+
+describe("publish rate", () => {
+  it("MortarMQ msg/s: a burst gets one second of the rate, the rest RATE_LIMITED; it recovers; every OK is stored", async () => {
+    const { tenant, token } = await tenantWithToken("rate-m", { publish_msgs_per_s: 10 });
+    const c = await connected(token);
+    const { topicId } = await c.declare("rated", 1);
+    const first = codes(await pubAll(c, topicId, Array.from({ length: 30 }, (_, i) => `m${i}`)));
+    const ok1 = first.filter((x) => x === "ok").length;
+    expect(ok1).toBeGreaterThanOrEqual(10);
+    expect(ok1).toBeLessThanOrEqual(12); // + what refills while the burst is answered
+    expect(first.slice(0, 10)).toEqual(Array(10).fill("ok"));
+    expect(first.filter((x) => x !== "ok")).toEqual(Array(30 - ok1).fill(ErrorCode.RATE_LIMITED));
+    await sleep(1100);
+    const second = codes(await pubAll(c, topicId, Array.from({ length: 5 }, (_, i) => `n${i}`)));
+    expect(second).toEqual(Array(5).fill("ok"));
+    expect(await highWatermark(tenant, "rated")).toBe(ok1 + 5);
+    c.close();
+  });
+
+  it("MortarMQ bytes/s: over the byte rate is RATE_LIMITED with the rate in the message; it recovers", async () => {
+    const { token } = await tenantWithToken("rate-b", { publish_bytes_per_s: 1000 });
+    const c = await connected(token);
+    const { topicId } = await c.declare("bytes", 1);
+    const value = new Uint8Array(600);
+    const [a, b] = await pubAll(c, topicId, [value, value]);
+    expectOk(a, Op.PUB);
+    const err = expectErr(b, ErrorCode.RATE_LIMITED, Op.PUB);
+    expect(new TextDecoder().decode(err.message)).toMatch(/1000 bytes\/s/);
+    await sleep(1100);
+    expectOk((await pubAll(c, topicId, [value]))[0], Op.PUB);
+    c.close();
+  });
+
+  it("mq9 over HTTP: 429 too_many_requests with Retry-After; it recovers", async () => {
+    const { token } = await tenantWithToken("rate-h", { publish_msgs_per_s: 5 });
+    expect((await mq9As(token, "$mq9.AI.MAILBOX.CREATE", { name: "rated.box" })).body.error).toBe("");
+    const statuses: number[] = [];
+    let refused: Awaited<ReturnType<typeof mq9As>> | null = null;
+    for (let i = 0; i < 12; i++) {
+      const r = await mq9As(token, "$mq9.AI.MSG.SEND.rated.box", `p${i}`);
+      statuses.push(r.status);
+      if (r.status === 429) refused ??= r;
+    }
+    expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(5);
+    expect(refused!.body.error).toMatch(/^publish rate limit exceeded \(5 msg\/s\)/);
+    expect(Number(refused!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    await sleep(1100);
+    expect((await mq9As(token, "$mq9.AI.MSG.SEND.rated.box", "later")).status).toBe(200);
+    const stored = (await mq9As(token, "$mq9.AI.MSG.QUERY.rated.box", {})).body.messages as unknown[];
+    expect(stored.length).toBe(statuses.filter((s) => s === 200).length + 1);
+  });
+
+  it("mq9 over NATS: the reply's error says the rate limit; it recovers", async () => {
+    const { token } = await tenantWithToken("rate-n", { publish_msgs_per_s: 3 });
+    expect((await mq9As(token, "$mq9.AI.MAILBOX.CREATE", { name: "rated.box" })).body.error).toBe("");
+    const c = await openNats();
+    c.send(`CONNECT {"verbose":false,"auth_token":"${token}"}\r\nSUB r.> 1\r\n`);
+    let out = "";
+    for (let i = 0; i < 8; i++) out += `PUB $mq9.AI.MSG.SEND.rated.box r.${i} 2\r\nx${i}\r\n`;
+    c.send(out + "PING\r\n");
+    await c.waitFor(/(MSG r\.\d 1 \d+\r\n[^\r]*\r\n[^]*){8}/);
+    const replies = [...c.text.matchAll(/MSG r\.(\d) 1 \d+\r\n([^\r]*)\r\n/g)].map((m) => [Number(m[1]), JSON.parse(m[2]!).error as string]);
+    expect(replies.filter(([, e]) => e === "").length).toBeGreaterThanOrEqual(3);
+    expect(replies.filter(([, e]) => /^publish rate limit exceeded \(3 msg\/s\)/.test(e as string)).length).toBeGreaterThanOrEqual(4);
+    c.clear();
+    await sleep(1100);
+    c.send("PUB $mq9.AI.MSG.SEND.rated.box r.9 2\r\nok\r\n");
+    await c.waitFor(/MSG r\.9 1 \d+\r\n\{"error":"","msg_id":\d+\}\r\n/);
+    c.ws.close();
+  });
+});
+
+describe("storage quota", () => {
+  it("trips through the counting pipeline (MortarMQ QUOTA_EXCEEDED, HTTP 429), recovers when data is deleted", async () => {
+    const { tenant, token } = await tenantWithToken("store", { storage_bytes: 1000 });
+    const c = await connected(token);
+    const { topicId } = await c.declare("big", 1);
+    const value = new Uint8Array(700);
+    expect(codes(await pubAll(c, topicId, [value, value]))).toEqual(["ok", "ok"]); // 1400 bytes: the pipeline has not reported yet
+    // Within the pipeline's staleness bound (flush 100 ms + state refresh ≤ 1 s) the quota trips.
+    let refused: Frame | undefined;
+    await eventually(async () => {
+      const [f] = await pubAll(c, topicId, ["x"]);
+      if (f!.op === Op.ERR) refused = f;
+      return f!.op === Op.ERR;
+    });
+    const err = expectErr(refused, ErrorCode.QUOTA_EXCEEDED, Op.PUB);
+    expect(new TextDecoder().decode(err.message)).toMatch(/^storage quota exceeded: the tenant stores \d+ bytes, quota 1000/);
+    expect((await mq9As(token, "$mq9.AI.MAILBOX.CREATE", { name: "store.box" })).body.error).toBe("");
+    const http = await mq9As(token, "$mq9.AI.MSG.SEND.store.box", "hello");
+    expect(http.status).toBe(429);
+    expect(http.body.error).toMatch(/^storage quota exceeded/);
+    expect(http.headers.get("retry-after")).toBe("1");
+    const stored = await highWatermark(tenant, "big");
+    // Deleting the topic frees the storage; publishing works again.
+    c.send([{ op: Op.DECLARE, topic: utf8Bytes("big"), partitionCount: 1, flags: DeclareFlags.DELETE }]);
+    expectOk((await c.take(1))[0], Op.DECLARE);
+    const { topicId: next } = await c.declare("small", 1);
+    await eventually(async () => (await pubAll(c, next, ["y"]))[0]!.op === Op.OK);
+    expect(stored).toBeGreaterThanOrEqual(2);
+    c.close();
+  });
+});
+
+describe("connection quota", () => {
+  it("MortarMQ and NATS count together; over → QUOTA_EXCEEDED / -ERR 'maximum connections exceeded'; a close frees a slot", async () => {
+    const { token } = await tenantWithToken("conn", { connections: 2 });
+    const a = await connected(token);
+    const n = await openNats();
+    n.send(`CONNECT {"verbose":false,"auth_token":"${token}"}\r\nPING\r\n`);
+    await n.waitFor(/PONG\r\n$/);
+    const over = await WsConn.open();
+    over.send([connectFrame(token)]);
+    const err = expectErr((await over.take(1))[0], ErrorCode.QUOTA_EXCEEDED, Op.CONNECT);
+    expect(new TextDecoder().decode(err.message)).toMatch(/connection quota exceeded: the tenant has 2 open connections, quota 2/);
+    const overNats = await openNats();
+    overNats.send(`CONNECT {"verbose":false,"auth_token":"${token}"}\r\n`);
+    await overNats.waitFor(/-ERR 'maximum connections exceeded'\r\n$/);
+    expect(await overNats.closed).toBe(1008);
+    // The bridge's way (a bearer token on the upgrade) is counted too.
+    const overBearer = await openNats({ Authorization: `Bearer ${token}` });
+    await overBearer.waitFor(/^INFO [^\r]*\r\n-ERR 'maximum connections exceeded'\r\n$/);
+    expect(await overBearer.closed).toBe(1008);
+    // The refused MortarMQ connection stays open and may CONNECT again once a slot is free.
+    a.close();
+    await eventually(async () => {
+      over.send([connectFrame(token)]);
+      return (await over.take(1))[0]!.op === Op.OK;
+    });
+    over.close();
+    n.ws.close();
+  });
+
+  it("a crashed connection's slot expires (lease of 3 re-check intervals)", async () => {
+    const { tenant, token } = await tenantWithToken("conn-exp", { connections: 1 });
+    // A session that took its slot and then vanished without releasing it.
+    expect((await tenantStub(testEnv, tenant).openConnection({ leaseId: "crashed", protocol: "mortar" })).ok).toBe(true);
+    const c = await WsConn.open();
+    c.send([connectFrame(token)]);
+    expectErr((await c.take(1))[0], ErrorCode.QUOTA_EXCEEDED, Op.CONNECT);
+    await sleep(3 * 300 + 100);
+    c.send([connectFrame(token)]);
+    expectOk((await c.take(1))[0], Op.CONNECT);
+    c.close();
+  });
+});
+
+describe("mailbox quota", () => {
+  it("CREATE beyond the quota is 429 quota_exceeded (HTTP and NATS); an expired mailbox frees its slot", async () => {
+    const { token } = await tenantWithToken("boxes", { mailboxes: 2 });
+    const createdAt = Date.now();
+    expect((await mq9As(token, "$mq9.AI.MAILBOX.CREATE", { name: "box.a", ttl: 1 })).body.error).toBe("");
+    expect((await mq9As(token, "$mq9.AI.MAILBOX.CREATE", { name: "box.b", ttl: 1 })).body.error).toBe("");
+    const over = await mq9As(token, "$mq9.AI.MAILBOX.CREATE", { name: "box.c" });
+    expect(over.status).toBe(429);
+    expect(over.body).toEqual({ error: expect.stringMatching(/^mailbox quota exceeded: .* quota 2; nothing was created$/), mail_address: "" });
+    expect(Number(over.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    const n = await openNats();
+    n.send(`CONNECT {"verbose":false,"auth_token":"${token}"}\r\nSUB r 1\r\nPUB $mq9.AI.MAILBOX.CREATE r 16\r\n{"name":"box.d"}\r\n`);
+    await n.waitFor(/MSG r 1 \d+\r\n\{"error":"mailbox quota exceeded[^"]*","mail_address":""\}\r\n/);
+    n.ws.close();
+    // box.a and box.b expire after 1 s; the pipeline reports it; CREATE works again.
+    await eventually(async () => (await mq9As(token, "$mq9.AI.MAILBOX.CREATE", { name: "box.c" })).status === 200, 8000);
+    expect(Date.now() - createdAt).toBeGreaterThanOrEqual(1000); // not before they expired
+  });
+});

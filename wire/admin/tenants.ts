@@ -1,0 +1,208 @@
+/**
+ * The tenant admin API's shared, pure parts (docs/tenants.md): tenant ids,
+ * the issued-token format, quotas, the JSON request/response shapes (zod),
+ * and a constant-time byte comparison. Used by the Worker (validation), the
+ * TenantDirectory object and the `mortarmq admin` CLI. No platform imports.
+ *
+ * Issued token: `mmq.<tenant>.<token_id>.<secret>` — the tenant id, a
+ * 12-hex-digit token id (the "selector", also how the token is named for
+ * revocation) and 43 characters of base64url carrying 256 random bits (the
+ * "verifier"). The broker stores only SHA-256 of the whole token and
+ * compares it in constant time; the tenant and token id in the token let
+ * every transport find the one tenant object that can check it, so no
+ * global lookup sits on the connection path.
+ */
+import { z } from "zod";
+
+/** Tenant ids: 1–64 chars of [a-z0-9_-]; they prefix every object key. */
+export const TENANT_ID_RE = /^[a-z0-9_-]{1,64}$/;
+
+/** Token ids: 12 lower-case hex digits. */
+export const TOKEN_ID_RE = /^[0-9a-f]{12}$/;
+
+/** Bytes of randomness in an issued token's secret (256 bits). */
+export const TOKEN_SECRET_BYTES = 32;
+
+/** Prefix of every issued token. */
+export const TOKEN_PREFIX = "mmq";
+
+const ISSUED_TOKEN_RE = /^mmq\.([a-z0-9_-]{1,64})\.([0-9a-f]{12})\.([A-Za-z0-9_-]{43})$/;
+
+/** The public parts of an issued token. */
+export interface IssuedTokenParts {
+  tenant: string;
+  tokenId: string;
+}
+
+/** The tenant and token id of a string shaped like an issued token, else null (it may still be a static token). */
+export function parseIssuedToken(token: string): IssuedTokenParts | null {
+  const m = ISSUED_TOKEN_RE.exec(token);
+  return m ? { tenant: m[1]!, tokenId: m[2]! } : null;
+}
+
+/** Builds an issued token from its parts (`secret`: TOKEN_SECRET_BYTES random bytes). */
+export function formatIssuedToken(tenant: string, tokenId: string, secret: Uint8Array): string {
+  return `${TOKEN_PREFIX}.${tenant}.${tokenId}.${base64url(secret)}`;
+}
+
+/** base64url without padding. */
+export function base64url(bytes: Uint8Array): string {
+  let bin = "";
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** Lower-case hex of `bytes`. */
+export function toHex(bytes: Uint8Array): string {
+  let s = "";
+  for (const b of bytes) s += b.toString(16).padStart(2, "0");
+  return s;
+}
+
+/**
+ * Constant-time equality of two byte strings: the time depends only on the
+ * longer length, never on where they differ (different lengths are unequal).
+ */
+export function timingSafeEqualBytes(a: Uint8Array, b: Uint8Array): boolean {
+  let diff = a.length ^ b.length;
+  const n = Math.max(a.length, b.length);
+  for (let i = 0; i < n; i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
+  return diff === 0;
+}
+
+const te = new TextEncoder();
+
+/** Constant-time equality of two strings (UTF-8 bytes compared in full). */
+export function timingSafeEqualStr(a: string, b: string): boolean {
+  return timingSafeEqualBytes(te.encode(a), te.encode(b));
+}
+
+// ------------------------------------------------------------------ quotas
+
+/**
+ * Per-tenant quotas; `null` = unlimited (the default for every field).
+ * Units: messages per second, bytes per second, bytes, connections, mailboxes.
+ */
+export interface Quotas {
+  /** MortarMQ PUB + mq9 SEND messages per second, over all the tenant's connections and HTTP. */
+  publish_msgs_per_s: number | null;
+  /** Bytes per second of the same (MortarMQ value bytes, mq9 payload bytes). */
+  publish_bytes_per_s: number | null;
+  /** Stored message bytes (`mortarmq_stored_bytes`, both systems). */
+  storage_bytes: number | null;
+  /** Concurrent MortarMQ + NATS WebSocket connections. */
+  connections: number | null;
+  /** mq9 mailboxes that exist. */
+  mailboxes: number | null;
+}
+
+/** Every quota field, in display order. */
+export const QUOTA_FIELDS = ["publish_msgs_per_s", "publish_bytes_per_s", "storage_bytes", "connections", "mailboxes"] as const;
+
+/** Every quota unlimited. */
+export const UNLIMITED: Quotas = Object.freeze({
+  publish_msgs_per_s: null, publish_bytes_per_s: null, storage_bytes: null, connections: null, mailboxes: null,
+});
+
+/** True when `q` sets a publish rate (messages or bytes). */
+export function hasRateQuota(q: Quotas): boolean {
+  return q.publish_msgs_per_s !== null || q.publish_bytes_per_s !== null;
+}
+
+const limit = z.number({ error: "must be a whole number ≥ 1, or null for unlimited" })
+  .int("must be a whole number ≥ 1, or null for unlimited")
+  .min(1, "must be ≥ 1, or null for unlimited")
+  .max(Number.MAX_SAFE_INTEGER)
+  .nullable();
+
+/** `PUT /admin/tenants/:id/quotas` body: every field optional; absent = unlimited (the body replaces all quotas). */
+export const quotasSchema = z.strictObject({
+  publish_msgs_per_s: limit.optional(),
+  publish_bytes_per_s: limit.optional(),
+  storage_bytes: limit.optional(),
+  connections: limit.optional(),
+  mailboxes: limit.optional(),
+});
+
+/** Normalizes a parsed quotas body (absent → null). */
+export function toQuotas(body: z.infer<typeof quotasSchema>): Quotas {
+  return {
+    publish_msgs_per_s: body.publish_msgs_per_s ?? null,
+    publish_bytes_per_s: body.publish_bytes_per_s ?? null,
+    storage_bytes: body.storage_bytes ?? null,
+    connections: body.connections ?? null,
+    mailboxes: body.mailboxes ?? null,
+  };
+}
+
+// ------------------------------------------------------------------ request / response shapes
+
+/** `POST /admin/tenants` body. */
+export const createTenantSchema = z.strictObject({
+  id: z.string().regex(TENANT_ID_RE, "must be 1-64 chars of [a-z0-9_-]"),
+  /** Free text for the operator (shown in lists), ≤ 200 chars. */
+  name: z.string().max(200).optional(),
+  /** Initial quotas (default: all unlimited). */
+  quotas: quotasSchema.optional(),
+});
+
+/** `POST /admin/tenants/:id/tokens` body (may be empty). */
+export const issueTokenSchema = z.strictObject({
+  /** What the token is for, ≤ 200 chars (shown in lists, never secret). */
+  label: z.string().max(200).optional(),
+});
+
+/** A token as listed (never the secret). */
+export const tokenInfoSchema = z.object({
+  token_id: z.string(),
+  label: z.string(),
+  created_at: z.string(),
+  revoked_at: z.string().nullable(),
+});
+
+/** Quotas as answered: every field present, null = unlimited. */
+const quotasOut = z.object(Object.fromEntries(QUOTA_FIELDS.map((f) => [f, z.number().nullable()])) as Record<keyof Quotas, z.ZodNullable<z.ZodNumber>>);
+
+/** One row of `GET /admin/tenants`. */
+export const tenantSummarySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  /** `directory`: created through the admin API; `static`: configured in AUTH_TOKENS (or the open broker's `default`). */
+  source: z.enum(["directory", "static"]),
+  /** Null for static tenants. */
+  created_at: z.string().nullable(),
+  deleted_at: z.string().nullable(),
+});
+
+/** A tenant as `GET /admin/tenants/:id` answers it. */
+export const tenantSchema = tenantSummarySchema.extend({
+  quotas: quotasOut,
+  tokens: z.array(tokenInfoSchema),
+});
+
+/** `PUT /admin/tenants/:id/quotas` answer. */
+export const quotasAnswerSchema = z.object({ tenant: z.string(), quotas: quotasOut });
+
+/** `GET /admin/tenants`. */
+export const tenantListSchema = z.object({ tenants: z.array(tenantSummarySchema) });
+
+/** `POST /admin/tenants/:id/tokens` answer (201): the only time `token` is shown. */
+export const issuedTokenSchema = z.object({
+  tenant: z.string(),
+  token_id: z.string(),
+  token: z.string(),
+  label: z.string(),
+  created_at: z.string(),
+});
+
+export type TenantDoc = z.infer<typeof tenantSchema>;
+export type TenantSummary = z.infer<typeof tenantSummarySchema>;
+export type TokenInfo = z.infer<typeof tokenInfoSchema>;
+export type IssuedToken = z.infer<typeof issuedTokenSchema>;
+
+/** The first zod issue as `path: message` (or the message alone), for a 400 answer. */
+export function firstIssue(error: z.ZodError): string {
+  const i = error.issues[0];
+  if (!i) return "invalid body";
+  return i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message;
+}

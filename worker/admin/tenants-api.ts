@@ -1,0 +1,127 @@
+/**
+ * The tenant admin API (operator only; docs/tenants.md "Admin API"):
+ *
+ * | route | answer |
+ * |---|---|
+ * | `POST /admin/tenants` `{id, name?, quotas?}` | 201 tenant; 409 id taken (also a deleted tenant's, or one in AUTH_TOKENS) |
+ * | `GET /admin/tenants` | 200 `{tenants: [...]}` (directory and static) |
+ * | `GET /admin/tenants/:id` | 200 tenant (tokens listed without secrets); 404 |
+ * | `DELETE /admin/tenants/:id` | 200 tenant (deleted_at set): every token revoked; 404; 409 static |
+ * | `POST /admin/tenants/:id/tokens` `{label?}` | 201 `{token_id, token, …}` — the only time the token is shown; 404 |
+ * | `DELETE /admin/tenants/:id/tokens/:tokenId` | 200 token (revoked_at set; idempotent); 404 |
+ * | `PUT /admin/tenants/:id/quotas` `{…}` | 200 `{tenant, quotas}` (the body replaces every quota; absent = unlimited); 404 |
+ *
+ * Bodies are validated with zod (wire/admin/tenants.ts): 400 with the first
+ * problem. No token → 401, a tenant's token → 403.
+ */
+import type { Context, Hono } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { z } from "zod";
+import type { Env } from "../env";
+import {
+  TENANT_ID_RE, TOKEN_ID_RE, createTenantSchema, firstIssue, issueTokenSchema, quotasSchema, toQuotas, type TenantSummary,
+} from "../../wire/admin/tenants";
+import { isStaticTenant, parseStaticTokens, OPEN_TENANT, isOpen } from "../auth";
+import { tenantIndexStub, tenantStub } from "../../objects/tenants/stub";
+import type { AdminResult } from "../../objects/tenants/rpc";
+import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
+
+type Ctx = Context<{ Bindings: Env }>;
+
+/** Registers the routes on `app`. */
+export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
+  app.post("/admin/tenants", guarded(async (c) => {
+    const body = await jsonBody(c, createTenantSchema);
+    if ("error" in body) return c.json({ error: body.error }, 400);
+    const { id, name = "", quotas } = body.value;
+    if (isStaticTenant(c.env, id)) return c.json({ error: `tenant ${id} is configured in AUTH_TOKENS; pick another id` }, 409);
+    const r = await tenantStub(c.env, id).create(name, quotas ? toQuotas(quotas) : null);
+    if (r.ok) {
+      await tenantIndexStub(c.env).indexUpsert({ id, name, created_at: Date.parse(r.value.created_at!), deleted_at: null });
+    }
+    return answer(c, r, 201);
+  }));
+
+  app.get("/admin/tenants", guarded(async (c) => {
+    const rows: TenantSummary[] = (await tenantIndexStub(c.env).indexList()).map((r) => ({
+      id: r.id, name: r.name, source: "directory", created_at: new Date(r.created_at).toISOString(),
+      deleted_at: r.deleted_at === null ? null : new Date(r.deleted_at).toISOString(),
+    }));
+    const statics = new Set(parseStaticTokens(c.env.AUTH_TOKENS).values());
+    if (isOpen(c.env)) statics.add(OPEN_TENANT);
+    for (const id of statics) rows.push({ id, name: "", source: "static", created_at: null, deleted_at: null });
+    rows.sort((a, b) => a.id.localeCompare(b.id));
+    return c.json({ tenants: rows });
+  }));
+
+  app.get("/admin/tenants/:id", guarded(async (c, id) => answer(c, await tenantStub(c.env, id).describe(isStaticTenant(c.env, id)))));
+
+  app.delete("/admin/tenants/:id", guarded(async (c, id) => {
+    if (isStaticTenant(c.env, id)) return c.json({ error: `tenant ${id} is configured in AUTH_TOKENS: remove it there` }, 409);
+    const r = await tenantStub(c.env, id).remove();
+    if (r.ok) {
+      const v = r.value;
+      await tenantIndexStub(c.env).indexUpsert({ id, name: v.name, created_at: Date.parse(v.created_at!), deleted_at: Date.parse(v.deleted_at!) });
+    }
+    return answer(c, r);
+  }));
+
+  app.post("/admin/tenants/:id/tokens", guarded(async (c, id) => {
+    const body = await jsonBody(c, issueTokenSchema, true);
+    if ("error" in body) return c.json({ error: body.error }, 400);
+    return answer(c, await tenantStub(c.env, id).issueToken(body.value.label ?? ""), 201);
+  }));
+
+  app.delete("/admin/tenants/:id/tokens/:tokenId", guarded(async (c, id) => {
+    const tokenId = c.req.param("tokenId") ?? "";
+    if (!TOKEN_ID_RE.test(tokenId)) return c.json({ error: "token id must be 12 hex digits (the token_id issue answered)" }, 400);
+    return answer(c, await tenantStub(c.env, id).revokeToken(tokenId));
+  }));
+
+  app.put("/admin/tenants/:id/quotas", guarded(async (c, id) => {
+    const body = await jsonBody(c, quotasSchema);
+    if ("error" in body) return c.json({ error: body.error }, 400);
+    const r = await tenantStub(c.env, id).putQuotas(toQuotas(body.value), isStaticTenant(c.env, id));
+    return r.ok ? c.json({ tenant: id, quotas: r.value }) : c.json({ error: r.error }, r.status);
+  }));
+}
+
+/**
+ * Wraps a handler: operator only (401 / 403 otherwise), a valid `:id` (400),
+ * and a failing object call → 503 with the reason.
+ */
+function guarded(fn: (c: Ctx, id: string) => Promise<Response>): (c: Ctx) => Promise<Response> {
+  return async (c) => {
+    const access = await operatorAccess(c.env, c.req.header("authorization"));
+    if (access.kind === "denied") return c.json({ error: access.error }, access.status, UNAUTHORIZED_HEADERS);
+    if (access.kind !== "operator") return c.json({ error: "forbidden: /admin needs the operator token (ADMIN_TOKEN)" }, 403);
+    const id = c.req.param("id");
+    if (id !== undefined && !TENANT_ID_RE.test(id)) return c.json({ error: "tenant id must be 1-64 chars of [a-z0-9_-]" }, 400);
+    try {
+      return await fn(c, id ?? "");
+    } catch (e) {
+      return c.json({ error: `the tenant directory did not answer: ${e instanceof Error ? e.message : String(e)}` }, 503);
+    }
+  };
+}
+
+/** The body parsed with `schema`, or the 400 error text. `optional`: an empty body is `{}`. */
+async function jsonBody<S extends z.ZodType>(c: Ctx, schema: S, optional = false): Promise<{ value: z.infer<S> } | { error: string }> {
+  const text = await c.req.text();
+  let json: unknown;
+  if (text.trim() === "" && optional) json = {};
+  else {
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return { error: "body must be a JSON object" };
+    }
+  }
+  const r = schema.safeParse(json);
+  return r.success ? { value: r.data } : { error: firstIssue(r.error) };
+}
+
+/** An AdminResult as a JSON answer. */
+function answer<T>(c: Ctx, r: AdminResult<T>, okStatus: ContentfulStatusCode = 200): Response {
+  return r.ok ? c.json(r.value as object, okStatus) : c.json({ error: r.error }, r.status);
+}

@@ -1,0 +1,49 @@
+/**
+ * Tenant quotas for mq9 over HTTP (docs/tenants.md): the Worker has no
+ * per-connection object, so each isolate keeps one PublishGate per tenant
+ * (objects/tenants/gate.ts) that leases publish budget from the tenant's
+ * TenantDirectory in chunks, like a session does.
+ *
+ * The tenant's state (quotas, storage) comes with every issued-token
+ * authentication (one call per request anyway); for static and open
+ * tenants it is fetched when a SEND or CREATE finds it older than
+ * STATE_TTL_MS — so HTTP sees a quota change within STATE_TTL_MS.
+ */
+import type { Env } from "./env";
+import { PublishGate } from "../objects/tenants/gate";
+import { admitMailbox, type Mq9Quota } from "../objects/tenants/connection-auth";
+import { tenantStub } from "../objects/tenants/stub";
+import type { TenantState } from "../objects/tenants/rpc";
+import { UNLIMITED } from "../wire/admin/tenants";
+
+/** Longest an isolate uses a static tenant's quota state without asking again, ms. */
+export const STATE_TTL_MS = 1_000;
+
+/** Per-isolate gates, by tenant (bounded: the least recently created are dropped). */
+const gates = new Map<string, { gate: PublishGate; at: number }>();
+const MAX_GATES = 1_000;
+
+/**
+ * The mq9 quota checks for one HTTP request of `tenant`. `state`: the
+ * state the authentication answered, if any.
+ */
+export function httpQuota(env: Env, tenant: string, state: TenantState | undefined): Mq9Quota {
+  const gate = async (): Promise<PublishGate> => {
+    const now = Date.now();
+    let g = gates.get(tenant);
+    const fresh = state ?? (!g || now - g.at >= STATE_TTL_MS ? await tenantStub(env, tenant).state().catch(() => undefined) : undefined);
+    if (!g) {
+      if (gates.size >= MAX_GATES) gates.delete(gates.keys().next().value!);
+      g = { gate: new PublishGate((m, b) => tenantStub(env, tenant).lease(m, b), fresh ?? { quotas: UNLIMITED, storageFull: false, storedBytes: 0 }, now), at: now };
+      gates.set(tenant, g);
+    } else if (fresh) {
+      g.gate.setState(fresh, now);
+      g.at = now;
+    }
+    return g.gate;
+  };
+  return {
+    admitSend: async (bytes) => (await gate()).admitAsync(bytes),
+    admitCreate: async () => ((await gate()).quotas.mailboxes === null ? null : admitMailbox(env, tenant)),
+  };
+}
