@@ -100,7 +100,7 @@ const MAX_ORPHAN_PUSHES = 10_000;
 
 /** Codes whose meaning guarantees nothing was committed: safe to resend even without a producer id. */
 const NOTHING_COMMITTED = new Set<number>([
-  ErrorCode.BACKPRESSURE, ErrorCode.RATE_LIMITED, ErrorCode.STORAGE_FULL, ErrorCode.INTERNAL_ERROR, ErrorCode.NOT_ENOUGH_REPLICAS,
+  ErrorCode.BACKPRESSURE, ErrorCode.QUOTA_EXCEEDED, ErrorCode.RATE_LIMITED, ErrorCode.STORAGE_FULL, ErrorCode.INTERNAL_ERROR, ErrorCode.NOT_ENOUGH_REPLICAS,
 ]);
 
 const DEFAULT_RETRY: RetryOptions = { attempts: 5, baseDelayMs: 50, maxDelayMs: 2000 };

@@ -368,9 +368,9 @@ export class Connection {
     });
   }
 
-  /** Answers a PUB refused by a quota: RATE_LIMITED 0x4003 (rate) or QUOTA_EXCEEDED 0x4002 (storage). */
+  /** Answers a PUB refused by a tenant quota (rate or storage): QUOTA_EXCEEDED 0x4002, the message says which. */
   private refuse(slot: number, r: Refusal): void {
-    this.respondErr(slot, r.kind === "rate" ? ErrorCode.RATE_LIMITED : ErrorCode.QUOTA_EXCEEDED, Op.PUB, r.message);
+    this.respondErr(slot, ErrorCode.QUOTA_EXCEEDED, Op.PUB, r.message);
   }
 
   private async lookupThenPub(f: PubFrame, slot: number): Promise<void> {

@@ -45,7 +45,7 @@ async function eventually(fn: () => Promise<boolean>, ms = 5000): Promise<void> 
 const codes = (fs: Frame[]) => fs.map((f) => (f.op === Op.OK ? "ok" : f.op === Op.ERR ? f.code : f.op));
 
 describe("publish rate", () => {
-  it("MortarMQ msg/s: a burst gets one second of the rate, the rest RATE_LIMITED; it recovers; every OK is stored", async () => {
+  it("MortarMQ msg/s: a burst gets one second of the rate, the rest QUOTA_EXCEEDED; it recovers; every OK is stored", async () => {
     const { tenant, token } = await tenantWithToken("rate-m", { publish_msgs_per_s: 10 });
     const c = await connected(token);
     const { topicId } = await c.declare("rated", 1);
@@ -54,7 +54,7 @@ describe("publish rate", () => {
     expect(ok1).toBeGreaterThanOrEqual(10);
     expect(ok1).toBeLessThanOrEqual(12); // + what refills while the burst is answered
     expect(first.slice(0, 10)).toEqual(Array(10).fill("ok"));
-    expect(first.filter((x) => x !== "ok")).toEqual(Array(30 - ok1).fill(ErrorCode.RATE_LIMITED));
+    expect(first.filter((x) => x !== "ok")).toEqual(Array(30 - ok1).fill(ErrorCode.QUOTA_EXCEEDED));
     await sleep(1100);
     const second = codes(await pubAll(c, topicId, Array.from({ length: 5 }, (_, i) => `n${i}`)));
     expect(second).toEqual(Array(5).fill("ok"));
@@ -62,14 +62,14 @@ describe("publish rate", () => {
     c.close();
   });
 
-  it("MortarMQ bytes/s: over the byte rate is RATE_LIMITED with the rate in the message; it recovers", async () => {
+  it("MortarMQ bytes/s: over the byte rate is QUOTA_EXCEEDED with the rate in the message; it recovers", async () => {
     const { token } = await tenantWithToken("rate-b", { publish_bytes_per_s: 1000 });
     const c = await connected(token);
     const { topicId } = await c.declare("bytes", 1);
     const value = new Uint8Array(600);
     const [a, b] = await pubAll(c, topicId, [value, value]);
     expectOk(a, Op.PUB);
-    const err = expectErr(b, ErrorCode.RATE_LIMITED, Op.PUB);
+    const err = expectErr(b, ErrorCode.QUOTA_EXCEEDED, Op.PUB);
     expect(new TextDecoder().decode(err.message)).toMatch(/1000 bytes\/s/);
     await sleep(1100);
     expectOk((await pubAll(c, topicId, [value]))[0], Op.PUB);
