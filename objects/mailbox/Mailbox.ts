@@ -99,8 +99,8 @@ export class Mailbox extends DurableObject<Env> {
   }
 
   /** MAILBOX.CREATE: `ttlSec` 0 = never expires. Error `mailbox X already exists`. */
-  create(address: string, ttlSec: number): MailboxResult {
-    return this.run(() => {
+  create(address: string, ttlSec: number): MailboxResult | Promise<MailboxResult> {
+    return this.sends.after(() => this.run(() => {
       const now = this.catchUp();
       if (this.meta) throw new Mq9Error("mailbox_exists", mq9Messages.mailboxExists(address));
       const meta: MailboxMeta = { address, createdMs: now, ttlSec, expiresMs: mailboxExpiry(now, ttlSec), nextMsgId: 0 };
@@ -110,7 +110,7 @@ export class Mailbox extends DurableObject<Env> {
       this.nextDueMs = earliest(this.nextDueMs, meta.expiresMs);
       this.rearm();
       return {};
-    });
+    }));
   }
 
   /**
@@ -173,6 +173,10 @@ export class Mailbox extends DurableObject<Env> {
    * held request when its client goes away.
    */
   async fetchMessages(address: string, spec: FetchSpec, waiterId: string | null = null): Promise<MailboxResult<Messages>> {
+    return await this.sends.after(() => this.fetchNow(address, spec, waiterId));
+  }
+
+  private async fetchNow(address: string, spec: FetchSpec, waiterId: string | null): Promise<MailboxResult<Messages>> {
     try {
       const now = this.catchUp();
       this.requireMailbox(address);
@@ -240,10 +244,13 @@ export class Mailbox extends DurableObject<Env> {
    * held (already answered). Must be called on the same stub as the FETCH,
    * after it: calls on one stub are delivered in order.
    */
-  cancelFetch(waiterId: string): boolean {
-    const cancelled = this.waiters.cancel(waiterId);
-    if (cancelled) this.rearm();
-    return cancelled;
+  cancelFetch(waiterId: string): boolean | Promise<boolean> {
+    // in order behind a FETCH that still waits for the commit in flight (fetchMessages)
+    return this.sends.after(() => {
+      const cancelled = this.waiters.cancel(waiterId);
+      if (cancelled) this.rearm();
+      return cancelled;
+    });
   }
 
   /** Long-poll FETCHes held right now (at most MAX_PENDING_FETCHES); for diagnostics and tests. */
@@ -257,8 +264,8 @@ export class Mailbox extends DurableObject<Env> {
    * Errors: `message not found` for a msg_id never assigned; unknown group;
    * a msg_id above the highest of its lane delivered to the group (409).
    */
-  ack(address: string, group: string, msgId: number): MailboxResult {
-    return this.run(() => {
+  ack(address: string, group: string, msgId: number): MailboxResult | Promise<MailboxResult> {
+    return this.sends.after(() => this.run(() => {
       this.catchUp();
       const meta = this.requireMailbox(address);
       if (msgId >= meta.nextMsgId) throw new Mq9Error("message_not_found", mq9Messages.messageNotFound());
@@ -271,15 +278,15 @@ export class Mailbox extends DurableObject<Env> {
       if (!r.ok) throw new Mq9Error("message_not_delivered", mq9Messages.notDelivered(msgId, group, priorityOfLane(lane), r.highestDelivered));
       if (r.changed) this.ctx.storage.transactionSync(() => this.store.saveGroup(group, r.cursor));
       return {};
-    });
+    }));
   }
 
   /**
    * MSG.QUERY: visible messages matching every filter (AND), the newest
    * `limit` of them, returned in msg_id order. Moves no cursor.
    */
-  query(address: string, spec: QuerySpec): MailboxResult<Messages> {
-    return this.run(() => {
+  query(address: string, spec: QuerySpec): MailboxResult<Messages> | Promise<MailboxResult<Messages>> {
+    return this.sends.after(() => this.run(() => {
       const now = this.catchUp();
       this.requireMailbox(address);
       const budget = new ReplyBudget(spec.limit, MAX_REPLY_PAYLOAD_BYTES);
@@ -290,19 +297,19 @@ export class Mailbox extends DurableObject<Env> {
       }
       this.telemetry.returned("query", picked.length, picked.reduce((n, m) => n + m.size, 0));
       return { messages: picked.reverse().map(toMq9Message) };
-    });
+    }));
   }
 
   /** MSG.DELETE: removes one visible message. Error `message not found`. */
-  deleteMessage(address: string, msgId: number): MailboxResult<{ deleted: true }> {
-    return this.run(() => {
+  deleteMessage(address: string, msgId: number): MailboxResult<{ deleted: true }> | Promise<MailboxResult<{ deleted: true }>> {
+    return this.sends.after(() => this.run(() => {
       this.catchUp();
       const meta = this.requireMailbox(address);
       const gone = this.ctx.storage.transactionSync(() => this.store.deleteMessage(msgId, meta.nextMsgId));
       if (!gone) throw new Mq9Error("message_not_found", mq9Messages.messageNotFound());
       this.telemetry.touch();
       return { deleted: true as const };
-    });
+    }));
   }
 
   /** The one alarm: due schedule rows, long-poll deadlines, the telemetry flush; re-arms. Idempotent. */

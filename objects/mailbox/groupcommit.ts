@@ -7,10 +7,17 @@
  * flight, new items wait in a queue; when it is durable, every queued item
  * is applied in one synchronous turn, so they share the next commit. An idle
  * object applies an item at once, so a lone request pays no extra latency.
+ * The object's other operations go through {@link GroupCommit.after}, so
+ * they take effect in arrival order relative to the queued items.
  */
 export class GroupCommit<I, R> {
   private inflight = false;
-  private queue: { item: I; resolve: (r: R) => void }[] = [];
+  /**
+   * Waiting entries in arrival order: submitted items, and operations
+   * queued with {@link after}. `run` executes the entry in the batch's
+   * turn; `fail` answers it when the commit in flight failed.
+   */
+  private queue: { run: () => void; fail: (error: unknown) => void; isItem: boolean }[] = [];
 
   constructor(
     /** Applies one item synchronously (its writes join the current commit) and returns its reply. */
@@ -21,9 +28,33 @@ export class GroupCommit<I, R> {
     private readonly onFailure: (error: unknown) => R,
   ) {}
 
-  /** Items waiting for the commit in flight. */
+  /** Items waiting for the commit in flight (operations queued with {@link after} not counted). */
   get queued(): number {
-    return this.queue.length;
+    let n = 0;
+    for (const q of this.queue) if (q.isItem) n++;
+    return n;
+  }
+
+  /**
+   * Runs `fn` now when nothing waits; otherwise queues it behind the
+   * waiting items and runs it in their turn, right after the items that
+   * arrived before it and before those that arrive after it. For the
+   * object's other operations (reads, acknowledgements, deletes), so they
+   * never overtake — nor see — items submitted around them out of order.
+   * Runs also when the commit in flight failed.
+   */
+  after<T>(fn: () => T): T | Promise<T> {
+    if (this.queue.length === 0) return fn();
+    return new Promise<T>((resolve, reject) => {
+      const run = () => {
+        try {
+          resolve(fn());
+        } catch (e) {
+          reject(e);
+        }
+      };
+      this.queue.push({ run, fail: run, isItem: false });
+    });
   }
 
   /** Applies `item` now when no commit is in flight, otherwise after it (in submission order). */
@@ -33,7 +64,7 @@ export class GroupCommit<I, R> {
       this.watch();
       return r;
     }
-    return new Promise<R>((resolve) => this.queue.push({ item, resolve }));
+    return new Promise<R>((resolve) => this.enqueue(item, resolve));
   }
 
   /**
@@ -46,7 +77,11 @@ export class GroupCommit<I, R> {
       if (items.length > 0) this.watch();
       return rs;
     }
-    return Promise.all(items.map((item) => new Promise<R>((resolve) => this.queue.push({ item, resolve }))));
+    return Promise.all(items.map((item) => new Promise<R>((resolve) => this.enqueue(item, resolve))));
+  }
+
+  private enqueue(item: I, resolve: (r: R) => void): void {
+    this.queue.push({ run: () => resolve(this.apply(item)), fail: (e) => resolve(this.onFailure(e)), isItem: true });
   }
 
   private watch(): void {
@@ -56,12 +91,12 @@ export class GroupCommit<I, R> {
         this.inflight = false;
         const batch = this.queue.splice(0);
         if (batch.length === 0) return;
-        for (const q of batch) q.resolve(this.apply(q.item));
+        for (const q of batch) q.run();
         this.watch();
       },
       (e: unknown) => {
         this.inflight = false;
-        for (const q of this.queue.splice(0)) q.resolve(this.onFailure(e));
+        for (const q of this.queue.splice(0)) q.fail(e);
       },
     );
   }

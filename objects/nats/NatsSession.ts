@@ -36,7 +36,7 @@ import {
   type PendingConnect,
   type ServedRequest,
 } from "../../wire/nats/connection";
-import { concatBytes, encodeInfo, type ServerInfo } from "../../wire/nats/encoder";
+import { chunkBytes, encodeInfo, type ServerInfo } from "../../wire/nats/encoder";
 import { DEFAULT_MAX_PAYLOAD, NatsErr, fatal } from "../../wire/nats/errors";
 import { NatsParser } from "../../wire/nats/parser";
 import { SubscriptionStore } from "./store";
@@ -53,6 +53,15 @@ const BYTES_OUT = series("mortarmq_bytes_sent_total", { protocol: "nats" });
 export const PARTIAL_OP_TIMEOUT_MS = 30_000;
 /** Without a valid CONNECT within this many ms (auth required), the connection is closed. */
 export const AUTH_TIMEOUT_MS = 5_000;
+/**
+ * Largest WebSocket message the session sends, bytes. Replies completing
+ * together share messages up to this size; a larger reply is cut (the
+ * stream may be cut anywhere). Without a cap, one round of large FETCH or
+ * QUERY replies became one message of hundreds of MiB, which clients such
+ * as `ws` (nats.ws in Node, the TCP bridge: 100 MiB default) refuse by
+ * dropping the connection.
+ */
+export const MAX_SEND_MESSAGE_BYTES = 1024 * 1024;
 /** Interval of the storage garbage-collection alarm, ms (only armed once subscriptions were stored). */
 export const GC_INTERVAL_MS = 60 * 60 * 1000;
 
@@ -300,15 +309,17 @@ export class NatsSession extends DurableObject<Env> {
     }
   }
 
-  /** Sends everything queued as one WebSocket message. */
+  /** Sends everything queued, in WebSocket messages of at most MAX_SEND_MESSAGE_BYTES. */
   private drain(ws: WebSocket): void {
     if (this.outQueue.length === 0) return;
-    const bytes = concatBytes(this.outQueue);
+    const parts = this.outQueue;
     this.outQueue = [];
-    this.tally.add(BYTES_OUT, bytes.length);
     this.telemetry.touch();
     try {
-      ws.send(bytes);
+      for (const bytes of chunkBytes(parts, MAX_SEND_MESSAGE_BYTES)) {
+        ws.send(bytes);
+        this.tally.add(BYTES_OUT, bytes.length);
+      }
     } catch {
       /* the client is gone; webSocketClose cleans up */
     }

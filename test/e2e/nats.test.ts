@@ -145,6 +145,22 @@ describe("NATS clients against the broker", () => {
     ws.close();
   });
 
+  it.each([
+    ["nats over TCP (bridge)", () => connectTcp({ token: TOKEN })],
+    ["nats.ws over WebSocket", () => connectWs({ token: TOKEN })],
+  ] as const)("requests on one connection take effect in the order sent (%s): a QUERY right after a published SEND sees it", async (_name, open) => {
+    const nc = await open();
+    for (let i = 0; i < 5; i++) {
+      const mbox = `e2e.order.${i}.${Math.random().toString(36).slice(2, 8)}`;
+      nc.publish("$mq9.AI.MAILBOX.CREATE", te.encode(JSON.stringify({ name: mbox }))); // fire and forget, like the SENDs
+      nc.publish(`$mq9.AI.MSG.SEND.${mbox}`, te.encode("first"));
+      nc.publish(`$mq9.AI.MSG.SEND.${mbox}`, te.encode("second"));
+      const q = json((await nc.request(`$mq9.AI.MSG.QUERY.${mbox}`, te.encode("{}"), { timeout: 10_000 })).data) as unknown as { messages: { payload: string }[] };
+      expect(q.messages.map((m) => Buffer.from(m.payload, "base64").toString())).toEqual(["first", "second"]);
+    }
+    await nc.close();
+  });
+
   it("a wrong token is refused with an authorization violation", async () => {
     await expect(connectTcp({ token: "wrong" })).rejects.toMatchObject({ code: "AUTHORIZATION_VIOLATION" });
     await expect(connectWs({ token: "wrong" })).rejects.toMatchObject({ code: "AUTHORIZATION_VIOLATION" });

@@ -70,3 +70,39 @@ describe("GroupCommit", () => {
     expect(gc.submit("c")).toBe("ok c");
   });
 });
+
+describe("GroupCommit.after", () => {
+  it("runs at once when nothing waits, otherwise in order among the waiting items, in their turn", async () => {
+    const s = fakeStorage();
+    const log: string[] = [];
+    const gc = new GroupCommit<string, string>((x) => (s.write(x), log.push(`apply ${x}`), `ok ${x}`), s.sync, () => "failed");
+    expect(gc.after(() => (log.push("read 1"), 1))).toBe(1); // idle
+    gc.submit("a"); // applied now, commit in flight
+    expect(gc.after(() => (log.push("read 2"), 2))).toBe(2); // nothing waits: still at once
+    const b = gc.submit("b");
+    const read3 = gc.after(() => (log.push("read 3"), 3));
+    const c = gc.submit("c");
+    expect(gc.queued).toBe(2);
+    expect(log).toEqual(["read 1", "apply a", "read 2"]);
+    s.commit();
+    await tick();
+    expect(await read3).toBe(3);
+    expect(log).toEqual(["read 1", "apply a", "read 2", "apply b", "read 3", "apply c"]);
+    expect([await b, await c]).toEqual(["ok b", "ok c"]);
+  });
+
+  it("still runs queued operations when the commit in flight fails, and passes their exceptions on", async () => {
+    const s = fakeStorage();
+    const gc = new GroupCommit<string, string>((x) => (s.write(x), `ok ${x}`), s.sync, () => "failed");
+    gc.submit("a");
+    const b = gc.submit("b");
+    const read = gc.after(() => "read");
+    const bad = gc.after(() => {
+      throw new Error("boom");
+    });
+    s.fail(new Error("disk"));
+    expect(await b).toBe("failed");
+    expect(await read).toBe("read");
+    await expect(bad).rejects.toThrow("boom");
+  });
+});

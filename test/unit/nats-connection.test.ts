@@ -124,6 +124,11 @@ describe("NatsConnection", () => {
     expect(r.close).toBe(true);
   });
 
+  it("HPUB with an empty header block (#hdr 0) is delivered as a plain MSG, as nats-server does (an HMSG needs a NATS/1.0 block)", () => {
+    expect(harness().send(quiet + "SUB t 1\r\nHPUB t 0 3\r\nabc\r\n").text).toBe("MSG t 1 3\r\nabc\r\n");
+    expect(harness().send(quiet + "SUB t 1\r\nSUB _INBOX.r 2\r\nHPUB t _INBOX.r 0 0\r\n\r\n").text).toBe("MSG t 1 _INBOX.r 0\r\n\r\n");
+  });
+
   it("a queue group gets one copy; plain subscriptions each get one", () => {
     const { send } = harness();
     const r = send(quiet + "SUB w q 1\r\nSUB w q 2\r\nSUB w 3\r\nSUB * other 4\r\nPUB w 1\r\nx\r\n");

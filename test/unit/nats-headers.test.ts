@@ -1,6 +1,7 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { encodeHeaderBlock, parseHeaderBlock, toMq9Headers } from "../../wire/nats/headers";
-import { encodeErr, encodeHmsg, encodeInfo, encodeMsg, OK, PING, PONG } from "../../wire/nats/encoder";
+import { chunkBytes, encodeErr, encodeHmsg, encodeInfo, encodeMsg, OK, PING, PONG } from "../../wire/nats/encoder";
 
 const te = new TextEncoder();
 const td = new TextDecoder();
@@ -67,5 +68,26 @@ describe("NATS server encoder", () => {
     expect(td.decode(OK)).toBe("+OK\r\n");
     expect(td.decode(PING)).toBe("PING\r\n");
     expect(td.decode(PONG)).toBe("PONG\r\n");
+  });
+});
+
+describe("chunkBytes (server output cut into WebSocket messages)", () => {
+  const bytes = (n: number, v: number) => new Uint8Array(n).fill(v);
+  it("joins small parts, cuts large ones, never exceeds the cap and keeps every byte in order", () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 40 }), { maxLength: 20 }), fc.integer({ min: 1, max: 32 }), (lens, max) => {
+        const parts = lens.map((n, i) => bytes(n, i));
+        const out = [...chunkBytes(parts, max)];
+        expect(out.every((m) => m.length > 0 && m.length <= max)).toBe(true);
+        expect(Buffer.concat(out)).toEqual(Buffer.concat(parts));
+        const total = lens.reduce((a, b) => a + b, 0);
+        expect(out.length).toBe(Math.ceil(total / max));
+      }),
+    );
+  });
+
+  it("hands a part that fits alone through without copying", () => {
+    const p = bytes(10, 1);
+    expect([...chunkBytes([p], 10)][0]).toBe(p);
   });
 });

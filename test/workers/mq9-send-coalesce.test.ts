@@ -3,7 +3,11 @@
  * (SendCoalescer → Mailbox.sendMany): every SEND still gets its own reply,
  * msg_ids follow submission order, and errors stay per SEND.
  */
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { Mailbox } from "../../objects/mailbox/Mailbox";
+import { parseFetchRequest, parseMq9Headers, parseQueryRequest } from "../../wire/mq9";
+import { objectName } from "../../worker/keys";
 import { handleMq9Request } from "../../worker/mq9/dispatch";
 import { SendCoalescer } from "../../worker/mq9/sendbatch";
 import { MailboxStubs } from "../../worker/mq9/stubs";
@@ -57,5 +61,68 @@ describe("MailboxStubs (per-connection stub cache)", () => {
     const box = await createMailbox();
     expect((await handleMq9Request(env, "default", { subject: `$mq9.AI.MSG.SEND.${box}`, headers: new Map(), payload: enc.encode("x") }, { stubs })).body).toEqual({ error: "", msg_id: 0 });
     expect((await handleMq9Request(env, "default", { subject: `$mq9.AI.MSG.SEND.${box}`, headers: new Map(), payload: enc.encode("y") }, { stubs })).body).toEqual({ error: "", msg_id: 1 });
+  });
+});
+
+describe("order of pipelined requests on one connection", () => {
+  /** A Mailbox stub that records the order in which RPCs are issued to it. */
+  function recordingStubs(calls: string[]): MailboxStubs {
+    const ok = { ok: true, msgId: 0, messages: [] };
+    const stub = {
+      send: () => (calls.push("send"), ok),
+      sendMany: (_a: string, items: unknown[]) => (calls.push(`sendMany(${items.length})`), items.map(() => ok)),
+      query: () => (calls.push("query"), ok),
+      fetchMessages: () => (calls.push("fetch"), ok),
+      ack: () => (calls.push("ack"), ok),
+      deleteMessage: () => (calls.push("delete"), ok),
+      create: () => (calls.push("create"), ok),
+    };
+    return { get: (tenant: string, address: string) => ({ key: `${tenant}/${address}`, stub }), evict: () => {} } as unknown as MailboxStubs;
+  }
+
+  it("a QUERY, FETCH, ACK or DELETE issued after SENDs to the same mailbox reaches the Mailbox after them", async () => {
+    for (const [verb, body, rpc] of [
+      ["QUERY", "{}", "query"],
+      ["FETCH", '{"config":{"max_wait_ms":0}}', "fetch"],
+      ["ACK", '{"group_name":"g","mail_address":"order.box","msg_id":0}', "ack"],
+      ["DELETE", "", "delete"],
+    ] as const) {
+      const calls: string[] = [];
+      const ctx = { sends: new SendCoalescer(), stubs: recordingStubs(calls) };
+      const req = (subject: string, payload: string) =>
+        handleMq9Request(env, "default", { subject, headers: new Map(), payload: enc.encode(payload) }, ctx);
+      // as a NatsSession runs the requests of one WebSocket message: started back to back, in order
+      const done = [
+        req("$mq9.AI.MSG.SEND.order.box", "a"),
+        req("$mq9.AI.MSG.SEND.order.box", "b"),
+        req(`$mq9.AI.MSG.${verb}.order.box${verb === "DELETE" ? ".0" : ""}`, body),
+      ];
+      await Promise.all(done);
+      expect(calls, verb).toEqual(["sendMany(2)", rpc]);
+    }
+  });
+});
+
+describe("order inside the Mailbox while a commit is in flight", () => {
+  it("a QUERY, FETCH, ACK or DELETE arriving after SENDs that wait for the commit in flight sees them", async () => {
+    const a = await createMailbox();
+    const stub = (env.MAILBOX as unknown as DurableObjectNamespace<Mailbox>).get(env.MAILBOX.idFromName(objectName("mailbox", "default", a)));
+    const seen = await runInDurableObject(stub, async (box) => {
+      const none = parseMq9Headers([]);
+      // called back to back, as the RPCs of one connection arrive: the first SEND starts a commit, the next ones queue behind it
+      const s0 = box.send(a, none, enc.encode("m0"));
+      const s1 = box.sendMany(a, [{ opts: none, payload: enc.encode("m1") }, { opts: none, payload: enc.encode("m2") }]);
+      const q = box.query(a, parseQueryRequest(enc.encode("{}")));
+      const f = box.fetchMessages(a, parseFetchRequest(enc.encode('{"group_name":"g","deliver":"earliest","config":{"max_wait_ms":0}}')));
+      await Promise.all([s0, s1]);
+      const ack = box.ack(a, "g", 2);
+      const del = box.deleteMessage(a, 2);
+      return { query: await q, fetch: await f, ack: await ack, del: await del };
+    });
+    const ids = (r: unknown) => ((r as { messages: { msg_id: number }[] }).messages ?? []).map((m) => m.msg_id);
+    expect(ids(seen.query)).toEqual([0, 1, 2]);
+    expect(ids(seen.fetch)).toEqual([0, 1, 2]);
+    expect(seen.ack).toEqual({ ok: true });
+    expect(seen.del).toEqual({ ok: true, deleted: true });
   });
 });

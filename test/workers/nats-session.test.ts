@@ -99,6 +99,27 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
     c.ws.close();
   });
 
+  it("large replies completing together are sent as WebSocket messages of at most 1 MiB (one message per round would reach hundreds of MiB)", async () => {
+    const box = `nats.big.${crypto.randomUUID().slice(0, 8)}`;
+    const run = (subject: string, payload: Uint8Array | string) =>
+      handleMq9Request(env, "default", { subject, headers: new Map(), payload: typeof payload === "string" ? new TextEncoder().encode(payload) : payload });
+    expect((await run("$mq9.AI.MAILBOX.CREATE", JSON.stringify({ name: box }))).body.error).toBe("");
+    for (let i = 0; i < 2; i++) expect((await run(`$mq9.AI.MSG.SEND.${box}`, new Uint8Array(1_000_000).fill(97 + i))).body.error).toBe("");
+    const c = await openNats();
+    const sizes: number[] = [];
+    c.ws.addEventListener("message", (e) => sizes.push((e.data as ArrayBuffer).byteLength));
+    let wire = CONNECT + "SUB _INBOX.big.* 1\r\n";
+    for (let i = 0; i < 8; i++) wire += `PUB $mq9.AI.MSG.QUERY.${box} _INBOX.big.${i} 2\r\n{}\r\n`;
+    c.send(wire + "PING\r\n");
+    await c.waitFor(/PONG\r\n/);
+    for (let i = 0; i < 400 && c.text.split("MSG _INBOX.big.").length - 1 < 8; i++) await new Promise((r) => setTimeout(r, 25));
+    const replies = [...c.text.matchAll(/MSG _INBOX\.big\.(\d) 1 (\d+)\r\n/g)];
+    expect(replies.map((m) => m[1]).sort()).toEqual(["0", "1", "2", "3", "4", "5", "6", "7"]);
+    expect(Number(replies[0][2])).toBeGreaterThan(2_000_000); // each reply alone is larger than 1 MiB
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(1024 * 1024);
+    c.ws.close();
+  });
+
   it("no_responders: a request to an unserved subject gets the 503 status message", async () => {
     const c = await openNats();
     c.send(CONNECT + "SUB _INBOX.n.* 2\r\nPUB nothing.here _INBOX.n.1 0\r\n\r\n");

@@ -210,7 +210,8 @@ export class NatsConnection {
   deliver(subject: string, reply: string | undefined, header: Uint8Array | undefined, payload: Uint8Array, box: Outbox): number {
     if (this.state.closed) return 0;
     const targets = this.subs.route(subject);
-    const withHeader = header !== undefined && this.state.headers;
+    // an empty header block (HPUB #hdr 0) is no header: nats-server delivers such a message as MSG
+    const withHeader = header !== undefined && header.length > 0 && this.state.headers;
     const each = payload.length + (withHeader ? header.length : 0);
     for (const t of targets) {
       box.msgBytes += each;

@@ -109,7 +109,7 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
         isCreate = true;
         const refused = await ctx.quota?.admitCreate();
         if (refused) return { ...quotaReply(refused), body: { error: refused.message, mail_address: "" } };
-        return await create(env, tenant, req.payload);
+        return await create(env, tenant, req.payload, ctx);
       }
       case "MSG.SEND": {
         const opts = parseMq9Headers(req.headers);
@@ -124,7 +124,7 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
       }
       case "MSG.FETCH": {
         const spec = parseFetchRequest(req.payload);
-        target = mailboxTarget(env, tenant, subject.mailAddress, ctx);
+        target = orderedTarget(env, tenant, subject.mailAddress, ctx);
         const r = await fetchCancellable(target.stub, subject.mailAddress, spec, ctx);
         return reply(r, (v) => ({ messages: v.messages }));
       }
@@ -133,18 +133,18 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
         if (ack.mailAddress !== subject.mailAddress) {
           throw new Mq9Error("bad_request", `mail_address "${echo(ack.mailAddress)}" does not match the subject's mailbox ${subject.mailAddress}`);
         }
-        target = mailboxTarget(env, tenant, subject.mailAddress, ctx);
+        target = orderedTarget(env, tenant, subject.mailAddress, ctx);
         const r = await target.stub.ack(subject.mailAddress, ack.group, ack.msgId);
         return reply(r, () => ({}));
       }
       case "MSG.QUERY": {
         const spec = parseQueryRequest(req.payload);
-        target = mailboxTarget(env, tenant, subject.mailAddress, ctx);
+        target = orderedTarget(env, tenant, subject.mailAddress, ctx);
         const r = await target.stub.query(subject.mailAddress, spec);
         return reply(r, (v) => ({ messages: v.messages }));
       }
       case "MSG.DELETE": {
-        target = mailboxTarget(env, tenant, subject.mailAddress, ctx);
+        target = orderedTarget(env, tenant, subject.mailAddress, ctx);
         const r = await target.stub.deleteMessage(subject.mailAddress, subject.msgId);
         return reply(r, () => ({ deleted: true }));
       }
@@ -164,14 +164,33 @@ function mailboxTarget(env: Env, tenant: string, address: string, ctx: Mq9Reques
   return ctx.stubs ? ctx.stubs.get(tenant, address) : freshMailboxTarget(env, tenant, address);
 }
 
+/**
+ * The Mailbox of `address` for an RPC other than SEND: SENDs the
+ * connection queued for it before this request are issued first, on the
+ * same stub, so the Mailbox sees the connection's requests in the order
+ * they were sent (sendbatch.ts).
+ */
+function orderedTarget(env: Env, tenant: string, address: string, ctx: Mq9RequestContext): MailboxTarget {
+  const target = mailboxTarget(env, tenant, address, ctx);
+  ctx.sends?.flush(target.key);
+  return target;
+}
+
 /** MAILBOX.CREATE: validates or generates the address, then creates it in its object. */
-async function create(env: Env, tenant: string, payload: Uint8Array): Promise<Mq9Reply> {
+async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9RequestContext): Promise<Mq9Reply> {
   const spec = parseCreateRequest(payload);
   const ttlSec = spec.ttlSec ?? DEFAULT_MAILBOX_TTL_S;
   if (spec.name !== null) assertMailAddress(spec.name);
   for (let attempt = 0; ; attempt++) {
     const address = spec.name ?? generateMailAddress();
-    const r = await mailboxStub(env, tenant, address).create(address, ttlSec);
+    const target = orderedTarget(env, tenant, address, ctx);
+    let r: MailboxResult;
+    try {
+      r = await target.stub.create(address, ttlSec);
+    } catch (e) {
+      ctx.stubs?.evict(target.key); // a platform error can leave the stub broken
+      throw e;
+    }
     if (r.ok) return { status: 200, body: { error: "", mail_address: address } };
     if (spec.name !== null || r.code !== "mailbox_exists" || attempt + 1 >= CREATE_ATTEMPTS) {
       return { status: MQ9_HTTP_STATUS[r.code], code: r.code, body: { error: r.error, mail_address: "" } };

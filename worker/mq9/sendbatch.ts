@@ -9,6 +9,12 @@
  *
  * Use one instance per connection (NatsSession). The HTTP transport has one
  * request per invocation and does not use it.
+ *
+ * Order: a connection's requests must reach a Mailbox in the order the
+ * client sent them (a QUERY pipelined after a SEND sees it). Before any
+ * other RPC to a mailbox the dispatcher calls {@link SendCoalescer.flush},
+ * so the SENDs queued before it are issued first on the same stub (calls on
+ * one stub are delivered in order).
  */
 import type { Mailbox } from "../../objects/mailbox/Mailbox";
 import type { MailboxResult } from "../../objects/mailbox/types";
@@ -44,7 +50,8 @@ export class SendCoalescer {
     return new Promise<SendResult>((resolve, reject) => p.waiters.push({ resolve, reject }));
   }
 
-  private flush(key: string): void {
+  /** Issues the SENDs queued for `key` now (no-op when none are queued). */
+  flush(key: string): void {
     const p = this.pending.get(key);
     if (!p) return;
     this.pending.delete(key);
