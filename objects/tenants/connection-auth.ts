@@ -16,12 +16,16 @@ import { UNLIMITED } from "../../wire/admin/tenants";
 import { PublishGate, type Refusal, type Verdict } from "./gate";
 import type { ConnectionProtocol, TenantState } from "./rpc";
 
-/** The quota checks an mq9 request needs (handleMq9Request's `quota`): null = admitted, else the refusal. */
+/**
+ * The quota checks an mq9 request needs (handleMq9Request's `quota`):
+ * null = admitted, else the refusal; a promise when the answer needs a
+ * call (a rate lease, the mailbox count), a plain value otherwise.
+ */
 export interface Mq9Quota {
   /** A SEND of `bytes` payload bytes (publish rate, storage). */
-  admitSend(bytes: number): Promise<Refusal | null>;
+  admitSend(bytes: number): Refusal | null | Promise<Refusal | null>;
   /** A mailbox CREATE (mailbox count). */
-  admitCreate(): Promise<Refusal | null>;
+  admitCreate(): Refusal | null | Promise<Refusal | null>;
 }
 import { revalidateMs, tenantStub } from "./stub";
 
@@ -124,8 +128,8 @@ export class ConnectionAuth {
   /** The mq9 quota checks of this connection (NATS sessions pass it to handleMq9Request). */
   mq9Quota(): Mq9Quota {
     return {
-      admitSend: (bytes) => (this.snap ? this.gate().admitAsync(bytes) : Promise.resolve(null)),
-      admitCreate: () => this.admitMailbox(),
+      admitSend: (bytes) => (this.snap ? this.gate().admitSoon(bytes) : null),
+      admitCreate: () => (this.snap?.state.quotas.mailboxes == null ? null : this.admitMailbox()),
     };
   }
 

@@ -126,6 +126,19 @@ export class PublishGate {
     }
   }
 
+  /**
+   * `admit`, answered synchronously when it can be (the common case: no
+   * quota, or budget in hand), else `admitAsync`'s promise. Callers that
+   * must keep a connection's requests in order use it so an admitted
+   * message is not delayed by a microtask.
+   */
+  admitSoon(bytes: number): Refusal | null | Promise<Refusal | null> {
+    const v = this.admit(bytes, this.clock());
+    if (v.ok) return null;
+    if ("refuse" in v) return v.refuse;
+    return v.wait.then(() => this.admitAsync(bytes));
+  }
+
   /** Budget below half a chunk (in a limited dimension). */
   private low(): boolean {
     const q = this.state.quotas;

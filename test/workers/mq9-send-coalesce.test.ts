@@ -101,6 +101,50 @@ describe("order of pipelined requests on one connection", () => {
       expect(calls, verb).toEqual(["sendMany(2)", rpc]);
     }
   });
+
+  it("a SEND waiting for a publish-rate lease keeps its place: later requests to that mailbox reach it after the SEND", async () => {
+    const calls: string[] = [];
+    let grant!: () => void;
+    const lease = new Promise<null>((resolve) => (grant = () => resolve(null)));
+    let first = true;
+    // the first SEND must wait for a lease (as PublishGate.admitSoon answers then); the rest are admitted at once
+    const quota = { admitSend: () => (first ? ((first = false), lease) : null), admitCreate: () => null };
+    const ctx = { sends: new SendCoalescer(), stubs: recordingStubs(calls), quota };
+    const req = (subject: string, payload: string) =>
+      handleMq9Request(env, "default", { subject, headers: new Map(), payload: enc.encode(payload) }, ctx);
+    const done = [
+      req("$mq9.AI.MSG.SEND.order.box", "a"),
+      req("$mq9.AI.MSG.QUERY.order.box", "{}"),
+      req("$mq9.AI.MSG.SEND.order.box", "b"),
+      req("$mq9.AI.MSG.SEND.other.box", "c"), // another mailbox does not wait
+    ];
+    await new Promise((r) => setTimeout(r, 20));
+    expect(calls).toEqual(["send"]);
+    grant();
+    const replies = await Promise.all(done);
+    expect(calls).toEqual(["send", "send", "query", "send"]);
+    expect(replies.map((r) => r.body.error)).toEqual(["", "", "", ""]);
+  });
+
+  it("a SEND refused by a rate lease after waiting is not issued, and does not hold up the requests behind it", async () => {
+    const calls: string[] = [];
+    const refusal = { kind: "rate" as const, message: "publish rate limit exceeded (1 msg/s)", retryAfterMs: 1500 };
+    let first = true;
+    const quota = { admitSend: () => (first ? ((first = false), Promise.resolve(refusal)) : null), admitCreate: () => null };
+    const ctx = { sends: new SendCoalescer(), stubs: recordingStubs(calls), quota };
+    const req = (subject: string, payload: string) =>
+      handleMq9Request(env, "default", { subject, headers: new Map(), payload: enc.encode(payload) }, ctx);
+    const [a, q, b] = await Promise.all([
+      req("$mq9.AI.MSG.SEND.order.box", "a"),
+      req("$mq9.AI.MSG.QUERY.order.box", "{}"),
+      req("$mq9.AI.MSG.SEND.order.box", "b"),
+    ]);
+    expect(a.status).toBe(429);
+    expect(a.retryAfterS).toBe(2);
+    expect(a.body.error).toContain("publish rate limit exceeded");
+    expect([q.status, b.status]).toEqual([200, 200]);
+    expect(calls).toEqual(["query", "send"]);
+  });
 });
 
 describe("order inside the Mailbox while a commit is in flight", () => {

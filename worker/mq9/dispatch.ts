@@ -105,27 +105,26 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
     }
     const subject = parseMq9Subject(req.subject);
     switch (subject.kind) {
-      case "MAILBOX.CREATE": {
+      case "MAILBOX.CREATE":
         isCreate = true;
-        const refused = await ctx.quota?.admitCreate();
-        if (refused) return { ...quotaReply(refused), body: { error: refused.message, mail_address: "" } };
         return await create(env, tenant, req.payload, ctx);
-      }
       case "MSG.SEND": {
         const opts = parseMq9Headers(req.headers);
         const address = subject.mailAddress;
-        const refused = await ctx.quota?.admitSend(req.payload.byteLength);
-        if (refused) return quotaReply(refused);
-        target = mailboxTarget(env, tenant, address, ctx);
-        const r = ctx.sends
-          ? await ctx.sends.send(target.key, target.stub, address, opts, req.payload)
-          : await target.stub.send(address, opts, req.payload);
+        const admission = ctx.quota?.admitSend(req.payload.byteLength) ?? null;
+        if (admission !== null && !(admission instanceof Promise)) return quotaReply(admission);
+        const t = (target = mailboxTarget(env, tenant, address, ctx));
+        const sends = ctx.sends;
+        const r = sends
+          ? await sends.inOrder(t.key, () => sends.send(t.key, t.stub, address, opts, req.payload), admission)
+          : await admitted(admission, async () => t.stub.send(address, opts, req.payload));
+        if ("refused" in r) return quotaReply(r.refused);
         return reply(r, (v) => ({ msg_id: v.msgId }));
       }
       case "MSG.FETCH": {
         const spec = parseFetchRequest(req.payload);
-        target = orderedTarget(env, tenant, subject.mailAddress, ctx);
-        const r = await fetchCancellable(target.stub, subject.mailAddress, spec, ctx);
+        const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
+        const r = await ordered(ctx, t, () => fetchCancellable(t.stub, subject.mailAddress, spec, ctx));
         return reply(r, (v) => ({ messages: v.messages }));
       }
       case "MSG.ACK": {
@@ -133,19 +132,19 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
         if (ack.mailAddress !== subject.mailAddress) {
           throw new Mq9Error("bad_request", `mail_address "${echo(ack.mailAddress)}" does not match the subject's mailbox ${subject.mailAddress}`);
         }
-        target = orderedTarget(env, tenant, subject.mailAddress, ctx);
-        const r = await target.stub.ack(subject.mailAddress, ack.group, ack.msgId);
+        const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
+        const r = await ordered(ctx, t, async () => t.stub.ack(subject.mailAddress, ack.group, ack.msgId));
         return reply(r, () => ({}));
       }
       case "MSG.QUERY": {
         const spec = parseQueryRequest(req.payload);
-        target = orderedTarget(env, tenant, subject.mailAddress, ctx);
-        const r = await target.stub.query(subject.mailAddress, spec);
+        const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
+        const r = await ordered(ctx, t, async () => t.stub.query(subject.mailAddress, spec));
         return reply(r, (v) => ({ messages: v.messages }));
       }
       case "MSG.DELETE": {
-        target = orderedTarget(env, tenant, subject.mailAddress, ctx);
-        const r = await target.stub.deleteMessage(subject.mailAddress, subject.msgId);
+        const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
+        const r = await ordered(ctx, t, async () => t.stub.deleteMessage(subject.mailAddress, subject.msgId));
         return reply(r, () => ({ deleted: true }));
       }
       default:
@@ -165,37 +164,66 @@ function mailboxTarget(env: Env, tenant: string, address: string, ctx: Mq9Reques
 }
 
 /**
- * The Mailbox of `address` for an RPC other than SEND: SENDs the
- * connection queued for it before this request are issued first, on the
- * same stub, so the Mailbox sees the connection's requests in the order
- * they were sent (sendbatch.ts).
+ * Issues an RPC other than SEND to mailbox `t` in the connection's order:
+ * the SENDs the connection queued for it before this request are issued
+ * first, on the same stub (calls on one stub are delivered in order), and
+ * a request still waiting (for a quota check) before it goes first
+ * (sendbatch.ts). `call` issues the RPC and returns its reply.
  */
-function orderedTarget(env: Env, tenant: string, address: string, ctx: Mq9RequestContext): MailboxTarget {
-  const target = mailboxTarget(env, tenant, address, ctx);
-  ctx.sends?.flush(target.key);
-  return target;
+async function ordered<R>(ctx: Mq9RequestContext, t: MailboxTarget, call: () => Promise<R>): Promise<R> {
+  const sends = ctx.sends;
+  if (!sends) return call();
+  const r = await sends.inOrder(t.key, () => {
+    sends.flush(t.key);
+    return call();
+  });
+  return r as R; // no admission: never refused
 }
 
-/** MAILBOX.CREATE: validates or generates the address, then creates it in its object. */
+/** Runs `call` once `admission` (a quota check; null = none) admits; else the refusal. */
+async function admitted<R>(admission: Promise<Refusal | null> | null, call: () => Promise<R>): Promise<R | { refused: Refusal }> {
+  const refused = admission && (await admission);
+  return refused ? { refused } : call();
+}
+
+/**
+ * MAILBOX.CREATE: validates or generates the address, checks the mailbox
+ * quota, then creates it in its object.
+ */
 async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9RequestContext): Promise<Mq9Reply> {
   const spec = parseCreateRequest(payload);
   const ttlSec = spec.ttlSec ?? DEFAULT_MAILBOX_TTL_S;
   if (spec.name !== null) assertMailAddress(spec.name);
+  const admission = ctx.quota?.admitCreate() ?? null;
+  if (admission !== null && !(admission instanceof Promise)) return createRefused(admission);
   for (let attempt = 0; ; attempt++) {
     const address = spec.name ?? generateMailAddress();
-    const target = orderedTarget(env, tenant, address, ctx);
-    let r: MailboxResult;
+    const t = mailboxTarget(env, tenant, address, ctx);
+    const sends = ctx.sends;
+    let r: MailboxResult | { refused: Refusal };
     try {
-      r = await target.stub.create(address, ttlSec);
+      const call = async (): Promise<MailboxResult> => {
+        sends?.flush(t.key);
+        return t.stub.create(address, ttlSec);
+      };
+      // the quota check is waited for once, in the first attempt
+      r = sends && attempt === 0 ? await sends.inOrder(t.key, call, admission) : attempt === 0 ? await admitted(admission, call) : await call();
     } catch (e) {
-      ctx.stubs?.evict(target.key); // a platform error can leave the stub broken
+      ctx.stubs?.evict(t.key); // a platform error can leave the stub broken
       throw e;
     }
+    if ("refused" in r) return createRefused(r.refused);
     if (r.ok) return { status: 200, body: { error: "", mail_address: address } };
     if (spec.name !== null || r.code !== "mailbox_exists" || attempt + 1 >= CREATE_ATTEMPTS) {
       return { status: MQ9_HTTP_STATUS[r.code], code: r.code, body: { error: r.error, mail_address: "" } };
     }
   }
+}
+
+/** The reply to a CREATE refused by the mailbox quota. */
+function createRefused(r: Refusal): Mq9Reply {
+  const q = quotaReply(r);
+  return { ...q, body: { error: r.message, mail_address: "" } };
 }
 
 /**

@@ -14,7 +14,10 @@
  * client sent them (a QUERY pipelined after a SEND sees it). Before any
  * other RPC to a mailbox the dispatcher calls {@link SendCoalescer.flush},
  * so the SENDs queued before it are issued first on the same stub (calls on
- * one stub are delivered in order).
+ * one stub are delivered in order). A request that must wait before it can
+ * be issued (a SEND waiting for a publish-rate lease, a CREATE for the
+ * mailbox-count check) goes through {@link SendCoalescer.inOrder}: the
+ * connection's later requests to that mailbox are issued after it.
  */
 import type { Mailbox } from "../../objects/mailbox/Mailbox";
 import type { MailboxResult } from "../../objects/mailbox/types";
@@ -30,9 +33,45 @@ interface Pending {
   waiters: { resolve: (r: SendResult) => void; reject: (e: unknown) => void }[];
 }
 
+/** A request refused before it was issued (by a tenant quota). */
+export interface Refused<T> {
+  refused: T;
+}
+
 /** Coalesces same-mailbox SENDs of one microtask checkpoint into one `Mailbox.sendMany` call. */
 export class SendCoalescer {
   private pending = new Map<string, Pending>();
+  /** Per mailbox key: settles when the last waiting request of this connection has been issued. */
+  private turns = new Map<string, Promise<void>>();
+
+  /**
+   * Issues one request to mailbox `key` in this connection's order.
+   * `issue` must issue its RPC synchronously (queue the SEND, or flush and
+   * call the stub) and return the reply. `admission`: a check the request
+   * must pass first (null/undefined = none pending); a truthy answer
+   * refuses it unissued. Runs `issue` at once when nothing of this
+   * connection waits for `key`; otherwise after every earlier request to
+   * `key` was issued. Rejects when `issue` throws or the RPC fails.
+   */
+  inOrder<R, T>(key: string, issue: () => Promise<R>, admission?: Promise<T | null> | null): Promise<R | Refused<T>> {
+    const prev = this.turns.get(key);
+    if (!prev && !admission) return issue();
+    let result: Promise<R | Refused<T>> | undefined;
+    const ready = (prev ?? Promise.resolve())
+      .then(() => admission ?? null)
+      .then((refused) => {
+        result = refused ? Promise.resolve({ refused }) : issue();
+      });
+    const turn = ready.then(
+      () => {},
+      () => {},
+    );
+    this.turns.set(key, turn);
+    void turn.then(() => {
+      if (this.turns.get(key) === turn) this.turns.delete(key);
+    });
+    return ready.then(() => result!);
+  }
 
   /**
    * Queues a SEND to `address` (object name `key`, stub `stub`). Resolves
