@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DeadLetterReason, ErrorCode, Op, decodeDeadLetter } from "../../../wire/mortar";
+import { CreditMode, DeadLetterReason, ErrorCode, Op, decodeCreditResult, decodeDeadLetter } from "../../../wire/mortar";
 import { groupStub } from "../../../objects/group/stub";
 import { partitionStub } from "../../../objects/partition/stub";
 import { registryStub } from "../../../objects/registry/stub";
@@ -117,6 +117,33 @@ describe("group timers", () => {
     expect([asg!.partition, asg!.ownershipEpoch]).toEqual([rev!.partition, 2n]);
     expect((await group(t, "g").info()).forcedRevocations).toBe(1);
     expectErr(await a.request(a.controlAckFrame(rev!)), ErrorCode.UNKNOWN_NOTICE, Op.CONTROL_ACK);
+    await closeAndSettle(group(t, "g"), [a, b]);
+  });
+
+  it("after a forced REVOKE, the late CONTROL_ACK frees the credit of the revoked partition's deliveries the client dropped", async () => {
+    const a = await Peer.open();
+    const t = await topic(a, 2);
+    const sa = await a.subscribe(t.topicId, "g", { creditCount: 4 });
+    await a.confirm(await a.take(isAssign, 2));
+    for (const p of [0, 0, 1, 1]) expectOk(await a.publish(t.topicId, p, `m${p}`), Op.PUB);
+    const held = await a.take(isMsg, 4); // the window is full
+    const b = await Peer.open();
+    await b.subscribe(t.topicId, "g");
+    const [rev] = await a.take(isRevoke);
+    // A settles what it keeps and drops the revoked partition's messages unsettled (as the SDK drops its buffer).
+    for (const m of held.filter((m) => m.partition !== rev!.partition)) expectOk(await a.request(a.ackFrame(m)), Op.ACK);
+    await b.take(isAssign, 1, 3000); // the REVOKE was forced (600 ms)
+    expectErr(await a.request(a.controlAckFrame(rev!)), ErrorCode.UNKNOWN_NOTICE, Op.CONTROL_ACK);
+    const credit = expectOk(await a.request({
+      op: Op.CREDIT, subscriptionId: sa.subscriptionId, membershipEpoch: sa.membershipEpoch, ownershipEpoch: 0n,
+      mode: CreditMode.ADD, creditCount: 0, creditBytes: 0, reserved: 0,
+    }), Op.CREDIT);
+    expect(decodeCreditResult(credit.result)).toMatchObject({ grantedCount: 4, outstandingCount: 0, outstandingBytes: 0 });
+    // The whole window is usable again on the partition A kept.
+    const kept = 1 - rev!.partition;
+    expectOk(await a.request(a.heartbeatFrame(sa, rev!.assignmentEpoch)), Op.HEARTBEAT);
+    for (let i = 0; i < 4; i++) expectOk(await a.publish(t.topicId, kept, `n${i}`), Op.PUB);
+    expect((await a.take(isMsg, 4)).map((m) => [m.partition, text(m)])).toEqual([0, 1, 2, 3].map((i) => [kept, `n${i}`]));
     await closeAndSettle(group(t, "g"), [a, b]);
   });
 });
