@@ -229,7 +229,8 @@ export class Consumer {
     const sub = this.subs.get(f.subscriptionId);
     if (!sub) return this.io.respondErr(slot, ErrorCode.UNKNOWN_SUBSCRIPTION, Op.CREDIT, `subscription ${f.subscriptionId} is not open on this connection`);
     if (sub.removed || f.membershipEpoch !== sub.membershipEpoch) {
-      return this.io.respondErr(slot, ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.CREDIT, `membership_epoch ${f.membershipEpoch} is not the subscription's (${sub.membershipEpoch})`);
+      const why = sub.removed ? `member ${sub.memberId} is no longer in the group (session timeout or LEAVE); SUB again` : `membership_epoch ${f.membershipEpoch} is not the subscription's (${sub.membershipEpoch})`;
+      return this.io.respondErr(slot, ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.CREDIT, why);
     }
     const epoch = big(f.ownershipEpoch);
     if (epoch !== 0 && ![...sub.owned.values()].some((o) => o.active && o.ownershipEpoch === epoch)) {

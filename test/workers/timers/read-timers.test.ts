@@ -101,6 +101,12 @@ describe("group timers", () => {
     expect(info.expiredMembers).toBe(1);
     expect(moved.map((x) => [x.partition, x.ownershipEpoch])).toEqual([[0, 2n]]);
     expectErr(await a.request(a.heartbeatFrame(sa, rev!.assignmentEpoch)), ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.HEARTBEAT);
+    // CREDIT with the right membership epoch says why it is refused (it used to read "membership_epoch 1 is not the subscription's (1)").
+    const credit = expectErr(await a.request({
+      op: Op.CREDIT, subscriptionId: sa.subscriptionId, membershipEpoch: sa.membershipEpoch, ownershipEpoch: 0n,
+      mode: CreditMode.ADD, creditCount: 1, creditBytes: 0, reserved: 0,
+    }), ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.CREDIT);
+    expect(new TextDecoder().decode(credit.message)).toMatch(/no longer in the group/);
     await closeAndSettle(group(t, "g"), [a, b]);
   });
 
