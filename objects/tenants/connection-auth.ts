@@ -18,10 +18,16 @@ import type { ConnectionProtocol, TenantState } from "./rpc";
 
 /** The quota checks an mq9 request needs (handleMq9Request's `quota`): null = admitted, else the refusal. */
 export interface Mq9Quota {
-  /** A SEND of `bytes` payload bytes (publish rate, storage). */
-  admitSend(bytes: number): Promise<Refusal | null>;
-  /** A mailbox CREATE (mailbox count). */
-  admitCreate(): Promise<Refusal | null>;
+  /**
+   * A SEND of `bytes` payload bytes (publish rate, storage): null =
+   * admitted. Answers synchronously when it can decide at once, so the
+   * caller queues the SEND before any later request of its connection
+   * (docs/mq9.md, per-connection order); a promise only while it waits
+   * for budget.
+   */
+  admitSend(bytes: number): Refusal | null | Promise<Refusal | null>;
+  /** A mailbox CREATE (mailbox count); synchronous when no mailbox quota applies (same reason). */
+  admitCreate(): Refusal | null | Promise<Refusal | null>;
 }
 import { revalidateMs, tenantStub } from "./stub";
 
@@ -124,8 +130,12 @@ export class ConnectionAuth {
   /** The mq9 quota checks of this connection (NATS sessions pass it to handleMq9Request). */
   mq9Quota(): Mq9Quota {
     return {
-      admitSend: (bytes) => (this.snap ? this.gate().admitAsync(bytes) : Promise.resolve(null)),
-      admitCreate: () => this.admitMailbox(),
+      admitSend: (bytes) => {
+        if (!this.snap) return null;
+        const v = this.gate().admit(bytes);
+        return v.ok ? null : "refuse" in v ? v.refuse : this.gate().admitAsync(bytes);
+      },
+      admitCreate: () => (this.snap?.state.quotas.mailboxes ?? null) === null ? null : this.admitMailbox(),
     };
   }
 

@@ -107,14 +107,17 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
     switch (subject.kind) {
       case "MAILBOX.CREATE": {
         isCreate = true;
-        const refused = await ctx.quota?.admitCreate();
+        const admission = ctx.quota?.admitCreate() ?? null; // no await unless a quota must be asked (see MSG.SEND)
+        const refused = admission instanceof Promise ? await admission : admission;
         if (refused) return { ...quotaReply(refused), body: { error: refused.message, mail_address: "" } };
         return await create(env, tenant, req.payload, ctx);
       }
       case "MSG.SEND": {
         const opts = parseMq9Headers(req.headers);
         const address = subject.mailAddress;
-        const refused = await ctx.quota?.admitSend(req.payload.byteLength);
+        // No await unless the quota must wait: a SEND is queued before the requests sent after it (orderedTarget).
+        const admission = ctx.quota?.admitSend(req.payload.byteLength) ?? null;
+        const refused = admission instanceof Promise ? await admission : admission;
         if (refused) return quotaReply(refused);
         target = mailboxTarget(env, tenant, address, ctx);
         const r = ctx.sends
