@@ -20,6 +20,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../worker/env";
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Schedule } from "../shared/schedule";
+import { rememberedName } from "../shared/object-name";
 import { readConfig } from "../shared/read-config";
 import { partitionStub } from "../partition/stub";
 import { sessionStub } from "../session/stub";
@@ -46,9 +47,12 @@ export class ConsumerGroup extends DurableObject<Env> {
   private draining = false;
   private failures = 0;
   private timersDue: number | null = null;
+  /** The object's name, also when the runtime started it for its alarm (shared/object-name.ts). */
+  private readonly name: string | null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.name = rememberedName(ctx);
     const cfg = readConfig(env);
     this.timers = { sessionTimeoutMs: cfg.sessionTimeoutMs, revocationTimeoutMs: cfg.revocationTimeoutMs };
     this.store = new GroupStore(ctx.storage.sql);
@@ -63,7 +67,7 @@ export class ConsumerGroup extends DurableObject<Env> {
   }
 
   private get id(): Identity {
-    const parts = (this.ctx.id.name ?? "").split("/").map(decodeURIComponent);
+    const parts = (this.name ?? "").split("/").map(decodeURIComponent);
     if (parts.length !== 5 || parts[0] !== "group") throw new Error("ConsumerGroup must be addressed by name (groupStub)");
     return { tenant: parts[1]!, incarnation: Number(parts[2]), topicId: Number(parts[3]), group: parts[4]! };
   }

@@ -32,6 +32,7 @@ import {
   type PartitionInfo, type PartitionStats, type SettleRequest, type SettleResult, type StoredRecord,
 } from "./rpc";
 import { Schedule } from "../shared/schedule";
+import { rememberedName } from "../shared/object-name";
 import { detectDurability } from "../shared/durability";
 import { readConfig } from "../shared/read-config";
 import { Consumers, type PartitionIdentity } from "./consumers";
@@ -69,10 +70,13 @@ export class Partition extends DurableObject<Env> {
   private registering: Promise<void> | null = null;
   /** Counters for /metrics and usage metering (telemetry.ts). */
   private readonly telemetry: PartitionTelemetry;
+  /** The object's name, also when the runtime started it for its alarm (shared/object-name.ts). */
+  private readonly name: string | null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const sql = ctx.storage.sql;
+    this.name = rememberedName(ctx);
     ensureLogSchema(sql);
     ensureProducerSchema(ctx.storage);
     sql.exec("CREATE TABLE IF NOT EXISTS partition_meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
@@ -112,7 +116,7 @@ export class Partition extends DurableObject<Env> {
 
   /** Which partition this object is (from its name, see partitionStub). */
   private identity(): PartitionIdentity {
-    const parts = (this.ctx.id.name ?? "").split("/").map(decodeURIComponent);
+    const parts = (this.name ?? "").split("/").map(decodeURIComponent);
     if (parts.length !== 5 || parts[0] !== "partition") throw new Error("Partition must be addressed by name (partitionStub)");
     return { tenant: parts[1]!, incarnation: Number(parts[2]), topicId: Number(parts[3]), partition: Number(parts[4]) };
   }

@@ -21,6 +21,7 @@ import type { Env } from "../../worker/env";
 import { DeclareCreated, DeclareFlags, Op } from "../../wire/mortar/constants";
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Schedule } from "../shared/schedule";
+import { rememberedName } from "../shared/object-name";
 import { partitionStub } from "../partition/stub";
 import { checkClientFrame, decodeUtf8Strict, dlqSourceName } from "../../wire/mortar/validate";
 import { choosePair, isTwinId, pairOf, sourceTopicId, twinTopicId } from "./topics";
@@ -40,11 +41,14 @@ interface TopicRow extends Record<string, SqlStorageValue> {
 
 export class TopicRegistry extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  /** The object's name, also when the runtime started it for its alarm (shared/object-name.ts). */
+  private readonly name: string | null;
   private readonly schedule: Schedule;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
+    this.name = rememberedName(ctx);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS topics(
       name TEXT PRIMARY KEY, pair INTEGER NOT NULL UNIQUE, partitions INTEGER NOT NULL,
       incarnation INTEGER NOT NULL, created_at INTEGER NOT NULL)`);
@@ -70,7 +74,7 @@ export class TopicRegistry extends DurableObject<Env> {
 
   /** Tenant this registry serves (from the object name `registry/<tenant>`). */
   private get tenant(): string {
-    const name = this.ctx.id.name;
+    const name = this.name;
     if (!name) throw new Error("TopicRegistry must be addressed by name (registryStub)");
     return decodeURIComponent(name.split("/")[1] ?? "");
   }

@@ -203,8 +203,19 @@ export class Consumer {
       const fault = faultOf(e);
       return this.io.respondErr(slot, fault.code, Op.CONTROL_ACK, fault.message);
     }
-    if (code !== 0) return this.io.respondErr(slot, code, Op.CONTROL_ACK, `notice ${f.noticeId} is unknown, already confirmed, or its kind/epochs do not match`);
     const sent = sub.notices.get(big(f.noticeId));
+    if (code !== 0) {
+      // A REVOKE forwarded here, echoed exactly, that the group no longer knows: the group already ended that
+      // revocation (forced after the revocation timeout). Release the partition here too, or the credit of its
+      // deliveries (which the client dropped) would stay outstanding for good.
+      if (code === ErrorCode.UNKNOWN_NOTICE && sent?.kind === NoticeKind.REVOKE && f.noticeKind === sent.kind
+        && big(f.ownershipEpoch) === sent.ownershipEpoch && f.membershipEpoch === sent.membershipEpoch && f.assignmentEpoch === sent.assignmentEpoch) {
+        sub.notices.delete(big(f.noticeId));
+        sub.release(sent.partition, sent.ownershipEpoch);
+        this.loop.schedule(sub);
+      }
+      return this.io.respondErr(slot, code, Op.CONTROL_ACK, `notice ${f.noticeId} is unknown, already confirmed, or its kind/epochs do not match`);
+    }
     sub.notices.delete(big(f.noticeId));
     if (sent && sent.kind === NoticeKind.REVOKE) {
       sub.release(sent.partition, sent.ownershipEpoch);
@@ -218,7 +229,8 @@ export class Consumer {
     const sub = this.subs.get(f.subscriptionId);
     if (!sub) return this.io.respondErr(slot, ErrorCode.UNKNOWN_SUBSCRIPTION, Op.CREDIT, `subscription ${f.subscriptionId} is not open on this connection`);
     if (sub.removed || f.membershipEpoch !== sub.membershipEpoch) {
-      return this.io.respondErr(slot, ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.CREDIT, `membership_epoch ${f.membershipEpoch} is not the subscription's (${sub.membershipEpoch})`);
+      const why = sub.removed ? `member ${sub.memberId} is no longer in the group (session timeout or LEAVE); SUB again` : `membership_epoch ${f.membershipEpoch} is not the subscription's (${sub.membershipEpoch})`;
+      return this.io.respondErr(slot, ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.CREDIT, why);
     }
     const epoch = big(f.ownershipEpoch);
     if (epoch !== 0 && ![...sub.owned.values()].some((o) => o.active && o.ownershipEpoch === epoch)) {
@@ -243,7 +255,7 @@ export class Consumer {
     if (n.kind === NoticeKind.ASSIGN) sub.assign(n.partition, n.ownershipEpoch);
     else sub.revoke(n.partition, n.ownershipEpoch);
     sub.assignmentEpoch = Math.max(sub.assignmentEpoch, n.assignmentEpoch);
-    sub.sent(n.noticeId, { kind: n.kind, partition: n.partition, ownershipEpoch: n.ownershipEpoch });
+    sub.sent(n.noticeId, { kind: n.kind, partition: n.partition, ownershipEpoch: n.ownershipEpoch, membershipEpoch: n.membershipEpoch, assignmentEpoch: n.assignmentEpoch });
     this.push(sub, encodeFrame({
       op: Op.NOTICE, noticeId: BigInt(n.noticeId), kind: n.kind, groupId: sub.id, membershipEpoch: n.membershipEpoch,
       assignmentEpoch: n.assignmentEpoch, ownershipEpoch: BigInt(n.ownershipEpoch), topicId: n.topicId, partition: n.partition,

@@ -51,6 +51,8 @@ export interface SentNotice {
   kind: number;
   partition: number;
   ownershipEpoch: number;
+  membershipEpoch: number;
+  assignmentEpoch: number;
 }
 
 /** Notices remembered per subscription (oldest forgotten first). */
@@ -91,11 +93,16 @@ export class Subscription {
     return [...this.owned].filter(([, o]) => o.active).sort((a, b) => a[0] - b[0]).map(([, o]) => o.ownershipEpoch);
   }
 
-  /** Starts owning `partition` under `epoch` (NOTICE ASSIGN). */
+  /**
+   * Starts owning `partition` under `epoch` (NOTICE ASSIGN). Deliveries made
+   * under an older epoch can no longer be settled (the fence put them up for
+   * redelivery): they stop counting against the credit window.
+   */
   assign(partition: number, epoch: number): void {
     const o = this.owned.get(partition);
     if (o && o.ownershipEpoch > epoch) return;
     if (o) {
+      if (epoch > o.ownershipEpoch) this.credit.dropPartition(partition);
       o.ownershipEpoch = epoch;
       o.active = true;
       o.parked = false;

@@ -1,0 +1,30 @@
+/**
+ * The name a Durable Object is addressed by (`idFromName`), kept in its own
+ * storage.
+ *
+ * `ctx.id.name` is undefined when the runtime starts an object to run its
+ * alarm (after a restart of the runtime or an eviction; Cloudflare's
+ * `DurableObjectId.name` docs note the alarm limitation, and local workerd
+ * behaves the same) — and named calls arriving afterwards are served by that
+ * same instance. Objects that derive their identity (tenant, topic,
+ * partition, group) from their name would then fail every call until they
+ * are evicted again. So the name is stored the first time the object runs
+ * with it, and read back when it runs without it.
+ */
+
+/**
+ * Returns the object's name: `ctx.id.name`, remembered in table
+ * `object_name` (one row; written once, when missing or different), or the
+ * remembered one when the instance was started without a name. Null when
+ * neither exists (an object never addressed by name).
+ */
+export function rememberedName(ctx: DurableObjectState): string | null {
+  const sql = ctx.storage.sql;
+  sql.exec("CREATE TABLE IF NOT EXISTS object_name(k INTEGER PRIMARY KEY CHECK (k = 0), name TEXT NOT NULL)");
+  let stored: string | null = null;
+  for (const r of sql.exec<{ name: string }>("SELECT name FROM object_name WHERE k = 0")) stored = r.name;
+  const name = ctx.id.name;
+  if (!name) return stored;
+  if (stored !== name) sql.exec("INSERT OR REPLACE INTO object_name(k, name) VALUES (0, ?)", name);
+  return name;
+}
