@@ -56,10 +56,23 @@ export class ConnectionAuth {
     return this.snap?.tenant ?? null;
   }
 
-  /** Authenticates `token` for this connection (taking a connection slot under a quota). */
+  /**
+   * Authenticates `token` for this connection (taking a connection slot
+   * under a quota). A connection's tenant never changes: on a connection
+   * already authenticated (NATS allows CONNECT again), a token of another
+   * tenant is refused (`invalid`) and the slot it took there is given back.
+   */
   async connect(token: string | undefined, now = Date.now()): Promise<AuthResult> {
     const auth = await authenticateToken(this.env, token, { leaseId: this.leaseId, protocol: this.protocol });
-    if (auth.ok) this.adopt({ tenant: auth.tenant, tokenId: auth.tokenId, leaseId: this.leaseId, checkedAt: now, state: auth.state ?? NO_QUOTAS });
+    if (!auth.ok) return auth;
+    const current = this.snap?.tenant;
+    if (current !== undefined && auth.tenant !== current) {
+      if (auth.state?.quotas.connections != null) {
+        await tenantStub(this.env, auth.tenant).release(this.leaseId).catch(() => {}); // else it expires by itself
+      }
+      return { ok: false, reason: "invalid", message: `this connection is tenant ${current}'s: a token of another tenant cannot be used on it` };
+    }
+    this.adopt({ tenant: auth.tenant, tokenId: auth.tokenId, leaseId: this.leaseId, checkedAt: now, state: auth.state ?? NO_QUOTAS });
     return auth;
   }
 
