@@ -68,6 +68,11 @@ describe("admin API validation", () => {
       const r = await admin(method, path, body);
       expect({ method, path, status: r.status, error: r.json.error }).toEqual({ method, path, status, error: expect.stringMatching(error) });
     }
+    // Usage ranges outside what a date can hold are a bad range (400), not a crash (500).
+    for (const q of ["to=99999999999999999999", "to=8640000000000000", "from=8639999999999999&to=8640000000000000", "from=1e999", "to=+275760-09-13T00:00:00Z"]) {
+      const r = await admin("GET", `/admin/tenants/static-tenant/usage?${q}`);
+      expect({ q, status: r.status, error: r.json.error }).toEqual({ q, status: 400, error: expect.stringMatching(/from and to must be/) });
+    }
     const { tenant, tokenId } = await tenantWithToken("val");
     expect((await admin("POST", "/admin/tenants", { id: tenant })).status).toBe(409);
     expect((await admin("DELETE", `/admin/tenants/${tenant}/tokens/ffffffffffff`)).status).toBe(404);
