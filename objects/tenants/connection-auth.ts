@@ -16,12 +16,22 @@ import { UNLIMITED } from "../../wire/admin/tenants";
 import { PublishGate, type Refusal, type Verdict } from "./gate";
 import type { ConnectionProtocol, TenantState } from "./rpc";
 
-/** The quota checks an mq9 request needs (handleMq9Request's `quota`): null = admitted, else the refusal. */
+/**
+ * A mailbox CREATE's answer from the mailbox quota: refused, or admitted —
+ * then `undo()` if the CREATE created nothing after all (bad request,
+ * existing name), so it does not hold a slot.
+ */
+export type CreateAdmission = { ok: false; refuse: Refusal } | { ok: true; undo(): Promise<void> };
+
+/** Admitted, nothing to give back (no mailbox quota, or the directory could not be asked). */
+export const CREATE_ADMITTED: CreateAdmission = Object.freeze({ ok: true, undo: () => Promise.resolve() });
+
+/** The quota checks an mq9 request needs (handleMq9Request's `quota`). */
 export interface Mq9Quota {
-  /** A SEND of `bytes` payload bytes (publish rate, storage). */
+  /** A SEND of `bytes` payload bytes (publish rate, storage): null = admitted, else the refusal. */
   admitSend(bytes: number): Promise<Refusal | null>;
   /** A mailbox CREATE (mailbox count). */
-  admitCreate(): Promise<Refusal | null>;
+  admitCreate(): Promise<CreateAdmission>;
 }
 import { revalidateMs, tenantStub } from "./stub";
 
@@ -142,10 +152,10 @@ export class ConnectionAuth {
     };
   }
 
-  /** A mailbox CREATE under the mailbox quota: null = admitted, else the refusal. */
-  async admitMailbox(): Promise<Refusal | null> {
+  /** A mailbox CREATE under the mailbox quota. */
+  async admitMailbox(): Promise<CreateAdmission> {
     const s = this.snap;
-    if (!s || s.state.quotas.mailboxes === null) return null;
+    if (!s || s.state.quotas.mailboxes === null) return CREATE_ADMITTED;
     return admitMailbox(this.env, s.tenant);
   }
 
@@ -162,12 +172,15 @@ export class ConnectionAuth {
   }
 }
 
-/** Asks `tenant`'s directory object to admit one mailbox CREATE; null = admitted (also when it cannot be reached). */
-export async function admitMailbox(env: Env, tenant: string): Promise<Refusal | null> {
+/** Asks `tenant`'s directory object to admit one mailbox CREATE (admitted also when it cannot be reached). */
+export async function admitMailbox(env: Env, tenant: string): Promise<CreateAdmission> {
   try {
     const a = await tenantStub(env, tenant).admitMailbox();
-    return a.ok ? null : { kind: "mailboxes", message: a.message, retryAfterMs: a.retryAfterMs };
+    if (!a.ok) return { ok: false, refuse: { kind: "mailboxes", message: a.message, retryAfterMs: a.retryAfterMs } };
+    const at = a.at;
+    if (at === undefined) return CREATE_ADMITTED;
+    return { ok: true, undo: () => tenantStub(env, tenant).unadmitMailbox(at).catch(() => {}) };
   } catch {
-    return null;
+    return CREATE_ADMITTED;
   }
 }

@@ -32,7 +32,7 @@ import type { Env } from "../env";
 import { handleAgentRequest } from "./agents";
 import type { SendCoalescer } from "./sendbatch";
 import { freshMailboxTarget, type MailboxStubs, type MailboxTarget } from "./stubs";
-import type { Mq9Quota } from "../../objects/tenants/connection-auth";
+import { CREATE_ADMITTED, type Mq9Quota } from "../../objects/tenants/connection-auth";
 import type { Refusal } from "../../objects/tenants/gate";
 
 /** One mq9 request as every transport sees it. */
@@ -107,8 +107,6 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
     switch (subject.kind) {
       case "MAILBOX.CREATE": {
         isCreate = true;
-        const refused = await ctx.quota?.admitCreate();
-        if (refused) return { ...quotaReply(refused), body: { error: refused.message, mail_address: "" } };
         return await create(env, tenant, req.payload, ctx);
       }
       case "MSG.SEND": {
@@ -176,11 +174,17 @@ function orderedTarget(env: Env, tenant: string, address: string, ctx: Mq9Reques
   return target;
 }
 
-/** MAILBOX.CREATE: validates or generates the address, then creates it in its object. */
+/**
+ * MAILBOX.CREATE: validates the request, asks the mailbox quota, then
+ * creates the mailbox (the given or a generated address) in its object. A
+ * CREATE that creates nothing gives its quota slot back.
+ */
 async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9RequestContext): Promise<Mq9Reply> {
   const spec = parseCreateRequest(payload);
   const ttlSec = spec.ttlSec ?? DEFAULT_MAILBOX_TTL_S;
   if (spec.name !== null) assertMailAddress(spec.name);
+  const admission = ctx.quota ? await ctx.quota.admitCreate() : CREATE_ADMITTED;
+  if (!admission.ok) return { ...quotaReply(admission.refuse), body: { error: admission.refuse.message, mail_address: "" } };
   for (let attempt = 0; ; attempt++) {
     const address = spec.name ?? generateMailAddress();
     const target = orderedTarget(env, tenant, address, ctx);
@@ -193,6 +197,7 @@ async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9Req
     }
     if (r.ok) return { status: 200, body: { error: "", mail_address: address } };
     if (spec.name !== null || r.code !== "mailbox_exists" || attempt + 1 >= CREATE_ATTEMPTS) {
+      await admission.undo();
       return { status: MQ9_HTTP_STATUS[r.code], code: r.code, body: { error: r.error, mail_address: "" } };
     }
   }
