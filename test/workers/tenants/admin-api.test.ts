@@ -54,6 +54,7 @@ describe("admin API validation", () => {
       ["POST", "/admin/tenants", { id: "ok", extra: 1 }, 400, /extra|Unrecognized/i],
       ["POST", "/admin/tenants", { id: "ok", quotas: { connections: 0 } }, 400, /^quotas\.connections: /],
       ["POST", "/admin/tenants", { id: "static-tenant" }, 409, /AUTH_TOKENS/],
+      ["POST", "/admin/tenants", { id: "default" }, 409, /reserved/],
       ["GET", "/admin/tenants/Bad!", undefined, 400, /tenant id/],
       ["GET", `/admin/tenants/${freshTenant("none")}`, undefined, 404, /does not exist/],
       ["DELETE", `/admin/tenants/${freshTenant("none")}`, undefined, 404, /does not exist/],
