@@ -2,9 +2,10 @@
  * The tenant admin API (docs/tenants.md "Admin API"): access, validation,
  * create / list / show / delete, token issue and revoke, quotas.
  */
-import { SELF, env, runInDurableObject } from "cloudflare:test";
+import { SELF, createExecutionContext, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../../worker/env";
+import { app } from "../../../worker/app";
 import { tenantStub } from "../../../objects/tenants/stub";
 import { ADMIN, STATIC_TOKEN, admin, freshTenant, tenantWithToken } from "./helpers";
 
@@ -34,6 +35,16 @@ describe("admin API access", () => {
     const tables = await runInDurableObject(tenantStub(testEnv, ghost), (_o, state) =>
       state.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").toArray().map((t) => t.name));
     expect(tables.filter((t) => !t.startsWith("_cf"))).toEqual([]);
+  });
+
+  it("an ADMIN_TOKEN stored with a trailing newline (`echo $T | wrangler secret put ADMIN_TOKEN`) still admits the operator; a blank one admits no one", async () => {
+    const call = (token: string, adminToken: string) => app.fetch(new Request("http://broker/admin/tenants", { headers: { Authorization: `Bearer ${token}` } }),
+      { ...testEnv, ADMIN_TOKEN: adminToken } as Env, createExecutionContext());
+    expect((await call("op-secret", "op-secret\n")).status).toBe(200);
+    expect((await call("op-secret", " op-secret \r\n")).status).toBe(200);
+    expect((await call("op-secre", "op-secret\n")).status).toBe(401);
+    const blank = await call("x", " \n");
+    expect(blank.status).toBe(401); // still closed (fail closed), and no token is the operator's
   });
 
   it("a hosted broker (ADMIN_TOKEN set) with no token is closed, and /healthz says so", async () => {
