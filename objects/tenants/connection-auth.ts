@@ -28,8 +28,14 @@ export const CREATE_ADMITTED: CreateAdmission = Object.freeze({ ok: true, undo: 
 
 /** The quota checks an mq9 request needs (handleMq9Request's `quota`). */
 export interface Mq9Quota {
-  /** A SEND of `bytes` payload bytes (publish rate, storage): null = admitted, else the refusal. */
-  admitSend(bytes: number): Promise<Refusal | null>;
+  /**
+   * A SEND of `bytes` payload bytes (publish rate, storage): null =
+   * admitted, else the refusal — synchronously when the answer is known
+   * without waiting (no quota, budget at hand), so the SEND keeps its place
+   * among the connection's requests (worker/mq9/sendbatch.ts); a promise
+   * when it must wait for a lease.
+   */
+  admitSend(bytes: number): Refusal | null | Promise<Refusal | null>;
   /** A mailbox CREATE (mailbox count). */
   admitCreate(): Promise<CreateAdmission>;
 }
@@ -147,7 +153,11 @@ export class ConnectionAuth {
   /** The mq9 quota checks of this connection (NATS sessions pass it to handleMq9Request). */
   mq9Quota(): Mq9Quota {
     return {
-      admitSend: (bytes) => (this.snap ? this.gate().admitAsync(bytes) : Promise.resolve(null)),
+      admitSend: (bytes) => {
+        if (!this.snap) return null;
+        const v = this.gate().admit(bytes);
+        return v.ok ? null : "refuse" in v ? v.refuse : v.wait.then(() => this.gate().admitAsync(bytes));
+      },
       admitCreate: () => this.admitMailbox(),
     };
   }

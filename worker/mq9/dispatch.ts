@@ -112,7 +112,9 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
       case "MSG.SEND": {
         const opts = parseMq9Headers(req.headers);
         const address = subject.mailAddress;
-        const refused = await ctx.quota?.admitSend(req.payload.byteLength);
+        // No await unless the quota must wait: a SEND takes its place in the connection's order synchronously.
+        const admitted = ctx.quota?.admitSend(req.payload.byteLength);
+        const refused = admitted instanceof Promise ? await admitted : admitted;
         if (refused) return quotaReply(refused);
         target = mailboxTarget(env, tenant, address, ctx);
         const r = ctx.sends
