@@ -36,8 +36,8 @@ export interface Mq9Quota {
    * when it must wait for a lease.
    */
   admitSend(bytes: number): Refusal | null | Promise<Refusal | null>;
-  /** A mailbox CREATE (mailbox count). */
-  admitCreate(): Promise<CreateAdmission>;
+  /** A mailbox CREATE (mailbox count): synchronous without a mailbox quota (same reason as admitSend). */
+  admitCreate(): CreateAdmission | Promise<CreateAdmission>;
 }
 import { revalidateMs, tenantStub } from "./stub";
 
@@ -162,8 +162,8 @@ export class ConnectionAuth {
     };
   }
 
-  /** A mailbox CREATE under the mailbox quota. */
-  async admitMailbox(): Promise<CreateAdmission> {
+  /** A mailbox CREATE under the mailbox quota (no call, and no promise, without one). */
+  admitMailbox(): CreateAdmission | Promise<CreateAdmission> {
     const s = this.snap;
     if (!s || s.state.quotas.mailboxes === null) return CREATE_ADMITTED;
     return admitMailbox(this.env, s.tenant);

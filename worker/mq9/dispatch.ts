@@ -185,7 +185,8 @@ async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9Req
   const spec = parseCreateRequest(payload);
   const ttlSec = spec.ttlSec ?? DEFAULT_MAILBOX_TTL_S;
   if (spec.name !== null) assertMailAddress(spec.name);
-  const admission = ctx.quota ? await ctx.quota.admitCreate() : CREATE_ADMITTED;
+  const admitting = ctx.quota ? ctx.quota.admitCreate() : CREATE_ADMITTED;
+  const admission = admitting instanceof Promise ? await admitting : admitting; // no await without a quota: keeps the order
   if (!admission.ok) return { ...quotaReply(admission.refuse), body: { error: admission.refuse.message, mail_address: "" } };
   for (let attempt = 0; ; attempt++) {
     const address = spec.name ?? generateMailAddress();

@@ -149,12 +149,12 @@ describe("storage quota", () => {
 });
 
 describe("quotas and request order", () => {
-  it("mq9 over NATS under a quota with budget at hand: a QUERY pipelined right after a SEND sees it", async () => {
+  it("mq9 over NATS under a quota with budget at hand: CREATE, SEND, QUERY pipelined take effect in order", async () => {
     const { token } = await tenantWithToken("order", { storage_bytes: 1_000_000_000 });
     const n = await openNats();
-    n.send(`CONNECT {"verbose":false,"auth_token":"${token}"}\r\nSUB r.> 1\r\nPUB $mq9.AI.MAILBOX.CREATE r.0 20\r\n{"name":"order.box"}\r\nPING\r\n`);
-    await n.waitFor(/MSG r\.0 1 \d+\r\n\{"error":"","mail_address":"order\.box"\}\r\n/);
-    n.send("PUB $mq9.AI.MSG.SEND.order.box r.1 5\r\nhello\r\nPUB $mq9.AI.MSG.QUERY.order.box r.2 2\r\n{}\r\n");
+    n.send(`CONNECT {"verbose":false,"auth_token":"${token}"}\r\nSUB r.> 1\r\nPING\r\n`);
+    await n.waitFor(/PONG\r\n/);
+    n.send('PUB $mq9.AI.MAILBOX.CREATE r.0 20\r\n{"name":"order.box"}\r\nPUB $mq9.AI.MSG.SEND.order.box r.1 5\r\nhello\r\nPUB $mq9.AI.MSG.QUERY.order.box r.2 2\r\n{}\r\n');
     const m = await n.waitFor(/MSG r\.2 1 \d+\r\n(\{.*\})\r\n/);
     expect((JSON.parse(m[1]!).messages as { payload: string }[]).map((x) => atob(x.payload))).toEqual(["hello"]);
     n.ws.close();
