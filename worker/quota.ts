@@ -11,7 +11,7 @@
  */
 import type { Env } from "./env";
 import { PublishGate } from "../objects/tenants/gate";
-import { admitMailbox, type Mq9Quota } from "../objects/tenants/connection-auth";
+import { CREATE_ADMITTED, admitMailbox, type Mq9Quota } from "../objects/tenants/connection-auth";
 import { tenantStub } from "../objects/tenants/stub";
 import type { TenantState } from "../objects/tenants/rpc";
 import { UNLIMITED } from "../wire/admin/tenants";
@@ -44,6 +44,6 @@ export function httpQuota(env: Env, tenant: string, state: TenantState | undefin
   };
   return {
     admitSend: async (bytes) => (await gate()).admitAsync(bytes),
-    admitCreate: async () => ((await gate()).quotas.mailboxes === null ? null : admitMailbox(env, tenant)),
+    admitCreate: async () => ((await gate()).quotas.mailboxes === null ? CREATE_ADMITTED : admitMailbox(env, tenant)),
   };
 }

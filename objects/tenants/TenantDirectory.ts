@@ -202,7 +202,13 @@ export class TenantDirectory extends DurableObject<Env> {
       return { ok: false, message: `mailbox quota exceeded: the tenant has ${usage.mailboxes + pending} mailboxes, quota ${max}; nothing was created`, retryAfterMs: lag };
     }
     this.recentCreates.push(now);
-    return { ok: true };
+    return { ok: true, at: now };
+  }
+
+  /** An admitted CREATE (`admitMailbox` answered `at`) created nothing: its slot is free again. */
+  unadmitMailbox(at: number): void {
+    const i = this.recentCreates.lastIndexOf(at);
+    if (i >= 0) this.recentCreates.splice(i, 1);
   }
 
   /** The tenant's quotas and storage state. */

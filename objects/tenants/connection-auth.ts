@@ -17,15 +17,27 @@ import { PublishGate, type Refusal, type Verdict } from "./gate";
 import type { ConnectionProtocol, TenantState } from "./rpc";
 
 /**
- * The quota checks an mq9 request needs (handleMq9Request's `quota`):
- * null = admitted, else the refusal; a promise when the answer needs a
- * call (a rate lease, the mailbox count), a plain value otherwise.
+ * A mailbox CREATE's answer from the mailbox quota: refused, or admitted —
+ * then `undo()` if the CREATE created nothing after all (bad request,
+ * existing name), so it does not hold a slot.
  */
+export type CreateAdmission = { ok: false; refuse: Refusal } | { ok: true; undo(): Promise<void> };
+
+/** Admitted, nothing to give back (no mailbox quota, or the directory could not be asked). */
+export const CREATE_ADMITTED: CreateAdmission = Object.freeze({ ok: true, undo: () => Promise.resolve() });
+
+/** The quota checks an mq9 request needs (handleMq9Request's `quota`). */
 export interface Mq9Quota {
-  /** A SEND of `bytes` payload bytes (publish rate, storage). */
+  /**
+   * A SEND of `bytes` payload bytes (publish rate, storage): null =
+   * admitted, else the refusal — synchronously when the answer is known
+   * without waiting (no quota, budget at hand), so the SEND keeps its place
+   * among the connection's requests (worker/mq9/sendbatch.ts); a promise
+   * when it must wait for a lease.
+   */
   admitSend(bytes: number): Refusal | null | Promise<Refusal | null>;
-  /** A mailbox CREATE (mailbox count). */
-  admitCreate(): Refusal | null | Promise<Refusal | null>;
+  /** A mailbox CREATE (mailbox count): synchronous without a mailbox quota (same reason as admitSend). */
+  admitCreate(): CreateAdmission | Promise<CreateAdmission>;
 }
 import { revalidateMs, tenantStub } from "./stub";
 
@@ -60,10 +72,23 @@ export class ConnectionAuth {
     return this.snap?.tenant ?? null;
   }
 
-  /** Authenticates `token` for this connection (taking a connection slot under a quota). */
+  /**
+   * Authenticates `token` for this connection (taking a connection slot
+   * under a quota). A connection's tenant never changes: on a connection
+   * already authenticated (NATS allows CONNECT again), a token of another
+   * tenant is refused (`invalid`) and the slot it took there is given back.
+   */
   async connect(token: string | undefined, now = Date.now()): Promise<AuthResult> {
     const auth = await authenticateToken(this.env, token, { leaseId: this.leaseId, protocol: this.protocol });
-    if (auth.ok) this.adopt({ tenant: auth.tenant, tokenId: auth.tokenId, leaseId: this.leaseId, checkedAt: now, state: auth.state ?? NO_QUOTAS });
+    if (!auth.ok) return auth;
+    const current = this.snap?.tenant;
+    if (current !== undefined && auth.tenant !== current) {
+      if (auth.state?.quotas.connections != null) {
+        await tenantStub(this.env, auth.tenant).release(this.leaseId).catch(() => {}); // else it expires by itself
+      }
+      return { ok: false, reason: "invalid", message: `this connection is tenant ${current}'s: a token of another tenant cannot be used on it` };
+    }
+    this.adopt({ tenant: auth.tenant, tokenId: auth.tokenId, leaseId: this.leaseId, checkedAt: now, state: auth.state ?? NO_QUOTAS });
     return auth;
   }
 
@@ -129,14 +154,14 @@ export class ConnectionAuth {
   mq9Quota(): Mq9Quota {
     return {
       admitSend: (bytes) => (this.snap ? this.gate().admitSoon(bytes) : null),
-      admitCreate: () => (this.snap?.state.quotas.mailboxes == null ? null : this.admitMailbox()),
+      admitCreate: () => this.admitMailbox(),
     };
   }
 
-  /** A mailbox CREATE under the mailbox quota: null = admitted, else the refusal. */
-  async admitMailbox(): Promise<Refusal | null> {
+  /** A mailbox CREATE under the mailbox quota (no call, and no promise, without one). */
+  admitMailbox(): CreateAdmission | Promise<CreateAdmission> {
     const s = this.snap;
-    if (!s || s.state.quotas.mailboxes === null) return null;
+    if (!s || s.state.quotas.mailboxes === null) return CREATE_ADMITTED;
     return admitMailbox(this.env, s.tenant);
   }
 
@@ -153,12 +178,15 @@ export class ConnectionAuth {
   }
 }
 
-/** Asks `tenant`'s directory object to admit one mailbox CREATE; null = admitted (also when it cannot be reached). */
-export async function admitMailbox(env: Env, tenant: string): Promise<Refusal | null> {
+/** Asks `tenant`'s directory object to admit one mailbox CREATE (admitted also when it cannot be reached). */
+export async function admitMailbox(env: Env, tenant: string): Promise<CreateAdmission> {
   try {
     const a = await tenantStub(env, tenant).admitMailbox();
-    return a.ok ? null : { kind: "mailboxes", message: a.message, retryAfterMs: a.retryAfterMs };
+    if (!a.ok) return { ok: false, refuse: { kind: "mailboxes", message: a.message, retryAfterMs: a.retryAfterMs } };
+    const at = a.at;
+    if (at === undefined) return CREATE_ADMITTED;
+    return { ok: true, undo: () => tenantStub(env, tenant).unadmitMailbox(at).catch(() => {}) };
   } catch {
-    return null;
+    return CREATE_ADMITTED;
   }
 }

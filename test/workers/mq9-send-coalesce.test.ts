@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { Mailbox } from "../../objects/mailbox/Mailbox";
 import { parseFetchRequest, parseMq9Headers, parseQueryRequest } from "../../wire/mq9";
 import { objectName } from "../../worker/keys";
+import { CREATE_ADMITTED } from "../../objects/tenants/connection-auth";
 import { handleMq9Request } from "../../worker/mq9/dispatch";
 import { SendCoalescer } from "../../worker/mq9/sendbatch";
 import { MailboxStubs } from "../../worker/mq9/stubs";
@@ -108,7 +109,7 @@ describe("order of pipelined requests on one connection", () => {
     const lease = new Promise<null>((resolve) => (grant = () => resolve(null)));
     let first = true;
     // the first SEND must wait for a lease (as PublishGate.admitSoon answers then); the rest are admitted at once
-    const quota = { admitSend: () => (first ? ((first = false), lease) : null), admitCreate: () => null };
+    const quota = { admitSend: () => (first ? ((first = false), lease) : null), admitCreate: () => CREATE_ADMITTED };
     const ctx = { sends: new SendCoalescer(), stubs: recordingStubs(calls), quota };
     const req = (subject: string, payload: string) =>
       handleMq9Request(env, "default", { subject, headers: new Map(), payload: enc.encode(payload) }, ctx);
@@ -130,7 +131,7 @@ describe("order of pipelined requests on one connection", () => {
     const calls: string[] = [];
     const refusal = { kind: "rate" as const, message: "publish rate limit exceeded (1 msg/s)", retryAfterMs: 1500 };
     let first = true;
-    const quota = { admitSend: () => (first ? ((first = false), Promise.resolve(refusal)) : null), admitCreate: () => null };
+    const quota = { admitSend: () => (first ? ((first = false), Promise.resolve(refusal)) : null), admitCreate: () => CREATE_ADMITTED };
     const ctx = { sends: new SendCoalescer(), stubs: recordingStubs(calls), quota };
     const req = (subject: string, payload: string) =>
       handleMq9Request(env, "default", { subject, headers: new Map(), payload: enc.encode(payload) }, ctx);

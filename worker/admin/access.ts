@@ -20,7 +20,8 @@ export type Access =
 /** Resolves the caller from its `Authorization` header. */
 export async function operatorAccess(env: Env, authorization: string | undefined): Promise<Access> {
   const token = bearerToken(authorization);
-  const admin = env.ADMIN_TOKEN ?? "";
+  // Trimmed like AUTH_TOKENS entries and bearer tokens: `echo $T | wrangler secret put ADMIN_TOKEN` stores a trailing newline.
+  const admin = (env.ADMIN_TOKEN ?? "").trim();
   if (admin !== "" && token !== undefined && timingSafeEqualStr(token, admin)) return { kind: "operator" };
   if (isOpen(env)) return { kind: "operator" };
   const auth = await authenticateToken(env, token);

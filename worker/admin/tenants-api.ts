@@ -3,7 +3,7 @@
  *
  * | route | answer |
  * |---|---|
- * | `POST /admin/tenants` `{id, name?, quotas?}` | 201 tenant; 409 id taken (also a deleted tenant's, or one in AUTH_TOKENS) |
+ * | `POST /admin/tenants` `{id, name?, quotas?}` | 201 tenant; 409 id taken (also a deleted tenant's, one in AUTH_TOKENS, or `default`) |
  * | `GET /admin/tenants` | 200 `{tenants: [...]}` (directory and static) |
  * | `GET /admin/tenants/:id` | 200 tenant (tokens listed without secrets); 404 |
  * | `DELETE /admin/tenants/:id` | 200 tenant (deleted_at set): every token revoked; 404; 409 static |
@@ -34,6 +34,10 @@ export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
     const body = await jsonBody(c, createTenantSchema);
     if ("error" in body) return c.json({ error: body.error }, 400);
     const { id, name = "", quotas } = body.value;
+    if (id === OPEN_TENANT) {
+      // The open broker's tenant (and that of AUTH_TOKENS entries without one): its data is not a new customer's.
+      return c.json({ error: `tenant id ${OPEN_TENANT} is reserved (the open broker's tenant and that of AUTH_TOKENS entries without a tenant); pick another id` }, 409);
+    }
     if (isStaticTenant(c.env, id)) return c.json({ error: `tenant ${id} is configured in AUTH_TOKENS; pick another id` }, 409);
     const r = await tenantStub(c.env, id).create(name, quotas ? toQuotas(quotas) : null);
     if (r.ok) {

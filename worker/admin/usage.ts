@@ -55,10 +55,12 @@ export function totals(hours: readonly HourUsage[]): Omit<HourUsage, "hour"> {
   return t;
 }
 
-/** A query time: unix ms digits or an ISO 8601 string; `dflt` when absent; null when invalid. */
+/** Latest time answered, unix ms: the hour after it must still be a valid date (±8.64e15 ms). */
+const MAX_TIME_MS = 8.64e15 - 2 * HOUR_MS;
+
+/** A query time: unix ms digits or an ISO 8601 string; `dflt` when absent; null when invalid or beyond what a date can hold. */
 function parseTime(v: string | undefined, dflt: number | null): number | null {
   if (v === undefined || v === "") return dflt;
-  if (/^\d+$/.test(v)) return Number(v);
-  const t = Date.parse(v);
-  return Number.isNaN(t) ? null : t;
+  const t = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+  return Number.isNaN(t) || Math.abs(t) > MAX_TIME_MS ? null : t;
 }

@@ -32,7 +32,7 @@ import type { Env } from "../env";
 import { handleAgentRequest } from "./agents";
 import type { SendCoalescer } from "./sendbatch";
 import { freshMailboxTarget, type MailboxStubs, type MailboxTarget } from "./stubs";
-import type { Mq9Quota } from "../../objects/tenants/connection-auth";
+import { CREATE_ADMITTED, type CreateAdmission, type Mq9Quota } from "../../objects/tenants/connection-auth";
 import type { Refusal } from "../../objects/tenants/gate";
 
 /** One mq9 request as every transport sees it. */
@@ -187,15 +187,25 @@ async function admitted<R>(admission: Promise<Refusal | null> | null, call: () =
 }
 
 /**
- * MAILBOX.CREATE: validates or generates the address, checks the mailbox
- * quota, then creates it in its object.
+ * MAILBOX.CREATE: validates the request, asks the mailbox quota, then
+ * creates the mailbox (the given or a generated address) in its object. A
+ * CREATE that creates nothing gives its quota slot back.
  */
 async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9RequestContext): Promise<Mq9Reply> {
   const spec = parseCreateRequest(payload);
   const ttlSec = spec.ttlSec ?? DEFAULT_MAILBOX_TTL_S;
   if (spec.name !== null) assertMailAddress(spec.name);
-  const admission = ctx.quota?.admitCreate() ?? null;
-  if (admission !== null && !(admission instanceof Promise)) return createRefused(admission);
+  const admitting = ctx.quota ? ctx.quota.admitCreate() : CREATE_ADMITTED;
+  if (!(admitting instanceof Promise) && !admitting.ok) return createRefused(admitting.refuse);
+  // no await without a quota check under way: the CREATE keeps its place among the connection's requests
+  let granted: CreateAdmission = admitting instanceof Promise ? CREATE_ADMITTED : admitting;
+  const admission =
+    admitting instanceof Promise
+      ? admitting.then((a) => {
+          granted = a;
+          return a.ok ? null : a.refuse;
+        })
+      : null;
   for (let attempt = 0; ; attempt++) {
     const address = spec.name ?? generateMailAddress();
     const t = mailboxTarget(env, tenant, address, ctx);
@@ -215,6 +225,7 @@ async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9Req
     if ("refused" in r) return createRefused(r.refused);
     if (r.ok) return { status: 200, body: { error: "", mail_address: address } };
     if (spec.name !== null || r.code !== "mailbox_exists" || attempt + 1 >= CREATE_ATTEMPTS) {
+      if (granted.ok) await granted.undo();
       return { status: MQ9_HTTP_STATUS[r.code], code: r.code, body: { error: r.error, mail_address: "" } };
     }
   }

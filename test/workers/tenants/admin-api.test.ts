@@ -2,9 +2,10 @@
  * The tenant admin API (docs/tenants.md "Admin API"): access, validation,
  * create / list / show / delete, token issue and revoke, quotas.
  */
-import { SELF, env, runInDurableObject } from "cloudflare:test";
+import { SELF, createExecutionContext, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../../worker/env";
+import { app } from "../../../worker/app";
 import { tenantStub } from "../../../objects/tenants/stub";
 import { ADMIN, STATIC_TOKEN, admin, freshTenant, tenantWithToken } from "./helpers";
 
@@ -36,6 +37,16 @@ describe("admin API access", () => {
     expect(tables.filter((t) => !t.startsWith("_cf"))).toEqual([]);
   });
 
+  it("an ADMIN_TOKEN stored with a trailing newline (`echo $T | wrangler secret put ADMIN_TOKEN`) still admits the operator; a blank one admits no one", async () => {
+    const call = (token: string, adminToken: string) => app.fetch(new Request("http://broker/admin/tenants", { headers: { Authorization: `Bearer ${token}` } }),
+      { ...testEnv, ADMIN_TOKEN: adminToken } as Env, createExecutionContext());
+    expect((await call("op-secret", "op-secret\n")).status).toBe(200);
+    expect((await call("op-secret", " op-secret \r\n")).status).toBe(200);
+    expect((await call("op-secre", "op-secret\n")).status).toBe(401);
+    const blank = await call("x", " \n");
+    expect(blank.status).toBe(401); // still closed (fail closed), and no token is the operator's
+  });
+
   it("a hosted broker (ADMIN_TOKEN set) with no token is closed, and /healthz says so", async () => {
     const h = await (await SELF.fetch("http://broker/healthz")).json() as { auth: string };
     expect(h.auth).toBe("tokens");
@@ -54,6 +65,7 @@ describe("admin API validation", () => {
       ["POST", "/admin/tenants", { id: "ok", extra: 1 }, 400, /extra|Unrecognized/i],
       ["POST", "/admin/tenants", { id: "ok", quotas: { connections: 0 } }, 400, /^quotas\.connections: /],
       ["POST", "/admin/tenants", { id: "static-tenant" }, 409, /AUTH_TOKENS/],
+      ["POST", "/admin/tenants", { id: "default" }, 409, /reserved/],
       ["GET", "/admin/tenants/Bad!", undefined, 400, /tenant id/],
       ["GET", `/admin/tenants/${freshTenant("none")}`, undefined, 404, /does not exist/],
       ["DELETE", `/admin/tenants/${freshTenant("none")}`, undefined, 404, /does not exist/],
@@ -67,6 +79,11 @@ describe("admin API validation", () => {
     for (const [method, path, body, status, error] of cases) {
       const r = await admin(method, path, body);
       expect({ method, path, status: r.status, error: r.json.error }).toEqual({ method, path, status, error: expect.stringMatching(error) });
+    }
+    // Usage ranges outside what a date can hold are a bad range (400), not a crash (500).
+    for (const q of ["to=99999999999999999999", "to=8640000000000000", "from=8639999999999999&to=8640000000000000", "from=1e999", "to=+275760-09-13T00:00:00Z"]) {
+      const r = await admin("GET", `/admin/tenants/static-tenant/usage?${q}`);
+      expect({ q, status: r.status, error: r.json.error }).toEqual({ q, status: 400, error: expect.stringMatching(/from and to must be/) });
     }
     const { tenant, tokenId } = await tenantWithToken("val");
     expect((await admin("POST", "/admin/tenants", { id: tenant })).status).toBe(409);

@@ -10,7 +10,7 @@ import { DeclareFlags, ErrorCode, Op, utf8Bytes, type Frame } from "../../../wir
 import { expectErr, expectOk, pubFrame, pubResult } from "../helpers/mortar-ws";
 import { Peer, isMsg, text } from "../helpers/peer";
 import { openNats, type RawNats } from "../nats-ws";
-import { ADMIN, mq9As, tenantWithToken } from "./helpers";
+import { ADMIN, admin, mq9As, tenantWithToken } from "./helpers";
 
 async function statsOf(tenant: string): Promise<any> {
   const res = await SELF.fetch(`http://broker/stats?tenant=${tenant}`, { headers: { Authorization: `Bearer ${ADMIN}` } });
@@ -133,6 +133,37 @@ describe("isolation", () => {
     expect(nb.text).not.toContain("alpha");
     na.ws.close();
     nb.ws.close();
+  });
+
+  it("NATS: a second CONNECT with another tenant's token is refused and closes; the connection never acts for that tenant", async () => {
+    const a = await tenantWithToken("iso-a");
+    const b = await tenantWithToken("iso-b", { connections: 1 });
+    // CONNECTed as A, then CONNECT again with B's token (and a CREATE pipelined behind it).
+    const c = await nats(a.token);
+    c.send(`CONNECT {"verbose":false,"headers":true,"auth_token":"${b.token}"}\r\nPUB $mq9.AI.MAILBOX.CREATE _INBOX.r.x 21\r\n{"name":"switch.box"}\r\nPING\r\n`);
+    await c.waitFor(/-ERR 'Authorization Violation'\r\n/);
+    expect(await c.closed).toBe(1008);
+    expect(c.text).not.toContain("switch.box");
+    // Neither tenant got the mailbox, and B's only connection slot is free.
+    expect((await mq9As(b.token, "$mq9.AI.MSG.QUERY.switch.box", {})).body.error).toBe("mailbox switch.box does not exist");
+    expect((await mq9As(a.token, "$mq9.AI.MSG.QUERY.switch.box", {})).body.error).toBe("mailbox switch.box does not exist");
+    const nb = await nats(b.token);
+    nb.ws.close();
+
+    // The same over a bearer upgrade (the TCP bridge's --token): the connection is A's from the start.
+    const up = await openNats({ Authorization: `Bearer ${a.token}` });
+    up.send(`CONNECT {"verbose":false,"auth_token":"${b.token}"}\r\nPING\r\n`);
+    await up.waitFor(/-ERR 'Authorization Violation'\r\n/);
+    expect(await up.closed).toBe(1008);
+
+    // A second CONNECT with another token of the SAME tenant is fine.
+    const t2 = await admin("POST", `/admin/tenants/${a.tenant}/tokens`, {});
+    const same = await nats(a.token);
+    same.send(`CONNECT {"verbose":false,"headers":true,"auth_token":"${t2.json.token}"}\r\nPING\r\n`);
+    await same.waitFor(/PONG\r\n$/);
+    expect(same.text).not.toContain("-ERR");
+    expect((await natsRequest(same, "$mq9.AI.MAILBOX.CREATE", '{"name":"same.box"}')).error).toBe("");
+    same.ws.close();
   });
 
   it("operator surfaces: B's token reads only B's /stats and /metrics", async () => {

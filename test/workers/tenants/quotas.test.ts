@@ -149,6 +149,19 @@ describe("storage quota", () => {
   });
 });
 
+describe("quotas and request order", () => {
+  it("mq9 over NATS under a quota with budget at hand: CREATE, SEND, QUERY pipelined take effect in order", async () => {
+    const { token } = await tenantWithToken("order", { storage_bytes: 1_000_000_000 });
+    const n = await openNats();
+    n.send(`CONNECT {"verbose":false,"auth_token":"${token}"}\r\nSUB r.> 1\r\nPING\r\n`);
+    await n.waitFor(/PONG\r\n/);
+    n.send('PUB $mq9.AI.MAILBOX.CREATE r.0 20\r\n{"name":"order.box"}\r\nPUB $mq9.AI.MSG.SEND.order.box r.1 5\r\nhello\r\nPUB $mq9.AI.MSG.QUERY.order.box r.2 2\r\n{}\r\n');
+    const m = await n.waitFor(/MSG r\.2 1 \d+\r\n(\{.*\})\r\n/);
+    expect((JSON.parse(m[1]!).messages as { payload: string }[]).map((x) => atob(x.payload))).toEqual(["hello"]);
+    n.ws.close();
+  });
+});
+
 describe("connection quota", () => {
   it("MortarMQ and NATS count together; over → QUOTA_EXCEEDED / -ERR 'maximum connections exceeded'; a close frees a slot", async () => {
     const { token } = await tenantWithToken("conn", { connections: 2 });
@@ -209,5 +222,23 @@ describe("mailbox quota", () => {
     // box.a and box.b expire after 1 s; the pipeline reports it; CREATE works again.
     await eventually(async () => (await mq9As(token, "$mq9.AI.MAILBOX.CREATE", { name: "box.c" })).status === 200, 8000);
     expect(Date.now() - createdAt).toBeGreaterThanOrEqual(1000); // not before they expired
+  });
+
+  it("a CREATE that creates nothing (bad request, existing name) does not take a slot", async () => {
+    const { token } = await tenantWithToken("boxes", { mailboxes: 2 });
+    expect((await mq9As(token, "$mq9.AI.MAILBOX.CREATE", { name: "box.x" })).status).toBe(200);
+    const bad = await mq9As(token, "$mq9.AI.MAILBOX.CREATE", "{not json");
+    expect(bad.status).toBe(400);
+    const dup = await mq9As(token, "$mq9.AI.MAILBOX.CREATE", { name: "box.x" });
+    expect({ status: dup.status, error: dup.body.error }).toEqual({ status: 409, error: expect.stringMatching(/exists/) });
+    const n = await openNats();
+    n.send(`CONNECT {"verbose":false,"auth_token":"${token}"}\r\nSUB r.> 1\r\nPUB $mq9.AI.MAILBOX.CREATE r.1 14\r\n{"name":"B!x"}\r\n`);
+    await n.waitFor(/MSG r\.1 1 \d+\r\n\{"error":"invalid mail_address .*","mail_address":""\}\r\n/);
+    expect(n.text).not.toContain("quota");
+    // One mailbox exists: the second is admitted, at once, over NATS; a third is over the quota.
+    n.send(`PUB $mq9.AI.MAILBOX.CREATE r.2 16\r\n{"name":"box.y"}\r\n`);
+    await n.waitFor(/MSG r\.2 1 \d+\r\n\{"error":"","mail_address":"box\.y"\}\r\n/);
+    n.ws.close();
+    expect((await mq9As(token, "$mq9.AI.MAILBOX.CREATE", { name: "box.z" })).status).toBe(429);
   });
 });
