@@ -36,6 +36,7 @@ import { MailboxStore, toMq9Message, type MailboxMeta, type NewMessage, type Sto
 import type { MailboxResult } from "./types";
 import { WaiterSet } from "./waiters";
 import { MailboxTelemetry } from "./telemetry";
+import { rememberedName } from "../shared/object-name";
 
 /** Due schedule rows handled per SQL round while catching up. */
 const DUE_BATCH = 256;
@@ -82,7 +83,7 @@ export class Mailbox extends DurableObject<Env> {
       (e) => failure(e),
     );
     this.telemetry = new MailboxTelemetry({
-      storage: ctx.storage, env, reporter: ctx.id.toString(), name: ctx.id.name,
+      storage: ctx.storage, env, reporter: ctx.id.toString(), name: rememberedName(ctx) ?? undefined,
       levels: () => ({ exists: this.meta !== null, heldFetches: this.waiters.size, storedBytes: this.meta ? this.store.storedBytes() : 0 }),
       schedule: (at) => {
         this.telemetryDue = earliest(this.telemetryDue, at);

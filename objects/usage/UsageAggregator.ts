@@ -19,6 +19,7 @@ import type { Env } from "../../worker/env";
 import { AggregateStore, type HourUsage } from "./aggregate-store";
 import { checkReport, type UsageReport } from "./report";
 import { tenantOfName, usageIndexStub } from "./stub";
+import { rememberedName } from "../shared/object-name";
 
 /** A reporter silent this long is forgotten, ms (7 days). */
 export const REPORTER_TTL_MS = 7 * 24 * 3_600_000;
@@ -62,7 +63,7 @@ export class UsageAggregator extends DurableObject<Env> {
       this.alarmArmed = true;
     }
     if (this.store.meta("registered") !== 1) {
-      const tenant = tenantOfName(this.ctx.id.name);
+      const tenant = tenantOfName(rememberedName(this.ctx) ?? undefined);
       if (tenant !== null) {
         try {
           await usageIndexStub(this.env).addTenant(tenant);
