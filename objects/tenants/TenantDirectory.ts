@@ -116,6 +116,15 @@ export class TenantDirectory extends DurableObject<Env> {
     return { ok: true, value: q };
   }
 
+  /**
+   * The tenant's row for the directory index (null: never created), so the
+   * admin API can repair the index when an earlier index write failed.
+   */
+  directoryRow(): DirectoryRow | null {
+    const rec = this.store.record();
+    return rec ? { id: rec.id, name: rec.name, created_at: rec.created_at, deleted_at: rec.deleted_at } : null;
+  }
+
   // ---------------------------------------------------------------- index role
 
   /** Index: records or updates a directory tenant. */

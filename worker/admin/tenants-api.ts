@@ -28,6 +28,16 @@ import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
 
 type Ctx = Context<{ Bindings: Env }>;
 
+/**
+ * Writes tenant `id`'s directory row into the index again. A create or
+ * delete whose index write failed (503 after the tenant object changed)
+ * left the index stale; the operator's retry (then 409 / 404) repairs it.
+ */
+async function repairIndex(env: Env, id: string): Promise<void> {
+  const row = await tenantStub(env, id).directoryRow();
+  if (row) await tenantIndexStub(env).indexUpsert(row);
+}
+
 /** Registers the routes on `app`. */
 export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
   app.post("/admin/tenants", guarded(async (c) => {
@@ -42,6 +52,8 @@ export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
     const r = await tenantStub(c.env, id).create(name, quotas ? toQuotas(quotas) : null);
     if (r.ok) {
       await tenantIndexStub(c.env).indexUpsert({ id, name, created_at: Date.parse(r.value.created_at!), deleted_at: null });
+    } else {
+      await repairIndex(c.env, id);
     }
     return answer(c, r, 201);
   }));
@@ -66,6 +78,8 @@ export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
     if (r.ok) {
       const v = r.value;
       await tenantIndexStub(c.env).indexUpsert({ id, name: v.name, created_at: Date.parse(v.created_at!), deleted_at: Date.parse(v.deleted_at!) });
+    } else {
+      await repairIndex(c.env, id);
     }
     return answer(c, r);
   }));

@@ -6,7 +6,7 @@ import { SELF, createExecutionContext, env, runInDurableObject } from "cloudflar
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../../worker/env";
 import { app } from "../../../worker/app";
-import { tenantStub } from "../../../objects/tenants/stub";
+import { tenantIndexStub, tenantStub } from "../../../objects/tenants/stub";
 import { ADMIN, STATIC_TOKEN, admin, freshTenant, tenantWithToken } from "./helpers";
 
 const testEnv = env as unknown as Env;
@@ -151,6 +151,25 @@ describe("tenants, tokens, quotas", () => {
     expect(again.status).toBe(409);
     expect(again.json.error).toMatch(/deleted tenant/);
     expect((await admin("GET", "/admin/tenants")).json.tenants).toContainEqual(expect.objectContaining({ id: tenant, deleted_at: expect.any(String) }));
+  });
+
+  it("a create or delete whose index write was lost is repaired by the operator's retry (409 / 404)", async () => {
+    const tenant = freshTenant("idx");
+    expect((await admin("POST", "/admin/tenants", { id: tenant })).status).toBe(201);
+    const listed = async () => ((await admin("GET", "/admin/tenants")).json.tenants as { id: string; deleted_at: string | null }[]).find((t) => t.id === tenant);
+    // as if the index call after the tenant object's commit had failed (the answer was 503)
+    await runInDurableObject(tenantIndexStub(testEnv), (_o, state) => {
+      state.storage.sql.exec("DELETE FROM directory WHERE id = ?", tenant);
+    });
+    expect(await listed()).toBeUndefined();
+    expect((await admin("POST", "/admin/tenants", { id: tenant })).status).toBe(409);
+    expect(await listed()).toEqual(expect.objectContaining({ id: tenant, deleted_at: null }));
+    expect((await admin("DELETE", `/admin/tenants/${tenant}`)).status).toBe(200);
+    const row = (await tenantIndexStub(testEnv).indexList()).find((r) => r.id === tenant)!;
+    await tenantIndexStub(testEnv).indexUpsert({ ...row, deleted_at: null }); // the delete's index write lost
+    expect((await listed())!.deleted_at).toBeNull();
+    expect((await admin("DELETE", `/admin/tenants/${tenant}`)).status).toBe(404);
+    expect((await listed())!.deleted_at).toEqual(expect.any(String));
   });
 
   it("a revoked token is refused at once for HTTP; revoking again is idempotent", async () => {
