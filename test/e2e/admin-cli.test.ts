@@ -8,6 +8,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { toWebSocketUrl } from "../../client/bridge/tunnel";
 import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
 import { runCli, type CliRun as Run } from "../fixtures/cli-run";
 
@@ -106,6 +108,47 @@ describe("mortarmq admin", () => {
       const r = await cli(args);
       expect([args.join(" "), r.code]).toEqual([args.join(" "), 1]);
       expect(r.stderr).toMatch(/^mortarmq: USAGE: /);
+    }
+  });
+});
+
+/** The operator's admin API call; the JSON answer. */
+async function adminApi(method: string, path: string, body?: unknown): Promise<any> {
+  const r = await fetch(broker.url + path, {
+    method,
+    headers: { Authorization: `Bearer ${ADMIN}`, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  expect(r.status).toBeLessThan(300);
+  return r.json();
+}
+
+describe("quotas and request order (real runtime)", () => {
+  // The workers pool can reorder RPCs into a Durable Object (docs/testing.md), so this is checked here.
+  it("mq9 over NATS under rate, storage and mailbox quotas: CREATE, SEND, SEND, QUERY pipelined on one connection take effect in order", async () => {
+    await adminApi("POST", "/admin/tenants", {
+      id: "ordered",
+      quotas: { publish_msgs_per_s: 100_000, storage_bytes: 1_000_000_000, mailboxes: 1_000 },
+    });
+    const { token } = await adminApi("POST", "/admin/tenants/ordered/tokens", {});
+    (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket;
+    const { connect } = await import("nats.ws");
+    const nc = await connect({ servers: toWebSocketUrl(broker.url, "nats"), token, reconnect: false });
+    const te = new TextEncoder();
+    try {
+      for (let i = 0; i < 5; i++) {
+        // the CREATE asks the tenant's object (mailbox quota); the first SEND waits for a rate lease
+        const mbox = `quota.order.${i}`;
+        nc.publish("$mq9.AI.MAILBOX.CREATE", te.encode(JSON.stringify({ name: mbox })));
+        nc.publish(`$mq9.AI.MSG.SEND.${mbox}`, te.encode("first"));
+        nc.publish(`$mq9.AI.MSG.SEND.${mbox}`, te.encode("second"));
+        const m = await nc.request(`$mq9.AI.MSG.QUERY.${mbox}`, te.encode("{}"), { timeout: 10_000 });
+        const q = JSON.parse(new TextDecoder().decode(m.data)) as { error: string; messages: { payload: string }[] };
+        expect(q.error).toBe("");
+        expect(q.messages.map((x) => Buffer.from(x.payload, "base64").toString())).toEqual(["first", "second"]);
+      }
+    } finally {
+      await nc.close();
     }
   });
 });

@@ -149,18 +149,8 @@ describe("storage quota", () => {
   });
 });
 
-describe("quotas and request order", () => {
-  it("mq9 over NATS under a quota with budget at hand: CREATE, SEND, QUERY pipelined take effect in order", async () => {
-    const { token } = await tenantWithToken("order", { storage_bytes: 1_000_000_000 });
-    const n = await openNats();
-    n.send(`CONNECT {"verbose":false,"auth_token":"${token}"}\r\nSUB r.> 1\r\nPING\r\n`);
-    await n.waitFor(/PONG\r\n/);
-    n.send('PUB $mq9.AI.MAILBOX.CREATE r.0 20\r\n{"name":"order.box"}\r\nPUB $mq9.AI.MSG.SEND.order.box r.1 5\r\nhello\r\nPUB $mq9.AI.MSG.QUERY.order.box r.2 2\r\n{}\r\n');
-    const m = await n.waitFor(/MSG r\.2 1 \d+\r\n(\{.*\})\r\n/);
-    expect((JSON.parse(m[1]!).messages as { payload: string }[]).map((x) => atob(x.payload))).toEqual(["hello"]);
-    n.ws.close();
-  });
-});
+// Order of pipelined mq9 requests over NATS under quotas is checked on the real runtime
+// (test/e2e/admin-cli.test.ts): the workers pool can reorder RPCs into a Durable Object (docs/testing.md).
 
 describe("connection quota", () => {
   it("MortarMQ and NATS count together; over → QUOTA_EXCEEDED / -ERR 'maximum connections exceeded'; a close frees a slot", async () => {
