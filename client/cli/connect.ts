@@ -5,20 +5,30 @@
 import { ErrorCode, MAX_TOPIC_LEN, Op } from "../../wire/mortar";
 import { MortarClient, MortarClientError } from "../sdk";
 import type { GlobalOptions } from "./context";
-import { CliError, unreachable } from "./errors";
+import { CliError, unreachable, usageError } from "./errors";
 
 /**
  * Connects (WebSocket for http(s)/ws(s) URLs, raw TCP for tcp://) and
  * authenticates with `g.token`.
- * @throws CliError BROKER_UNREACHABLE when nothing answers; MortarClientError (AUTH_FAILED, …) otherwise
+ * @throws CliError USAGE for a URL that is not one of those; BROKER_UNREACHABLE when nothing answers;
+ *   MortarClientError (AUTH_FAILED, …) otherwise
  */
 export async function connectBroker(g: GlobalOptions): Promise<MortarClient> {
+  let protocol: string;
+  try {
+    protocol = new URL(g.url).protocol;
+  } catch {
+    throw usageError(`--url ${g.url} is not a URL`, "use e.g. http://127.0.0.1:8787");
+  }
+  if (!["http:", "https:", "ws:", "wss:", "tcp:"].includes(protocol)) {
+    throw usageError(`--url ${g.url}: MortarMQ commands need an http(s)://, ws(s):// or tcp:// broker URL`, "use e.g. http://127.0.0.1:8787");
+  }
   try {
     return await MortarClient.connect(g.url, { token: g.token, timeoutMs: 10_000 });
   } catch (e) {
     if (e instanceof MortarClientError && e.source === "connection") throw unreachable(g.url, e.message);
     if (e instanceof MortarClientError) throw e;
-    throw unreachable(g.url, (e as Error).message); // e.g. a malformed URL
+    throw unreachable(g.url, (e as Error).message);
   }
 }
 

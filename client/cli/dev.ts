@@ -13,6 +13,7 @@
  */
 import type { Command } from "commander";
 import { HEALTH_DEAD_AFTER_MS, HEALTH_INTERVAL_MS, HealthWatch } from "../local/health";
+import { usageError } from "./errors";
 import { parseIntOption } from "./parse";
 
 interface DevOptions {
@@ -78,7 +79,7 @@ export function registerDev(program: Command): void {
       try {
         vars = devVars(opts.var, opts.authTokens);
       } catch (e) {
-        program.error(`mortarmq dev: ${(e as Error).message}`);
+        throw usageError((e as Error).message, "see `mortarmq dev --help`"); // reported by main(), like a bad --port
       }
       const port = parseIntOption("--port", opts.port, 0, 65535);
       const bridgePort = opts.bridgePort ? parseIntOption("--bridge-port", opts.bridgePort, 0, 65535) : undefined;

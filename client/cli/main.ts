@@ -36,6 +36,7 @@ export function buildProgram(): Command {
  * else that escapes (e.g. `dev` on a port in use) is reported the same way.
  */
 export async function main(argv: string[]): Promise<void> {
+  ignoreClosedStdout();
   try {
     await buildProgram().parseAsync(argv);
   } catch (e) {
@@ -44,4 +45,18 @@ export async function main(argv: string[]): Promise<void> {
     process.stderr.write(json ? JSON.stringify({ error: report }) + "\n" : formatErrorReport(report));
     process.exitCode = 1;
   }
+}
+
+/**
+ * A reader that went away (`mortarmq … | head`) makes writes to stdout fail
+ * with EPIPE, which Node raises as an unhandled 'error' event (a stack
+ * trace). The output is simply not wanted any more: the error is swallowed
+ * and the command finishes (`sub` stops consuming: client/cli/sub.ts).
+ */
+function ignoreClosedStdout(): void {
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE" || e.code === "ERR_STREAM_DESTROYED") return;
+    process.stderr.write(`mortarmq: cannot write to stdout: ${e.message}\n`);
+    process.exitCode = 1;
+  });
 }

@@ -1,9 +1,11 @@
 /**
  * `mortarmq sub TOPIC --group G`: joins consumer group G on TOPIC (SUB, push
  * mode), prints every message and ACKs it after printing. Stops after
- * `--count` messages, after `--timeout` ms without a message, or on Ctrl-C
- * (leaving the group cleanly); messages that were pushed but not printed are
- * not ACKed, so the group redelivers them (at-least-once).
+ * `--count` messages, after `--timeout` ms without a message, on Ctrl-C /
+ * SIGTERM, or when stdout is closed (`| head`): then it waits for the ACKs of
+ * what it printed and leaves the group cleanly; messages that were pushed
+ * but not printed are not ACKed, so the group redelivers them
+ * (at-least-once).
  */
 import type { Command } from "commander";
 import { DEFAULT_CREDIT_COUNT } from "../../wire/mortar/constants";
@@ -60,6 +62,12 @@ export function registerSub(program: Command): void {
     .action(action(async (g, topic: string, opts: SubOptions) => runSub(g, topic, opts)));
 }
 
+/** Writes `text` to stdout; resolves false when it could not be written (e.g. EPIPE: the reader of a pipe is gone). */
+function writeStdout(text: string): Promise<boolean> {
+  if (process.stdout.destroyed) return Promise.resolve(false);
+  return new Promise((res) => process.stdout.write(text, (err) => res(!err)));
+}
+
 async function runSub(g: GlobalOptions, topicName: string, opts: SubOptions): Promise<void> {
   const count = opts.count === undefined ? undefined : parseIntOption("--count", opts.count, 1, Number.MAX_SAFE_INTEGER);
   const from = parseChoice("--from", opts.from, ["earliest", "latest"] as const);
@@ -74,15 +82,23 @@ async function runSub(g: GlobalOptions, topicName: string, opts: SubOptions): Pr
     // With --count, never take more than that on credit: pushed-but-unprinted messages wait for redelivery.
     const creditCount = count !== undefined ? Math.min(count, DEFAULT_CREDIT_COUNT) : undefined;
     const sub = await client.subscribe(topic.topicId, opts.group, { startPolicy: from, creditCount });
-    const stop = () => void sub.close();
+    // Ctrl-C / SIGTERM / a closed stdout (`| head`) end the loop; the ACKs of what was printed go out
+    // before the LEAVE (an ACK after it is refused: UNKNOWN_SUBSCRIPTION). A second Ctrl-C kills.
+    let stopping = false;
+    let wake: () => void = () => {};
+    const stopped = new Promise<null>((r) => (wake = () => r(null)));
+    const stop = () => {
+      stopping = true;
+      wake();
+    };
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
     try {
-      while (count === undefined || received < count) {
-        const m = await sub.next(timeoutMs);
-        if (!m) break;
+      while (!stopping && (count === undefined || received < count)) {
+        const m = await Promise.race([sub.next(timeoutMs), stopped]);
+        if (!m || stopping) break; // a message taken but not printed is not ACKed: redelivered
+        if (!(await writeStdout((g.json ? JSON.stringify(messageJson(topicName, m)) : messageLine(m)) + "\n"))) break;
         received++;
-        process.stdout.write((g.json ? JSON.stringify(messageJson(topicName, m)) : messageLine(m)) + "\n");
         acks.push(m.ack().catch((e: unknown) => {
           ackFailures++;
           const r = describeError(e, g.url);

@@ -12,6 +12,7 @@ import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { isHealthProbeLog } from "./health";
+import { lockStateDir } from "./state-lock";
 
 const require = createRequire(import.meta.url);
 /** Root of this package (holds wrangler.toml). */
@@ -70,8 +71,9 @@ export async function assertPortFree(host: string, port: number): Promise<void> 
 /**
  * Spawns `wrangler dev` and resolves once GET /healthz answers 200.
  * Throws if the requested port is taken (so another broker's /healthz is
- * never mistaken for this one), if wrangler exits first, or if the broker is
- * not ready in time.
+ * never mistaken for this one), if another running broker uses the state
+ * directory (client/local/state-lock.ts), if wrangler exits first, or if the
+ * broker is not ready in time.
  */
 export async function startLocalBroker(opts: LocalBrokerOptions): Promise<LocalBroker> {
   const host = opts.host ?? "127.0.0.1";
@@ -91,6 +93,7 @@ export async function startLocalBroker(opts: LocalBrokerOptions): Promise<LocalB
     "--log-level", opts.inheritLogs ? "info" : "warn",
   ];
   for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
+  const unlock = lockStateDir(stateDir); // one broker per state directory (client/local/state-lock.ts)
   const child = spawn(process.execPath, args, {
     cwd: PACKAGE_ROOT,
     env: {
@@ -108,7 +111,7 @@ export async function startLocalBroker(opts: LocalBrokerOptions): Promise<LocalB
   child.stderr?.on("data", (d) => { log = (log + d).slice(-8000); });
   const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
   let dead = false;
-  exited.then(() => { dead = true; });
+  exited.then(() => { dead = true; unlock(); });
   const url = `http://${host}:${port}`;
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
   let auth: LocalBroker["auth"] = "open";

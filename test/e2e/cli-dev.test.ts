@@ -88,6 +88,7 @@ describe("mortarmq dev", () => {
     child.stderr.on("data", (d) => (err += d));
     const code = await new Promise((r) => child.once("exit", r));
     expect(code).not.toBe(0);
-    expect(err).toContain('--var expects NAME=value (e.g. --var CORS_ORIGINS=https://app.example), got "NOEQUALS"');
+    expect(err).toBe('mortarmq: USAGE: --var expects NAME=value (e.g. --var CORS_ORIGINS=https://app.example), got "NOEQUALS"\n'
+      + "  what to do: see `mortarmq dev --help`\n"); // the one error, not buried above the whole program's help
   });
 });

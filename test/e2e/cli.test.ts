@@ -160,6 +160,16 @@ describe("pub", () => {
     expect(down.code).toBe(1);
     expect(down.stderr).toBe("mortarmq: cannot reach the broker at http://127.0.0.1:9 (ECONNREFUSED); is `npm start` running?\n");
   });
+
+  it("a URL without a scheme (MORTARMQ_URL=127.0.0.1:8787) is a USAGE error, not 'cannot reach the broker'", async () => {
+    for (const args of [["pub", "cli.log", "x"], ["sub", "cli.log", "-g", "x"], ["topics", "create", "x"]]) {
+      const r = await cli(args, { env: { MORTARMQ_URL: "127.0.0.1:8787" } });
+      expect(r).toEqual({ code: 1, stdout: "", stderr: "mortarmq: USAGE: --url 127.0.0.1:8787 is not a URL\n  what to do: use e.g. http://127.0.0.1:8787\n" });
+    }
+    const ftp = await cli(["pub", "cli.log", "x", "--url", "ftp://127.0.0.1:8787"]);
+    expect(ftp.stderr).toBe("mortarmq: USAGE: --url ftp://127.0.0.1:8787: MortarMQ commands need an http(s)://, ws(s):// or tcp:// broker URL\n"
+      + "  what to do: use e.g. http://127.0.0.1:8787\n");
+  });
 });
 
 describe("sub", () => {
