@@ -12,6 +12,7 @@ import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { isHealthProbeLog } from "./health";
+import { killTree } from "./process-tree";
 import { lockStateDir } from "./state-lock";
 
 const require = createRequire(import.meta.url);
@@ -118,7 +119,7 @@ export async function startLocalBroker(opts: LocalBrokerOptions): Promise<LocalB
   while (true) {
     if (dead) throw new Error(`wrangler dev exited before the broker was ready:\n${log}`);
     if (Date.now() > deadline) {
-      child.kill("SIGKILL");
+      if (child.pid !== undefined) killTree(child.pid); // wrangler's workerd children too
       throw new Error(`broker not ready on ${url} in time:\n${log}`);
     }
     try {
@@ -137,7 +138,8 @@ export async function startLocalBroker(opts: LocalBrokerOptions): Promise<LocalB
     async stop() {
       if (dead) return;
       child.kill("SIGINT");
-      const t = setTimeout(() => child.kill("SIGKILL"), 5000);
+      // wrangler stops its workerd children on SIGINT; if it hangs, kill the whole tree (not wrangler alone)
+      const t = setTimeout(() => child.pid !== undefined && killTree(child.pid), 5000);
       await exited;
       clearTimeout(t);
     },

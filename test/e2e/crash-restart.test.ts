@@ -11,12 +11,12 @@
  * equal exactly what is stored — no report lost or applied twice
  * (docs/operations.md "Exactness").
  */
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
+import { processTree } from "../../client/local/process-tree";
 import { MortarClient } from "../../client/sdk";
 import { until } from "../fixtures/until";
 
@@ -27,20 +27,6 @@ const PARTITIONS = 3;
 
 let stateDir: string;
 let broker: LocalBroker | undefined;
-
-/** Pids of `root` and all its descendants (`ps`, so wrangler's workerd children are included). */
-function processTree(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const line of execFileSync("ps", ["-A", "-o", "pid=,ppid="], { encoding: "utf8" }).split("\n")) {
-    const [pid, ppid] = line.trim().split(/\s+/).map(Number);
-    if (!pid || ppid === undefined) continue;
-    if (!children.has(ppid)) children.set(ppid, []);
-    children.get(ppid)!.push(pid);
-  }
-  const out = [root];
-  for (let i = 0; i < out.length; i++) out.push(...(children.get(out[i]!) ?? []));
-  return out;
-}
 
 /** SIGKILLs the broker's whole process tree and waits until every process is gone. */
 async function crash(b: LocalBroker): Promise<void> {
