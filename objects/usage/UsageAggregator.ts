@@ -10,9 +10,9 @@
  * list of tenants that ever reported (a Worker cannot enumerate Durable
  * Objects), and the storage probe of `/healthz`.
  *
- * One alarm: daily pruning of reporters silent for 7 days (their numbers are
- * only needed while a retry could still arrive) and of usage older than 400
- * days.
+ * One alarm: daily pruning of reporters silent for 7 days before the latest
+ * report (their numbers are only needed while a retry could still arrive)
+ * and of usage older than 400 days.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../worker/env";
@@ -108,7 +108,7 @@ export class UsageAggregator extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     const now = Date.now();
-    this.store.prune(now - REPORTER_TTL_MS, now - USAGE_TTL_MS);
+    this.store.prune(now, REPORTER_TTL_MS, now - USAGE_TTL_MS);
     await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
   }
 }

@@ -153,9 +153,16 @@ export class AggregateStore {
     return out;
   }
 
-  /** Forgets reporters silent since before `cutoff` (ms) and usage hours before `usageCutoff`. */
-  prune(cutoff: number, usageCutoff: number): void {
-    this.storage.sql.exec("DELETE FROM reporters WHERE seen_ms < ?", cutoff);
+  /**
+   * Forgets reporters silent for `ttlMs` before the latest report seen
+   * (never later than `now`), and usage hours before `usageCutoff`. Relative
+   * to the latest report, not the clock: after the broker was down longer
+   * than `ttlMs`, a retry of a report applied just before the outage must
+   * still be recognised (ms).
+   */
+  prune(now: number, ttlMs: number, usageCutoff: number): void {
+    const newest = this.storage.sql.exec<{ m: number | null }>("SELECT MAX(seen_ms) AS m FROM reporters").one().m;
+    if (newest !== null) this.storage.sql.exec("DELETE FROM reporters WHERE seen_ms < ?", Math.min(now, newest) - ttlMs);
     this.storage.sql.exec("DELETE FROM usage WHERE hour < ?", usageCutoff);
   }
 

@@ -3,7 +3,7 @@
  * real SQLite storage) reporting to a real UsageAggregator — exactly-once
  * across lost answers and restarts, hourly usage, storage high-water.
  */
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../../worker/env";
 import { series } from "../../../objects/usage/catalog";
@@ -58,6 +58,31 @@ describe("UsageAggregator", () => {
     expect(bad.applied).toBe(false);
     expect(bad.error).toMatch(/positive integer/);
     expect((await agg.report({ reporter: "x", no: 2, at: h, entries: [[h, PUBLISHED]] } as unknown as UsageReport)).error).toMatch(/entry/);
+  });
+});
+
+describe("UsageAggregator after a long outage", () => {
+  it("a retry of a report applied just before the broker was down for over 7 days still counts once", async () => {
+    const t = tenant("outage");
+    const agg = usageStub(testEnv, t);
+    const h = hourOf(Date.now());
+    const r: UsageReport = { reporter: "m1", no: 1, at: h, entries: [[h, PUBLISHED, 7]] };
+    expect(await agg.report(r)).toEqual({ applied: true }); // its answer is lost; the Meter resends it after the outage
+    expect(await agg.report({ reporter: "m2", no: 4, at: h, entries: [[h, PUBLISHED, 1]] })).toEqual({ applied: true });
+    // the broker is down 8 days: every report the aggregator knows is that old when its prune alarm runs first
+    await runInDurableObject(agg, (_o, state) => {
+      state.storage.sql.exec("UPDATE reporters SET seen_ms = seen_ms - ?", 8 * 24 * HOUR_MS);
+    });
+    expect(await runDurableObjectAlarm(agg)).toBe(true);
+    expect(await agg.report(r)).toEqual({ applied: false });
+    expect((await seriesOf(t))[PUBLISHED]).toBe(8);
+    // reporters silent for 7 days while others report are still forgotten
+    await runInDurableObject(agg, (_o, state) => {
+      state.storage.sql.exec("UPDATE reporters SET seen_ms = seen_ms - ? WHERE id = 'm2'", 8 * 24 * HOUR_MS);
+    });
+    expect(await runDurableObjectAlarm(agg)).toBe(true);
+    const left = await runInDurableObject(agg, (_o, state) => state.storage.sql.exec<{ id: string }>("SELECT id FROM reporters ORDER BY id").toArray().map((x) => x.id));
+    expect(left).toEqual(["m1"]);
   });
 });
 
