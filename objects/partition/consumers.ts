@@ -13,7 +13,8 @@
  * Wake-ups: when a group's owner asked for records and got none
  * (`waiting`), the next append (or a redelivery becoming due) calls
  * MortarSession.wake on the owner's session once; the session then asks
- * again. No polling.
+ * again. No polling. Deliveries that pass their work deadline are reported
+ * to the owner's session (MortarSession.expired) so it frees their credit.
  */
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Op, StartPolicy } from "../../wire/mortar/constants";
@@ -224,9 +225,12 @@ export class Consumers {
     if (job === "deadlines") {
       let dead = false;
       const woken: GroupLedger[] = [];
+      const expired: [GroupLedger, { seqs: number[]; deliveryIds: number[] }][] = [];
       this.host.storage.transactionSync(() => {
         for (const l of this.ledgers.values()) {
-          if (l.expire(now, this.host.config.maxAttempts) === 0) continue;
+          const e = { seqs: [] as number[], deliveryIds: [] as number[] };
+          if (l.expire(now, this.host.config.maxAttempts, e) === 0) continue;
+          expired.push([l, e]);
           if (l.count(DeliveryState.DEAD) > 0) dead = true;
           if (l.hasRetries()) woken.push(l);
           this.store.flush(l);
@@ -241,6 +245,7 @@ export class Consumers {
       if (next === null) this.host.schedule.clear("deadlines");
       else this.host.schedule.put("deadlines", next);
       if (dead) this.host.schedule.put("dlq", now);
+      for (const [l, e] of expired) this.notifyExpired(l, e.seqs, e.deliveryIds);
       for (const l of woken) this.wake(l);
       return true;
     }
@@ -293,6 +298,22 @@ export class Consumers {
       void sessionStub(this.host.env, o.sessionId).wake(o.subscriptionId, this.host.identity().partition).catch(retry);
     } catch {
       retry(); // never let a wake-up fail the append that caused it
+    }
+  }
+
+  /**
+   * Tells the owner's session that these deliveries passed their work
+   * deadline: their credit is free again (an ACK of them is refused now),
+   * so a window full of expired deliveries does not stop the redelivery.
+   * Best effort: a session that is gone holds no window.
+   */
+  private notifyExpired(l: GroupLedger, seqs: number[], deliveryIds: number[]): void {
+    const o = l.owner;
+    if (!o) return;
+    try {
+      void sessionStub(this.host.env, o.sessionId).expired(o.subscriptionId, this.host.identity().partition, seqs, deliveryIds).catch(() => {});
+    } catch {
+      /* never fail the alarm job for a notification */
     }
   }
 

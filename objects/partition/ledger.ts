@@ -198,11 +198,17 @@ export class GroupLedger {
     return 0;
   }
 
-  /** Work deadlines: every in-flight delivery due at `now` goes up for redelivery (or to the dead-letter twin after its last attempt). Returns how many expired. */
-  expire(now: number, maxAttempts: number): number {
+  /**
+   * Work deadlines: every in-flight delivery due at `now` goes up for
+   * redelivery (or to the dead-letter twin after its last attempt). Returns
+   * how many expired; `expired` collects their sequences and delivery ids.
+   */
+  expire(now: number, maxAttempts: number, expired?: { seqs: number[]; deliveryIds: number[] }): number {
     let n = 0;
     for (const d of this.pending.values()) {
       if (d.state !== DeliveryState.IN_FLIGHT || d.deadline > now) continue;
+      expired?.seqs.push(d.seq);
+      expired?.deliveryIds.push(d.deliveryId);
       this.failed(d, maxAttempts);
       n++;
     }

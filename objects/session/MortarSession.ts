@@ -269,6 +269,15 @@ export class MortarSession extends DurableObject<Env> {
     return this.conn?.consumer.wake(subscriptionId, partition) ?? false;
   }
 
+  /**
+   * A Partition's deliveries (`seqs[i]`, `deliveryIds[i]`) to
+   * `subscriptionId` passed their work deadline: their credit returns.
+   * False when the subscription is gone.
+   */
+  expired(subscriptionId: number, partition: number, seqs: number[], deliveryIds: number[]): boolean {
+    return this.conn?.consumer.expired(subscriptionId, partition, seqs, deliveryIds) ?? false;
+  }
+
   /** Whether this session still holds `memberId` on `subscriptionId`. */
   hasMember(subscriptionId: number, memberId: number): boolean {
     return this.conn?.consumer.hasMember(subscriptionId, memberId) ?? false;

@@ -273,6 +273,21 @@ export class Consumer {
     return true;
   }
 
+  /**
+   * Deliveries of `partition` passed their work deadline at the Partition:
+   * the ones still outstanding in the window give their credit back (the
+   * Partition redelivers them, or dead-letters them after the last
+   * attempt), and the partition is asked again. False when the
+   * subscription is gone.
+   */
+  expired(subscriptionId: number, partition: number, seqs: number[], deliveryIds: number[]): boolean {
+    const sub = this.subs.get(subscriptionId);
+    if (this.closed || !sub) return false;
+    for (let i = 0; i < seqs.length; i++) sub.credit.settled(partition, seqs[i]!, deliveryIds[i]!);
+    this.loop.wake(sub, partition);
+    return true;
+  }
+
   /** Whether this session still holds `memberId` on `subscriptionId` (the group's probe after a restart). */
   hasMember(subscriptionId: number, memberId: number): boolean {
     const sub = this.subs.get(subscriptionId);

@@ -88,6 +88,29 @@ describe("work deadlines", () => {
   });
 });
 
+describe("work deadlines and the credit window", () => {
+  it("a window full of expired deliveries does not stop the consumer: credit 1, a never-acked message is redelivered, dead-lettered, then the next one flows", async () => {
+    const p = await Peer.open();
+    const t = await topic(p, 1);
+    const s = await p.subscribe(t.topicId, "g", { creditCount: 1 });
+    const [asg] = await p.take(isAssign);
+    await p.confirm([asg!]);
+    expectOk(await p.publish(t.topicId, 0, "poison"), Op.PUB);
+    expectOk(await p.publish(t.topicId, 0, "good"), Op.PUB);
+    // The client never settles "poison": each expired delivery's credit comes back (the Partition tells the session).
+    await heartbeatUntil(p, s, asg!.assignmentEpoch, 6000, () => p.pushes.some((m) => isMsg(m) && text(m) === "good"));
+    const seen = p.pushes.filter(isMsg).map((m) => [text(m), m.attempt]);
+    expect(seen).toEqual([["poison", 1], ["poison", 2], ["poison", 3], ["good", 1]]);
+    const twin = partitionStub(env, "default", t.incarnation, t.topicId + 1, 0);
+    for (let i = 0; i < 40 && (await twin.info()).lastSequence < 1; i++) await sleep(50); // the twin transfer runs after the expiry
+    const [rec] = await twin.read(1, 1);
+    expect(decodeDeadLetter(rec!.value)!.header).toMatchObject({ reason: DeadLetterReason.MAX_ATTEMPTS, sequence: 1n, attempts: 3 });
+    const good = p.pushes.filter(isMsg).find((m) => text(m) === "good")!;
+    expectOk(await p.request(p.ackFrame(good)), Op.ACK);
+    await closeAndSettle(group(t, "g"), [p]);
+  }, 15_000);
+});
+
 describe("group timers", () => {
   it("a member that stops heartbeating is removed after the session timeout and its partitions move", async () => {
     const a = await Peer.open();
