@@ -46,8 +46,8 @@ function runUntil(args: string[], lines: number, interrupt: "SIGINT" | "close-st
     let stderr = "";
     let fired = false;
     child.stdout!.on("data", (d) => {
+      stdout += d; // after SIGINT too: lines written before the CLI saw the signal were printed
       if (fired) return;
-      stdout += d;
       if (stdout.split("\n").length - 1 < lines) return;
       fired = true;
       if (interrupt === "SIGINT") child.kill("SIGINT");
