@@ -153,9 +153,16 @@ export class MailboxStore {
     if (meta.expiresMs !== null) this.schedule(ScheduleKind.mailbox, 0, meta.expiresMs);
   }
 
-  /** Payload bytes of the stored messages, visible and delayed. */
+  /**
+   * Bytes of the stored messages, visible and delayed: payload plus the
+   * UTF-8 bytes of key and tags as stored (tags column `,a,b,`). Metadata
+   * counts because a SEND can store up to ~4.6 kB of it with an empty
+   * payload (docs/operations.md `mortarmq_stored_bytes`).
+   */
   storedBytes(): number {
-    const sum = (t: string) => this.sql.exec<{ b: number | null }>(`SELECT sum(size) AS b FROM ${t}`).one().b ?? 0;
+    const sum = (t: string) => this.sql.exec<{ b: number | null }>(
+      `SELECT sum(size + coalesce(length(CAST(key AS BLOB)), 0) + coalesce(length(CAST(tags AS BLOB)), 0)) AS b FROM ${t}`,
+    ).one().b ?? 0;
     return sum("messages") + sum("delayed");
   }
 

@@ -98,7 +98,7 @@ export const METRICS: readonly MetricDef[] = [
   { name: "mortarmq_long_polls_waiting", type: "gauge", labels: ["kind"], source: "Mailbox, MortarSession",
     help: "Long-polls held now: mq9 FETCH with max_wait_ms (mq9_fetch), MortarMQ PULL waiting for records (mortar_pull)." },
   { name: "mortarmq_stored_bytes", type: "gauge", labels: ["system"], source: "Partition, Mailbox",
-    help: "Bytes of stored messages: MortarMQ keys + values (mortar), mq9 payloads incl. delayed (mq9).",
+    help: "Bytes of stored messages: MortarMQ keys + values (mortar), mq9 payloads + keys + tags incl. delayed (mq9).",
     usage: "storage_bytes" },
   // The pipeline itself (UsageAggregator)
   { name: "mortarmq_telemetry_reports_total", type: "counter", labels: ["result"], source: "UsageAggregator",
