@@ -11,7 +11,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { MAX_PAYLOAD_BYTES, echo } from "../../wire/mq9";
 import { authenticateToken, bearerToken } from "../auth";
 import type { Env } from "../env";
-import { handleMq9Request, replyJson } from "./dispatch";
+import { handleMq9Request, replyJson, type Mq9Reply } from "./dispatch";
 import { isolateMeter } from "../telemetry";
 import { series } from "../../objects/usage/catalog";
 import { mq9RequestSeries } from "./request-metrics";
@@ -35,24 +35,29 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
     return c.json({ error }, 401, { "WWW-Authenticate": 'Bearer realm="mortarmq"' });
   }
   const path = new URL(c.req.url).pathname;
-  let subject: string;
+  const waitUntil = waitUntilOf(c);
+  // Every request of an authenticated caller is metered, those refused here too (docs/operations.md).
+  let subject: string | null = null;
   try {
     subject = decodeURIComponent(path.slice(path.indexOf(MQ9_HTTP_PREFIX) + MQ9_HTTP_PREFIX.length));
   } catch {
-    return c.json({ error: "subject in the path is not valid percent-encoding" }, 400);
+    /* answered below */
   }
-  const payload = await readBody(c.req.raw, MAX_PAYLOAD_BYTES);
-  if (typeof payload === "string") {
-    return c.json({ error: `payload of ${echo(payload)} bytes exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes` }, 413);
+  const payload = subject === null ? new Uint8Array() : await readBody(c.req.raw, MAX_PAYLOAD_BYTES);
+  let reply: Mq9Reply;
+  if (subject === null) {
+    reply = { status: 400, code: "bad_request", body: { error: "subject in the path is not valid percent-encoding" } };
+  } else if (typeof payload === "string") {
+    reply = { status: 413, code: "payload_too_large", body: { error: `payload of ${echo(payload)} bytes exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes` } };
+  } else {
+    const headers = new Map<string, string>();
+    for (const [name, value] of c.req.raw.headers) if (name.toLowerCase().startsWith("mq9-")) headers.set(name, value);
+    const quota = httpQuota(c.env, auth.tenant, auth.state);
+    reply = await handleMq9Request(c.env, auth.tenant, { subject, headers, payload }, { signal: c.req.raw.signal, waitUntil, quota });
   }
-  const headers = new Map<string, string>();
-  for (const [name, value] of c.req.raw.headers) if (name.toLowerCase().startsWith("mq9-")) headers.set(name, value);
-  const waitUntil = waitUntilOf(c);
-  const quota = httpQuota(c.env, auth.tenant, auth.state);
-  const reply = await handleMq9Request(c.env, auth.tenant, { subject, headers, payload }, { signal: c.req.raw.signal, waitUntil, quota });
   const body = te.encode(replyJson(reply)) as Uint8Array<ArrayBuffer>;
-  isolateMeter.add(auth.tenant, mq9RequestSeries(subject, reply, "http"));
-  isolateMeter.add(auth.tenant, BYTES_IN, payload.byteLength);
+  isolateMeter.add(auth.tenant, mq9RequestSeries(subject ?? "", reply, "http"));
+  isolateMeter.add(auth.tenant, BYTES_IN, typeof payload === "string" ? 0 : payload.byteLength);
   isolateMeter.add(auth.tenant, BYTES_OUT, body.length);
   waitUntil?.(isolateMeter.maybeFlush(c.env));
   const out: Record<string, string> = { "Content-Type": "application/json" };

@@ -53,3 +53,18 @@ describe("storage quota: mq9 keys and tags", () => {
     expect(refused?.body.error).toMatch(/^storage quota exceeded/);
   });
 });
+
+describe("metering: mq9 HTTP requests refused before the handler", () => {
+  it("a 413 (body over 1 MiB) and a 400 (bad percent-encoding in the path) are counted as requests", async () => {
+    const { tenant, token } = await tenantWithToken("refused");
+    const big = await SELF.fetch("http://broker/mq9/$mq9.AI.MSG.SEND.x.box", { method: "POST", body: new Uint8Array(1024 * 1024 + 1), headers: { Authorization: `Bearer ${token}` } });
+    expect(big.status).toBe(413);
+    await big.text();
+    const bad = await SELF.fetch("http://broker/mq9/%E0%A4%A", { method: "POST", body: "x", headers: { Authorization: `Bearer ${token}` } });
+    expect(bad.status).toBe(400);
+    await bad.text();
+    const v = await metrics(tenant);
+    expect(v("mortarmq_mq9_requests_total", { verb: "msg_send", outcome: "payload_too_large", transport: "http" })).toBe(1);
+    expect(v("mortarmq_mq9_requests_total", { verb: "unknown", outcome: "bad_request", transport: "http" })).toBe(1);
+  });
+});
