@@ -353,7 +353,8 @@ export class Connection {
         `partition ${f.partition} is not below partition_count ${topic.partitionCount} of topic_id ${topic.topicId}`);
       return;
     }
-    const v = this.io.auth.admitPublish(f.value.length);
+    const bytes = f.key.length + f.value.length; // what the record stores (docs/tenants.md "Quotas")
+    const v = this.io.auth.admitPublish(bytes);
     if (v.ok) {
       this.pipeline.submit(topic, f, slot);
       return;
@@ -362,7 +363,7 @@ export class Connection {
       this.refuse(slot, v.refuse);
       return;
     }
-    return v.wait.then(() => this.io.auth.admitPublishAsync(f.value.length)).then((refused) => {
+    return v.wait.then(() => this.io.auth.admitPublishAsync(bytes)).then((refused) => {
       if (refused) this.refuse(slot, refused);
       else this.pipeline.submit(topic, f, slot);
     });

@@ -29,7 +29,7 @@ export const CREATE_ADMITTED: CreateAdmission = Object.freeze({ ok: true, undo: 
 /** The quota checks an mq9 request needs (handleMq9Request's `quota`). */
 export interface Mq9Quota {
   /**
-   * A SEND of `bytes` payload bytes (publish rate, storage): null =
+   * A SEND storing `bytes` (payload + key + tags, sendMetadataBytes; publish rate, storage): null =
    * admitted, else the refusal — synchronously when the answer is known
    * without waiting (no quota, budget at hand), so the SEND keeps its place
    * among the connection's requests (worker/mq9/sendbatch.ts); a promise

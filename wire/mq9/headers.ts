@@ -96,3 +96,16 @@ export function parseTags(value: string): string[] {
   if (tags.length > MAX_TAGS) throw new Mq9Error("bad_request", `more than ${MAX_TAGS} tags`);
   return tags;
 }
+
+const utf8 = new TextEncoder();
+
+/**
+ * Bytes a SEND stores besides its payload: the UTF-8 key and tags as the
+ * mailbox stores them (tags column `,a,b,`), up to ~4.6 kB of ASCII. The
+ * storage quota (stored bytes) and the byte-rate quota count them with the
+ * payload (docs/tenants.md "Quotas"); metering's `bytes_in` does not.
+ */
+export function sendMetadataBytes(o: Mq9SendOptions): number {
+  const key = o.key === null ? 0 : utf8.encode(o.key).length;
+  return key + (o.tags.length ? utf8.encode(o.tags.join(",")).length + 2 : 0);
+}

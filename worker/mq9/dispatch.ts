@@ -21,6 +21,7 @@ import {
   parseMq9Headers,
   parseMq9Subject,
   parseQueryRequest,
+  sendMetadataBytes,
   DEFAULT_MAILBOX_TTL_S,
   type FetchSpec,
   type Mq9ErrorCode,
@@ -111,7 +112,7 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
       case "MSG.SEND": {
         const opts = parseMq9Headers(req.headers);
         const address = subject.mailAddress;
-        const admission = ctx.quota?.admitSend(req.payload.byteLength) ?? null;
+        const admission = ctx.quota?.admitSend(req.payload.byteLength + sendMetadataBytes(opts)) ?? null;
         if (admission !== null && !(admission instanceof Promise)) return quotaReply(admission);
         const t = (target = mailboxTarget(env, tenant, address, ctx));
         const sends = ctx.sends;

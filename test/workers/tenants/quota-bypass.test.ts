@@ -2,12 +2,15 @@
  * Ways around the quotas and the metering found by breaking the hosted
  * broker (issue 9, second round): bytes a SEND stores outside its payload
  * (key, tags) count as storage; every `POST /mq9/…` of an authenticated
- * caller is a metered request, those refused before the handler (413, bad
+ * caller is a metered request, and the byte-rate quota charges the bytes a
+ * publish stores (MortarMQ key + value, mq9 payload + key + tags), those refused before the handler (413, bad
  * path encoding) included. docs/tenants.md, docs/operations.md.
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { ErrorCode, Op } from "../../../wire/mortar";
 import { parseMetrics, sampleValue } from "../../fixtures/prometheus";
+import { WsConn, pubFrame } from "../helpers/mortar-ws";
 import { ADMIN, mq9As, sleep, tenantWithToken } from "./helpers";
 
 /** The tenant's /metrics samples (operator token; the Worker reports before answering). */
@@ -66,5 +69,34 @@ describe("metering: mq9 HTTP requests refused before the handler", () => {
     const v = await metrics(tenant);
     expect(v("mortarmq_mq9_requests_total", { verb: "msg_send", outcome: "payload_too_large", transport: "http" })).toBe(1);
     expect(v("mortarmq_mq9_requests_total", { verb: "unknown", outcome: "bad_request", transport: "http" })).toBe(1);
+  });
+});
+
+describe("publish byte rate: keys and tags are charged", () => {
+  it("MortarMQ PUBs with a 255-byte key and an empty value are held to publish_bytes_per_s", async () => {
+    const { token } = await tenantWithToken("keyrate", { publish_bytes_per_s: 1000 });
+    const c = await WsConn.open();
+    await c.connect(token);
+    const { topicId } = await c.declare("keyed", 1);
+    const key = new Uint8Array(255).fill(0x6b);
+    c.send(Array.from({ length: 20 }, () => pubFrame(topicId, 0, new Uint8Array(0), { key })));
+    const answers = await c.take(20, 10_000);
+    const ok = answers.filter((f) => f.op === Op.OK).length;
+    // One second of the rate (1000 bytes) admits 3 records of 255 bytes (a lease in flight may add one chunk, 100 bytes).
+    expect(ok).toBeLessThanOrEqual(5);
+    const refused = answers.find((f) => f.op === Op.ERR);
+    expect(refused && refused.op === Op.ERR && refused.code).toBe(ErrorCode.QUOTA_EXCEEDED);
+    c.close();
+  });
+
+  it("mq9 SENDs with an empty payload and 4 kB of key and tags are held to publish_bytes_per_s", async () => {
+    const { token } = await tenantWithToken("tagrate", { publish_bytes_per_s: 10_000 });
+    expect((await mq9As(token, "$mq9.AI.MAILBOX.CREATE", { name: "tag.box", ttl: 0 })).body.error).toBe("");
+    const tags = Array.from({ length: 32 }, (_, i) => `${"t".repeat(120)}${i}`).join(",");
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) statuses.push((await send(token, "$mq9.AI.MSG.SEND.tag.box", "", { "mq9-key": `${i}`.padEnd(512, "k"), "mq9-tags": tags })).status);
+    // ~4.4 kB each: one second of the rate (10 kB) admits 2, a lease in flight at most one more.
+    expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(3);
+    expect(statuses).toContain(429);
   });
 });
