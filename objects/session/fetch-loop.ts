@@ -6,8 +6,9 @@
  *
  * Per owned partition at most one Partition.deliver call is in flight. The
  * available budget is split evenly across the partitions that may have
- * data (push mode asks only once a quarter of the window is free, or
- * nothing is outstanding); a partition whose last call found nothing is "parked" until the
+ * data (push mode waits up to LOW_WATER_WAIT_MS for a quarter of the window
+ * to be free while deliveries are outstanding, then asks with what is
+ * free); a partition whose last call found nothing is "parked" until the
  * Partition wakes the session (MortarSession.wake) — nothing polls. A
  * partition whose next record did not fit its share is skipped until the
  * share grows, or until nothing is outstanding: then it alone may take one
@@ -30,6 +31,9 @@ export interface FetchIO {
   /** The subscription is still open on a live connection. */
   open(sub: Subscription): boolean;
 }
+
+/** How long push mode waits for a quarter of the credit window to be free before it asks with less, ms. */
+export const LOW_WATER_WAIT_MS = 10;
 
 export class FetchLoop {
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
@@ -92,9 +96,23 @@ export class FetchLoop {
   private servePush(sub: Subscription): void {
     const avail = sub.credit.available();
     const idle = sub.credit.idle();
+    if (avail.count <= 0) return;
     // Low-water mark: while deliveries are outstanding, wait until a quarter of the window is free, so
-    // credit returned one ACK at a time becomes one bigger deliver call instead of many tiny ones.
-    if (avail.count <= 0 || (!idle && avail.count < Math.max(1, sub.credit.count >> 2))) return;
+    // credit returned one ACK at a time becomes one bigger deliver call instead of many tiny ones — but
+    // only for LOW_WATER_WAIT_MS: a client that settles only after more records arrive (or that granted
+    // one more with CREDIT ADD) must still get them.
+    if (!idle && avail.count < Math.max(1, sub.credit.count >> 2) && !sub.lowWaterWaived) {
+      if (!sub.lowWaterTimer) {
+        sub.lowWaterTimer = true;
+        this.later(LOW_WATER_WAIT_MS, () => {
+          sub.lowWaterTimer = false;
+          sub.lowWaterWaived = true;
+          this.pump(sub);
+        });
+      }
+      return;
+    }
+    sub.lowWaterWaived = false;
     const cands = this.candidates(sub);
     if (idle) cands.sort((a, b) => b[1].blockedBytes - a[1].blockedBytes);
     const counts = splitShares(avail.count, cands.length || 1);
