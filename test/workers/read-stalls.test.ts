@@ -16,14 +16,19 @@ import { Peer, closeAndSettle, isAssign, isMsg, text, type Sub } from "./helpers
 let n = 0;
 const unique = (base: string) => `${base}-${++n}-${Math.random().toString(36).slice(2, 8)}`;
 
-async function setup(partitions: number, opts: Parameters<Peer["subscribe"]>[2] = {}): Promise<{ p: Peer; topic: TopicInfo; s: Sub }> {
-  const p = await Peer.open();
+async function declare(p: Peer, partitions: number): Promise<TopicInfo> {
   const d = await p.c.declare(unique("st"), partitions);
   const r = (await registryStub(env, "default").lookup(d.topicId)) as LookupResult;
   if (!r.ok) throw new Error("lookup");
-  const s = await p.subscribe(d.topicId, "g", opts);
+  return r.topic;
+}
+
+async function setup(partitions: number, opts: Parameters<Peer["subscribe"]>[2] = {}): Promise<{ p: Peer; topic: TopicInfo; s: Sub }> {
+  const p = await Peer.open();
+  const topic = await declare(p, partitions);
+  const s = await p.subscribe(topic.topicId, "g", opts);
   await p.confirm(await p.take(isAssign, partitions));
-  return { p, topic: r.topic, s };
+  return { p, topic, s };
 }
 
 const creditFrame = (s: Sub, mode: number, count: number, bytes: number): Frame => ({
@@ -66,4 +71,42 @@ describe("free credit is always used while deliveries are outstanding", () => {
     expect(await p.peek(isMsg, 200)).toEqual([]);
     await closeAndSettle(groupStub(env, "default", topic.incarnation, topic.topicId, "g"), [p]);
   });
+
+  it("several partitions: records that fit the free bytes flow although none fits an even share of them", async () => {
+    // 3 partitions, byte window 100; a 10-byte record is held unsettled, then 40-byte records wait on every partition.
+    const { p, topic, s } = await setup(3, { creditCount: 1, creditBytes: 100 });
+    await publishAll(p, topic.topicId, [[0, "x".repeat(10)]]);
+    const [held] = await p.take(isMsg);
+    const big = (c: string) => c.repeat(40);
+    await publishAll(p, topic.topicId, [[0, big("a")], [1, big("b")], [2, big("c")], [0, big("d")], [1, big("e")], [2, big("f")]]);
+    expect(await p.peek(isMsg, 200)).toEqual([]); // the count window (1) is full
+    // Open the count window; 90 bytes are free: two 40-byte records fit (an even share, 30 B, fits none).
+    expectOk(await p.request(creditFrame(s, CreditMode.SET, 256, 100)), Op.CREDIT);
+    const got = await p.take(isMsg, 2, 2000);
+    expect(got.every((m) => m.value.length === 40)).toBe(true);
+    expect(await p.peek(isMsg, 200)).toEqual([]); // 90 bytes outstanding: a third would exceed the window
+    const c = decodeCreditResult(expectOk(await p.request(creditFrame(s, CreditMode.ADD, 0, 0)), Op.CREDIT).result);
+    expect(c).toMatchObject({ outstandingCount: 3, outstandingBytes: 90 });
+    expectOk(await p.request(p.ackFrame(held!)), Op.ACK);
+    await closeAndSettle(groupStub(env, "default", topic.incarnation, topic.topicId, "g"), [p]);
+  });
+
+  it("PULL: min_bytes is met from records that fit max_bytes together although none fits an even share", async () => {
+    const p = await Peer.open();
+    const d = await declare(p, 3);
+    const s = await p.subscribe(d.topicId, "g", { pull: true });
+    const assigned = await p.take(isAssign, 3);
+    await p.confirm(assigned);
+    await publishAll(p, d.topicId, [[0, "a".repeat(40)], [1, "b".repeat(40)], [2, "c".repeat(40)]]);
+    const t = Date.now();
+    // max_bytes 100 over 3 partitions: an even share is 33 B; two 40-byte records (80 = min_bytes) fit.
+    const ok = await p.request({
+      op: Op.PULL, subscriptionId: s.subscriptionId, memberId: s.memberId, membershipEpoch: s.membershipEpoch,
+      assignmentEpoch: assigned[2]!.assignmentEpoch, ownershipEpochs: [1n, 1n, 1n], maxMsgs: 10, maxBytes: 100, waitMs: 20_000, minBytes: 80,
+    }, 25_000);
+    expectOk(ok, Op.PULL);
+    expect(Date.now() - t).toBeLessThan(10_000); // answered at once, not at wait_ms
+    expect(p.pushes.filter(isMsg).map((m) => m.value.length)).toEqual([40, 40]);
+    await closeAndSettle(groupStub(env, "default", d.incarnation, d.topicId, "g"), [p]);
+  }, 30_000);
 });
