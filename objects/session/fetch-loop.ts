@@ -182,6 +182,10 @@ export class FetchLoop {
         return;
       }
       o.failures = 0;
+      // Released (CONTROL_ACK of a REVOKE) or assigned again under a newer epoch while this call was out: these
+      // deliveries were fenced or will expire at the Partition. Pushed, they would count against the window
+      // for good (nothing drops a released partition's credit again) and the client could not settle them.
+      if (sub.owned.get(p) !== o || o.ownershipEpoch !== epoch) return;
       const n = r.sequences.length;
       if (n > 0) {
         let bytes = 0;
