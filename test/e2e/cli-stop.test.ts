@@ -46,9 +46,8 @@ function runUntil(args: string[], lines: number, interrupt: "SIGINT" | "close-st
     let stderr = "";
     let fired = false;
     child.stdout!.on("data", (d) => {
-      if (fired) return;
-      stdout += d;
-      if (stdout.split("\n").length - 1 < lines) return;
+      stdout += d; // after the interrupt too: lines the CLI prints before it handles SIGINT are printed
+      if (fired || stdout.split("\n").length - 1 < lines) return;
       fired = true;
       if (interrupt === "SIGINT") child.kill("SIGINT");
       else child.stdout!.destroy();
