@@ -78,6 +78,8 @@ export class Consumers {
   private deliveryCounter = 0;
   private deadlineDue: number | null;
   private transferring = false;
+  /** Dead letters appeared while a transfer was running: it makes another pass. */
+  private transferAgain = false;
 
   constructor(private readonly host: ConsumersHost) {
     this.store = new LedgerStore(host.storage.sql);
@@ -317,47 +319,64 @@ export class Consumers {
     }
   }
 
-  /** Appends dead letters to the `.dlq` twin (same partition index) in batches; they are settled once the twin committed them. */
+  /**
+   * Appends dead letters to the `.dlq` twin (same partition index) in
+   * batches; they are settled once the twin committed them. Called while a
+   * transfer is running (its alarm job fired again), it makes the running
+   * one pass over every group once more, so dead letters of a group it had
+   * already passed are not left behind.
+   */
   private async transferDeadLetters(): Promise<void> {
-    if (this.transferring) return;
+    if (this.transferring) {
+      this.transferAgain = true;
+      return;
+    }
     this.transferring = true;
     try {
-      const id = this.host.identity();
-      const twin = partitionStub(this.host.env, id.tenant, id.incarnation, id.topicId + 1, id.partition);
-      for (const l of this.ledgers.values()) {
-        for (;;) {
-          const dead = l.deadLetters(DLQ_BATCH);
-          if (dead.length === 0) break;
-          const batch = new PubBatchBuilder();
-          const seqs: number[] = [];
-          for (const d of dead) {
-            if (seqs.length > 0 && batch.length >= DLQ_BATCH_BYTES) break;
-            let found = false;
-            this.host.log.scan(d.seq, (s, f, ts) => {
-              if (s !== d.seq) return false;
-              found = true;
-              const value = encodeDeadLetter({
-                reason: d.reason, topicId: id.topicId, partition: id.partition, sequence: BigInt(d.seq),
-                attempts: d.attempt, publishedAt: ts, deadLetteredAt: Date.now(), group: l.name,
-              }, f.value);
-              batch.add({ ...f, topicId: id.topicId + 1, value });
-              return false;
-            });
-            if (found) seqs.push(d.seq);
-            else l.forget(d.seq);
-          }
-          // A `.dlq` twin (even topic_id) has no twin of its own: its dead letters are settled without a copy.
-          if (seqs.length > 0 && id.topicId % 2 === 1) {
-            const r = (await twin.appendDeadLetters(batch.finish())) as AppendResult;
-            if (r.error && r.error.code !== ErrorCode.TOPIC_DELETED) throw new Error(r.error.message);
-          }
-          l.deadLettered(seqs);
-          this.host.storage.transactionSync(() => this.store.flush(l));
-          this.host.settled();
-        }
-      }
+      do {
+        this.transferAgain = false;
+        await this.transferPass();
+      } while (this.transferAgain);
     } finally {
       this.transferring = false;
+    }
+  }
+
+  /** One pass over every group's dead letters (transferDeadLetters). */
+  private async transferPass(): Promise<void> {
+    const id = this.host.identity();
+    const twin = partitionStub(this.host.env, id.tenant, id.incarnation, id.topicId + 1, id.partition);
+    for (const l of this.ledgers.values()) {
+      for (;;) {
+        const dead = l.deadLetters(DLQ_BATCH);
+        if (dead.length === 0) break;
+        const batch = new PubBatchBuilder();
+        const seqs: number[] = [];
+        for (const d of dead) {
+          if (seqs.length > 0 && batch.length >= DLQ_BATCH_BYTES) break;
+          let found = false;
+          this.host.log.scan(d.seq, (s, f, ts) => {
+            if (s !== d.seq) return false;
+            found = true;
+            const value = encodeDeadLetter({
+              reason: d.reason, topicId: id.topicId, partition: id.partition, sequence: BigInt(d.seq),
+              attempts: d.attempt, publishedAt: ts, deadLetteredAt: Date.now(), group: l.name,
+            }, f.value);
+            batch.add({ ...f, topicId: id.topicId + 1, value });
+            return false;
+          });
+          if (found) seqs.push(d.seq);
+          else l.forget(d.seq);
+        }
+        // A `.dlq` twin (even topic_id) has no twin of its own: its dead letters are settled without a copy.
+        if (seqs.length > 0 && id.topicId % 2 === 1) {
+          const r = (await twin.appendDeadLetters(batch.finish())) as AppendResult;
+          if (r.error && r.error.code !== ErrorCode.TOPIC_DELETED) throw new Error(r.error.message);
+        }
+        l.deadLettered(seqs);
+        this.host.storage.transactionSync(() => this.store.flush(l));
+        this.host.settled();
+      }
     }
   }
 }

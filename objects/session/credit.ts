@@ -121,3 +121,48 @@ export function splitShares(total: number, k: number): number[] {
   const extra = Math.max(0, total) % k;
   return Array.from({ length: k }, (_, i) => base + (i < extra ? 1 : 0));
 }
+
+/** One deliver call the fetch loop should make: candidate `index`, its message and value-byte budget. */
+export interface FetchBudget {
+  index: number;
+  count: number;
+  bytes: number;
+  /** This call may return one record larger than `bytes` (the big-message allowance). */
+  oversize: boolean;
+}
+
+/**
+ * Shares `count` messages and `bytes` value bytes among candidate
+ * partitions whose next record is known not to fit below `blocked[i]`
+ * bytes (0 = unknown). Counts split evenly (splitShares); bytes are handed
+ * out in order, each candidate an even share of what is left — or, when
+ * its blocked record is larger than that share but fits what is left,
+ * exactly that record's size, so free credit is never withheld just
+ * because no even share fits a record. A blocked candidate that fits
+ * nothing left is skipped (no budget used), except the first candidate
+ * with a count when `oversize` is set: it carries the big-message
+ * allowance. Budgets never add up to more than `bytes` (≥ 0).
+ */
+export function planFetches(blocked: readonly number[], count: number, bytes: number, oversize: boolean): FetchBudget[] {
+  const k = blocked.length;
+  if (k === 0) return [];
+  const counts = splitShares(count, k);
+  let rest = counts.filter((c) => c > 0).length;
+  let left = Math.max(0, bytes);
+  const out: FetchBudget[] = [];
+  for (let i = 0; i < k; i++) {
+    const c = counts[i]!;
+    if (c === 0) continue;
+    const share = Math.floor(left / rest--);
+    const need = blocked[i]!;
+    let b = share;
+    if (need > share && !oversize) {
+      if (need > left) continue;
+      b = need;
+    }
+    out.push({ index: i, count: c, bytes: b, oversize });
+    oversize = false;
+    left -= b;
+  }
+  return out;
+}

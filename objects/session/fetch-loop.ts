@@ -6,17 +6,20 @@
  *
  * Per owned partition at most one Partition.deliver call is in flight. The
  * available budget is split evenly across the partitions that may have
- * data (push mode asks only once a quarter of the window is free, or
- * nothing is outstanding); a partition whose last call found nothing is "parked" until the
- * Partition wakes the session (MortarSession.wake) — nothing polls. A
- * partition whose next record did not fit its share is skipped until the
- * share grows, or until nothing is outstanding: then it alone may take one
- * record larger than the window (so a big message cannot wedge a
+ * data, except that a partition whose next record is larger than its share
+ * but fits what is free gets that record's size (planFetches). Push mode
+ * waits up to LOW_WATER_WAIT_MS for a quarter of the window to be free
+ * while deliveries are outstanding, then asks with what is free. A
+ * partition whose last call found nothing is "parked" until the Partition
+ * wakes the session (MortarSession.wake) — nothing polls. A partition
+ * whose next record fits nothing free is skipped until credit returns, or
+ * until nothing is outstanding: then it alone may take one record larger
+ * than the window (so a big message cannot wedge a
  * consumer). Failed calls back off (50 ms doubling, ≤ 5 s).
  */
 import { ErrorCode } from "../../wire/mortar/errors";
 import type { DeliverRequest, DeliverResult } from "../partition/rpc";
-import { splitShares } from "./credit";
+import { planFetches } from "./credit";
 import type { OwnedPartition, PendingPull, Subscription } from "./subscription";
 
 /** What the loop needs from the connection. */
@@ -30,6 +33,9 @@ export interface FetchIO {
   /** The subscription is still open on a live connection. */
   open(sub: Subscription): boolean;
 }
+
+/** How long push mode waits for a quarter of the credit window to be free before it asks with less, ms. */
+export const LOW_WATER_WAIT_MS = 10;
 
 export class FetchLoop {
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
@@ -92,23 +98,30 @@ export class FetchLoop {
   private servePush(sub: Subscription): void {
     const avail = sub.credit.available();
     const idle = sub.credit.idle();
+    if (avail.count <= 0) return;
     // Low-water mark: while deliveries are outstanding, wait until a quarter of the window is free, so
-    // credit returned one ACK at a time becomes one bigger deliver call instead of many tiny ones.
-    if (avail.count <= 0 || (!idle && avail.count < Math.max(1, sub.credit.count >> 2))) return;
+    // credit returned one ACK at a time becomes one bigger deliver call instead of many tiny ones — but
+    // only for LOW_WATER_WAIT_MS: a client that settles only after more records arrive (or that granted
+    // one more with CREDIT ADD) must still get them.
+    if (!idle && avail.count < Math.max(1, sub.credit.count >> 2) && !sub.lowWaterWaived) {
+      if (!sub.lowWaterTimer) {
+        sub.lowWaterTimer = true;
+        this.later(LOW_WATER_WAIT_MS, () => {
+          sub.lowWaterTimer = false;
+          sub.lowWaterWaived = true;
+          this.pump(sub);
+        });
+      }
+      return;
+    }
+    sub.lowWaterWaived = false;
     const cands = this.candidates(sub);
     if (idle) cands.sort((a, b) => b[1].blockedBytes - a[1].blockedBytes);
-    const counts = splitShares(avail.count, cands.length || 1);
-    const bytes = splitShares(avail.bytes, cands.length || 1);
-    let oversize = idle;
-    cands.forEach(([p, o], i) => {
-      const c = counts[i]!, b = bytes[i]!;
-      if (c === 0) return;
-      const over = oversize;
-      if (o.blockedBytes > b && !over) return;
-      if (over) oversize = false;
-      sub.credit.reserve(c, b);
-      this.fetch(sub, p, o, c, b, over, 0, null);
-    });
+    for (const f of planFetches(cands.map(([, o]) => o.blockedBytes), avail.count, avail.bytes, idle)) {
+      const [p, o] = cands[f.index]!;
+      sub.credit.reserve(f.count, f.bytes);
+      this.fetch(sub, p, o, f.count, f.bytes, f.oversize, 0, null);
+    }
   }
 
   /**
@@ -126,21 +139,17 @@ export class FetchLoop {
       const cands = this.candidates(sub);
       const leftCount = pull.maxMsgs - pull.count - pull.reserved.count;
       const leftBytes = pull.maxBytes - pull.bytes - pull.reserved.bytes;
-      const counts = splitShares(leftCount, cands.length || 1);
-      const bytes = splitShares(leftBytes, cands.length || 1);
-      cands.forEach(([p, o], i) => {
-        const c = counts[i]!, b = bytes[i]!;
-        if (c === 0) return;
-        // The first record of the answer may be larger than max_bytes: one fetch carries that allowance.
-        const over = pull.count === 0 && !pull.oversizeUsed && pull.reserved.count === 0;
-        if (o.blockedBytes > b && !over) return;
-        if (over) pull.oversizeUsed = true;
+      // The first record of the answer may be larger than max_bytes: one fetch carries that allowance.
+      const over = pull.count === 0 && !pull.oversizeUsed && pull.reserved.count === 0;
+      for (const f of planFetches(cands.map(([, o]) => o.blockedBytes), leftCount, leftBytes, over)) {
+        const [p, o] = cands[f.index]!;
+        if (f.oversize) pull.oversizeUsed = true;
         pull.fetches++;
-        pull.reserved.count += c;
-        pull.reserved.bytes += b;
+        pull.reserved.count += f.count;
+        pull.reserved.bytes += f.bytes;
         issued++;
-        this.fetch(sub, p, o, c, b, over, Math.max(0, pull.deadline - Date.now()), pull);
-      });
+        this.fetch(sub, p, o, f.count, f.bytes, f.oversize, Math.max(0, pull.deadline - Date.now()), pull);
+      }
     }
     const enough = pull.count > 0 && pull.bytes >= pull.minBytes;
     if (pull.fetches === 0 && (full || (issued === 0 && (enough || pull.expired)))) {
@@ -173,6 +182,10 @@ export class FetchLoop {
         return;
       }
       o.failures = 0;
+      // Released (CONTROL_ACK of a REVOKE) or assigned again under a newer epoch while this call was out: these
+      // deliveries were fenced or will expire at the Partition. Pushed, they would count against the window
+      // for good (nothing drops a released partition's credit again) and the client could not settle them.
+      if (sub.owned.get(p) !== o || o.ownershipEpoch !== epoch) return;
       const n = r.sequences.length;
       if (n > 0) {
         let bytes = 0;

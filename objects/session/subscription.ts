@@ -76,6 +76,9 @@ export class Subscription {
   /** Round-robin start for fetch order. */
   rr = 0;
   pumpScheduled = false;
+  /** Push mode: a low-water wait is running; when it ran out, the next pump asks with any free credit. */
+  lowWaterTimer = false;
+  lowWaterWaived = false;
 
   constructor(
     readonly id: number,

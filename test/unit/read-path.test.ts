@@ -6,7 +6,7 @@ import {
 } from "../../wire/mortar";
 import { DeliveryState, GroupLedger } from "../../objects/partition/ledger";
 import { SettleKind } from "../../objects/partition/rpc";
-import { CreditWindow, splitShares } from "../../objects/session/credit";
+import { CreditWindow, planFetches, splitShares } from "../../objects/session/credit";
 
 const owner = { sessionId: "s1", subscriptionId: 1, memberId: 7 };
 const limits = { ackWaitMs: 1000, maxAttempts: 3 };
@@ -132,6 +132,21 @@ describe("CreditWindow", () => {
     expect(c.settled(0, 1, 13)).toBe(false);
     c.dropPartition(1);
     expect([c.outstanding, c.idle(), c.epoch]).toEqual([{ count: 0, bytes: 0 }, true, 1]);
+  });
+
+  it("plans fetches: a blocked record that fits what is free gets its size; budgets never exceed the free bytes", () => {
+    // 90 B free over 3 partitions blocked at 40 B: an even share (30) fits none, two fit the total.
+    expect(planFetches([40, 40, 40], 255, 90, false).map((f) => [f.index, f.bytes])).toEqual([[0, 40], [1, 40]]);
+    expect(planFetches([0, 0, 0], 3, 90, false).map((f) => f.bytes)).toEqual([30, 30, 30]);
+    expect(planFetches([500, 0], 2, 100, true)).toEqual([{ index: 0, count: 1, bytes: 50, oversize: true }, { index: 1, count: 1, bytes: 50, oversize: false }]);
+    expect(planFetches([0, 0, 0], 1, 90, false).map((f) => [f.index, f.count, f.bytes])).toEqual([[0, 1, 90]]);
+    fc.assert(fc.property(fc.array(fc.nat({ max: 200 }), { maxLength: 8 }), fc.nat({ max: 20 }), fc.integer({ min: -50, max: 400 }), fc.boolean(), (blocked, count, bytes, over) => {
+      const plan = planFetches(blocked, count, bytes, over);
+      expect(plan.reduce((a, f) => a + f.bytes, 0)).toBeLessThanOrEqual(Math.max(0, bytes));
+      expect(plan.reduce((a, f) => a + f.count, 0)).toBeLessThanOrEqual(Math.max(0, count));
+      expect(plan.filter((f) => f.oversize).length).toBeLessThanOrEqual(over ? 1 : 0);
+      for (const f of plan) if (!f.oversize) expect(f.bytes).toBeGreaterThanOrEqual(blocked[f.index]!);
+    }), { numRuns: 300 });
   });
 
   it("splits budgets into shares that never add up to more than the total", () => {
