@@ -6,13 +6,16 @@
  * mailboxes. Nothing accepted is lost: every OK is stored.
  */
 import { SELF, env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Env } from "../../../worker/env";
 import { tenantStub } from "../../../objects/tenants/stub";
 import { DeclareFlags, ErrorCode, Op, utf8Bytes, type Frame } from "../../../wire/mortar";
 import { WsConn, connectFrame, expectErr, expectOk, pubFrame } from "../helpers/mortar-ws";
 import { openNats } from "../nats-ws";
 import { ADMIN, mq9As, setQuotas, sleep, tenantWithToken } from "./helpers";
+
+// Rate tests send until refused and wait for refills: on a loaded 2-core machine they need more than the 5 s default.
+vi.setConfig({ testTimeout: 20_000 });
 
 const testEnv = env as unknown as Env;
 
