@@ -34,7 +34,8 @@ export function httpQuota(env: Env, tenant: string, state: TenantState | undefin
     const fresh = state ?? (!g || now - g.at >= STATE_TTL_MS ? await tenantStub(env, tenant).state().catch(() => undefined) : undefined);
     if (!g) {
       if (gates.size >= MAX_GATES) gates.delete(gates.keys().next().value!);
-      g = { gate: new PublishGate((m, b) => tenantStub(env, tenant).lease(m, b), fresh ?? { quotas: UNLIMITED, storageFull: false, storedBytes: 0 }, now), at: now };
+      // perCaller: this gate serves many requests; none may wait on another's lease call (gate.ts)
+      g = { gate: new PublishGate((m, b) => tenantStub(env, tenant).lease(m, b), fresh ?? { quotas: UNLIMITED, storageFull: false, storedBytes: 0 }, now, Date.now, true), at: now };
       gates.set(tenant, g);
     } else if (fresh) {
       g.gate.setState(fresh, now);

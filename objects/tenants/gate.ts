@@ -60,8 +60,22 @@ export class PublishGate {
   private shortAt = -Infinity;
   private refreshedAt: number;
 
-  /** `clock`: unix ms now (injectable for tests). */
-  constructor(private readonly lease: LeaseFn, state: TenantState, now: number, private readonly clock: () => number = Date.now) {
+  /**
+   * `clock`: unix ms now (injectable for tests). `perCaller`: the gate is
+   * shared by independent requests (a Worker isolate's HTTP requests) that
+   * must not wait on each other's I/O — workerd cancels the continuations
+   * of a promise whose creating request already ended, so a request
+   * awaiting another's lease could hang for good. Then nothing is leased
+   * in the background and each request short of budget makes its own
+   * lease call (sessions, one connection each, share one call instead).
+   */
+  constructor(
+    private readonly lease: LeaseFn,
+    state: TenantState,
+    now: number,
+    private readonly clock: () => number = Date.now,
+    private readonly perCaller = false,
+  ) {
     this.state = state;
     this.refreshedAt = now;
   }
@@ -88,7 +102,7 @@ export class PublishGate {
     if (q.storage_bytes === null && !hasRateQuota(q)) return OK; // the default: no clock read, no call
     const now = at ?? this.clock();
     if (q.storage_bytes !== null) {
-      if (now - this.refreshedAt >= REFRESH_MS && this.inflight === null) this.fetch(0, 0);
+      if (!this.perCaller && now - this.refreshedAt >= REFRESH_MS && this.inflight === null) this.fetch(0, 0);
       if (this.state.storageFull) {
         return { ok: false, refuse: {
           kind: "storage",
@@ -103,11 +117,12 @@ export class PublishGate {
     if (this.msgs >= needMsgs && this.bytes >= needBytes) {
       this.msgs -= needMsgs;
       this.bytes -= q.publish_bytes_per_s === null ? 0 : bytes;
-      if (this.inflight === null && this.low()) this.fetch(...this.want(0, 0));
+      if (!this.perCaller && this.inflight === null && this.low()) this.fetch(...this.want(0, 0));
       return OK;
     }
-    if (this.inflight !== null) return { ok: false, wait: this.inflight };
+    if (!this.perCaller && this.inflight !== null) return { ok: false, wait: this.inflight };
     if (now - this.shortAt < CHUNK_S * 1000) return { ok: false, refuse: this.rateRefusal(needMsgs, needBytes) };
+    if (this.perCaller) return { ok: false, wait: this.leaseCall(...this.want(needMsgs, needBytes)) };
     this.fetch(...this.want(needMsgs, needBytes));
     return { ok: false, wait: this.inflight! };
   }
@@ -155,7 +170,14 @@ export class PublishGate {
   }
 
   private fetch(wantMsgs: number, wantBytes: number): void {
-    this.inflight = this.lease(wantMsgs, wantBytes).then(
+    this.inflight = this.leaseCall(wantMsgs, wantBytes).finally(() => {
+      this.inflight = null;
+    });
+  }
+
+  /** One lease call; its answer is added to the budget (a failed call grants what was asked: fail open). */
+  private leaseCall(wantMsgs: number, wantBytes: number): Promise<void> {
+    return this.lease(wantMsgs, wantBytes).then(
       (a) => {
         if (Number.isFinite(a.msgs)) this.msgs += a.msgs;
         if (Number.isFinite(a.bytes)) this.bytes += a.bytes;
@@ -168,9 +190,7 @@ export class PublishGate {
         this.bytes += wantBytes;
         this.refreshedAt = this.clock();
       },
-    ).finally(() => {
-      this.inflight = null;
-    });
+    );
   }
 
   private rateRefusal(needMsgs: number, needBytes: number): Refusal {

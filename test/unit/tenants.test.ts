@@ -117,6 +117,31 @@ describe("PublishGate", () => {
     expect(again).toBe(20);
   });
 
+  it("perCaller (a Worker isolate's HTTP requests): each request short of budget makes its own lease call and never waits on another's", async () => {
+    // A request whose lease never answers (its invocation ended: workerd cancels it) must not hold up another request.
+    const calls: ((a: LeaseAnswer) => void)[] = [];
+    const lease = () => new Promise<LeaseAnswer>((resolve) => calls.push(resolve));
+    const limited = state({ publish_msgs_per_s: 20 });
+    const shared = new PublishGate(lease, limited, 0, () => 0);
+    void shared.admitAsync(1);
+    void shared.admitAsync(1);
+    expect(calls.length).toBe(1); // a session's gate: one call, both wait on it
+    calls.length = 0;
+    const http = new PublishGate(lease, limited, 0, () => 0, true);
+    const stuck = http.admitAsync(1);
+    const other = http.admitAsync(1);
+    expect(calls.length).toBe(2);
+    calls[1]!({ msgs: 2, bytes: 0, state: limited });
+    expect(await other).toBeNull(); // admitted while the first call is still out
+    let settled = false;
+    void stuck.then(() => (settled = true));
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    // no background lease in this mode: an admitted publish that leaves the budget low starts no call
+    expect(await http.admitAsync(1)).toBeNull();
+    expect(calls.length).toBe(2);
+  });
+
   it("bytes rate: a message larger than one second of the rate goes when a full second is there, and is paid in full", async () => {
     const bucket = new RateBucket(null, 1000, 0);
     let now = 0;
