@@ -108,7 +108,7 @@ describe("publish rate", () => {
     let out = "";
     for (let i = 0; i < 8; i++) out += `PUB $mq9.AI.MSG.SEND.rated.box r.${i} 2\r\nx${i}\r\n`;
     c.send(out + "PING\r\n");
-    await c.waitFor(/(MSG r\.\d 1 \d+\r\n[^\r]*\r\n[^]*){8}/);
+    await c.waitFor(/(MSG r\.\d 1 \d+\r\n[^\r]*\r\n[^]*){8}/, 10_000);
     const replies = [...c.text.matchAll(/MSG r\.(\d) 1 \d+\r\n([^\r]*)\r\n/g)].map((m) => [Number(m[1]), JSON.parse(m[2]!).error as string]);
     expect(replies.filter(([, e]) => e === "").length).toBeGreaterThanOrEqual(3);
     expect(replies.filter(([, e]) => /^publish rate limit exceeded \(3 msg\/s\)/.test(e as string)).length).toBeGreaterThanOrEqual(4);
