@@ -166,7 +166,12 @@ export class Subscription implements AsyncIterable<Message> {
     return this.ended !== null;
   }
 
-  /** The next pushed message (push mode); null when the subscription ended. Waits up to `timeoutMs` (default forever), then null. */
+  /**
+   * The next pushed message (push mode). Waits up to `timeoutMs` (default
+   * forever), then null. Once the subscription ended: null after close();
+   * otherwise throws why it ended (CONNECTION_CLOSED, STALE_MEMBERSHIP_EPOCH,
+   * …) — messages still buffered then are dropped, never handed out.
+   */
   next(timeoutMs?: number): Promise<Message | null> {
     const m = this.buffer.shift();
     if (m) return Promise.resolve(this.hand(m));
@@ -242,7 +247,12 @@ export class Subscription implements AsyncIterable<Message> {
     return decodeCreditResult(ok.result);
   }
 
-  /** Leaves the group (HEARTBEAT LEAVE); pending next() calls get null. */
+  /**
+   * Leaves the group (HEARTBEAT LEAVE). Pending and later next() calls get
+   * null (so `for await` ends); buffered messages are dropped — the group
+   * redelivers them to its other members. Messages already handed out can
+   * no longer be settled (UNKNOWN_SUBSCRIPTION): settle them before closing.
+   */
   async close(): Promise<void> {
     if (this.ended) return;
     clearInterval(this.heartbeat);
@@ -347,6 +357,10 @@ export class Subscription implements AsyncIterable<Message> {
     if (this.ended) return;
     this.ended = err;
     clearInterval(this.heartbeat);
+    // Buffered messages can no longer be settled on this subscription (after LEAVE the session
+    // forgets it; a closed connection carries nothing): drop them — the group redelivers them.
+    this.buffer.length = 0;
+    this.pullBuffer.length = 0;
     this.host.detach(this.id);
     const closed = err.name === "SUBSCRIPTION_CLOSED";
     for (const w of this.waiters.splice(0)) closed ? w.resolve(null) : w.reject(err);
