@@ -171,8 +171,11 @@ export class Subscription implements AsyncIterable<Message> {
    * forever), then null. Once the subscription ended: null after close();
    * otherwise throws why it ended (CONNECTION_CLOSED, STALE_MEMBERSHIP_EPOCH,
    * …) — messages still buffered then are dropped, never handed out.
+   * @throws MortarClientError PULL_MODE (action fix-request, the
+   *   subscription unaffected) on a pull-mode subscription: use pull()
    */
   next(timeoutMs?: number): Promise<Message | null> {
+    if (this.pullMode) return Promise.reject(modeError("PULL_MODE", "this subscription is in pull mode (nothing is pushed): use pull()", Op.PULL));
     const m = this.buffer.shift();
     if (m) return Promise.resolve(this.hand(m));
     if (this.ended) return this.ended.name === "SUBSCRIPTION_CLOSED" ? Promise.resolve(null) : Promise.reject(this.ended);
@@ -209,11 +212,14 @@ export class Subscription implements AsyncIterable<Message> {
 
   /**
    * PULL (pull mode): up to maxMsgs / maxBytes, waiting up to waitMs for
-   * minBytes. Pulls of one subscription run one at a time. Retries once
+   * minBytes. Pulls of one subscription run one at a time.
+   * @throws MortarClientError NOT_PULL_MODE (action fix-request, nothing
+   *   sent, the subscription unaffected) on a push-mode subscription Retries once
    * the pending NOTICEs are applied when the broker answers
    * STALE_ASSIGNMENT_EPOCH.
    */
   pull(o: PullOptions = {}): Promise<Message[]> {
+    if (!this.pullMode) return Promise.reject(modeError("NOT_PULL_MODE", "this subscription is in push mode: read it with next() / for await, or subscribe with { pull: true }", Op.PULL));
     const run = async (): Promise<Message[]> => {
       for (let attempt = 0; ; attempt++) {
         this.pullBuffer.length = 0;
@@ -365,4 +371,9 @@ export class Subscription implements AsyncIterable<Message> {
     const closed = err.name === "SUBSCRIPTION_CLOSED";
     for (const w of this.waiters.splice(0)) closed ? w.resolve(null) : w.reject(err);
   }
+}
+
+/** A local error for calling the read method of the other mode (nothing is sent; the subscription goes on). */
+function modeError(name: string, message: string, op: number): MortarClientError {
+  return new MortarClientError(0, message, op, "protocol", { name, action: "fix-request" });
 }

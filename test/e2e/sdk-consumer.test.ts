@@ -80,4 +80,24 @@ describe("SDK consumer against a real broker", () => {
     await expect(sub.next(1000)).rejects.toMatchObject({ name: "CONNECTION_CLOSED" });
     await client.close();
   });
+
+  it("mode misuse gets a clear local error and leaves the subscription working", async () => {
+    const { client, topicId } = await seed("mode-misuse", 1, 3);
+    const c = await MortarClient.connect(broker.url);
+    const push = await c.subscribe(topicId, "push", { creditCount: 10 });
+    await expect(push.pull({ maxMsgs: 1 })).rejects.toMatchObject({ name: "NOT_PULL_MODE", action: "fix-request" });
+    expect(push.closed).toBe(false);
+    const m = await push.next(5000);
+    expect(m?.sequence).toBe(1n);
+    await m!.ack();
+
+    const pull = await c.subscribe(topicId, "pull", { pull: true });
+    await expect(pull.next(1000)).rejects.toMatchObject({ name: "PULL_MODE", action: "fix-request" });
+    expect(pull.closed).toBe(false);
+    let got: Message[] = [];
+    for (let i = 0; i < 20 && got.length === 0; i++) got = await pull.pull({ maxMsgs: 3, waitMs: 250 });
+    expect(got.map((x) => x.sequence)).toEqual([1n, 2n, 3n]);
+    await c.close();
+    await client.close();
+  });
 });
