@@ -7,16 +7,15 @@
  * the broker's /stats), and the rendering of every /stats field against a
  * stand-in HTTP server serving the documented shape (docs/cli.md).
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PACKAGE_ROOT, startLocalBroker, type LocalBroker } from "../../client/local/broker";
+import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
+import { runCli, type CliRun } from "../fixtures/cli-run";
 
 const TOKEN = "cli-e2e-token";
-const BIN = resolve(PACKAGE_ROOT, "client/bin/mortarmq.js");
 let broker: LocalBroker;
 let dir: string;
 
@@ -30,28 +29,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
 /** Runs the CLI with MORTARMQ_URL/MORTARMQ_TOKEN set for the broker; `input` is piped to stdin (else stdin is /dev/null). */
 function cli(args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((res, rej) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: PACKAGE_ROOT,
-      env: { ...process.env, MORTARMQ_URL: broker.url, MORTARMQ_TOKEN: TOKEN, ...opts.env },
-      stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.on("data", (d) => (stdout += d));
-    child.stderr!.on("data", (d) => (stderr += d));
-    child.once("error", rej);
-    child.once("close", (code) => res({ code, stdout, stderr }));
-    if (opts.input !== undefined) child.stdin!.end(opts.input);
-  });
+  return runCli(args, { MORTARMQ_URL: broker.url, MORTARMQ_TOKEN: TOKEN, ...opts.env }, opts.input);
 }
 
 /** Runs and parses stdout as JSON (expecting exit 0). */
