@@ -10,7 +10,7 @@ import { Option, type Command } from "commander";
 import { z } from "zod";
 import {
   QUOTA_FIELDS, TENANT_ID_RE, TOKEN_ID_RE, firstIssue, issuedTokenSchema, quotasAnswerSchema, tenantListSchema, tenantSchema,
-  type Quotas, type TenantDoc,
+  usageAnswerSchema, type Quotas, type TenantDoc, type UsageAnswer, type UsageHours,
 } from "../../wire/admin/tenants";
 import { action, printJson, printLine, type GlobalOptions } from "./context";
 import { CliError, usageError } from "./errors";
@@ -198,7 +198,7 @@ export function registerAdmin(program: Command): void {
       if (o.from) q.set("from", o.from);
       if (o.to) q.set("to", o.to);
       const path = `/admin/tenants/${tenantId(tenant)}/usage${q.size ? `?${q}` : ""}`;
-      const u = await adminRequest(g, tokenOf(cmd), path, { method: "GET" }, usageSchema);
+      const u = await adminRequest(g, tokenOf(cmd), path, { method: "GET" }, usageAnswerSchema);
       if (g.json) printJson(u);
       else process.stdout.write(renderUsage(u));
     }));
@@ -217,20 +217,9 @@ function camel(s: string): string {
   return s.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
 }
 
-const hourSchema = z.object({
-  requests: z.number(), messages_in: z.number(), messages_out: z.number(), bytes_in: z.number(),
-  bytes_out: z.number(), connection_seconds: z.number(), storage_bytes: z.number(),
-});
-/** `GET /admin/tenants/:id/usage` (docs/operations.md "Usage metering"). */
-export const usageSchema = z.object({
-  tenant: z.string(), from: z.string(), to: z.string(),
-  hours: z.array(hourSchema.extend({ hour: z.string() })),
-  totals: hourSchema,
-});
-
 /** Human text of a usage answer: hours with any traffic or storage, then the totals. */
-export function renderUsage(u: z.infer<typeof usageSchema>): string {
-  const row = (label: string, h: z.infer<typeof hourSchema>): Cell[] =>
+export function renderUsage(u: UsageAnswer): string {
+  const row = (label: string, h: UsageHours): Cell[] =>
     [label, h.requests, h.messages_in, h.messages_out, formatBytes(h.bytes_in), formatBytes(h.bytes_out), formatBytes(h.storage_bytes), h.connection_seconds];
   const rows = u.hours.filter((h) => h.requests || h.messages_in || h.messages_out || h.storage_bytes || h.connection_seconds).map((h) => row(h.hour, h));
   rows.push(row("total", u.totals));

@@ -17,6 +17,7 @@ import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
 import { MortarClient } from "../../client/sdk";
 import { parseMetrics, sampleValue } from "../fixtures/prometheus";
 import { until } from "../fixtures/until";
+import { usageAnswerSchema, type UsageHours } from "../../wire/admin/tenants";
 
 const ADMIN = "e2e-admin-token";
 /** A broker with ADMIN_TOKEN is closed (docs/tenants.md): the workload uses a static token of tenant `default`. */
@@ -36,21 +37,11 @@ afterAll(async () => {
   rmSync(stateDir, { recursive: true, force: true });
 });
 
-interface Usage {
-  requests: number;
-  messages_in: number;
-  messages_out: number;
-  bytes_in: number;
-  bytes_out: number;
-  connection_seconds: number;
-  storage_bytes: number;
-}
-
-async function usage(): Promise<Usage> {
+async function usage(): Promise<UsageHours> {
   const from = Date.now() - 3_600_000;
   const res = await fetch(`${broker.url}/admin/tenants/default/usage?from=${from}`, { headers: { Authorization: `Bearer ${ADMIN}` } });
   expect(res.status).toBe(200);
-  return ((await res.json()) as { totals: Usage }).totals;
+  return usageAnswerSchema.parse(await res.json()).totals;
 }
 
 async function mq9(subject: string, body: string): Promise<Record<string, unknown>> {

@@ -195,10 +195,24 @@ export const issuedTokenSchema = z.object({
   created_at: z.string(),
 });
 
+/** One hour of a tenant's usage, or the totals of a range (docs/operations.md "Usage metering"). */
+export const usageHourSchema = z.object({
+  requests: z.number(), messages_in: z.number(), messages_out: z.number(), bytes_in: z.number(),
+  bytes_out: z.number(), connection_seconds: z.number(), storage_bytes: z.number(),
+});
+/** `GET /admin/tenants/:id/usage`: hours (ISO `hour`) of [from, to) and their totals. */
+export const usageAnswerSchema = z.object({
+  tenant: z.string(), from: z.string(), to: z.string(),
+  hours: z.array(usageHourSchema.extend({ hour: z.string() })),
+  totals: usageHourSchema,
+});
+
 export type TenantDoc = z.infer<typeof tenantSchema>;
 export type TenantSummary = z.infer<typeof tenantSummarySchema>;
 export type TokenInfo = z.infer<typeof tokenInfoSchema>;
 export type IssuedToken = z.infer<typeof issuedTokenSchema>;
+export type UsageHours = z.infer<typeof usageHourSchema>;
+export type UsageAnswer = z.infer<typeof usageAnswerSchema>;
 
 /** The first zod issue as `path: message` (or the message alone), for a 400 answer. */
 export function firstIssue(error: z.ZodError): string {

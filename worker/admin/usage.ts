@@ -14,6 +14,7 @@ import { HOUR_MS, hourOf } from "../../objects/usage/report";
 import { SUMMED_USAGE_FIELDS } from "../../objects/usage/catalog";
 import type { HourUsage } from "../../objects/usage/aggregate-store";
 import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
+import type { UsageAnswer } from "../../wire/admin/tenants";
 
 /** Longest range answered, hours (31 days). */
 export const MAX_USAGE_HOURS = 31 * 24;
@@ -35,13 +36,14 @@ export async function usageHandler(c: Context<{ Bindings: Env }>): Promise<Respo
   if ((toHour - fromHour) / HOUR_MS > MAX_USAGE_HOURS) return c.json({ error: `at most ${MAX_USAGE_HOURS} hours per request` }, 400);
   await isolateMeter.flush(c.env);
   const hours = await usageStub(c.env, tenant).usage(fromHour, toHour);
-  return c.json({
+  const answer: UsageAnswer = {
     tenant,
     from: new Date(fromHour).toISOString(),
     to: new Date(toHour).toISOString(),
     hours: hours.map((h) => ({ ...h, hour: new Date(h.hour).toISOString() })),
     totals: totals(hours),
-  });
+  };
+  return c.json(answer);
 }
 
 /** Sums of the summed fields, and the highest storage over the range. */
