@@ -217,8 +217,8 @@ async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9Req
         sends?.flush(t.key);
         return t.stub.create(address, ttlSec);
       };
-      // the quota check is waited for once, in the first attempt
-      r = sends && attempt === 0 ? await sends.inOrder(t.key, call, admission) : attempt === 0 ? await admitted(admission, call) : await call();
+      const check = attempt === 0 ? admission : null; // the quota check is waited for once, in the first attempt
+      r = sends ? await sends.inOrder(t.key, call, check) : await admitted(check, call);
     } catch (e) {
       ctx.stubs?.evict(t.key); // a platform error can leave the stub broken
       throw e;
