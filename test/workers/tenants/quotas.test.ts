@@ -184,6 +184,28 @@ describe("connection quota", () => {
     n.ws.close();
   });
 
+  it("lowering the quota below the open connections closes none of them; new ones are refused until enough closed", async () => {
+    const { tenant, token } = await tenantWithToken("conn-lower", { connections: 3 });
+    const a = await connected(token);
+    const b = await connected(token);
+    await setQuotas(tenant, { connections: 1 });
+    await sleep(300 + 200); // past the open connections' next re-check, which brings them the new quota
+    for (const c of [a, b]) expect((await c.declare(`still-${Math.random().toString(36).slice(2, 8)}`, 1)).topicId).toBeGreaterThan(0);
+    const late = await WsConn.open();
+    late.send([connectFrame(token)]);
+    expectErr((await late.take(1))[0], ErrorCode.QUOTA_EXCEEDED, Op.CONNECT);
+    a.close();
+    await sleep(200);
+    late.send([connectFrame(token)]);
+    expectErr((await late.take(1))[0], ErrorCode.QUOTA_EXCEEDED, Op.CONNECT); // b alone still fills a quota of 1
+    b.close();
+    await eventually(async () => {
+      late.send([connectFrame(token)]);
+      return (await late.take(1))[0]!.op === Op.OK;
+    });
+    late.close();
+  });
+
   it("a crashed connection's slot expires (lease of 3 re-check intervals)", async () => {
     const { tenant, token } = await tenantWithToken("conn-exp", { connections: 1 });
     // A session that took its slot and then vanished without releasing it.
