@@ -20,7 +20,9 @@ import { ErrorCode } from "../../wire/mortar/errors";
 import { Op, StartPolicy } from "../../wire/mortar/constants";
 import { encodeDeadLetter } from "../../wire/mortar/dead-letter";
 import type { PubFrame } from "../../wire/mortar/frames";
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
+import type { PartitionIdentity } from "../shared/names";
+export type { PartitionIdentity };
 import type { ReadConfig } from "../shared/read-config";
 import type { Schedule } from "../shared/schedule";
 import { sessionStub } from "../session/stub";
@@ -41,14 +43,6 @@ const DLQ_BATCH = 256;
 const DLQ_BATCH_BYTES = 4 * 1024 * 1024;
 /** Retry delay after a failed transfer to the twin, ms. */
 const DLQ_RETRY_MS = 1_000;
-
-/** Which partition this is (parsed from the object name). */
-export interface PartitionIdentity {
-  tenant: string;
-  incarnation: number;
-  topicId: number;
-  partition: number;
-}
 
 /** What the read path needs from its Partition. */
 export interface ConsumersHost {

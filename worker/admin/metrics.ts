@@ -5,7 +5,7 @@
  * flush (docs/operations.md "Staleness").
  */
 import type { Context } from "hono";
-import type { Env } from "../env";
+import type { Env } from "../../objects/env";
 import { isolateMeter } from "../telemetry";
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../../objects/usage/prometheus";
 import { usageStub } from "../../objects/usage/stub";
