@@ -23,7 +23,7 @@ import { bearerToken, type AuthResult } from "../tenants/auth";
 import { ConnectionAuth, type ConnectionAuthSnapshot } from "../tenants/connection-auth";
 import type { Env } from "../env";
 import { handleMq9Request, replyJson, type Mq9Reply } from "../mq9/dispatch";
-import { SendCoalescer } from "../mq9/sendbatch";
+import { MailboxLanes } from "../mq9/sendbatch";
 import { MailboxStubs } from "../mq9/stubs";
 import { VERSION } from "../../wire/version";
 import {
@@ -100,7 +100,7 @@ export class NatsSession extends DurableObject<Env> {
   /** Aborted when the connection closes: its held long-poll FETCHes are released in their Mailboxes at once. */
   private readonly closing = new AbortController();
   /** Same-mailbox SENDs of one inbound message go to the Mailbox as one RPC. */
-  private readonly sends = new SendCoalescer();
+  private readonly sends = new MailboxLanes();
   /** Mailbox stubs reused across this connection's requests. */
   private readonly stubs: MailboxStubs;
   /** Bytes and mq9 requests of this connection, reported by `telemetry` (docs/operations.md). */

@@ -39,7 +39,6 @@ import { checkClientFrame, parseGroupName } from "../../wire/mortar/validate";
 import { DeclareFlags } from "../../wire/mortar/constants";
 import type { Env } from "../env";
 import type { ConnectionAuth } from "../tenants/connection-auth";
-import type { Refusal } from "../tenants/gate";
 import { partitionStub } from "../partition/stub";
 import { registryStub } from "../registry/stub";
 import type { DeclareResult, LookupResult, TopicInfo } from "../registry/rpc";
@@ -88,6 +87,8 @@ export interface ConnectionIO {
 
 interface Pending {
   frame: Frame;
+  /** The frame's body as received (op + payload): a PUB is forwarded in these bytes. */
+  body: Uint8Array;
   slot: number;
 }
 
@@ -157,10 +158,11 @@ export class Connection {
    */
   receive(chunk: Uint8Array): number {
     if (this.inputClosed) return 0;
-    const { frames, error } = this.decoder.push(chunk);
-    for (const f of frames) {
+    const { frames, bodies, error } = this.decoder.push(chunk);
+    for (let i = 0; i < frames.length; i++) {
+      const f = frames[i]!;
       this.io.frameIn?.(f.op);
-      this.enqueue(f);
+      this.enqueue(f, bodies[i]!);
     }
     if (error) this.fail(error);
     this.kick();
@@ -192,7 +194,7 @@ export class Connection {
     return this.shutdownDone;
   }
 
-  private enqueue(f: Frame): void {
+  private enqueue(f: Frame, body: Uint8Array): void {
     if (f.op === Op.ERR) return; // a client ERR needs no answer
     const size = frameSize(f);
     const q = this.responses;
@@ -206,7 +208,7 @@ export class Connection {
       this.responses.fill(q.reserve(0), this.backpressureFrame(f.op));
       return;
     }
-    this.inbox.push({ frame: f, slot: this.responses.reserve(size) });
+    this.inbox.push({ frame: f, body, slot: this.responses.reserve(size) });
     if (q.pendingBytes > this.highWater.pendingBytes) this.highWater.pendingBytes = q.pendingBytes;
   }
 
@@ -239,7 +241,7 @@ export class Connection {
           this.responses.fill(item.slot, new Uint8Array(0));
           continue;
         }
-        const wait = this.handle(item.frame, item.slot);
+        const wait = this.handle(item.frame, item.body, item.slot);
         if (wait) {
           this.pipeline.flush();
           this.consumer.flush();
@@ -258,7 +260,7 @@ export class Connection {
   }
 
   /** Handles one request; returns a promise when later frames must wait for it. */
-  private handle(f: Frame, slot: number): Promise<void> | undefined {
+  private handle(f: Frame, body: Uint8Array, slot: number): Promise<void> | undefined {
     try {
       if (this.tenant === null && f.op !== Op.CONNECT && f.op !== Op.PING) {
         this.respondErr(slot, ErrorCode.NOT_CONNECTED, f.op, "CONNECT first: only CONNECT, PING and ERR are allowed before it");
@@ -281,8 +283,11 @@ export class Connection {
       switch (f.op) {
         case Op.PUB: {
           const topic = this.topics.fresh(f.topicId, Date.now());
-          if (topic) return this.pub(topic, f, slot);
-          return this.lookupThenPub(f, slot);
+          if (topic) {
+            this.pub(topic, f, body, slot);
+            return;
+          }
+          return this.lookupThenPub(f, body, slot);
         }
         case Op.PING:
           this.responses.fill(slot, encodeFrame(okFrame(Op.PING)));
@@ -343,41 +348,24 @@ export class Connection {
   }
 
   /**
-   * Queues an accepted PUB for its partition once the tenant's quotas admit
-   * it (objects/tenants/gate.ts). Returns a promise (a barrier) only when
-   * it must wait for a rate lease.
+   * Queues an accepted PUB for its partition; the tenant's quotas
+   * (objects/tenants/gate.ts) admit it inside the partition's lane, which
+   * answers a refusal with QUOTA_EXCEEDED 0x4002.
    */
-  private pub(topic: TopicInfo, f: PubFrame, slot: number): Promise<void> | undefined {
+  private pub(topic: TopicInfo, f: PubFrame, body: Uint8Array, slot: number): void {
     if (f.partition >= topic.partitionCount) {
       this.respondErr(slot, ErrorCode.PARTITION_OUT_OF_RANGE, Op.PUB,
         `partition ${f.partition} is not below partition_count ${topic.partitionCount} of topic_id ${topic.topicId}`);
       return;
     }
     const bytes = f.key.length + f.value.length; // what the record stores (docs/tenants.md "Quotas")
-    const v = this.io.auth.admitPublish(bytes);
-    if (v.ok) {
-      this.pipeline.submit(topic, f, slot);
-      return;
-    }
-    if ("refuse" in v) {
-      this.refuse(slot, v.refuse);
-      return;
-    }
-    return v.wait.then(() => this.io.auth.admitPublishAsync(bytes)).then((refused) => {
-      if (refused) this.refuse(slot, refused);
-      else this.pipeline.submit(topic, f, slot);
-    });
+    this.pipeline.submit(topic, f.partition, body, slot, this.io.auth.admitPublish(bytes));
   }
 
-  /** Answers a PUB refused by a tenant quota (rate or storage): QUOTA_EXCEEDED 0x4002, the message says which. */
-  private refuse(slot: number, r: Refusal): void {
-    this.respondErr(slot, ErrorCode.QUOTA_EXCEEDED, Op.PUB, r.message);
-  }
-
-  private async lookupThenPub(f: PubFrame, slot: number): Promise<void> {
+  private async lookupThenPub(f: PubFrame, body: Uint8Array, slot: number): Promise<void> {
     const t = await this.topic(f.topicId);
     if ("code" in t) this.respondErr(slot, t.code, Op.PUB, t.message);
-    else await this.pub(t, f, slot);
+    else this.pub(t, f, body, slot);
   }
 
   private async connect(f: ConnectFrame, slot: number): Promise<void> {
