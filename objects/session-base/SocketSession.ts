@@ -311,7 +311,8 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
   }
 
   override webSocketMessage(ws: WebSocket, message: ArrayBuffer | string): void | Promise<void> {
-    if (!this.resume() || ws !== this.socket) return;
+    if (!this.resume()) return;
+    this.socket = ws; // the event's socket is the connection's (after a rebuild, getWebSockets() found it)
     const text = typeof message === "string";
     const bytes = text ? te.encode(message) : new Uint8Array(message);
     const run = (): void | Promise<void> => {
@@ -430,7 +431,7 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
     this.residentTimer = setTimeout(() => {
       this.residentTimer = null;
       this.residentAt = Infinity;
-      void this.runExpired(Date.now()).then(() => this.scheduleResident());
+      this.runExpired(Date.now()).then(() => this.scheduleResident(), (e) => this.crash(e));
     }, Math.max(0, at - Date.now()));
   }
 
