@@ -5,6 +5,14 @@
  * objects/session-base/SocketSession.ts).
  */
 
+/**
+ * Largest WebSocket message either side sends, bytes: Workers limit received
+ * WebSocket messages to 1 MiB, and `ws` clients refuse far larger ones. The
+ * MortarMQ and NATS streams do not care where messages split, so bigger
+ * writes are cut (chunkBytes).
+ */
+export const MAX_WS_MESSAGE_BYTES = 1024 * 1024;
+
 /** Concatenates `parts` into one buffer (the part itself when there is one). */
 export function concatBytes(parts: Uint8Array[]): Uint8Array {
   if (parts.length === 1) return parts[0];

@@ -43,7 +43,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { chunkBytes } from "../../wire/bytes";
+import { MAX_WS_MESSAGE_BYTES, chunkBytes } from "../../wire/bytes";
 import type { AuthResult } from "../tenants/rpc";
 import { ConnectionAuth, type ConnectionAuthSnapshot } from "../tenants/connection-auth";
 import type { ConnectionProtocol } from "../tenants/rpc";
@@ -53,8 +53,7 @@ import { telemetryFlushMs } from "../usage/stub";
 import { echoCloseCode } from "./close";
 import { Deadlines, type DeadlineMode, type DeadlinesSnapshot } from "./deadlines";
 
-/** Largest WebSocket message a session sends, bytes (Workers limit received messages to 1 MiB; the streams may be cut anywhere). */
-export const MAX_WS_MESSAGE_BYTES = 1024 * 1024;
+export { MAX_WS_MESSAGE_BYTES };
 
 /** While a connection is open the alarm is armed at most this far ahead, ms, so a connection that vanished without a close event is cleaned up. */
 export const SWEEP_MS = 60 * 60 * 1000;

@@ -38,6 +38,7 @@ export interface DeadlinesSnapshot {
 /** Attachment refresh granularity for deadlines moving later, ms. */
 export const ATTACH_GRANULARITY_MS = 1_000;
 
+/** The deadlines of one session, by kind (times in unix ms; see the module comment). */
 export class Deadlines {
   private readonly due = new Map<string, { at: number; mode: DeadlineMode }>();
   /** What the attachment holds (as of the last `snapshot()`). */

@@ -22,6 +22,7 @@ interface SubRow extends Record<string, SqlStorageValue> {
   sub_id: number; tenant: string; incarnation: number; topic_id: number; grp: string; member_id: number; membership_epoch: number;
 }
 
+/** The `subs` table of one MortarSession object (created when the object starts). */
 export class SessionStore {
   constructor(private readonly storage: DurableObjectStorage) {
     storage.sql.exec(`CREATE TABLE IF NOT EXISTS subs(sub_id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, incarnation INTEGER NOT NULL,

@@ -83,6 +83,10 @@ interface Lane<K, I> {
   orders: number[];
 }
 
+/**
+ * Ordered lanes keyed by `K` carrying items `I`; `A` is an admission's
+ * refusal (e.g. objects/tenants/gate.ts Refusal). See the module comment.
+ */
 export class Lanes<K, I, A = unknown> {
   private readonly lanes = new Map<K, Lane<K, I>>();
   private readonly maxInFlight: number;
