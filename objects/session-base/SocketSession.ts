@@ -228,7 +228,9 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
       this.deadlines.clear(kind);
     } else {
       this.deadlines.set(kind, at, mode);
-      if (mode === "durable" && at < this.armedAt) this.arm(at);
+      // the alarm goes to the earliest durable deadline (after a rebuild the armed time is unknown: Infinity)
+      const next = this.deadlines.next("durable");
+      if (mode === "durable" && next < this.armedAt) this.arm(next);
     }
     this.scheduleResident();
     this.persist();

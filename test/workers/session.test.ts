@@ -296,4 +296,24 @@ describe("timers (deadlines: one storage alarm for the keepalive, a resident tim
     expect(errText(err)).toMatch(/partial frame/);
     await c.waitClosed();
   });
+
+  it("after a rebuild (hibernation), a frame moving the keepalive does not push the alarm past the token re-check", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    const alarmAndRecheck = () => runInDurableObject(stub, async (s: MortarSession, ctx) => ({
+      alarm: await ctx.storage.getAlarm(), recheck: (s as unknown as WithDeadlines).deadlines.get("tenant-recheck")!,
+    }));
+    const before = await alarmAndRecheck();
+    expect(before.alarm).toBeLessThanOrEqual(before.recheck); // the re-check (30 s) comes before the keepalive (45 s)
+    // what hibernation drops: the instance's memory; the socket, its attachment and the alarm stay
+    await runInDurableObject(stub, async (s: MortarSession) => {
+      Object.assign(s as unknown as Record<string, unknown>, { conn: null, socket: null, resumed: false, armedAt: Infinity });
+    });
+    c.send([{ op: Op.PING }]);
+    expectOk((await c.take(1))[0], Op.PING);
+    const after = await alarmAndRecheck();
+    expect(after.recheck).toBeGreaterThanOrEqual(before.recheck); // restored with its slack
+    expect(after.alarm).toBeLessThanOrEqual(after.recheck);
+    c.close();
+  });
 });
