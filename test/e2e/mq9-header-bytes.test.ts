@@ -7,35 +7,17 @@
  * message (docs/mq9.md, "Header values are UTF-8").
  */
 import { connect, type Socket } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTunnel, toWebSocketUrl, type Tunnel } from "../../client/bridge/tunnel";
-import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
+import { describe, expect, it } from "vitest";
+import { useLocalBroker } from "../fixtures/e2e-broker";
 import { until } from "../fixtures/until";
 
-let broker: LocalBroker;
-let bridge: Tunnel;
-let stateDir: string;
-
-beforeAll(async () => {
-  stateDir = mkdtempSync(join(tmpdir(), "mortarmq-e2e-hdrbytes-"));
-  broker = await startLocalBroker({ stateDir, port: 0 });
-  bridge = await startTunnel({ host: "127.0.0.1", port: 0, target: toWebSocketUrl(broker.url, "nats") });
-});
-
-afterAll(async () => {
-  await bridge?.close();
-  await broker?.stop();
-  rmSync(stateDir, { recursive: true, force: true });
-});
+const e2e = useLocalBroker("hdrbytes", { natsBridge: true });
 
 const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : Buffer.from(p))));
 
 /** One HTTP/1.1 POST written as raw bytes (extra header lines verbatim); resolves with status and body. */
 function rawPost(path: string, headerLines: Buffer[], body: string): Promise<{ status: number; body: unknown }> {
-  const url = new URL(broker.url);
+  const url = new URL(e2e.broker.url);
   return new Promise((resolve, reject) => {
     const payload = Buffer.from(body);
     const s = connect(Number(url.port), url.hostname, () => {
@@ -58,12 +40,12 @@ function rawPost(path: string, headerLines: Buffer[], body: string): Promise<{ s
 }
 
 async function createMailbox(): Promise<string> {
-  const res = await fetch(`${broker.url}/mq9/$mq9.AI.MAILBOX.CREATE`, { method: "POST", body: "{}" });
+  const res = await fetch(`${e2e.broker.url}/mq9/$mq9.AI.MAILBOX.CREATE`, { method: "POST", body: "{}" });
   return ((await res.json()) as { mail_address: string }).mail_address;
 }
 
 async function query(address: string): Promise<{ key: string | null; tags: string[]; payload: string }[]> {
-  const res = await fetch(`${broker.url}/mq9/$mq9.AI.MSG.QUERY.${address}`, { method: "POST", body: "{}" });
+  const res = await fetch(`${e2e.broker.url}/mq9/$mq9.AI.MSG.QUERY.${address}`, { method: "POST", body: "{}" });
   const body = (await res.json()) as { messages: { key: string | null; tags: string[]; payload: string }[] };
   return body.messages.map((m) => ({ key: m.key, tags: m.tags, payload: Buffer.from(m.payload, "base64").toString() }));
 }
@@ -95,7 +77,7 @@ describe("non-UTF-8 bytes in mq9 header values over HTTP (raw request bytes)", (
 describe("non-UTF-8 bytes in mq9 header values over NATS (TCP bridge)", () => {
   /** A raw NATS client on the bridge: everything received, as latin1 text. */
   async function natsClient(): Promise<{ s: Socket; text: () => string }> {
-    const s = connect(bridge.port, "127.0.0.1");
+    const s = connect(e2e.natsBridge.port, "127.0.0.1");
     let text = "";
     s.on("data", (d: Buffer) => (text += d.toString("latin1")));
     await until(async () => text.startsWith("INFO "), 20_000);

@@ -7,27 +7,11 @@
  * body when it reads it (docs/mq9.md, "Request bodies over the limit").
  */
 import { request, type ClientRequest, type IncomingMessage } from "node:http";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
+import { describe, expect, it } from "vitest";
+import { useLocalBroker } from "../fixtures/e2e-broker";
 
 const MiB = 1024 * 1024;
-const TOKEN = "e2e-body-limit-token";
-const AUTH = { authorization: `Bearer ${TOKEN}` };
-let broker: LocalBroker;
-let stateDir: string;
-
-beforeAll(async () => {
-  stateDir = mkdtempSync(join(tmpdir(), "mortarmq-e2e-bodylimit-"));
-  broker = await startLocalBroker({ stateDir, port: 0, vars: { AUTH_TOKENS: `${TOKEN}:acme` } });
-});
-
-afterAll(async () => {
-  await broker?.stop();
-  rmSync(stateDir, { recursive: true, force: true });
-});
+const e2e = useLocalBroker("bodylimit");
 
 interface Answer { status: number; contentType: string | undefined; body: string }
 
@@ -48,12 +32,11 @@ function readAnswer(res: IncomingMessage): Promise<Answer> {
  * whether it arrived before the rest was sent. No Content-Length unless
  * `declare` (then the whole size is declared): Node sends chunked.
  */
-function post(path: string, first: number, rest: number, opts: { declare?: boolean; waitMs?: number; token?: string | null } = {}): Promise<{ answer: Answer; early: boolean }> {
-  const url = new URL(broker.url);
+function post(path: string, first: number, rest: number, opts: { declare?: boolean; waitMs?: number } = {}): Promise<{ answer: Answer; early: boolean }> {
+  const url = new URL(e2e.broker.url);
   return new Promise((resolve, reject) => {
     let early = true;
     const headers: Record<string, string> = opts.declare ? { "content-length": String(first + rest) } : {};
-    if (opts.token !== null) headers.authorization = `Bearer ${opts.token ?? TOKEN}`;
     const req: ClientRequest = request({ host: url.hostname, port: url.port, method: "POST", path, headers }, (res) => {
       readAnswer(res).then((answer) => resolve({ answer, early }), reject);
     });
@@ -75,7 +58,7 @@ function post(path: string, first: number, rest: number, opts: { declare?: boole
 }
 
 async function createMailbox(): Promise<string> {
-  const res = await fetch(`${broker.url}/mq9/$mq9.AI.MAILBOX.CREATE`, { method: "POST", body: "{}", headers: AUTH });
+  const res = await fetch(`${e2e.broker.url}/mq9/$mq9.AI.MAILBOX.CREATE`, { method: "POST", body: "{}" });
   return ((await res.json()) as { mail_address: string }).mail_address;
 }
 
@@ -88,7 +71,7 @@ describe("over-size request bodies (real local broker, node:http)", () => {
       const { answer } = await post(`/mq9/$mq9.AI.MSG.SEND.${address}`, 3 * MiB, 0);
       expect(answer).toEqual({ status: 413, contentType: "application/json", body: tooLarge("more than 1048576") });
     }
-    const q = await fetch(`${broker.url}/mq9/$mq9.AI.MSG.QUERY.${address}`, { method: "POST", body: "{}", headers: AUTH });
+    const q = await fetch(`${e2e.broker.url}/mq9/$mq9.AI.MSG.QUERY.${address}`, { method: "POST", body: "{}" });
     expect(await q.json()).toEqual({ error: "", messages: [] });
   });
 
