@@ -148,6 +148,22 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
     expect(await c.closed).toBe(1008);
   });
 
+  it.each([
+    ["a line without a colon", "NATS/1.0\r\nmq9-priority: urgent\r\nmq9-key k1\r\n\r\n"],
+    ["no terminating blank line", "NATS/1.0\r\nmq9-key: k2\r\n"],
+    ["bytes after the blank line", "NATS/1.0\r\nmq9-key: k3\r\n\r\nmq9-tags: x\r\n"],
+    ["a line without a name", "NATS/1.0\r\n: orphan\r\n\r\n"],
+  ])("a malformed header block (%s) is answered -ERR and nothing is stored", async (_what, hdr) => {
+    const box = `nats.badhdr.${crypto.randomUUID().slice(0, 8)}`;
+    expect((await handleMq9Request(env, "default", { subject: "$mq9.AI.MAILBOX.CREATE", headers: new Map(), payload: new TextEncoder().encode(JSON.stringify({ name: box })) })).body.error).toBe("");
+    const c = await openNats();
+    c.send(CONNECT + `SUB _INBOX.b.* 1\r\nHPUB $mq9.AI.MSG.SEND.${box} _INBOX.b.1 ${hdr.length} ${hdr.length + 3}\r\n${hdr}abc\r\nPING\r\n`);
+    await c.waitFor(/PONG\r\n/);
+    expect(c.text.slice(c.text.indexOf("\r\n") + 2)).toBe("-ERR 'bad message header detected'\r\nPONG\r\n");
+    expect(await expectedReply(`$mq9.AI.MSG.QUERY.${box}`, "{}")).toEqual({ error: "", messages: [] });
+    c.ws.close();
+  });
+
   it("a non-fatal error keeps the connection usable", async () => {
     const c = await openNats();
     c.send(CONNECT + "PUB foo..bar 0\r\n\r\nPING\r\n");
