@@ -42,6 +42,22 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
     c.ws.close();
   });
 
+  it("INFO names the client: a client_id per connection and client_ip from the upgrade (X-Forwarded-For, else CF-Connecting-IP)", async () => {
+    const info = async (headers: Record<string, string>) => {
+      const c = await openNats(headers);
+      const [, json] = await c.waitFor(/^INFO (\{.*\})\r\n/);
+      c.ws.close();
+      return JSON.parse(json) as { client_id: number; client_ip?: string; tls_required: boolean };
+    };
+    const a = await info({ "CF-Connecting-IP": "203.0.113.5" });
+    const b = await info({ "CF-Connecting-IP": "203.0.113.5", "X-Forwarded-For": "198.51.100.20" });
+    expect(a.client_ip).toBe("203.0.113.5");
+    expect(b.client_ip).toBe("198.51.100.20");
+    for (const i of [a, b]) expect(Number.isSafeInteger(i.client_id) && i.client_id > 0).toBe(true);
+    expect(a.client_id).not.toBe(b.client_id);
+    expect(a.tls_required).toBe(false);
+  });
+
   it("CONNECT verbose answers +OK, PING answers PONG", async () => {
     const c = await openNats();
     await c.waitFor(/^INFO .*\r\n/);
