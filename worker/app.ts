@@ -4,7 +4,7 @@
  */
 import { Hono } from "hono";
 import { brokerCors } from "./cors";
-import type { Env } from "./env";
+import type { Env } from "../objects/env";
 import { mq9HttpHandler } from "./mq9/http";
 import { healthHandler } from "./admin/health";
 import { metricsHandler } from "./admin/metrics";

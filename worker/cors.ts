@@ -9,8 +9,8 @@
 import { cors } from "hono/cors";
 import type { MiddlewareHandler } from "hono";
 import { MQ9_HEADER_NAMES } from "../wire/mq9";
-import { isOpen } from "./auth";
-import type { Env } from "./env";
+import { isOpen } from "../objects/tenants/auth";
+import type { Env } from "../objects/env";
 
 /** Request headers a browser may send to the broker routes. */
 export const CORS_ALLOW_HEADERS = ["authorization", "content-type", ...MQ9_HEADER_NAMES];

@@ -7,7 +7,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { AgentSelector, DiscoverSpec, RegisterSpec, ReportSpec } from "../../wire/mq9/agent-requests";
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
 import { selectEmbedder } from "./embed/select";
 import type { AgentResult } from "./results";
 import { AgentIndex } from "./store";

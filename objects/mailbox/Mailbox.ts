@@ -10,7 +10,7 @@
  * deadlines all share the object's one alarm (schedule.ts).
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
 import {
   LANE_COUNT,
   MAX_GROUPS_PER_MAILBOX,

@@ -19,13 +19,13 @@
  * See docs/nats.md.
  */
 import { DurableObject } from "cloudflare:workers";
-import { bearerToken, type AuthResult } from "../../worker/auth";
+import { bearerToken, type AuthResult } from "../tenants/auth";
 import { ConnectionAuth, type ConnectionAuthSnapshot } from "../tenants/connection-auth";
-import type { Env } from "../../worker/env";
-import { handleMq9Request, replyJson, type Mq9Reply } from "../../worker/mq9/dispatch";
-import { SendCoalescer } from "../../worker/mq9/sendbatch";
-import { MailboxStubs } from "../../worker/mq9/stubs";
-import { VERSION } from "../../worker/version";
+import type { Env } from "../env";
+import { handleMq9Request, replyJson, type Mq9Reply } from "../mq9/dispatch";
+import { SendCoalescer } from "../mq9/sendbatch";
+import { MailboxStubs } from "../mq9/stubs";
+import { VERSION } from "../../wire/version";
 import {
   NatsConnection,
   initialState,
@@ -44,7 +44,7 @@ import { ConnectionTelemetry } from "../usage/connection";
 import { series } from "../usage/catalog";
 import { telemetryFlushMs } from "../usage/stub";
 import { Tally } from "../usage/tally";
-import { mq9RequestSeries } from "../../worker/mq9/request-metrics";
+import { mq9RequestSeries } from "../mq9/request-metrics";
 
 const BYTES_IN = series("mortarmq_bytes_received_total", { protocol: "nats" });
 const BYTES_OUT = series("mortarmq_bytes_sent_total", { protocol: "nats" });

@@ -17,7 +17,7 @@
  * itself deleted and refuses the write (TOPIC_DELETED).
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Durability } from "../../wire/mortar/constants";
 import { frameSize } from "../../wire/mortar/codec";
@@ -33,6 +33,7 @@ import {
 } from "./rpc";
 import { Schedule } from "../shared/schedule";
 import { rememberedName } from "../shared/object-name";
+import { parsePartitionName } from "../shared/names";
 import { detectDurability } from "../shared/durability";
 import { readConfig } from "../shared/read-config";
 import { Consumers, type PartitionIdentity } from "./consumers";
@@ -116,9 +117,7 @@ export class Partition extends DurableObject<Env> {
 
   /** Which partition this object is (from its name, see partitionStub). */
   private identity(): PartitionIdentity {
-    const parts = (this.name ?? "").split("/").map(decodeURIComponent);
-    if (parts.length !== 5 || parts[0] !== "partition") throw new Error("Partition must be addressed by name (partitionStub)");
-    return { tenant: parts[1]!, incarnation: Number(parts[2]), topicId: Number(parts[3]), partition: Number(parts[4]) };
+    return parsePartitionName(this.name);
   }
 
   private meta(k: string): number {
@@ -351,7 +350,8 @@ export class Partition extends DurableObject<Env> {
   /**
    * Fence from the ConsumerGroup: `owner` (null = nobody) owns this
    * partition for `group` under ownership `epoch`; in-flight deliveries of
-   * an older epoch go up for redelivery. A group seen for the first time
+   * an older epoch go up for redelivery (to the dead-letter twin when that
+   * was their last attempt). A group seen for the first time
    * starts per `startPolicy` (StartPolicy). An older epoch is refused
    * (ok = false, nothing changes).
    */

@@ -17,7 +17,7 @@
  * `registry_meta.written_from`) are purged the old way: every partition.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
 import { DeclareCreated, DeclareFlags, Op } from "../../wire/mortar/constants";
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Schedule } from "../shared/schedule";

@@ -10,8 +10,8 @@
  * id, last check time, quota state); the session stores it in its socket
  * attachment and calls `restore()` when it wakes.
  */
-import type { Env } from "../../worker/env";
-import { authenticateToken, type AuthResult } from "../../worker/auth";
+import type { Env } from "../env";
+import { authenticateToken, type AuthResult } from "./auth";
 import { UNLIMITED } from "../../wire/admin/tenants";
 import { PublishGate, type Refusal, type Verdict } from "./gate";
 import type { ConnectionProtocol, TenantState } from "./rpc";

@@ -15,7 +15,7 @@
  * and of usage older than 400 days.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
 import { AggregateStore, type HourUsage } from "./aggregate-store";
 import { checkReport, type UsageReport } from "./report";
 import { tenantOfName, usageIndexStub } from "./stub";

@@ -1,7 +1,7 @@
 import { createExecutionContext, env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { app } from "../../worker/app";
-import type { Env } from "../../worker/env";
+import type { Env } from "../../objects/env";
 import { createMailbox, freshAddress, mq9, send } from "./mq9-helpers";
 
 /** The real app with tokens configured: tenants "alpha" and "beta". */

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MailboxStore } from "../../objects/mailbox/store";
-import type { Env } from "../../worker/env";
+import type { Env } from "../../objects/env";
 
 describe("MailboxStore schema upgrade", () => {
   it("adds groups.delivered to a mailbox created before it existed, keeping its groups ACK-able", async () => {

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { NatsSession } from "../../objects/nats/NatsSession";
-import { handleMq9Request } from "../../worker/mq9/dispatch";
+import { handleMq9Request } from "../../objects/mq9/dispatch";
 import { openNats, testEnv as env, wrap } from "./nats-ws";
 import { deliverInOrder } from "./helpers/deliver";
 

@@ -8,7 +8,7 @@
  * (none exists yet, and none is created).
  */
 import type { Context } from "hono";
-import type { Env } from "../env";
+import type { Env } from "../../objects/env";
 import { isolateMeter } from "../telemetry";
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../../objects/usage/prometheus";
 import { usageStub } from "../../objects/usage/stub";

@@ -4,8 +4,8 @@
  * named in AUTH_TOKENS, the directory's tenants (not deleted), and
  * `default` on an open broker.
  */
-import { OPEN_TENANT, isOpen, parseStaticTokens } from "../auth";
-import type { Env } from "../env";
+import { OPEN_TENANT, isOpen, parseStaticTokens } from "../../objects/tenants/auth";
+import type { Env } from "../../objects/env";
 import { usageIndexStub } from "../../objects/usage/stub";
 import { tenantIndexStub } from "../../objects/tenants/stub";
 

@@ -9,12 +9,12 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { MAX_PAYLOAD_BYTES, echo } from "../../wire/mq9";
-import { authenticateToken, bearerToken } from "../auth";
-import type { Env } from "../env";
-import { handleMq9Request, replyJson, type Mq9Reply } from "./dispatch";
+import { authenticateToken, bearerToken } from "../../objects/tenants/auth";
+import type { Env } from "../../objects/env";
+import { handleMq9Request, replyJson, type Mq9Reply } from "../../objects/mq9/dispatch";
 import { isolateMeter } from "../telemetry";
 import { series } from "../../objects/usage/catalog";
-import { mq9RequestSeries } from "./request-metrics";
+import { mq9RequestSeries } from "../../objects/mq9/request-metrics";
 import { httpQuota } from "../quota";
 
 const BYTES_IN = series("mortarmq_bytes_received_total", { protocol: "http" });

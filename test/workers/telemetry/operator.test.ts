@@ -9,9 +9,9 @@
 import { SELF, createExecutionContext, env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ErrorCode, Op, PubResultFlags, type MsgFrame } from "../../../wire/mortar";
-import type { Env } from "../../../worker/env";
+import type { Env } from "../../../objects/env";
 import { app } from "../../../worker/app";
-import { objectName } from "../../../worker/keys";
+import { objectName } from "../../../objects/shared/names";
 import { partitionStub } from "../../../objects/partition/stub";
 import { registryStub } from "../../../objects/registry/stub";
 import type { LookupResult, TopicInfo } from "../../../objects/registry/rpc";

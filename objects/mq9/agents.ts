@@ -6,8 +6,8 @@
  * `{"error": "", "agents": [...]}` (DISCOVER; its reply text is built by
  * splicing the stored cards in verbatim, see {@link discoverReply}).
  */
-import type { AgentRegistry } from "../../objects/agents/AgentRegistry";
-import type { AgentResult } from "../../objects/agents/results";
+import type { AgentRegistry } from "../agents/AgentRegistry";
+import type { AgentResult } from "../agents/results";
 import {
   parseDiscoverRequest,
   parseRegisterRequest,
@@ -15,10 +15,10 @@ import {
   parseUnregisterRequest,
 } from "../../wire/mq9/agent-requests";
 import type { Env } from "../env";
-import { objectName } from "../keys";
+import { objectName } from "../shared/names";
 import type { Mq9Reply } from "./dispatch";
 
-export { agentRegistryInfo, type AgentRegistryInfo } from "../../objects/agents/embed/select";
+export { agentRegistryInfo, type AgentRegistryInfo } from "../agents/embed/select";
 
 /** Agent verbs of the mq9 spec. */
 export type AgentVerb = "REGISTER" | "UNREGISTER" | "REPORT" | "DISCOVER";

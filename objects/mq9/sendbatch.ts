@@ -19,8 +19,8 @@
  * mailbox-count check) goes through {@link SendCoalescer.inOrder}: the
  * connection's later requests to that mailbox are issued after it.
  */
-import type { Mailbox } from "../../objects/mailbox/Mailbox";
-import type { MailboxResult } from "../../objects/mailbox/types";
+import type { Mailbox } from "../mailbox/Mailbox";
+import type { MailboxResult } from "../mailbox/types";
 import type { Mq9SendOptions } from "../../wire/mq9";
 
 /** The reply of one SEND. */

@@ -4,7 +4,7 @@
  * (docs/operations.md).
  */
 import { parseMq9Subject } from "../../wire/mq9";
-import { series } from "../../objects/usage/catalog";
+import { series } from "../usage/catalog";
 import type { Mq9Reply } from "./dispatch";
 
 /** Outcome label by HTTP status when the reply names no error kind (agent replies). */
