@@ -3,12 +3,13 @@
  * module and registers itself on the program. Global options (`--url`,
  * `--token`, `--json`) are defined once on the program (client/cli/context.ts)
  * and accepted before or after any subcommand. `-V` / `--version` prints the
- * package version. commander's own usage errors (unknown option, missing
+ * version (wire/version.ts, the one the broker reports; tests keep it equal to
+ * package.json's). commander's own usage errors (unknown option, missing
  * argument, …) are reported like every other error: one line and one hint
  * pointing to the command's `--help` (docs/cli.md).
  */
 import { Command } from "commander";
-import { version } from "../../package.json";
+import { VERSION } from "../../wire/version";
 import { registerBridge } from "../bridge/command";
 import { addGlobalOptions, commandPath } from "./context";
 import { describeError, formatErrorReport, usageError } from "./errors";
@@ -22,7 +23,7 @@ import { registerTopics } from "./topics";
 /** Builds the CLI program; exported for tests. */
 export function buildProgram(): Command {
   const program = new Command();
-  program.name("mortarmq").description("MortarMQ Edge broker CLI").version(version, "-V, --version", "print the version of mortarmq");
+  program.name("mortarmq").description("MortarMQ Edge broker CLI").version(VERSION, "-V, --version", "print the version of mortarmq");
   addGlobalOptions(program);
   registerDev(program);
   registerBridge(program);

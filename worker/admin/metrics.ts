@@ -14,7 +14,7 @@ import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../../objects/usage/p
 import { usageStub } from "../../objects/usage/stub";
 import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
 import { tenantsByOrigin } from "./tenants";
-import { VERSION } from "../version";
+import { VERSION } from "../../wire/version";
 
 /** Handler for `GET /metrics`. */
 export async function metricsHandler(c: Context<{ Bindings: Env }>): Promise<Response> {

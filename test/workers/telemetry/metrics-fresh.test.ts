@@ -10,7 +10,7 @@
 import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import pkg from "../../../package.json";
-import type { Env } from "../../../worker/env";
+import type { Env } from "../../../objects/env";
 import { METRICS } from "../../../objects/usage/catalog";
 import { usageIndexStub } from "../../../objects/usage/stub";
 import { parseMetrics, sampleValue, type Sample } from "../../fixtures/prometheus";

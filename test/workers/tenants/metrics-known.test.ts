@@ -9,7 +9,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import pkg from "../../../package.json";
-import type { Env } from "../../../worker/env";
+import type { Env } from "../../../objects/env";
 import { METRICS, initialSeries } from "../../../objects/usage/catalog";
 import { usageIndexStub } from "../../../objects/usage/stub";
 import { parseMetrics, type Sample } from "../../fixtures/prometheus";
