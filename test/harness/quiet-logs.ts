@@ -81,7 +81,7 @@ interface ExpectedLog {
 }
 
 const EXPECTED_LOGS: readonly ExpectedLog[] = [
-  // The Worker's one-time warning in open mode (worker/auth.ts OPEN_MODE_LOG); the workers projects run open on purpose.
+  // The Worker's one-time warning in open mode (objects/tenants/auth.ts OPEN_MODE_LOG); the workers projects run open on purpose.
   { file: "test/workers/", text: /^mortarmq: running OPEN — no AUTH_TOKENS and no ADMIN_TOKEN configured, every client is tenant "default" \(set AUTH_TOKENS, .*\)$/ },
   // Failing embedders: the tests' fake services answer 503 / HTTP 500 (objects/agents/store.ts).
   { file: "test/workers/agents-embedders.test.ts", text: /^agent registry: embedding "\w+" with (workers-ai:@cf\/baai\/bge-m3|endpoint:bge-m3@models\.local) failed; retried at the next semantic DISCOVER: EmbedderError: (Workers AI @cf\/baai\/bge-m3 failed: upstream 503|embeddings endpoint models\.local answered HTTP 500: model not loaded)$/ },

@@ -7,7 +7,7 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { installWorkerdNoiseFilter, isExpectedConsoleLog, isWorkerdNoise } from "../harness/quiet-logs";
 
-/** worker/auth.ts OPEN_MODE_LOG as the Worker logs it (unit tests cannot import worker/; if it changes, the run shows it again). */
+/** objects/tenants/auth.ts OPEN_MODE_LOG as the Worker logs it (unit tests do not load the objects' platform types; if it changes, the run shows it again). */
 const OPEN_MODE_LOG = 'mortarmq: running OPEN — no AUTH_TOKENS and no ADMIN_TOKEN configured, every client is tenant "default" '
   + "(set AUTH_TOKENS, e.g. `mortarmq dev --auth-tokens <token>:<tenant>`, or ADMIN_TOKEN and issue tokens, to require tokens)";
 
