@@ -25,17 +25,27 @@ const WORKERD_NOISE: readonly RegExp[] = [
   /^exception = workerd\/api\/web-socket\.c\+\+:\d+: disconnected: WebSocket peer disconnected$/,
   // The object a test aborted on purpose (runInDurableObject(…, (_o, ctx) => ctx.abort(reason))).
   new RegExp(`^uncaught exception; exception = workerd/api/actor-state\\.c\\+\\+:\\d+: failed: broken\\.outputGateBroken; jsg\\.Error: (${TEST_ABORT_REASONS.join("|")})$`),
+  // docs/testing.md "EnvironmentTeardownError": an object's event after its test file ended; vitest.config.ts's
+  // onUnhandledError handles it when vitest sees it, workerd logs it as an object's unhandled rejection.
+  /^uncaught exception; source = Uncaught \(in promise\); stack = EnvironmentTeardownError: \[vitest-worker\]: Closing rpc while "[^"]+" was pending$/,
   // An alarm rescheduled while its handler ran (e.g. the object was evicted by a test meanwhile): workerd's internal note.
   /^NOSENTRY SQLite alarm handler canceled with requestScheduledAlarm\.; scheduledTime = [\d.]+s; localAlarmState\.orDefault\(kj::UNIX_EPOCH\) = \d+ns; actorId = [0-9a-f]+$/,
 ];
 
-/** A native stack trace of workerd itself (`stack: …/workerd@2f201f0 …`): noise only right after a noise line. */
-const WORKERD_STACK = /^stack:( \S*workerd@[0-9a-f]+)+$/;
+/**
+ * Stack lines that are noise only right after a noise line: a native stack of
+ * workerd itself (`stack: …/workerd@2f201f0 …`), or a JavaScript frame inside
+ * vitest (`    at …/node_modules/vitest/dist/…:133:12`, `    at Array.map (<anonymous>)`).
+ */
+const NOISE_STACK: readonly RegExp[] = [
+  /^stack:( \S*workerd@[0-9a-f]+)+$/,
+  /^ {4}at (?:[\w$.<>]+ \()?(?:\S*node_modules\/vitest\/dist\/\S+:\d+:\d+|<anonymous>)\)?$/,
+];
 
 /**
- * Whether `text` (one write to stderr: one or more lines) is only known
- * workerd harness noise: every line is a noise line, or a workerd native
- * stack line following one (`afterNoise`: the previous write was noise).
+ * Whether `text` (one write: one or more lines) is only known workerd
+ * harness noise: every line is a noise line, or a stack line (NOISE_STACK)
+ * following one (`afterNoise`: the previous write was noise).
  */
 export function isWorkerdNoise(text: string, afterNoise = false): boolean {
   const lines = text.split("\n");
@@ -43,7 +53,7 @@ export function isWorkerdNoise(text: string, afterNoise = false): boolean {
   if (lines.length === 0) return false;
   let prevNoise = afterNoise;
   for (const line of lines) {
-    const noise = WORKERD_NOISE.some((re) => re.test(line)) || (prevNoise && WORKERD_STACK.test(line));
+    const noise = WORKERD_NOISE.some((re) => re.test(line)) || (prevNoise && NOISE_STACK.some((re) => re.test(line)));
     if (!noise) return false;
     prevNoise = true;
   }

@@ -16,11 +16,16 @@ const PEER_DISCONNECTED = "exception = workerd/api/web-socket.c++:821: disconnec
 const EVICTED = "uncaught exception; exception = workerd/api/actor-state.c++:1142: failed: broken.outputGateBroken; jsg.Error: evicted by the test\n";
 const RESTART = "uncaught exception; exception = workerd/api/actor-state.c++:1142: failed: broken.outputGateBroken; jsg.Error: restart\n";
 const STACK = "stack: /x/node_modules/@cloudflare/workerd-linux-64/bin/workerd@2f201f0 /x/node_modules/@cloudflare/workerd-linux-64/bin/workerd@2f20430\n";
+const TEARDOWN = 'uncaught exception; source = Uncaught (in promise); stack = EnvironmentTeardownError: [vitest-worker]: Closing rpc while "resolve" was pending\n'
+  + "    at work/x/node_modules/vitest/dist/chunks/init.k9zZ9sLh.js:133:12\n"
+  + "    at Array.map (<anonymous>)\n"
+  + "    at Proxy.$rejectPendingCalls (work/x/node_modules/vitest/dist/chunks/index.Chj8NDwU.js:137:62)\n"
+  + "    at onMessage (work/x/node_modules/vitest/dist/chunks/init.k9zZ9sLh.js:287:14)\n";
 const ALARM = "NOSENTRY SQLite alarm handler canceled with requestScheduledAlarm.; scheduledTime = 1796136240.304s; localAlarmState.orDefault(kj::UNIX_EPOCH) = 0ns; actorId = 75d682729df844ce91b6afbd8abae8226a20d19e03aa2c0e14dccd046a918982\n";
 
 describe("workerd noise", () => {
   it("drops the known lines, alone or together, and a native stack right after one", () => {
-    for (const line of [PEER_DISCONNECTED, EVICTED, RESTART, ALARM]) expect(isWorkerdNoise(line), line).toBe(true);
+    for (const line of [PEER_DISCONNECTED, EVICTED, RESTART, ALARM, TEARDOWN]) expect(isWorkerdNoise(line), line).toBe(true);
     expect(isWorkerdNoise(EVICTED + STACK)).toBe(true);
     expect(isWorkerdNoise(STACK, true)).toBe(true);
   });
@@ -33,6 +38,8 @@ describe("workerd noise", () => {
       STACK,
       "Error: boom\n    at Partition.append (objects/partition/Partition.ts:10:3)\n",
       PEER_DISCONNECTED + "Error: boom\n",
+      TEARDOWN + "    at Partition.alarm (objects/partition/Partition.ts:10:3)\n", // a frame of ours: not only the harness
+      "uncaught exception; source = Uncaught (in promise); stack = Error: boom\n    at work/x/node_modules/vitest/dist/chunks/init.js:1:2\n",
       "",
     ]) expect(isWorkerdNoise(text), text).toBe(false);
   });
