@@ -20,7 +20,7 @@
  * connection's later requests to that mailbox are issued after it.
  */
 import type { Mailbox } from "../mailbox/Mailbox";
-import type { MailboxResult } from "../mailbox/types";
+import type { MailboxResult } from "../mailbox/rpc";
 import type { Mq9SendOptions } from "../../wire/mq9";
 
 /** The reply of one SEND. */
