@@ -13,7 +13,11 @@
  * is one range and is stored without a copy.
  */
 
-/** Records are grouped into segments of at most this many encoded bytes, 1 MiB (one record may exceed it). */
+/**
+ * Records are grouped into segments of at most this many encoded bytes,
+ * 1 MiB (one record may exceed it). Not above log-store.ts CHUNK_BYTES, so
+ * a segment of several records is one row.
+ */
 export const SEGMENT_BYTES = 1024 * 1024;
 
 /** A run of consecutive records stored as one segment row. */

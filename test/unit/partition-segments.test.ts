@@ -1,10 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { SEGMENT_BYTES, SegmentLayout, segmentBytes } from "../../objects/partition/segments";
-import { CHUNK_BYTES } from "../../objects/partition/log-store";
 
 describe("partition segment layout", () => {
-  it("a segment of several records fits one row", () => {
-    expect(SEGMENT_BYTES).toBeLessThanOrEqual(CHUNK_BYTES);
+  it("segments are bounded at 1 MiB by default (log-store.ts stores one of several records in one row)", () => {
+    const l = new SegmentLayout();
+    l.add(1, 0, SEGMENT_BYTES - 1);
+    l.add(2, SEGMENT_BYTES - 1, SEGMENT_BYTES);
+    l.add(3, SEGMENT_BYTES, SEGMENT_BYTES + 1);
+    expect(SEGMENT_BYTES).toBe(1024 * 1024);
+    expect(l.segments.map((s) => [s.firstSeq, s.count, s.bytes])).toEqual([[1, 2, SEGMENT_BYTES], [3, 1, 1]]);
   });
 
   it("packs consecutive records up to the byte bound; a larger record gets a segment of its own", () => {

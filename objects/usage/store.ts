@@ -15,21 +15,8 @@
  */
 import { SUMMED_USAGE_FIELDS, metricDef, parseSeries, series, usageFieldOf } from "./catalog";
 import { HOUR_MS, type UsageReport } from "./report";
+import type { HourUsage } from "./rpc";
 import { MetaTable } from "../shared/meta-table";
-
-/** Usage of one tenant-hour (`GET /admin/tenants/:id/usage`). */
-export interface HourUsage {
-  /** Start of the hour, ms since the epoch. */
-  hour: number;
-  requests: number;
-  messages_in: number;
-  messages_out: number;
-  bytes_in: number;
-  bytes_out: number;
-  connection_seconds: number;
-  /** Highest stored bytes (MortarMQ + mq9) seen during the hour. */
-  storage_bytes: number;
-}
 
 type Row = Record<string, SqlStorageValue>;
 
