@@ -26,8 +26,8 @@ import { rememberedName } from "../shared/object-name";
 import { tenantOfName } from "../shared/names";
 import { partitionStub } from "../partition/stub";
 import { checkClientFrame, decodeUtf8Strict, dlqSourceName } from "../../wire/mortar/validate";
-import { choosePair, isTwinId, pairOf, purgePage, sourceTopicId, topicInfo, twinTopicId } from "./topics";
-import { RegistryStore, type TopicRow } from "./store";
+import { choosePair, isTwinId, pairOf, purgePage, sourceTopicId, topicInfo, twinTopicId, type StoredTopic } from "./topics";
+import { RegistryStore } from "./store";
 import type { DeclareResult, LookupResult, TopicInfo } from "./rpc";
 
 /** Partitions told to purge per alarm run. */
@@ -95,7 +95,7 @@ export class TopicRegistry extends DurableObject<Env> {
     }
     const pair = choosePair(this.store.nextFreshPair(), () => this.store.usedPairs());
     if (pair === 0) return fail(ErrorCode.MUTATION_NOT_PACKABLE, "topic registry is full: all 32767 topic_id pairs are in use");
-    const r: TopicRow = {
+    const r: StoredTopic = {
       name, pair, partitions: partitionCount,
       incarnation: this.store.lastIncarnation() + 1,
       createdAt: Date.now(),
@@ -105,7 +105,7 @@ export class TopicRegistry extends DurableObject<Env> {
     return { ok: true, topicId: info.topicId, partitionCount, created: DeclareCreated.CREATED, topic: info };
   }
 
-  private existing(r: TopicRow, twin: boolean, partitionCount: number): DeclareResult {
+  private existing(r: StoredTopic, twin: boolean, partitionCount: number): DeclareResult {
     const info = topicInfo(r, twin);
     if (partitionCount !== r.partitions) {
       return fail(ErrorCode.PARTITION_COUNT_MISMATCH,

@@ -19,16 +19,7 @@
  *   release before registration existed and are purged by full fan-out).
  */
 import { MetaTable } from "../shared/meta-table";
-
-/** A live topic as stored (its pair holds the source and the twin). */
-export interface TopicRow {
-  name: string;
-  pair: number;
-  partitions: number;
-  incarnation: number;
-  /** ms since the epoch. */
-  createdAt: number;
-}
+import type { StoredTopic } from "./topics";
 
 /** One queued purge: the partitions of `topicId` (incarnation `incarnation`) still to be told. */
 export interface PurgeJob {
@@ -47,7 +38,7 @@ interface Row extends Record<string, SqlStorageValue> {
   created_at: number;
 }
 
-function toTopic(r: Row): TopicRow {
+function toTopic(r: Row): StoredTopic {
   return { name: r.name, pair: r.pair, partitions: r.partitions, incarnation: r.incarnation, createdAt: r.created_at };
 }
 
@@ -89,13 +80,13 @@ export class RegistryStore {
   }
 
   /** The live topic named `name`. */
-  byName(name: string): TopicRow | undefined {
+  byName(name: string): StoredTopic | undefined {
     for (const r of this.sql.exec<Row>("SELECT * FROM topics WHERE name = ?", name)) return toTopic(r);
     return undefined;
   }
 
   /** The live topic of pair `pair`. */
-  byPair(pair: number): TopicRow | undefined {
+  byPair(pair: number): StoredTopic | undefined {
     for (const r of this.sql.exec<Row>("SELECT * FROM topics WHERE pair = ?", pair)) return toTopic(r);
     return undefined;
   }
@@ -112,12 +103,12 @@ export class RegistryStore {
   }
 
   /** Every live topic, by pair. */
-  all(): TopicRow[] {
+  all(): StoredTopic[] {
     return this.sql.exec<Row>("SELECT * FROM topics ORDER BY pair").toArray().map(toTopic);
   }
 
   /** Stores a new topic (clearing its pair's tombstone) and advances the counters. Call inside transactionSync. */
-  insert(t: TopicRow): void {
+  insert(t: StoredTopic): void {
     this.sql.exec("INSERT INTO topics(name, pair, partitions, incarnation, created_at) VALUES (?,?,?,?,?)",
       t.name, t.pair, t.partitions, t.incarnation, t.createdAt);
     this.sql.exec("DELETE FROM tombstones WHERE pair = ?", t.pair);
@@ -129,7 +120,7 @@ export class RegistryStore {
    * Removes a topic: leaves its tombstone and queues the purge of
    * `topicIds` (source and twin). Call inside transactionSync.
    */
-  remove(t: TopicRow, topicIds: readonly number[], nowMs: number): void {
+  remove(t: StoredTopic, topicIds: readonly number[], nowMs: number): void {
     this.sql.exec("DELETE FROM topics WHERE name = ?", t.name);
     this.sql.exec("INSERT OR REPLACE INTO tombstones(pair, name, incarnation, deleted_at) VALUES (?,?,?,?)",
       t.pair, t.name, t.incarnation, nowMs);

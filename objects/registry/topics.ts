@@ -48,17 +48,18 @@ export function choosePair(nextFresh: number, usedAscending: () => Iterable<numb
   return expect <= maxPairs ? expect : 0;
 }
 
-/** The stored fields of a topic that its TopicInfo is made of (store.ts TopicRow). */
-export interface TopicFields {
+/** A live topic as the registry stores it (store.ts); its pair holds the source and the twin. */
+export interface StoredTopic {
   name: string;
   pair: number;
   partitions: number;
   incarnation: number;
+  /** ms since the epoch. */
   createdAt: number;
 }
 
 /** The RPC view of a stored topic: its source (`twin` false) or its `.dlq` twin. */
-export function topicInfo(t: TopicFields, twin: boolean): TopicInfo {
+export function topicInfo(t: StoredTopic, twin: boolean): TopicInfo {
   return {
     topicId: twin ? twinTopicId(t.pair) : sourceTopicId(t.pair),
     name: twin ? `${t.name}.dlq` : t.name,
