@@ -47,6 +47,8 @@ export interface Mq9ErrorInit {
   retryAfterMs?: number | null;
   /** The subject of the request, when there was one. */
   subject?: string | null;
+  /** For `source: "timeout"`: the time that passed without an answer, ms. */
+  timeoutMs?: number | null;
   cause?: unknown;
 }
 
@@ -66,6 +68,8 @@ export class Mq9ClientError extends Error {
   readonly retryAfterMs: number | null;
   /** The request's subject, or null. */
   readonly subject: string | null;
+  /** For `source: "timeout"`: how long it waited, ms; else null. */
+  readonly timeoutMs: number | null;
 
   constructor(message: string, init: Mq9ErrorInit) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -75,6 +79,7 @@ export class Mq9ClientError extends Error {
     this.status = init.status ?? null;
     this.retryAfterMs = init.retryAfterMs ?? null;
     this.subject = init.subject ?? null;
+    this.timeoutMs = init.timeoutMs ?? null;
   }
 
   /** The mq9 `error` string of a broker answer (same as `message`), or null for other sources. */
@@ -100,7 +105,7 @@ export class Mq9ClientError extends Error {
   /** No answer within `timeoutMs`. */
   static timeout(subject: string | null, timeoutMs: number, cause?: unknown): Mq9ClientError {
     const what = subject === null ? "no answer" : `no answer to ${subject}`;
-    return new Mq9ClientError(`${what} within ${timeoutMs} ms`, { kind: "unavailable", retryable: true, source: "timeout", subject, cause });
+    return new Mq9ClientError(`${what} within ${timeoutMs} ms`, { kind: "unavailable", retryable: true, source: "timeout", subject, timeoutMs, cause });
   }
 
   /** A call this client refuses before sending anything (always `invalid_request`, not retryable). */

@@ -5,7 +5,7 @@
  * docs/nats.md). Browsers and Workers use `http` or `nats-ws`
  * (package.json's `browser` field maps this module to nats-tcp.browser.ts).
  */
-import { NatsTransport, natsConnectError, type NatsConnectionLike } from "./nats";
+import { NatsTransport, natsConnectError, natsConnectOptions, type NatsConnectionLike } from "./nats";
 import type { Mq9Transport, TransportOptions } from "./transport";
 
 /**
@@ -16,14 +16,7 @@ export async function openNatsTcp(server: string, o: TransportOptions): Promise<
   const { connect, headers } = await import("nats");
   let nc: NatsConnectionLike;
   try {
-    nc = (await connect({
-      servers: server,
-      token: o.token,
-      name: o.name,
-      reconnect: o.reconnect ?? true,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 1000,
-    })) as unknown as NatsConnectionLike;
+    nc = (await connect(natsConnectOptions(server, o))) as unknown as NatsConnectionLike;
   } catch (e) {
     throw natsConnectError(e, `nats://${server}`);
   }

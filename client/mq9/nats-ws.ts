@@ -4,7 +4,7 @@
  * browsers and Node; Node 20 has no global WebSocket, so there the socket
  * comes from the `ws` package (loaded only then).
  */
-import { NatsTransport, natsConnectError, type NatsConnectionLike } from "./nats";
+import { NatsTransport, natsConnectError, natsConnectOptions, type NatsConnectionLike } from "./nats";
 import type { Mq9Transport, TransportOptions } from "./transport";
 
 /** nats.ws's hook for creating the socket (its `wsFactory` connection option). */
@@ -25,15 +25,8 @@ export async function openNatsWs(url: string, o: TransportOptions): Promise<Mq9T
   const wsFactory = typeof globalThis.WebSocket === "function" ? undefined : nodeWebSocket;
   let nc: NatsConnectionLike;
   try {
-    nc = (await connect({
-      servers: url,
-      token: o.token,
-      name: o.name,
-      reconnect: o.reconnect ?? true,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 1000,
-      ...(wsFactory ? { wsFactory } : {}),
-    } as Parameters<typeof connect>[0])) as unknown as NatsConnectionLike;
+    const opts = { ...natsConnectOptions(url, o), ...(wsFactory ? { wsFactory } : {}) };
+    nc = (await connect(opts as Parameters<typeof connect>[0])) as unknown as NatsConnectionLike;
   } catch (e) {
     throw natsConnectError(e, url);
   }

@@ -12,7 +12,7 @@
  * requests go over the new connection.
  */
 import { Mq9ClientError } from "./errors";
-import { raceSignal, type Mq9Transport, type Mq9TransportName, type TransportAnswer, type TransportRequest } from "./transport";
+import { raceSignal, type Mq9Transport, type Mq9TransportName, type TransportAnswer, type TransportOptions, type TransportRequest } from "./transport";
 
 /** The part of a nats.js `MsgHdrs` used here. */
 export interface NatsHeadersLike {
@@ -28,6 +28,17 @@ export interface NatsConnectionLike {
 }
 
 const td = new TextDecoder();
+
+/** Wait between reconnect attempts, ms (nats.js default 2000). */
+export const RECONNECT_WAIT_MS = 1000;
+
+/**
+ * nats.js connection options for `servers` (the same for nats and
+ * nats.ws): token, name, and reconnecting forever unless `reconnect` is false.
+ */
+export function natsConnectOptions(servers: string, o: TransportOptions) {
+  return { servers, token: o.token, name: o.name, reconnect: o.reconnect ?? true, maxReconnectAttempts: -1, reconnectTimeWait: RECONNECT_WAIT_MS };
+}
 
 /** nats.js error codes that mean the token was refused. */
 const AUTH_CODES = new Set(["AUTHORIZATION_VIOLATION", "AUTHENTICATION_EXPIRED", "BAD_AUTHENTICATION", "AUTHENTICATION_TIMEOUT"]);

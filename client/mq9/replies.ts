@@ -58,7 +58,7 @@ export function newCorrelationId(): string {
 
 /** The error of a request whose answer did not come in time. */
 function noReply(timeoutMs: number): Mq9ClientError {
-  return new Mq9ClientError(`no reply within ${timeoutMs} ms`, { kind: "unavailable", retryable: true, source: "timeout" });
+  return new Mq9ClientError(`no reply within ${timeoutMs} ms`, { kind: "unavailable", retryable: true, source: "timeout", timeoutMs });
 }
 
 /** Routes answers of a client's reply mailboxes to its waiting requests. */
