@@ -4,7 +4,7 @@
  * `CORS_ORIGINS` (comma-separated; `*` allowed); when it is empty the
  * broker allows every origin (`*`) while it runs open and none once tokens
  * are configured. Preflights allow the `mq9-*` headers, `Authorization`
- * and `Content-Type`.
+ * and `Content-Type`; responses expose `Retry-After`.
  */
 import { cors } from "hono/cors";
 import type { MiddlewareHandler } from "hono";
@@ -17,6 +17,9 @@ export const CORS_ALLOW_HEADERS = ["authorization", "content-type", ...MQ9_HEADE
 
 /** Methods allowed cross-origin. */
 export const CORS_ALLOW_METHODS = ["GET", "POST", "OPTIONS"];
+
+/** Response headers a page may read: `Retry-After` of quota refusals (the mq9 client waits for it). */
+export const CORS_EXPOSE_HEADERS = ["Retry-After"];
 
 /** Preflight cache lifetime, seconds. */
 export const CORS_MAX_AGE_S = 600;
@@ -41,6 +44,7 @@ export function brokerCors(): MiddlewareHandler<{ Bindings: Env }> {
     origin: (origin, c) => allowedOrigin(c.env as Env, origin),
     allowHeaders: CORS_ALLOW_HEADERS,
     allowMethods: CORS_ALLOW_METHODS,
+    exposeHeaders: CORS_EXPOSE_HEADERS,
     maxAge: CORS_MAX_AGE_S,
   });
   return (c, next) => (c.req.header("origin") === undefined ? next() : handler(c, next));
