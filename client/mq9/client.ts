@@ -11,6 +11,7 @@
  * request() retry only their FETCHes.
  */
 import { mailAddressProblem } from "../../wire/mq9/address"; // not the index: that loads zod
+import { echo } from "../../wire/mq9/errors";
 import { Mq9Agents } from "./agents";
 import { Mq9Consumer, CONSUME_MAX_WAIT_MS, type ConsumeOptions } from "./consume";
 import { Mq9ClientError } from "./errors";
@@ -103,7 +104,7 @@ export const mq9Subjects = {
 /** `address`, checked with the broker's own rules (a bad address must never reach a NATS subject). */
 function checked(address: string): string {
   const problem = mailAddressProblem(address);
-  if (problem) throw Mq9ClientError.client(`invalid mail_address "${address.length > 128 ? `${address.slice(0, 128)}…` : address}": ${problem}`);
+  if (problem) throw Mq9ClientError.client(`invalid mail_address "${echo(address)}": ${problem}`); // the broker's text (wire/mq9/address.ts)
   return address;
 }
 
