@@ -25,13 +25,10 @@
  * transport has one request per invocation: {@link DIRECT} issues at once.
  */
 import type { Mailbox } from "../mailbox/Mailbox";
-import type { MailboxResult } from "../mailbox/types";
+import type { SendResult } from "../mailbox/rpc";
 import type { Mq9SendOptions } from "../../wire/mq9";
 import type { Refusal } from "../tenants/gate";
 import { Lanes } from "../shared/lanes";
-
-/** The reply of one SEND. */
-export type SendResult = MailboxResult<{ msgId: number }>;
 
 /** A request refused before it was issued (by a tenant quota). */
 export interface Refused {

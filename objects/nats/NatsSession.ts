@@ -39,6 +39,7 @@ import {
 } from "../../wire/nats/connection";
 import { encodeInfo, type ServerInfo } from "../../wire/nats/encoder";
 import { DEFAULT_MAX_PAYLOAD, NatsErr, fatal } from "../../wire/nats/errors";
+import { clientAddress, newClientId, serverInfo } from "../../wire/nats/info";
 import { NatsParser } from "../../wire/nats/parser";
 import { SocketSession } from "../session-base/SocketSession";
 import { SubscriptionStore } from "./store";
@@ -60,8 +61,8 @@ export class NatsSession extends SocketSession<ConnectionState> {
   private conn: NatsConnection | null = null;
   private parser: NatsParser | null = null;
   private readonly store: SubscriptionStore;
-  /** The upgrade's outcome for onOpen: its tenant (bearer token or open broker), or the `-ERR` refusing it. */
-  private upgrade: { tenant?: string; refusal?: string } = {};
+  /** The upgrade's outcome for onOpen: its tenant (bearer token or open broker), or the `-ERR` refusing it; the client's address. */
+  private upgrade: { tenant?: string; refusal?: string; clientIp?: string } = {};
   /**
    * Bytes waiting to be sent, drained by a zero-delay timer: every reply
    * that completes before it fires — including mq9 replies arriving as
@@ -95,18 +96,20 @@ export class NatsSession extends SocketSession<ConnectionState> {
   protected override async onUpgrade(request: Request): Promise<Response | undefined> {
     const bearer = bearerToken(request.headers.get("Authorization"));
     const auth = await this.authenticate(bearer); // without a bearer: ok only when the broker runs open
-    if (auth.ok) this.upgrade = { tenant: auth.tenant };
-    else if (auth.reason === "connections" || auth.reason === "unavailable") this.upgrade = { refusal: connectError(auth) };
+    const clientIp = clientAddress(request.headers);
+    if (auth.ok) this.upgrade = { tenant: auth.tenant, clientIp };
+    else if (auth.reason === "connections" || auth.reason === "unavailable") this.upgrade = { refusal: connectError(auth), clientIp };
     else if (bearer !== undefined) return new Response(auth.reason === "revoked" ? "token revoked" : "invalid token", { status: 401 });
+    else this.upgrade = { clientIp };
     return undefined;
   }
 
   /** Sends INFO; refuses at once when the upgrade was refused, else waits AUTH_TIMEOUT_MS for CONNECT if the tenant is unknown. */
   protected override onOpen(): void {
-    const { tenant, refusal } = this.upgrade;
+    const { tenant, refusal, clientIp } = this.upgrade;
     this.conn = new NatsConnection({ maxPayload: DEFAULT_MAX_PAYLOAD }, initialState(tenant));
     this.parser = new NatsParser({ maxPayload: DEFAULT_MAX_PAYLOAD });
-    this.send(encodeInfo(this.info(tenant === undefined)));
+    this.send(encodeInfo(this.info(tenant === undefined, clientIp)));
     this.saveState(this.conn.state);
     if (refusal !== undefined) {
       const box = newOutbox();
@@ -168,17 +171,9 @@ export class NatsSession extends SocketSession<ConnectionState> {
     this.tally.drain(add);
   }
 
-  private info(authRequired: boolean): ServerInfo {
-    const info: ServerInfo = {
-      server_id: this.sessionId,
-      server_name: "mortarmq-edge",
-      version: VERSION,
-      proto: 1,
-      headers: true,
-      max_payload: DEFAULT_MAX_PAYLOAD,
-    };
-    if (authRequired) info.auth_required = true;
-    return info;
+  /** INFO for this connection; the client's address came from the upgrade request's headers (wire/nats/info.ts). */
+  private info(authRequired: boolean, clientIp: string | undefined): ServerInfo {
+    return serverInfo({ serverId: this.sessionId, version: VERSION, authRequired, clientId: newClientId(), clientIp });
   }
 
   /** Checks CONNECT credentials: a token is always verified; none = the tenant from the upgrade, if any. */
