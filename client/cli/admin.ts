@@ -16,6 +16,7 @@ import { action, printJson, printLine, type GlobalOptions } from "./context";
 import { CliError, usageError } from "./errors";
 import { formatBytes, formatFields, formatTable, type Cell } from "./format";
 import { brokerRequest, type BrokerRequestOptions } from "./http";
+import { parseBytes } from "./parse";
 
 /** Error names for admin API statuses. */
 const STATUS_NAMES: Readonly<Record<number, [string, string]>> = {
@@ -50,18 +51,18 @@ export async function adminRequest<S extends z.ZodType>(g: GlobalOptions, adminT
 }
 
 /**
- * A quota flag value: a whole number ≥ 1 (bytes may use KiB/MiB/GiB, e.g.
- * `10MiB`), or `unlimited`.
+ * A quota flag value: a whole number ≥ 1 (bytes may use units, e.g. `10MiB`;
+ * see parseBytes), or `unlimited`.
  * @throws CliError USAGE otherwise
  */
 export function parseQuota(flag: string, value: string): number | null {
-  const v = value.trim();
-  if (/^(unlimited|none|null)$/i.test(v)) return null;
-  const m = /^(\d+)\s*(k|ki|kib|m|mi|mib|g|gi|gib)?b?$/i.exec(v);
-  const unit = { "": 1, k: 1024, ki: 1024, kib: 1024, m: 1024 ** 2, mi: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gi: 1024 ** 3, gib: 1024 ** 3 } as Record<string, number>;
-  const n = m ? Number(m[1]) * (unit[(m[2] ?? "").toLowerCase()] ?? NaN) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1) throw usageError(`${flag} must be a whole number ≥ 1 (e.g. 1000, 10MiB) or "unlimited", not "${value}"`);
-  return n;
+  if (/^(unlimited|none|null)$/i.test(value.trim())) return null;
+  try {
+    if (/^\d+\s*[a-z]*$/i.test(value.trim())) return parseBytes(flag, value, 1);
+  } catch {
+    /* reported below, in the quota's terms */
+  }
+  throw usageError(`${flag} must be a whole number ≥ 1 (e.g. 1000, 10MiB) or "unlimited", not "${value}"`);
 }
 
 /** The `quotas set` body: the current quotas with the given flags applied (PUT replaces them all). */
