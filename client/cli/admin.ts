@@ -1,7 +1,7 @@
 /**
  * `mortarmq admin …`: the operator's tenant directory (docs/tenants.md,
  * docs/cli.md "Admin"): tenants create|list|show|delete, tokens
- * issue|revoke, quotas set|show, usage. Every command calls the admin HTTP
+ * issue|list|revoke, quotas set|show, usage. Every command calls the admin HTTP
  * API with the operator token from `--admin-token` or MORTARMQ_ADMIN_TOKEN
  * (none is needed on an open local broker). Answers are validated with the
  * API's own schemas (wire/admin/tenants.ts).
@@ -10,13 +10,13 @@ import { Option, type Command } from "commander";
 import { z } from "zod";
 import {
   QUOTA_FIELDS, TENANT_ID_RE, TOKEN_ID_RE, firstIssue, issuedTokenSchema, quotasAnswerSchema, tenantListSchema, tenantSchema,
-  usageAnswerSchema, type Quotas, type TenantDoc, type UsageAnswer, type UsageHours,
+  tokenListSchema, usageAnswerSchema, type Quotas, type TenantDoc, type TokenInfo, type UsageAnswer, type UsageHours,
 } from "../../wire/admin/tenants";
 import { action, printJson, printLine, type GlobalOptions } from "./context";
 import { CliError, usageError } from "./errors";
 import { formatBytes, formatFields, formatTable, type Cell } from "./format";
 import { brokerRequest, type BrokerRequestOptions } from "./http";
-import { parseBytes } from "./parse";
+import { parseBytes, parseDurationMs } from "./parse";
 
 /** Error names for admin API statuses. */
 const STATUS_NAMES: Readonly<Record<number, [string, string]>> = {
@@ -95,10 +95,17 @@ export function renderTenant(t: TenantDoc): string {
     ["deleted", t.deleted_at ?? "-"],
   ]);
   out += "\n" + renderQuotas(t.quotas);
-  out += "\n" + (t.tokens.length === 0
-    ? "no issued tokens\n"
-    : formatTable(["token id", "label", "created", "revoked"], t.tokens.map((k) => [k.token_id, k.label || "-", k.created_at, k.revoked_at ?? "-"])));
+  out += "\n" + renderTokens(t.tokens);
   return out;
+}
+
+/** Human table of tokens (never their secrets): ids, labels, creation, revocation, expiry and last use. */
+export function renderTokens(tokens: readonly TokenInfo[], now = Date.now()): string {
+  if (tokens.length === 0) return "no issued tokens\n";
+  const state = (k: TokenInfo): string =>
+    k.revoked_at !== null ? "revoked" : k.expires_at !== null && Date.parse(k.expires_at) <= now ? "expired" : "active";
+  return formatTable(["token id", "label", "state", "created", "expires", "last used", "revoked"],
+    tokens.map((k) => [k.token_id, k.label || "-", state(k), k.created_at, k.expires_at ?? "never", k.last_used_at ?? "never", k.revoked_at ?? "-"]));
 }
 
 /** Registers `admin` and its subcommands on `program`. */
@@ -149,15 +156,26 @@ export function registerAdmin(program: Command): void {
       else printLine(`deleted tenant ${t.id}: ${t.tokens.length} token(s) revoked`);
     }));
 
-  const tokens = admin.command("tokens").description("issue and revoke a tenant's tokens");
+  const tokens = admin.command("tokens").description("issue, list and revoke a tenant's tokens");
   tokens.command("issue <tenant>")
     .description("issue a token — printed once, never shown again (the broker keeps only its hash)")
     .option("--label <text>", "what the token is for")
-    .action(action(async (g, tenant: string, o: { label?: string }, cmd: Command) => {
+    .option("--expires-in <duration>", "refuse the token after this long, e.g. 12h, 30d (a bare number is seconds; default: never)")
+    .action(action(async (g, tenant: string, o: { label?: string; expiresIn?: string }, cmd: Command) => {
+      const body: Record<string, unknown> = {};
+      if (o.label) body.label = o.label;
+      if (o.expiresIn !== undefined) body.expires_in_s = Math.ceil(parseDurationMs("--expires-in", o.expiresIn, 1000, "s") / 1000);
       const t = await adminRequest(g, tokenOf(cmd), `/admin/tenants/${tenantId(tenant)}/tokens`,
-        { method: "POST", body: JSON.stringify(o.label ? { label: o.label } : {}), headers: { "content-type": "application/json" } }, issuedTokenSchema);
+        { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } }, issuedTokenSchema);
       if (g.json) printJson(t);
-      else printLine(`${t.token}\n(token id ${t.token_id} of tenant ${t.tenant}; store it now: it is not shown again)`);
+      else printLine(`${t.token}\n(token id ${t.token_id} of tenant ${t.tenant}${t.expires_at ? `, expires ${t.expires_at}` : ""}; store it now: it is not shown again)`);
+    }));
+  tokens.command("list <tenant>")
+    .description("a tenant's tokens (never their secrets): state, expiry and last use (to the minute)")
+    .action(action(async (g, tenant: string, _o: unknown, cmd: Command) => {
+      const l = await adminRequest(g, tokenOf(cmd), `/admin/tenants/${tenantId(tenant)}/tokens`, { method: "GET" }, tokenListSchema);
+      if (g.json) printJson(l);
+      else process.stdout.write(renderTokens(l.tokens));
     }));
   tokens.command("revoke <tenant> <tokenId>")
     .description("revoke a token: refused at once for new connections and requests")

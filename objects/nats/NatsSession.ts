@@ -136,7 +136,7 @@ export class NatsSession extends DurableObject<Env> {
     const auth = await this.auth.connect(bearer); // without a bearer: ok only when the broker runs open
     if (auth.ok) tenant = auth.tenant;
     else if (auth.reason === "connections" || auth.reason === "unavailable") refusal = connectError(auth);
-    else if (bearer !== undefined) return new Response(auth.reason === "revoked" ? "token revoked" : "invalid token", { status: 401 });
+    else if (bearer !== undefined) return new Response(auth.reason === "revoked" || auth.reason === "expired" ? `token ${auth.reason}` : "invalid token", { status: 401 });
     const [client, server] = Object.values(new WebSocketPair());
     this.ctx.acceptWebSocket(server);
     this.conn = new NatsConnection({ maxPayload: DEFAULT_MAX_PAYLOAD }, initialState(tenant));

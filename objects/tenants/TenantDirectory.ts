@@ -88,14 +88,25 @@ export class TenantDirectory extends DurableObject<Env> {
     return { ok: true, value: this.doc(next) };
   }
 
-  /** Issues a token: the answer is the only place the token ever appears. */
-  async issueToken(label: string, now = Date.now()): Promise<AdminResult<IssuedToken>> {
+  /**
+   * Issues a token: the answer is the only place the token ever appears.
+   * `expiresAt` (unix ms, null = never): from then on the token is refused
+   * like a revoked one (400 when it is not in the future).
+   */
+  async issueToken(label: string, expiresAt: number | null = null, now = Date.now()): Promise<AdminResult<IssuedToken>> {
     const rec = this.store.record();
     if (!rec || rec.deleted_at !== null) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
+    if (expiresAt !== null && expiresAt <= now) return { ok: false, status: 400, error: `expires_at: ${iso(expiresAt)} is not in the future` };
     const t = await newIssuedToken(this.tenant);
     if (this.store.token(t.tokenId)) return { ok: false, status: 409, error: "token id collision; issue again" };
-    this.store.addToken({ token_id: t.tokenId, hash: t.hash, label, created_at: now, revoked_at: null });
-    return { ok: true, value: { tenant: this.tenant, token_id: t.tokenId, token: t.token, label, created_at: iso(now)! } };
+    this.store.addToken({ token_id: t.tokenId, hash: t.hash, label, created_at: now, revoked_at: null, expires_at: expiresAt, last_used_at: null });
+    return { ok: true, value: { tenant: this.tenant, token_id: t.tokenId, token: t.token, label, created_at: iso(now)!, expires_at: iso(expiresAt) } };
+  }
+
+  /** The tenant's issued tokens (never their secrets), with expiry and last use. */
+  listTokens(): AdminResult<TokenInfo[]> {
+    if (!this.store.record()) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
+    return { ok: true, value: this.store.tokens().map(tokenInfo) };
   }
 
   /** Revokes a token (idempotent). New connections and requests are refused at once. */
@@ -154,7 +165,7 @@ export class TenantDirectory extends DurableObject<Env> {
    * it has one, and takes a connection slot while a connection quota is set.
    */
   async openConnection(req: ConnectRequest, now = Date.now()): Promise<ConnectAnswer> {
-    const refused = this.checkToken(req.tokenId, req.tokenHash);
+    const refused = this.checkToken(req.tokenId, req.tokenHash, now);
     if (refused) return refused;
     const max = this.store.quotas().connections;
     if (max !== null && !this.store.hasLease(req.leaseId)) {
@@ -172,7 +183,7 @@ export class TenantDirectory extends DurableObject<Env> {
    * its lease; answers the current state (quotas may have changed).
    */
   async renew(req: ConnectRequest, now = Date.now()): Promise<ConnectAnswer> {
-    const refused = this.checkToken(req.tokenId, undefined);
+    const refused = this.checkToken(req.tokenId, undefined, now);
     if (refused) return refused;
     if (this.store.quotas().connections !== null) this.store.putLease(req.leaseId, req.protocol, now + leaseTtlMs(this.env));
     return { ok: true, state: await this.state() };
@@ -228,8 +239,12 @@ export class TenantDirectory extends DurableObject<Env> {
     return { quotas, storageFull: stored >= quotas.storage_bytes, storedBytes: stored };
   }
 
-  /** Null when the token (if any) is good; otherwise the refusal. Also refuses everything for a deleted tenant. */
-  private checkToken(tokenId: string | undefined, tokenHash: string | undefined): ConnectAnswer | null {
+  /**
+   * Null when the token (if any) is good — then its use is recorded (at most
+   * one write per token per TOKEN_USE_GRANULARITY_MS); otherwise the refusal:
+   * unknown, revoked, expired (`expires_at` ≤ now), or the tenant deleted.
+   */
+  private checkToken(tokenId: string | undefined, tokenHash: string | undefined, now = Date.now()): ConnectAnswer | null {
     const rec = this.store.record();
     if (rec && rec.deleted_at !== null) return { ok: false, reason: "deleted", message: `tenant ${this.tenant} was deleted` };
     if (tokenId === undefined) return null;
@@ -238,6 +253,8 @@ export class TenantDirectory extends DurableObject<Env> {
       return { ok: false, reason: "invalid", message: "unknown token" };
     }
     if (row.revoked_at !== null) return { ok: false, reason: "revoked", message: "token revoked" };
+    if (row.expires_at !== null && row.expires_at <= now) return { ok: false, reason: "expired", message: `token expired at ${iso(row.expires_at)}` };
+    this.store.touchToken(row, now);
     return null;
   }
 
@@ -274,5 +291,8 @@ export class TenantDirectory extends DurableObject<Env> {
 }
 
 function tokenInfo(r: TokenRow): TokenInfo {
-  return { token_id: r.token_id, label: r.label, created_at: iso(r.created_at)!, revoked_at: iso(r.revoked_at) };
+  return {
+    token_id: r.token_id, label: r.label, created_at: iso(r.created_at)!, revoked_at: iso(r.revoked_at),
+    expires_at: iso(r.expires_at), last_used_at: iso(r.last_used_at),
+  };
 }

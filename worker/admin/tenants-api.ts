@@ -7,7 +7,8 @@
  * | `GET /admin/tenants` | 200 `{tenants: [...]}` (directory and static) |
  * | `GET /admin/tenants/:id` | 200 tenant (tokens listed without secrets); 404 |
  * | `DELETE /admin/tenants/:id` | 200 tenant (deleted_at set): every token revoked; 404; 409 static |
- * | `POST /admin/tenants/:id/tokens` `{label?}` | 201 `{token_id, token, …}` — the only time the token is shown; 404 |
+ * | `POST /admin/tenants/:id/tokens` `{label?, expires_in_s? \| expires_at?}` | 201 `{token_id, token, expires_at, …}` — the only time the token is shown; 404 |
+ * | `GET /admin/tenants/:id/tokens` | 200 `{tenant, tokens: [...]}` with expiry and last use; 404 |
  * | `DELETE /admin/tenants/:id/tokens/:tokenId` | 200 token (revoked_at set; idempotent); 404 |
  * | `PUT /admin/tenants/:id/quotas` `{…}` | 200 `{tenant, quotas}` (the body replaces every quota; absent = unlimited); 404 |
  *
@@ -87,7 +88,14 @@ export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
   app.post("/admin/tenants/:id/tokens", guarded(async (c, id) => {
     const body = await jsonBody(c, issueTokenSchema, true);
     if ("error" in body) return c.json({ error: body.error }, 400);
-    return answer(c, await tenantStub(c.env, id).issueToken(body.value.label ?? ""), 201);
+    const { label = "", expires_in_s, expires_at } = body.value;
+    const expiresAt = expires_in_s !== undefined ? Date.now() + expires_in_s * 1000 : expires_at !== undefined ? Date.parse(expires_at) : null;
+    return answer(c, await tenantStub(c.env, id).issueToken(label, expiresAt), 201);
+  }));
+
+  app.get("/admin/tenants/:id/tokens", guarded(async (c, id) => {
+    const r = await tenantStub(c.env, id).listTokens();
+    return r.ok ? c.json({ tenant: id, tokens: r.value }) : c.json({ error: r.error }, r.status);
   }));
 
   app.delete("/admin/tenants/:id/tokens/:tokenId", guarded(async (c, id) => {

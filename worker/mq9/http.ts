@@ -31,6 +31,7 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
     if (auth.reason === "unavailable") return c.json({ error: `unavailable: ${auth.message}` }, 503, { "Retry-After": "1" });
     const error = auth.reason === "missing" ? "unauthorized: missing bearer token"
       : auth.reason === "revoked" ? "unauthorized: token revoked"
+      : auth.reason === "expired" ? "unauthorized: token expired"
       : auth.reason === "deleted" ? "unauthorized: tenant deleted" : "unauthorized: invalid token";
     return c.json({ error }, 401, { "WWW-Authenticate": 'Bearer realm="mortarmq"' });
   }
