@@ -29,8 +29,9 @@ import { ProducerStore, ensureProducerSchema } from "./producer-store";
 import { planAppend, type RejectReason } from "./plan";
 import {
   AppendStatus, type AppendResult, type AssignResult, type DeliverRequest, type DeliverResult, type OwnerRef,
-  type PartitionInfo, type PartitionStats, type SettleRequest, type SettleResult, type StoredRecord,
+  type GroupStatus, type PartitionInfo, type PartitionStats, type SettleRequest, type SettleResult, type StoredRecord,
 } from "./rpc";
+import type { ResetTarget } from "../../wire/admin/groups";
 import { Schedule } from "../shared/schedule";
 import { rememberedName } from "../shared/object-name";
 import { parsePartitionName } from "../shared/names";
@@ -354,9 +355,46 @@ export class Partition extends DurableObject<Env> {
    * starts per `startPolicy` (StartPolicy). An older epoch is refused
    * (ok = false, nothing changes).
    */
-  async assign(group: string, epoch: number, owner: OwnerRef | null, startPolicy: number): Promise<AssignResult> {
+  async assign(group: string, epoch: number, owner: OwnerRef | null, startPolicy: number, reset?: number): Promise<AssignResult> {
     await this.register();
-    return this.consumers.assign(group, epoch, owner, startPolicy);
+    return this.consumers.assign(group, epoch, owner, startPolicy, reset);
+  }
+
+  /**
+   * Where a group reset to `target` moves a position on this partition:
+   * the next sequence to deliver (docs/groups.md). `time` finds the first
+   * record appended at or after it without reading values
+   * (LogStore.firstSequenceAtOrAfter); `sequence` is clamped into
+   * [oldest stored, newest + 1].
+   */
+  resolvePosition(target: ResetTarget): number {
+    const end = this.lastSeq + 1;
+    const first = this.log.firstSequence() || end;
+    switch (target.kind) {
+      case "earliest":
+        return first;
+      case "latest":
+        return end;
+      case "sequence":
+        return Math.min(end, Math.max(first, target.sequence));
+      case "time":
+        return Math.min(end, Math.max(first, this.log.firstSequenceAtOrAfter(target.at)));
+    }
+  }
+
+  /** Pauses (until unix ms) or resumes (null) deliveries to `group` here; see Consumers.pause. */
+  pauseGroup(group: string, until: number | null): Promise<void> {
+    return this.consumers.pause(group, until);
+  }
+
+  /** Deletes `group`'s position and deliveries here (group delete); true when it had some. Idempotent. */
+  dropGroup(group: string): Promise<boolean> {
+    return this.consumers.dropGroup(group);
+  }
+
+  /** One group's position and counters here, with the partition's high watermark (group describe). */
+  groupStatus(group: string): GroupStatus {
+    return { highWatermark: this.lastSeq, ...this.consumers.cursor(group) };
   }
 
   /**
@@ -389,7 +427,7 @@ export class Partition extends DurableObject<Env> {
     await this.schedule.set("purge", Date.now());
   }
 
-  /** Runs due jobs from the schedule table: "purge", "telemetry" (report counters), and the read path's "deadlines" and "dlq". */
+  /** Runs due jobs from the schedule table: "purge", "telemetry" (report counters), and the read path's "deadlines", "dlq" and "pause". */
   override async alarm(): Promise<void> {
     const now = Date.now();
     for (const job of this.schedule.due(now)) {

@@ -25,6 +25,7 @@ import { rememberedName } from "../shared/object-name";
 import { partitionStub } from "../partition/stub";
 import { checkClientFrame, decodeUtf8Strict, dlqSourceName } from "../../wire/mortar/validate";
 import { choosePair, isTwinId, pairOf, sourceTopicId, twinTopicId } from "./topics";
+import { addGroup, ensureGroupIndex, listGroups, removeGroup } from "./group-index";
 import type { DeclareResult, LookupResult, TopicInfo } from "./rpc";
 import { DEFAULT_MAX_PARTITIONS_PER_TOPIC } from "../../wire/mortar/constants";
 
@@ -61,6 +62,7 @@ export class TopicRegistry extends DurableObject<Env> {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS written(
       incarnation INTEGER NOT NULL, topic_id INTEGER NOT NULL, partition INTEGER NOT NULL,
       PRIMARY KEY(incarnation, topic_id, partition)) WITHOUT ROWID`);
+    ensureGroupIndex(this.sql);
     // Topics created from now on have their partitions registered (older ones are purged by full fan-out).
     if (this.meta("written_from", 0) === 0) this.setMeta("written_from", this.meta("incarnation", 0) + 1);
     this.schedule = new Schedule(ctx.storage);
@@ -217,6 +219,35 @@ export class TopicRegistry extends DurableObject<Env> {
     const live = this.sql.exec("SELECT 1 FROM topics WHERE incarnation = ? AND pair = ?", incarnation, pairOf(topicId)).toArray().length > 0;
     if (live) this.sql.exec("INSERT OR IGNORE INTO written(incarnation, topic_id, partition) VALUES (?,?,?)", incarnation, topicId, partition);
     return live;
+  }
+
+  /** The live topic (or `.dlq` twin) named `name`, or null (consumer-group management routes). */
+  find(name: string): TopicInfo | null {
+    const source = dlqSourceName(name);
+    const r = this.row(source ?? name);
+    return r ? this.info(r, source !== null) : null;
+  }
+
+  /**
+   * Called by a ConsumerGroup on its first join: records group `group` of
+   * `topicId` (incarnation `incarnation`) so that it can be listed and
+   * purged (group-index.ts). Idempotent; recorded only while that topic
+   * incarnation is live (returns whether it is).
+   */
+  registerGroup(incarnation: number, topicId: number, group: string): boolean {
+    const live = this.sql.exec("SELECT 1 FROM topics WHERE incarnation = ? AND pair = ?", incarnation, pairOf(topicId)).toArray().length > 0;
+    if (live) addGroup(this.sql, incarnation, topicId, group, Date.now());
+    return live;
+  }
+
+  /** A deleted group is forgotten (ConsumerGroup.deleteGroup). Idempotent. */
+  unregisterGroup(incarnation: number, topicId: number, group: string): void {
+    removeGroup(this.sql, incarnation, topicId, group);
+  }
+
+  /** Names of the recorded groups of `topicId` (incarnation `incarnation`), sorted. */
+  groupNames(incarnation: number, topicId: number): string[] {
+    return listGroups(this.sql, incarnation, topicId);
   }
 
   /** Every live topic with its twin, ordered by topic_id (for /stats). */

@@ -30,6 +30,7 @@ import type { TopicInfo } from "../../objects/registry/rpc";
 import type { PartitionStats } from "../../objects/partition/rpc";
 import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
 import { knownTenants } from "./tenants";
+import { mapLimit } from "../../objects/shared/concurrency";
 
 /** Object calls in flight at once while assembling a tenant's document. */
 const FANOUT = 16;
@@ -141,18 +142,4 @@ export async function tenantStats(env: Env, tenant: string): Promise<StatsDoc> {
     }),
   }));
   return { tenant, generated_at: generatedAt, topics: docs, mailboxes: Math.max(0, mailboxes), agents };
-}
-
-/** `fn` over `items` with at most `limit` calls in flight; results in input order. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
