@@ -351,7 +351,8 @@ export class Partition extends DurableObject<Env> {
   /**
    * Fence from the ConsumerGroup: `owner` (null = nobody) owns this
    * partition for `group` under ownership `epoch`; in-flight deliveries of
-   * an older epoch go up for redelivery. A group seen for the first time
+   * an older epoch go up for redelivery (to the dead-letter twin when that
+   * was their last attempt). A group seen for the first time
    * starts per `startPolicy` (StartPolicy). An older epoch is refused
    * (ok = false, nothing changes).
    */

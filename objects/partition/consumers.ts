@@ -79,11 +79,20 @@ export class Consumers {
 
   constructor(private readonly host: ConsumersHost) {
     this.store = new LedgerStore(host.storage.sql);
-    this.ledgers = this.store.loadAll();
+    const repaired = { count: 0 };
+    this.ledgers = this.store.loadAll(host.config.maxAttempts, repaired);
     this.pauses = this.store.loadPauses();
     this.deliveryEpoch = host.meta("delivery_epoch") + 1;
     host.setMeta("delivery_epoch", this.deliveryEpoch);
     this.deadlineDue = host.schedule.get("deadlines");
+    if (repaired.count > 0) {
+      // Deliveries an earlier version left waiting after their last attempt: dead-letter them now.
+      host.storage.transactionSync(() => {
+        for (const l of this.ledgers.values()) this.store.flush(l);
+        host.schedule.put("dlq", Date.now());
+      });
+      void host.schedule.rearm();
+    }
   }
 
   /**
@@ -95,7 +104,7 @@ export class Consumers {
    * sequence and its unsettled deliveries are dropped, in the same step as
    * the epoch change — so no ACK of the old position can move the new one.
    */
-  assign(group: string, epoch: number, owner: OwnerRef | null, startPolicy: number, reset?: number): AssignResult {
+  async assign(group: string, epoch: number, owner: OwnerRef | null, startPolicy: number, reset?: number): Promise<AssignResult> {
     let l = this.ledgers.get(group);
     this.host.storage.transactionSync(() => {
       if (!l) {
@@ -105,9 +114,10 @@ export class Consumers {
         this.ledgers.set(group, l);
       }
     });
-    const ok = l!.assign(epoch, owner);
-    if (ok && reset !== undefined) l!.reset(reset);
+    const ok = l!.assign(epoch, owner, this.host.config.maxAttempts);
+    if (ok && reset !== undefined) l!.reset(reset); // also drops the last attempts the fence just dead-lettered
     this.host.storage.transactionSync(() => this.store.flush(l!));
+    if (l!.count(DeliveryState.DEAD) > 0) await this.scheduleDlq(Date.now()); // last attempts the fence ended
     return { ok, ownershipEpoch: l!.ownershipEpoch };
   }
 
