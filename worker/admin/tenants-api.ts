@@ -17,15 +17,15 @@
  */
 import type { Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { z } from "zod";
 import type { Env } from "../../objects/env";
 import {
-  TENANT_ID_RE, TOKEN_ID_RE, createTenantSchema, firstIssue, issueTokenSchema, quotasSchema, toQuotas, type TenantSummary,
+  TENANT_ID_RE, TOKEN_ID_RE, createTenantSchema, issueTokenSchema, quotasSchema, toQuotas, type TenantSummary,
 } from "../../wire/admin/tenants";
 import { isStaticTenant, parseStaticTokens, OPEN_TENANT, isOpen } from "../../objects/tenants/auth";
 import { tenantIndexStub, tenantStub } from "../../objects/tenants/stub";
 import type { AdminResult } from "../../objects/tenants/rpc";
 import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
+import { jsonBody } from "./json-body";
 
 type Ctx = Context<{ Bindings: Env }>;
 
@@ -129,22 +129,6 @@ function guarded(fn: (c: Ctx, id: string) => Promise<Response>): (c: Ctx) => Pro
       return c.json({ error: `the tenant directory did not answer: ${e instanceof Error ? e.message : String(e)}` }, 503);
     }
   };
-}
-
-/** The body parsed with `schema`, or the 400 error text. `optional`: an empty body is `{}`. */
-async function jsonBody<S extends z.ZodType>(c: Ctx, schema: S, optional = false): Promise<{ value: z.infer<S> } | { error: string }> {
-  const text = await c.req.text();
-  let json: unknown;
-  if (text.trim() === "" && optional) json = {};
-  else {
-    try {
-      json = JSON.parse(text);
-    } catch {
-      return { error: "body must be a JSON object" };
-    }
-  }
-  const r = schema.safeParse(json);
-  return r.success ? { value: r.data } : { error: firstIssue(r.error) };
 }
 
 /** An AdminResult as a JSON answer. */
