@@ -9,17 +9,17 @@
 import { Option, type Command } from "commander";
 import { z } from "zod";
 import {
-  QUOTA_FIELDS, TENANT_ID_RE, TOKEN_ID_RE, firstIssue, issuedTokenSchema, quotasAnswerSchema, tenantListSchema, tenantSchema,
+  QUOTA_FIELDS, TENANT_ID_RE, TOKEN_ID_RE, issuedTokenSchema, quotasAnswerSchema, tenantListSchema, tenantSchema,
   tokenListSchema, usageAnswerSchema, type Quotas, type TenantDoc, type TokenInfo, type UsageAnswer, type UsageHours,
 } from "../../wire/admin/tenants";
 import { action, printJson, printLine, type GlobalOptions } from "./context";
-import { CliError, usageError } from "./errors";
+import { usageError } from "./errors";
 import { formatBytes, formatFields, formatTable, type Cell } from "./format";
-import { brokerRequest, type BrokerRequestOptions } from "./http";
+import { apiRequest, type BrokerRequestOptions, type StatusHints } from "./http";
 import { parseBytes, parseDurationMs } from "./parse";
 
 /** Error names for admin API statuses. */
-const STATUS_NAMES: Readonly<Record<number, [string, string]>> = {
+const STATUS_NAMES: StatusHints = {
   400: ["BAD_REQUEST", "check the arguments (see mortarmq admin --help)"],
   401: ["UNAUTHORIZED", "pass the operator token with --admin-token or MORTARMQ_ADMIN_TOKEN"],
   403: ["FORBIDDEN", "that is a tenant's token: /admin needs the operator token (ADMIN_TOKEN)"],
@@ -32,22 +32,9 @@ const STATUS_NAMES: Readonly<Record<number, [string, string]>> = {
  * One admin API call; returns the answer validated with `schema`.
  * @throws CliError named by the HTTP status (UNAUTHORIZED, NOT_FOUND, …) with the broker's `error`, or BAD_ANSWER
  */
-export async function adminRequest<S extends z.ZodType>(g: GlobalOptions, adminToken: string | undefined, path: string,
+export function adminRequest<S extends z.ZodType>(g: GlobalOptions, adminToken: string | undefined, path: string,
   opts: BrokerRequestOptions, schema: S): Promise<z.infer<S>> {
-  const a = await brokerRequest({ ...g, token: adminToken }, path, { ...opts, headers: { accept: "application/json", ...opts.headers } });
-  if (a.status < 200 || a.status > 299) {
-    const error = (a.json as { error?: unknown } | undefined)?.error;
-    const [name, hint] = STATUS_NAMES[a.status] ?? ["HTTP_ERROR", "check the broker's logs"];
-    if (a.status === 404 && typeof error !== "string") {
-      throw new CliError("NOT_SERVED", `the broker does not serve ${path}`, "this broker build has no tenant admin API", 404);
-    }
-    throw new CliError(name, typeof error === "string" ? error : `HTTP ${a.status}: ${a.text.slice(0, 200)}`, hint, a.status);
-  }
-  const parsed = schema.safeParse(a.json);
-  if (!parsed.success) {
-    throw new CliError("BAD_ANSWER", `${opts.method} ${path} answered an unexpected document (${firstIssue(parsed.error)})`, "the CLI and the broker disagree on the admin API (docs/tenants.md)");
-  }
-  return parsed.data;
+  return apiRequest({ ...g, token: adminToken }, path, opts, schema, STATUS_NAMES, "this broker build has no tenant admin API");
 }
 
 /**

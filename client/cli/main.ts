@@ -10,6 +10,7 @@ import { addGlobalOptions } from "./context";
 import { describeError, formatErrorReport } from "./errors";
 import { registerAdmin } from "./admin";
 import { registerDev } from "./dev";
+import { registerGroups } from "./groups";
 import { registerMq9 } from "./mq9";
 import { registerPub } from "./pub";
 import { registerSub } from "./sub";
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
   registerDev(program);
   registerBridge(program);
   registerTopics(program);
+  registerGroups(program);
   registerPub(program);
   registerSub(program);
   registerMq9(program);

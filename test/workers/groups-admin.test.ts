@@ -172,7 +172,7 @@ describe("groups: reset", () => {
     expect(await floors()).toEqual([[5, 0], [0, 0]]);
 
     for (const [body, re] of [
-      [{ to: "yesterday" }, /^to: to must be earliest, latest, sequence:N or time:ISO8601/],
+      [{ to: "yesterday" }, /^to: must be earliest, latest, sequence:N or time:ISO8601, not "yesterday"$/],
       [{ to: "sequence:0" }, /sequence must be a whole number ≥ 1/],
       [{ to: "time:2026-01-01" }, /time must be an ISO 8601 date-time with a time zone/],
       [{ to: "earliest", partition: 2 }, /^partition 2 is out of range: the topic has 2 partitions$/],

@@ -38,7 +38,7 @@ export function parseResetTarget(to: string): ResetTarget | { error: string } {
     const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(iso) ? Date.parse(iso) : NaN;
     return Number.isNaN(at) ? { error: `time must be an ISO 8601 date-time with a time zone (e.g. time:2026-05-02T10:00:00Z), not "${iso}"` } : { kind: "time", at };
   }
-  return { error: `to must be earliest, latest, sequence:N or time:ISO8601, not "${to}"` };
+  return { error: `must be earliest, latest, sequence:N or time:ISO8601, not "${to}"` };
 }
 
 /** The canonical text of a target (what the answers echo). */
