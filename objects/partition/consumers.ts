@@ -73,7 +73,8 @@ export class Consumers {
   private deliveryEpoch: number;
   private deliveryCounter = 0;
   private deadlineDue: number | null;
-  private transferring = false;
+  /** The dead-letter transfer while it runs. */
+  private transfer: Promise<void> | null = null;
   /** Dead letters appeared while a transfer was running: it makes another pass. */
   private transferAgain = false;
 
@@ -406,20 +407,25 @@ export class Consumers {
    * one pass over every group once more, so dead letters of a group it had
    * already passed are not left behind.
    */
-  private async transferDeadLetters(): Promise<void> {
-    if (this.transferring) {
+  private transferDeadLetters(): Promise<void> {
+    if (this.transfer) {
       this.transferAgain = true;
-      return;
+      return Promise.resolve();
     }
-    this.transferring = true;
-    try {
+    this.transfer = (async () => {
       do {
         this.transferAgain = false;
         await this.transferPass();
       } while (this.transferAgain);
-    } finally {
-      this.transferring = false;
-    }
+    })().finally(() => {
+      this.transfer = null;
+    });
+    return this.transfer;
+  }
+
+  /** Resolves once no dead-letter transfer is running (a tenant purge waits for it: nothing reaches the twin afterwards). */
+  async idle(): Promise<void> {
+    while (this.transfer) await this.transfer.catch(() => {});
   }
 
   /** One pass over every group's dead letters (transferDeadLetters). */

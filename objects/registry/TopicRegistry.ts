@@ -21,11 +21,12 @@ import type { Env } from "../env";
 import { DeclareCreated, DeclareFlags, Op } from "../../wire/mortar/constants";
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Schedule } from "../shared/schedule";
-import { rememberedName } from "../shared/object-name";
+import { rememberName, rememberedName } from "../shared/object-name";
 import { partitionStub } from "../partition/stub";
 import { checkClientFrame, decodeUtf8Strict, dlqSourceName } from "../../wire/mortar/validate";
 import { choosePair, isTwinId, pairOf, sourceTopicId, twinTopicId } from "./topics";
 import { addGroup, ensureGroupIndex, listGroups, removeGroup } from "./group-index";
+import { ensureRetired, purgePage, purgeTotals, retire, type PurgePage, type PurgeTotals } from "./purge-targets";
 import type { DeclareResult, LookupResult, TopicInfo } from "./rpc";
 import { DEFAULT_MAX_PARTITIONS_PER_TOPIC } from "../../wire/mortar/constants";
 
@@ -44,12 +45,18 @@ export class TopicRegistry extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   /** The object's name, also when the runtime started it for its alarm (shared/object-name.ts). */
   private readonly name: string | null;
-  private readonly schedule: Schedule;
+  private schedule: Schedule;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     this.name = rememberedName(ctx);
+    this.init();
+    this.schedule = new Schedule(ctx.storage);
+  }
+
+  /** Creates the tables (also after a purge deleted them). */
+  private init(): void {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS topics(
       name TEXT PRIMARY KEY, pair INTEGER NOT NULL UNIQUE, partitions INTEGER NOT NULL,
       incarnation INTEGER NOT NULL, created_at INTEGER NOT NULL)`);
@@ -63,9 +70,9 @@ export class TopicRegistry extends DurableObject<Env> {
       incarnation INTEGER NOT NULL, topic_id INTEGER NOT NULL, partition INTEGER NOT NULL,
       PRIMARY KEY(incarnation, topic_id, partition)) WITHOUT ROWID`);
     ensureGroupIndex(this.sql);
+    ensureRetired(this.sql);
     // Topics created from now on have their partitions registered (older ones are purged by full fan-out).
     if (this.meta("written_from", 0) === 0) this.setMeta("written_from", this.meta("incarnation", 0) + 1);
-    this.schedule = new Schedule(ctx.storage);
   }
 
   /** Largest partition_count a new topic may have (Worker var MORTAR_MAX_PARTITIONS_PER_TOPIC, default 1024). */
@@ -250,6 +257,39 @@ export class TopicRegistry extends DurableObject<Env> {
     return listGroups(this.sql, incarnation, topicId);
   }
 
+  /**
+   * Tenant purge: the next page of at most `limit` objects to purge after
+   * `cursor` (null = the first page) — groups, then partitions, never two
+   * topic ids in one page (purge-targets.ts). Read only.
+   */
+  purgeTargets(cursor: string | null, limit: number): PurgePage {
+    return purgePage(this.sql, cursor, limit);
+  }
+
+  /** Tenant purge: how many topics, groups and partitions the pages will name (an estimate for progress). */
+  purgeTotals(): PurgeTotals {
+    return purgeTotals(this.sql);
+  }
+
+  /**
+   * Tenant purge, last step for the registry (after its partitions and
+   * groups were purged): deletes all of its storage and alarm, keeping only
+   * its incarnation counter — so a tenant re-created with the same id never
+   * gets a topic whose objects share a name with the purged ones (object
+   * names carry the incarnation). Returns that counter. Idempotent.
+   */
+  async purge(): Promise<number> {
+    const incarnation = this.meta("incarnation", 0);
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.sql.exec("CREATE TABLE IF NOT EXISTS registry_meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
+    if (incarnation > 0) this.setMeta("incarnation", incarnation);
+    this.init();
+    rememberName(this.ctx, this.name);
+    this.schedule = new Schedule(this.ctx.storage);
+    return incarnation;
+  }
+
   /** Every live topic with its twin, ordered by topic_id (for /stats). */
   list(): TopicInfo[] {
     const out: TopicInfo[] = [];
@@ -281,6 +321,7 @@ export class TopicRegistry extends DurableObject<Env> {
         await Promise.all(parts.map((p) => partitionStub(this.env, this.tenant, job.incarnation, job.topic_id, p).markDeleted()));
         const done = parts.length < PURGE_FANOUT || (legacy && job.next + parts.length >= job.partitions);
         this.ctx.storage.transactionSync(() => {
+          retire(this.sql, job.incarnation, job.topic_id, parts); // their marker rows stay: a tenant purge visits them
           if (!legacy && parts.length > 0) {
             this.sql.exec("DELETE FROM written WHERE incarnation = ? AND topic_id = ? AND partition <= ?",
               job.incarnation, job.topic_id, parts[parts.length - 1]!);

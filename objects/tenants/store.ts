@@ -3,7 +3,8 @@
  * TenantDirectory.ts). Tables are created on first use.
  *
  * Tenant role (`tenants/<id>`):
- *   meta(k, v)          rows `record` ({id, name, created_at, deleted_at} JSON) and `quotas` (Quotas JSON)
+ *   meta(k, v)          rows `record` ({id, name, created_at, deleted_at} JSON), `quotas` (Quotas JSON)
+ *                       and, for a deleted tenant, `purge` (purge.ts PurgeState JSON)
  *   tokens(token_id, hash, label, created_at, revoked_at, expires_at, last_used_at)
  *                       hash = SHA-256 of the token, hex; expires_at null = never;
  *                       last_used_at written at most once per TOKEN_USE_GRANULARITY_MS
@@ -17,6 +18,7 @@
  * must leave no storage behind.
  */
 import { UNLIMITED, type Quotas } from "../../wire/admin/tenants";
+import type { PurgeState } from "./purge";
 
 /** A directory tenant's record. */
 export interface TenantRecord {
@@ -161,6 +163,25 @@ export class TenantStore {
   dropLeases(): void {
     if (!this.ready) return;
     this.sql.exec("DELETE FROM leases");
+  }
+
+  /** Forgets every token (a purged tenant's; a tenant re-created with its id starts without). */
+  dropTokens(): void {
+    if (!this.ready) return;
+    this.sql.exec("DELETE FROM tokens");
+  }
+
+  /** A deleted tenant's purge state (meta row `purge`), or null. */
+  purge(): PurgeState | null {
+    if (!this.ready) return null;
+    const r = this.sql.exec<{ v: string }>("SELECT v FROM meta WHERE k = 'purge'").toArray()[0];
+    return r ? (JSON.parse(r.v) as PurgeState) : null;
+  }
+
+  setPurge(s: PurgeState | null): void {
+    this.ensure();
+    if (s === null) this.sql.exec("DELETE FROM meta WHERE k = 'purge'");
+    else this.sql.exec("INSERT OR REPLACE INTO meta VALUES ('purge', ?)", JSON.stringify(s));
   }
 
   // ---------------------------------------------------------------- index role

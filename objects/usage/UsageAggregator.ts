@@ -36,7 +36,7 @@ export interface ReportAck {
 }
 
 export class UsageAggregator extends DurableObject<Env> {
-  private readonly store: AggregateStore;
+  private store: AggregateStore;
   /** The pruning alarm is known to be armed (checked once per instance). */
   private alarmArmed = false;
 
@@ -94,6 +94,24 @@ export class UsageAggregator extends DurableObject<Env> {
   /** Index role: records a tenant that has usage. Idempotent. */
   addTenant(tenant: string): void {
     this.store.addTenant(tenant, Date.now());
+  }
+
+  /**
+   * Tenant purge: deletes every series, usage hour and reporter record of
+   * the tenant with all of the object's storage and its alarm; reports
+   * arriving later start it afresh. Idempotent. (Its reporters are purged
+   * first and abandon what they had not reported: objects/usage/meter.ts.)
+   */
+  async purge(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.store = new AggregateStore(this.ctx.storage);
+    this.alarmArmed = false;
+  }
+
+  /** Index role: forgets a purged tenant. Idempotent. */
+  removeTenant(tenant: string): void {
+    this.store.removeTenant(tenant);
   }
 
   /** Index role: the tenants that ever reported usage, sorted. */

@@ -172,6 +172,10 @@ export class AggregateStore {
     this.storage.sql.exec("INSERT OR IGNORE INTO tenants(name, since_ms) VALUES (?, ?)", name, now);
   }
 
+  removeTenant(name: string): void {
+    this.storage.sql.exec("DELETE FROM tenants WHERE name = ?", name);
+  }
+
   tenants(): string[] {
     return this.storage.sql.exec<{ name: string }>("SELECT name FROM tenants ORDER BY name").toArray().map((r) => r.name);
   }

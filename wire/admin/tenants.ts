@@ -189,10 +189,33 @@ export const tenantSummarySchema = z.object({
   deleted_at: z.string().nullable(),
 });
 
+/** A deleted tenant's purge (docs/tenants.md "Deleting a tenant"). */
+export const purgeSchema = z.object({
+  /** `waiting` (for open connections to close), `running`, `done`. */
+  state: z.enum(["waiting", "running", "done"]),
+  /** The step it is at: waiting, topics, mailboxes, agents, registry, mailbox-index, usage, done. */
+  phase: z.string(),
+  requested_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+  /** When the next step runs (null when done). */
+  next_step_at: z.string().nullable(),
+  /** Objects purged so far. */
+  purged: z.object({ groups: z.number(), partitions: z.number(), mailboxes: z.number() }),
+  /** Objects to purge, estimated when the work started (null before). */
+  estimated: z.object({ groups: z.number(), partitions: z.number(), mailboxes: z.number() }).nullable(),
+  /** Steps done (one bounded page each). */
+  steps: z.number(),
+  /** Why the last attempt of the current step failed (it is retried); null when it succeeded. */
+  last_error: z.string().nullable(),
+});
+
 /** A tenant as `GET /admin/tenants/:id` answers it. */
 export const tenantSchema = tenantSummarySchema.extend({
   quotas: quotasOut,
   tokens: z.array(tokenInfoSchema),
+  /** The purge of a deleted tenant's data; null for a tenant never deleted (absent from older brokers). */
+  purge: purgeSchema.nullable().default(null),
 });
 
 /** `PUT /admin/tenants/:id/quotas` answer. */
@@ -224,6 +247,7 @@ export const usageAnswerSchema = z.object({
 });
 
 export type TenantDoc = z.infer<typeof tenantSchema>;
+export type PurgeDoc = z.infer<typeof purgeSchema>;
 export type TenantSummary = z.infer<typeof tenantSummarySchema>;
 export type TokenInfo = z.infer<typeof tokenInfoSchema>;
 export type TokenList = z.infer<typeof tokenListSchema>;

@@ -3,10 +3,10 @@
  *
  * | route | answer |
  * |---|---|
- * | `POST /admin/tenants` `{id, name?, quotas?}` | 201 tenant; 409 id taken (also a deleted tenant's, one in AUTH_TOKENS, or `default`) |
+ * | `POST /admin/tenants` `{id, name?, quotas?}` | 201 tenant; 409 id taken (also a deleted tenant's until its purge is done, one in AUTH_TOKENS, or `default`) |
  * | `GET /admin/tenants` | 200 `{tenants: [...]}` (directory and static) |
  * | `GET /admin/tenants/:id` | 200 tenant (tokens listed without secrets); 404 |
- * | `DELETE /admin/tenants/:id` | 200 tenant (deleted_at set): every token revoked; 404; 409 static |
+ * | `DELETE /admin/tenants/:id` | 200 tenant (deleted_at set, purge scheduled): every token revoked; again: 200, the purge's progress; 404; 409 static |
  * | `POST /admin/tenants/:id/tokens` `{label?, expires_in_s? \| expires_at?}` | 201 `{token_id, token, expires_at, …}` — the only time the token is shown; 404 |
  * | `GET /admin/tenants/:id/tokens` | 200 `{tenant, tokens: [...]}` with expiry and last use; 404 |
  * | `DELETE /admin/tenants/:id/tokens/:tokenId` | 200 token (revoked_at set; idempotent); 404 |
