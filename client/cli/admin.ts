@@ -1,6 +1,6 @@
 /**
  * `mortarmq admin …`: the operator's tenant directory (docs/tenants.md,
- * docs/cli.md "Admin"): tenants create|list|show|delete, tokens
+ * docs/cli.md "Admin"): tenants create|list|describe|delete, tokens
  * issue|list|revoke, quotas set|show, usage. Every command calls the admin HTTP
  * API with the operator token from `--admin-token` or MORTARMQ_ADMIN_TOKEN
  * (none is needed on an open local broker). Answers are validated with the
@@ -10,7 +10,7 @@ import { Option, type Command } from "commander";
 import { z } from "zod";
 import {
   QUOTA_FIELDS, TENANT_ID_RE, TOKEN_ID_RE, issuedTokenSchema, quotasAnswerSchema, tenantListSchema, tenantSchema,
-  tokenListSchema, usageAnswerSchema, type Quotas, type TenantDoc, type TokenInfo, type UsageAnswer, type UsageHours,
+  tokenListSchema, usageAnswerSchema, type PurgeDoc, type Quotas, type TenantDoc, type TokenInfo, type UsageAnswer, type UsageHours,
 } from "../../wire/admin/tenants";
 import { action, printJson, printLine, type GlobalOptions } from "./context";
 import { usageError } from "./errors";
@@ -81,9 +81,22 @@ export function renderTenant(t: TenantDoc): string {
     ["created", t.created_at ?? "-"],
     ["deleted", t.deleted_at ?? "-"],
   ]);
+  if (t.purge) out += "\n" + renderPurge(t.purge);
   out += "\n" + renderQuotas(t.quotas);
   out += "\n" + renderTokens(t.tokens);
   return out;
+}
+
+/** Human text of a deleted tenant's purge progress. */
+export function renderPurge(p: PurgeDoc): string {
+  const of = (k: "groups" | "partitions" | "mailboxes") => (p.estimated ? `${p.purged[k]} of ~${p.estimated[k]}` : `${p.purged[k]}`);
+  return formatFields([
+    ["purge", p.state === "done" ? `done at ${p.finished_at}` : p.state === "waiting" ? `waiting until ${p.next_step_at} (open connections close first)` : `running: ${p.phase}`],
+    ["requested", p.requested_at],
+    ["started", p.started_at ?? "-"],
+    ["purged", `${of("partitions")} partitions, ${of("groups")} groups, ${of("mailboxes")} mailboxes (${p.steps} steps)`],
+    ...(p.last_error ? [["last error", `${p.last_error} (retried)`] as [string, Cell]] : []),
+  ]);
 }
 
 /** Human table of tokens (never their secrets): ids, labels, creation, revocation, expiry and last use. */
@@ -109,9 +122,9 @@ export function registerAdmin(program: Command): void {
     return id;
   };
 
-  const tenants = admin.command("tenants").description("create, list, show and delete tenants");
+  const tenants = admin.command("tenants").description("create, list, describe and delete tenants");
   tenants.command("create <id>")
-    .description("create a tenant (ids are never reused, not even after delete)")
+    .description("create a tenant (a deleted tenant's id only once its purge is done: the new tenant starts empty)")
     .option("--name <text>", "free text shown in lists")
     .action(action(async (g, id: string, o: { name?: string }, cmd: Command) => {
       const t = await adminRequest(g, tokenOf(cmd), "/admin/tenants",
@@ -128,19 +141,20 @@ export function registerAdmin(program: Command): void {
       else process.stdout.write(formatTable(["tenant", "name", "source", "created", "deleted"],
         l.tenants.map((t) => [t.id, t.name || "-", t.source, t.created_at ?? "-", t.deleted_at ?? "-"])));
     }));
-  tenants.command("show <id>")
-    .description("one tenant: record, quotas and tokens (never their secrets)")
+  tenants.command("describe <id>").alias("show")
+    .description("one tenant: record, purge progress of a deleted one, quotas and tokens (never their secrets)")
     .action(action(async (g, id: string, _o: unknown, cmd: Command) => {
       const t = await adminRequest(g, tokenOf(cmd), `/admin/tenants/${tenantId(id)}`, { method: "GET" }, tenantSchema);
       if (g.json) printJson(t);
       else process.stdout.write(renderTenant(t));
     }));
   tenants.command("delete <id>")
-    .description("delete a tenant: every token is revoked (open connections close within TENANT_REVALIDATE_MS); its data is kept, unreachable")
+    .description("delete a tenant: every token is revoked (open connections close within TENANT_REVALIDATE_MS), then all its data is purged; again: the purge's progress")
     .action(action(async (g, id: string, _o: unknown, cmd: Command) => {
       const t = await adminRequest(g, tokenOf(cmd), `/admin/tenants/${tenantId(id)}`, { method: "DELETE" }, tenantSchema);
       if (g.json) printJson(t);
-      else printLine(`deleted tenant ${t.id}: ${t.tokens.length} token(s) revoked`);
+      else if (t.purge && t.purge.state !== "waiting") process.stdout.write(`tenant ${t.id} was deleted at ${t.deleted_at}\n` + renderPurge(t.purge));
+      else printLine(`deleted tenant ${t.id}: ${t.tokens.length} token(s) revoked; its data is purged from ${t.purge?.next_step_at ?? "now"} (see mortarmq admin tenants describe ${t.id})`);
     }));
 
   const tokens = admin.command("tokens").description("issue, list and revoke a tenant's tokens");

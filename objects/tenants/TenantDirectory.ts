@@ -53,7 +53,10 @@ export class TenantDirectory extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new TenantStore(ctx.storage);
-    this.tenant = tenantOfName(ctx.id.name) ?? "";
+    // Started for its alarm (a purge) the object has no name (objects/shared/object-name.ts), and the
+    // named calls that follow reach this same instance: its record knows the id. (Not stored as a
+    // name: a lookup of a tenant that does not exist must leave no storage behind, store.ts.)
+    this.tenant = tenantOfName(ctx.id.name) ?? this.store.record()?.id ?? "";
   }
 
   // ---------------------------------------------------------------- admin (tenant role)
@@ -123,7 +126,7 @@ export class TenantDirectory extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     const now = Date.now();
     const s = this.store.purge();
-    if (!s || s.phase === "done") return;
+    if (!s || s.phase === "done" || this.tenant === "") return;
     // Armed first: a crash during the step leaves the alarm set, and the step runs again.
     await this.ctx.storage.setAlarm(now + 1_000);
     let next: PurgeState;
