@@ -1,5 +1,14 @@
+import { relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { installWorkerdNoiseFilter, isExpectedConsoleLog } from "./test/harness/quiet-logs.ts";
+
+// A green run prints only the results: workerd's known harness noise and the console messages
+// tests cause on purpose are dropped, each matched exactly (test/harness/quiet-logs.ts, docs/testing.md).
+installWorkerdNoiseFilter(process.stdout);
+installWorkerdNoiseFilter(process.stderr);
+const ROOT = fileURLToPath(new URL(".", import.meta.url));
 
 /**
  * `EnvironmentTeardownError: [vitest-worker]: Closing rpc while "…" was
@@ -34,6 +43,10 @@ function afterTeardown(error: { name?: string; message?: string; VITEST_TEST_PAT
 export default defineConfig({
   test: {
     onUnhandledError: afterTeardown,
+    onConsoleLog(log, _type, entity) {
+      const file = entity ? relative(ROOT, entity.type === "module" ? entity.moduleId : entity.module.moduleId) : "";
+      if (isExpectedConsoleLog(log, file)) return false;
+    },
     projects: [
       {
         test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },

@@ -60,8 +60,8 @@ export class AggregateStore {
   /**
    * Applies `r` exactly once: returns false (and changes nothing but the
    * duplicate counter) when its number is not above the last applied one
-   * for its reporter. Entries of unknown metrics, and negative increments
-   * of counters, are skipped.
+   * for its reporter. Entries of unknown metrics and of broker-scope ones
+   * (no reporter counts those), and negative increments of counters, are skipped.
    */
   apply(r: UsageReport, now: number): boolean {
     const sql = this.storage.sql;
@@ -78,7 +78,7 @@ export class AggregateStore {
       for (const [hour, key, v] of r.entries) {
         const p = parseSeries(key);
         const def = p && metricDef(p.name);
-        if (!def || (def.type === "counter" && v < 0)) continue;
+        if (!def || def.scope === "broker" || (def.type === "counter" && v < 0)) continue;
         this.addSeries(key, v);
         const field = usageFieldOf(key);
         if (field === "storage_bytes") {

@@ -107,7 +107,7 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
     for (let i = 0; i < 2; i++) expect((await run(`$mq9.AI.MSG.SEND.${box}`, new Uint8Array(1_000_000).fill(97 + i))).body.error).toBe("");
     const c = await openNats();
     const sizes: number[] = [];
-    c.ws.addEventListener("message", (e) => sizes.push((e.data as ArrayBuffer).byteLength));
+    c.ws.addEventListener("message", (e) => { sizes.push((e.data as ArrayBuffer).byteLength); }); // no return value: workerd warns about one
     let wire = CONNECT + "SUB _INBOX.big.* 1\r\n";
     for (let i = 0; i < 8; i++) wire += `PUB $mq9.AI.MSG.QUERY.${box} _INBOX.big.${i} 2\r\n{}\r\n`;
     c.send(wire + "PING\r\n");

@@ -290,7 +290,11 @@ describe("access", () => {
     await seed("beta");
     expect((await call("/metrics", undefined)).status).toBe(401);
     expect((await call("/metrics", "wrong")).status).toBe(401);
-    const tenants = async (token: string) => new Set(parseMetrics(await (await call("/metrics", token)).text()).map((s) => s.labels.tenant));
+    const tenants = async (token: string) => {
+      const samples = parseMetrics(await (await call("/metrics", token)).text());
+      expect(samples.filter((s) => s.name === "mortarmq_build_info").map((s) => s.labels)).toEqual([{ version: expect.any(String) }]); // the one sample without a tenant
+      return new Set(samples.filter((s) => s.name !== "mortarmq_build_info").map((s) => s.labels.tenant));
+    };
     expect(await tenants("tok-acme")).toEqual(new Set(["acme"]));
     const all = await tenants("tok-admin");
     expect(all.has("acme") && all.has("beta")).toBe(true);
