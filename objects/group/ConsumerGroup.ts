@@ -218,6 +218,7 @@ export class ConsumerGroup extends DurableObject<Env> {
    * that failed half way (thrown) is finished by the next call or the alarm.
    */
   async deleteGroup(force: boolean): Promise<AdminResult<{ removedMembers: number }>> {
+    if (this.purged) return this.missing();
     const g = this.state;
     let removed = 0;
     if (g) {
@@ -250,9 +251,15 @@ export class ConsumerGroup extends DurableObject<Env> {
     await this.ctx.storage.deleteAll();
   }
 
-  /** Membership, ownership and counters. */
+  /** Membership, ownership and counters (all empty once purged: the tables are gone). */
   info(): GroupInfo {
     const g = this.state;
+    if (this.purged) {
+      return {
+        partitionCount: 0, startPolicy: 0, membershipEpoch: 0, assignmentEpoch: 0, members: [], partitions: [], pausedUntil: null,
+        pendingEffects: 0, rebalances: 0, forcedRevocations: 0, expiredMembers: 0,
+      };
+    }
     const owned = (id: number) => (g?.partitions ?? []).flatMap((p, i) => (p.owner === id ? [i] : []));
     return {
       partitionCount: g?.partitionCount ?? 0,

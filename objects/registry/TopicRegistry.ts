@@ -7,7 +7,8 @@
  * Deleting a topic removes its row, leaves a tombstone (so a late PUB gets
  * TOPIC_DELETED instead of UNKNOWN_TOPIC) and queues a purge: the alarm tells
  * the Partitions of the old incarnation (source and twin) to refuse appends
- * and delete their records (Partition.markDeleted) — only those that
+ * and delete their records (Partition.markDeleted), then purges the topic's
+ * consumer groups (group-index.ts) — partitions only those that
  * registered themselves (`written` table, registerPartition) before they
  * first stored something, so an untouched partition is never started. A
  * topic declared again under the same name gets a new incarnation, hence new
@@ -23,6 +24,7 @@ import { ErrorCode } from "../../wire/mortar/errors";
 import { Schedule } from "../shared/schedule";
 import { rememberName, rememberedName } from "../shared/object-name";
 import { partitionStub } from "../partition/stub";
+import { groupStub } from "../group/stub";
 import { checkClientFrame, decodeUtf8Strict, dlqSourceName } from "../../wire/mortar/validate";
 import { choosePair, isTwinId, pairOf, sourceTopicId, twinTopicId } from "./topics";
 import { addGroup, ensureGroupIndex, listGroups, removeGroup } from "./group-index";
@@ -319,8 +321,13 @@ export class TopicRegistry extends DurableObject<Env> {
             job.incarnation, job.topic_id, PURGE_FANOUT).toArray().map((r) => r.partition);
         // a failure throws: the alarm is retried and markDeleted is idempotent
         await Promise.all(parts.map((p) => partitionStub(this.env, this.tenant, job.incarnation, job.topic_id, p).markDeleted()));
-        const done = parts.length < PURGE_FANOUT || (legacy && job.next + parts.length >= job.partitions);
+        let done = parts.length < PURGE_FANOUT || (legacy && job.next + parts.length >= job.partitions);
+        // Then the topic's consumer groups (group-index.ts): purged, forgotten (a page at a time).
+        const groups = done ? listGroups(this.sql, job.incarnation, job.topic_id).slice(0, PURGE_FANOUT) : [];
+        await Promise.all(groups.map((g) => groupStub(this.env, this.tenant, job.incarnation, job.topic_id, g).purge()));
+        if (groups.length === PURGE_FANOUT) done = false;
         this.ctx.storage.transactionSync(() => {
+          for (const g of groups) removeGroup(this.sql, job.incarnation, job.topic_id, g);
           retire(this.sql, job.incarnation, job.topic_id, parts); // their marker rows stay: a tenant purge visits them
           if (!legacy && parts.length > 0) {
             this.sql.exec("DELETE FROM written WHERE incarnation = ? AND topic_id = ? AND partition <= ?",

@@ -122,6 +122,27 @@ describe("groups: delete", () => {
   });
 });
 
+describe("groups of a deleted topic", () => {
+  it("are purged with it: the member's next HEARTBEAT is refused and the group object is empty", async () => {
+    const a = await Peer.open();
+    const name = unique("gone");
+    const topic = await topicOf(a, name, 1);
+    const sub = await a.subscribe(topic.topicId, "g");
+    const [asg] = await a.take(isAssign);
+    await a.confirm([asg!]);
+    expect(await registryStub(env, "default").groupNames(topic.incarnation, topic.topicId)).toEqual(["g"]);
+    a.send([{ op: Op.DECLARE, topic: new TextEncoder().encode(name), partitionCount: 0, flags: 1 }]);
+    expectOk((await a.answer(1))[0], Op.DECLARE);
+    const stub = groupStub(env, "default", topic.incarnation, topic.topicId, "g");
+    for (let i = 0; i < 100 && (await registryStub(env, "default").groupNames(topic.incarnation, topic.topicId)).length > 0; i++) await sleep(20);
+    expect(await registryStub(env, "default").groupNames(topic.incarnation, topic.topicId)).toEqual([]);
+    expect((await stub.info()).members).toEqual([]);
+    expectErr(await a.request(a.heartbeatFrame(sub, asg!.assignmentEpoch)), ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.HEARTBEAT);
+    expect(nonEmpty(await rowsOf(stub))).toEqual({});
+    a.close();
+  });
+});
+
 describe("groups: reset", () => {
   it("without members: earliest, latest, sequence (clamped), time; one partition or all; bad input is 400", async () => {
     const a = await Peer.open();

@@ -162,7 +162,7 @@ describe("tenant purge", () => {
       else await sleep(10);
     }
     expect(mid).not.toBeNull();
-    await runInDurableObject(tenantStub(testEnv, tenant), (_o, state) => state.abort("crash")).catch(() => {});
+    await runInDurableObject(tenantStub(testEnv, tenant), (_o, state) => state.abort("restart")).catch(() => {});
     const repeated = await admin("DELETE", `/admin/tenants/${tenant}`);
     expect(repeated.status).toBe(200);
     expect(repeated.json.purge.purged.partitions).toBeGreaterThanOrEqual(mid!.purged.partitions);
