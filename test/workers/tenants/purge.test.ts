@@ -136,6 +136,13 @@ describe("tenant purge", () => {
     const stats = await admin("GET", "/stats", undefined, fresh);
     expect(stats.json).toMatchObject({ tenant, topics: [], mailboxes: 0, agents: 0 });
     expect((await mq9As(fresh, "$mq9.AI.MSG.QUERY.box.one", {})).body.error).toBe("mailbox box.one does not exist");
+    // The same mailbox object serves the new tenant's mailbox of that name: empty, indexed again.
+    expect((await mq9As(fresh, "$mq9.AI.MAILBOX.CREATE", { name: "box.one" })).body.error).toBe("");
+    expect((await mq9As(fresh, "$mq9.AI.MSG.SEND.box.one", "new life")).body).toEqual({ error: "", msg_id: 0 });
+    const q = (await mq9As(fresh, "$mq9.AI.MSG.QUERY.box.one", {})).body.messages as { payload: string }[];
+    expect(q.map((m) => atob(m.payload))).toEqual(["new life"]);
+    for (let i = 0; i < 50 && (await mailboxIndexStub(testEnv, tenant).count()) === 0; i++) await sleep(20);
+    expect((await mailboxIndexStub(testEnv, tenant).page(null, 10)).mailboxes.map((m) => m.address)).toEqual(["box.one"]);
     expect((await mq9As(fresh, "$mq9.AI.AGENT.DISCOVER", {})).body.agents).toEqual([]);
     const b = await Peer.open(fresh);
     const reborn = await topicOf(b, tenant, "orders", 2);
