@@ -98,15 +98,20 @@ export class ConsumerGroup extends DurableObject<Env> {
    */
   async join(req: JoinRequest): Promise<JoinResult> {
     if (this.purged) throw new Error("this consumer group's tenant was purged");
-    if (this.store.meta("deleting") === 1) await this.completeDelete(); // the join starts a fresh group
-    if (this.store.meta("registered") !== 1) {
+    for (;;) {
+      if (this.store.meta("deleting") === 1) {
+        await this.completeDelete(); // the join starts a fresh group
+        continue;
+      }
+      if (this.store.meta("registered") === 1) break;
       // Before the group first stores anything (like a Partition): listed, and found by a tenant purge.
       const id = this.id;
       await withDeadline(registryStub(this.env, id.tenant).registerGroup(id.incarnation, id.topicId, id.group));
+      if (this.store.meta("deleting") === 1) continue; // deleted while registering
       rememberName(this.ctx, this.name);
       this.store.setMeta("registered", 1);
     }
-    let g = this.state;
+    let g = this.state; // no await from here to the commit: a delete cannot slip in between
     if (!g) {
       g = this.state = new GroupState(req.partitionCount, this.timers);
       this.store.setMeta("partition_count", req.partitionCount);
