@@ -51,6 +51,8 @@ const MAX_NOTICE_FAILURES = 5;
 const FANOUT = 16;
 /** Retry delay of a group delete that failed half way, ms. */
 const DELETE_RETRY_MS = 1_000;
+/** Counters a deleted group hands to the next group of its name (group_meta keys). */
+const COUNTERS = ["member_seq", "membership_epoch", "assignment_epoch", "notice_seq"] as const;
 
 export class ConsumerGroup extends DurableObject<Env> {
   private store: GroupStore;
@@ -114,6 +116,11 @@ export class ConsumerGroup extends DurableObject<Env> {
     let g = this.state; // no await from here to the commit: a delete cannot slip in between
     if (!g) {
       g = this.state = new GroupState(req.partitionCount, this.timers);
+      // a group re-created after a delete continues its predecessor's counters (completeDelete)
+      g.meta = {
+        memberSeq: this.store.meta("member_seq"), membershipEpoch: this.store.meta("membership_epoch"),
+        assignmentEpoch: this.store.meta("assignment_epoch"), noticeSeq: this.store.meta("notice_seq"),
+      };
       this.store.setMeta("partition_count", req.partitionCount);
       this.store.setMeta("start_policy", req.startPolicy);
     }
@@ -330,9 +337,15 @@ export class ConsumerGroup extends DurableObject<Env> {
       await mapLimit(range(count), FANOUT, (p) =>
         withDeadline(partitionStub(this.env, id.tenant, id.incarnation, id.topicId, p).dropGroup(id.group)));
       await withDeadline(registryStub(this.env, id.tenant).unregisterGroup(id.incarnation, id.topicId, id.group));
+      // Member ids, membership and assignment epochs and notice ids go on where they were: a session
+      // of a removed member that never heard of the delete cannot pass for a member of the next group.
+      const counters = COUNTERS.map((k) => [k, this.store.meta(k)] as const);
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
       this.store = new GroupStore(this.ctx.storage.sql);
+      this.ctx.storage.transactionSync(() => {
+        for (const [k, v] of counters) if (v > 0) this.store.setMeta(k, v);
+      });
       this.schedule = new Schedule(this.ctx.storage);
       this.state = null;
       this.failures = 0;

@@ -109,12 +109,18 @@ describe("groups: delete", () => {
     expect((await api<GroupList>("GET", `/v0/topics/${name}/groups`)).json.groups).toEqual([]);
     expect(await registryStub(env, "default").groupNames(topic.incarnation, topic.topicId)).toEqual([]);
     for (const p of [0, 1]) expect((await partitionStub(env, "default", topic.incarnation, topic.topicId, p).info()).groups).toEqual([]);
-    expect(nonEmpty(await rowsOf(stub))).toEqual({});
+    // Nothing is left but the counters the next group of the name continues (member ids, epochs, notice ids).
+    expect(nonEmpty(await rowsOf(stub))).toEqual({ group_meta: 4 });
     expect((await api("DELETE", groupPath(name, "g"))).status).toBe(404);
 
-    // A new SUB under the name is a new group: EARLIEST from the first record again.
+    // A new SUB under the name is a new group: EARLIEST from the first record again; the removed
+    // member's ids are never handed out again, so its session's late LEAVE cannot remove the new member.
     const b = await Peer.open();
-    await b.subscribe(topic.topicId, "g");
+    const sb = await b.subscribe(topic.topicId, "g");
+    expect(sb.memberId).toBeGreaterThan(sub.memberId);
+    expect(sb.membershipEpoch).toBeGreaterThan(sub.membershipEpoch);
+    await stub.leave(Number(sub.memberId), sub.membershipEpoch);
+    expect((await stub.info()).members.map((m) => m.memberId)).toEqual([Number(sb.memberId)]);
     await b.confirm(await b.take(isAssign, 2));
     expect((await b.take(isMsg, 2)).map((m) => [text(m), m.attempt, m.ownershipEpoch])).toEqual([["one", 1, 1n], ["two", 1, 1n]]);
     await closeAndSettle(stub, [a, b]);
