@@ -12,8 +12,12 @@
  * - `delayed`  messages waiting for their delay; get a msg_id when due.
  * - `schedule` (kind, ref, due_ms): every timed event; drives the one alarm.
  * - `groups`   consumer-group cursors (see cursor.ts): floors, last batch,
- *              highest delivered msg_id per lane (column added later: rows
- *              and tables from before it read as null, see upgradeSchema).
+ *              highest delivered msg_id per lane (`delivered`, added after
+ *              the first release: rows from before it read as null).
+ *
+ * Adding a column: add it to SCHEMA (new mailboxes) and to ADDED_COLUMNS
+ * (mailboxes a released version created without it; added when the object
+ * loads). Existing rows read the new column as NULL or its DEFAULT.
  */
 import { LANE_COUNT, bytesToBase64, priorityOfLane, type Lane, type Mq9Message, type QuerySpec } from "../../wire/mq9";
 import { decodeCursor, encodeCursor, type GroupCursor } from "./cursor";
@@ -69,6 +73,16 @@ const SCHEMA = [
 ];
 const TABLES = ["mailbox", "messages", "delayed", "schedule", "groups"];
 
+/**
+ * Columns added to a table after a release created it without them:
+ * [table, column, type and constraints]. Each is added, once, to a mailbox
+ * that lacks it (upgradeSchema). Keep every entry: a mailbox of any earlier
+ * release may still be loaded.
+ */
+const ADDED_COLUMNS: readonly (readonly [table: string, column: string, definition: string])[] = [
+  ["groups", "delivered", "TEXT"], // released main 8e7de12 … 70ff807 had groups(name, floors, batch)
+];
+
 /** Tags column form: ",a,b," (so `instr(tags, ',a,')` matches whole tags), or null. */
 export function encodeTags(tags: readonly string[]): string | null {
   return tags.length ? `,${tags.join(",")},` : null;
@@ -120,10 +134,12 @@ export class MailboxStore {
     return this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'mailbox'").toArray().length > 0;
   }
 
-  /** Brings a schema created by an older version up to date (idempotent; cheap when current). */
+  /** Brings a schema created by an older release up to date: adds the missing ADDED_COLUMNS (idempotent; cheap when current). */
   private upgradeSchema(): void {
-    const hasDelivered = this.sql.exec("SELECT 1 FROM pragma_table_info('groups') WHERE name = 'delivered'").toArray().length > 0;
-    if (!hasDelivered) this.sql.exec("ALTER TABLE groups ADD COLUMN delivered TEXT");
+    for (const [table, column, definition] of ADDED_COLUMNS) {
+      const has = this.sql.exec("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", table, column).toArray().length > 0;
+      if (!has) this.sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
+    }
   }
 
   /** Loads the mailbox row (upgrading an older schema first), or null when there is no mailbox. */

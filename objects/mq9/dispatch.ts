@@ -6,7 +6,7 @@
  *
  * Mailbox subjects go to the Mailbox Durable Object of
  * `objectName("mailbox", tenant, address)`; `$mq9.AI.AGENT.*` subjects go
- * to `handleAgentRequest` (worker/mq9/agents.ts).
+ * to `handleAgentRequest` (objects/mq9/agents.ts).
  */
 import {
   MAX_PAYLOAD_BYTES,
@@ -28,7 +28,7 @@ import {
   type Mq9Message,
 } from "../../wire/mq9";
 import type { Mailbox } from "../mailbox/Mailbox";
-import type { MailboxResult } from "../mailbox/types";
+import type { MailboxResult } from "../mailbox/rpc";
 import type { Env } from "../env";
 import { handleAgentRequest } from "./agents";
 import type { SendCoalescer } from "./sendbatch";

@@ -20,11 +20,8 @@
  * connection's later requests to that mailbox are issued after it.
  */
 import type { Mailbox } from "../mailbox/Mailbox";
-import type { MailboxResult } from "../mailbox/types";
+import type { SendResult } from "../mailbox/rpc";
 import type { Mq9SendOptions } from "../../wire/mq9";
-
-/** The reply of one SEND. */
-export type SendResult = MailboxResult<{ msgId: number }>;
 
 interface Pending {
   stub: DurableObjectStub<Mailbox>;

@@ -38,6 +38,7 @@ import {
 } from "../../wire/nats/connection";
 import { chunkBytes, encodeInfo, type ServerInfo } from "../../wire/nats/encoder";
 import { DEFAULT_MAX_PAYLOAD, NatsErr, fatal } from "../../wire/nats/errors";
+import { clientAddress, newClientId, serverInfo } from "../../wire/nats/info";
 import { NatsParser } from "../../wire/nats/parser";
 import { SubscriptionStore } from "./store";
 import { ConnectionTelemetry } from "../usage/connection";
@@ -142,7 +143,7 @@ export class NatsSession extends DurableObject<Env> {
     this.conn = new NatsConnection({ maxPayload: DEFAULT_MAX_PAYLOAD }, initialState(tenant));
     this.parser = new NatsParser({ maxPayload: DEFAULT_MAX_PAYLOAD });
     this.saveAttachment(server);
-    const info = encodeInfo(this.info(tenant === undefined));
+    const info = encodeInfo(this.info(tenant === undefined, request));
     server.send(info);
     this.tally.add(BYTES_OUT, info.length);
     if (refusal !== undefined) {
@@ -216,17 +217,11 @@ export class NatsSession extends DurableObject<Env> {
     if (current === null || due < current) await this.ctx.storage.setAlarm(due);
   }
 
-  private info(authRequired: boolean): ServerInfo {
-    const info: ServerInfo = {
-      server_id: this.ctx.id.toString(),
-      server_name: "mortarmq-edge",
-      version: VERSION,
-      proto: 1,
-      headers: true,
-      max_payload: DEFAULT_MAX_PAYLOAD,
-    };
-    if (authRequired) info.auth_required = true;
-    return info;
+  /** INFO for this connection; the client's address comes from the upgrade request's headers (wire/nats/info.ts). */
+  private info(authRequired: boolean, upgrade: Request): ServerInfo {
+    return serverInfo({
+      serverId: this.ctx.id.toString(), version: VERSION, authRequired, clientId: newClientId(), clientIp: clientAddress(upgrade.headers),
+    });
   }
 
   /** Rebuilds in-memory state after hibernation (attachment + stored subscriptions). */

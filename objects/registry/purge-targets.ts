@@ -25,7 +25,7 @@ export type PurgeTarget =
   | { kind: "partition"; incarnation: number; topicId: number; partition: number };
 
 /** A page of targets and the cursor after it (null: nothing is left). */
-export interface PurgePage {
+export interface PurgeTargetPage {
   targets: PurgeTarget[];
   next: string | null;
 }
@@ -61,7 +61,7 @@ export function retire(sql: SqlStorage, incarnation: number, topicId: number, pa
 }
 
 /** The next page of at most `limit` targets after `cursor` (null = from the start). */
-export function purgePage(sql: SqlStorage, cursor: string | null, limit: number): PurgePage {
+export function purgeTargetPage(sql: SqlStorage, cursor: string | null, limit: number): PurgeTargetPage {
   let c: Cursor = cursor ? (JSON.parse(cursor) as Cursor) : { s: 0, i: 0, t: 0, p: 0, g: "" };
   const n = Math.max(1, limit);
   while (c.s < STAGES.length) {

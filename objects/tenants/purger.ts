@@ -9,7 +9,7 @@ import { registryStub } from "../registry/stub";
 import { partitionStub } from "../partition/stub";
 import { groupStub } from "../group/stub";
 import { freshMailboxTarget } from "../mq9/stubs";
-import { agentRegistryStub } from "../mq9/agents";
+import { agentRegistryStub } from "../agents/stub";
 import { mailboxIndexStub } from "../mailbox-index/stub";
 import { usageIndexStub, usageStub } from "../usage/stub";
 import type { PurgeTarget } from "../registry/purge-targets";

@@ -11,6 +11,9 @@ describe("parseMq9Headers", () => {
     const o = parseMq9Headers(h({ "MQ9-Key": " status ", "Mq9-Delay": "5", "mq9-TTL": "60", "mq9-tags": "billing, vip,,billing", "MQ9-PRIORITY": "urgent", "content-type": "x" }));
     expect(o).toEqual({ key: "status", delaySec: 5, ttlSec: 60, tags: ["billing", "vip"], priority: "urgent" });
   });
+  it("keeps non-ASCII UTF-8 text in keys and tags", () => {
+    expect(parseMq9Headers(h({ "mq9-key": "éA", "mq9-tags": "ü, 東京" }))).toMatchObject({ key: "éA", tags: ["ü", "東京"] });
+  });
   it("accepts any iterable of entries", () => {
     expect(parseMq9Headers([["Mq9-Priority", "critical"]]).priority).toBe("critical");
   });
@@ -27,6 +30,8 @@ describe("parseMq9Headers", () => {
     [{ "mq9-priority": "Urgent" }, "invalid mq9-priority"],
     [{ "mq9-key": "" }, "mq9-key must not be empty"],
     [{ "mq9-prio": "urgent" }, "unknown header mq9-prio"],
+    [{ "mq9-key": "\uFFFDA" }, "mq9-key must be UTF-8 text: it contains bytes that are not UTF-8 (or U+FFFD)"],
+    [{ "mq9-tags": "a,\uFFFD,b" }, "mq9-tags must be UTF-8 text: it contains bytes that are not UTF-8 (or U+FFFD)"],
   ])("rejects %j", (headers, message) => {
     expect(() => parseMq9Headers(h(headers))).toThrow(message);
   });

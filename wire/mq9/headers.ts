@@ -11,6 +11,11 @@
  * - `mq9-priority`: normal (default) / urgent / critical.
  * Any other `mq9-*` name is rejected so that a typo is not silently ignored;
  * headers without the `mq9-` prefix are ignored.
+ *
+ * Key and tags are UTF-8 text. Bytes that are not UTF-8 reach the broker as
+ * U+FFFD on both transports (workerd decodes HTTP header bytes that way, the
+ * NATS header block is decoded the same way), so a value containing U+FFFD
+ * is refused: two different raw keys must never become one key.
  */
 import { Mq9Error, echo } from "./errors";
 import { MAX_DURATION_S, MAX_KEY_CHARS, MAX_TAG_CHARS, MAX_TAGS } from "./limits";
@@ -37,7 +42,8 @@ export const MQ9_HEADER_NAMES = ["mq9-key", "mq9-delay", "mq9-ttl", "mq9-tags", 
  * `[name, value]`, e.g. a Map or a fetch `Headers`). Throws
  * Mq9Error(bad_request) for an unknown `mq9-*` name, a name given twice,
  * non-numeric/negative/too-large delay or ttl, ttl ≤ delay, an empty key,
- * too many/too long tags, or an unknown priority.
+ * a key or tags that are not UTF-8 text (contain U+FFFD), too many/too long
+ * tags, or an unknown priority.
  */
 export function parseMq9Headers(headers: Iterable<readonly [string, string]>): Mq9SendOptions {
   const seen = new Map<string, string>();
@@ -53,6 +59,7 @@ export function parseMq9Headers(headers: Iterable<readonly [string, string]>): M
   const out: Mq9SendOptions = { key: null, delaySec: 0, ttlSec: 0, tags: [], priority: DEFAULT_PRIORITY };
   const key = seen.get("mq9-key");
   if (key !== undefined) {
+    assertText("mq9-key", key);
     if (key === "") throw new Mq9Error("bad_request", "mq9-key must not be empty");
     if (key.length > MAX_KEY_CHARS) throw new Mq9Error("bad_request", `mq9-key longer than ${MAX_KEY_CHARS} characters`);
     out.key = key;
@@ -68,10 +75,23 @@ export function parseMq9Headers(headers: Iterable<readonly [string, string]>): M
     );
   }
   const tags = seen.get("mq9-tags");
-  if (tags !== undefined) out.tags = parseTags(tags);
+  if (tags !== undefined) {
+    assertText("mq9-tags", tags);
+    out.tags = parseTags(tags);
+  }
   const priority = seen.get("mq9-priority");
   if (priority !== undefined) out.priority = parsePriority(priority);
   return out;
+}
+
+/** U+FFFD: what bytes that are not UTF-8 decode to. */
+const REPLACEMENT_CHAR = "\uFFFD";
+
+/** Throws Mq9Error(bad_request) when header `name`'s value holds U+FFFD (its bytes were not UTF-8). */
+function assertText(name: string, value: string): void {
+  if (value.includes(REPLACEMENT_CHAR)) {
+    throw new Mq9Error("bad_request", `${name} must be UTF-8 text: it contains bytes that are not UTF-8 (or U+FFFD)`);
+  }
 }
 
 /** Parses a whole number of seconds (decimal digits only, ≤ MAX_DURATION_S). */

@@ -16,7 +16,7 @@ import { partitionStub } from "../../../objects/partition/stub";
 import { groupStub } from "../../../objects/group/stub";
 import { tenantStub } from "../../../objects/tenants/stub";
 import { mailboxIndexStub } from "../../../objects/mailbox-index/stub";
-import { agentRegistryStub } from "../../../objects/mq9/agents";
+import { agentRegistryStub } from "../../../objects/agents/stub";
 import { freshMailboxTarget } from "../../../objects/mq9/stubs";
 import { usageIndexStub, usageStub } from "../../../objects/usage/stub";
 import { series } from "../../../objects/usage/catalog";
