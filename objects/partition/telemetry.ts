@@ -106,6 +106,12 @@ export class PartitionTelemetry {
     this.meter.touch();
   }
 
+  /** The partition's storage is being deleted by a tenant purge: nothing more is reported (Meter.abandon). */
+  async abandon(): Promise<void> {
+    this.retained = 0;
+    await this.meter.abandon();
+  }
+
   /** Retained bytes: keys + values of the stored records. */
   storedBytes(): number {
     if (this.retained === null) {

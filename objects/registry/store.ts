@@ -17,6 +17,11 @@
  *   `incarnation` (last handed out), `written_from` (first incarnation whose
  *   partitions register themselves; topics below it were created by a
  *   release before registration existed and are purged by full fan-out).
+ *
+ * Two more tables of the registry keep their SQL beside their rules:
+ * `topic_groups` (group-index.ts: each topic's consumer groups) and
+ * `retired` (purge-targets.ts: partitions a topic delete left marked, for a
+ * tenant purge).
  */
 import { MetaTable } from "../shared/meta-table";
 import type { StoredTopic } from "./topics";
