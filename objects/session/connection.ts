@@ -33,10 +33,11 @@ import { encodeFrame, frameSize } from "../../wire/mortar/codec";
 import { ErrorCode, MortarError, errFrame } from "../../wire/mortar/errors";
 import type { ConnectFrame, DeclareFrame, Frame, PubFrame } from "../../wire/mortar/frames";
 import { HeartbeatState } from "../../wire/mortar/constants";
-import { encodeDeclareResult, okFrame } from "../../wire/mortar/results";
+import { encodeConnectFeatures, encodeDeclareResult, okFrame } from "../../wire/mortar/results";
 import { FrameDecoder } from "../../wire/mortar/stream";
 import { checkClientFrame, parseGroupName } from "../../wire/mortar/validate";
-import { DeclareFlags } from "../../wire/mortar/constants";
+import { ConnectClientFlags, DeclareFlags, ServerFeatures } from "../../wire/mortar/constants";
+import { retentionToWire } from "../shared/retention-config";
 import type { Env } from "../env";
 import type { ConnectionAuth } from "../tenants/connection-auth";
 import type { Refusal } from "../tenants/gate";
@@ -391,20 +392,24 @@ export class Connection {
     }
     this.tenant = auth.tenant;
     this.io.connected(auth.tenant);
-    this.responses.fill(slot, encodeFrame(okFrame(Op.CONNECT)));
+    // Extension (docs/protocol.md "Extensions"): a client that asks learns which tails this broker speaks.
+    const features = f.clientFlags & ConnectClientFlags.FEATURES ? encodeConnectFeatures(ServerFeatures.RETENTION) : undefined;
+    this.responses.fill(slot, encodeFrame(okFrame(Op.CONNECT, features)));
   }
 
   private async declare(f: DeclareFrame, slot: number): Promise<void> {
     try {
       const stub = registryStub(this.io.env, this.tenant!);
-      const r = await withDeadline(stub.declare(f.topic.slice(), f.partitionCount, f.flags) as Promise<DeclareResult>);
+      const r = await withDeadline(stub.declare(f.topic.slice(), f.partitionCount, f.flags, f.retention) as Promise<DeclareResult>);
       if (!r.ok) {
         this.respondErr(slot, r.code, Op.DECLARE, r.message);
         return;
       }
       if (f.flags & DeclareFlags.DELETE) this.topics.forgetPair(r.topicId);
       else this.topics.put(r.topic, Date.now());
-      const result = encodeDeclareResult({ topicId: r.topicId, partitionCount: r.partitionCount, created: r.created });
+      // The retention tail answers only a request that had the RETENTION flag (a v0 peer gets the 5-byte result).
+      const retention = f.flags & DeclareFlags.RETENTION && r.topic.retention ? retentionToWire(r.topic.retention) : undefined;
+      const result = encodeDeclareResult({ topicId: r.topicId, partitionCount: r.partitionCount, created: r.created, retention });
       this.responses.fill(slot, encodeFrame(okFrame(Op.DECLARE, result)));
     } catch (e) {
       const fault = faultOf(e);

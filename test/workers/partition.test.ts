@@ -135,15 +135,15 @@ describe("Partition.append", () => {
   it("a failed append reserves nothing: the retry is appended, not answered as a duplicate", async () => {
     const p = await fresh();
     await runInDurableObject(p, async (inst: Partition) => {
-      const log = (inst as unknown as { log: { appendSegment: (...a: unknown[]) => void } }).log;
-      const real = log.appendSegment.bind(log);
-      log.appendSegment = () => {
+      const log = (inst as unknown as { log: { appendSegments: (...a: unknown[]) => void } }).log;
+      const real = log.appendSegments.bind(log);
+      log.appendSegments = () => {
         throw new Error("injected storage failure");
       };
       const failed = await inst.append(batch(pub("a", 4n, 1n), pub("b", 4n, 2n)));
       expect(failed.error?.code).toBe(ErrorCode.STORAGE_UNAVAILABLE);
       expect(summary(failed)).toEqual(Array(2).fill(`E${ErrorCode.STORAGE_UNAVAILABLE.toString(16)}`));
-      log.appendSegment = real;
+      log.appendSegments = real;
       expect(summary(await inst.append(batch(pub("a", 4n, 1n), pub("b", 4n, 2n))))).toEqual(["A1", "A2"]);
       expect(summary(await inst.append(batch(pub("a", 4n, 1n))))).toEqual(["D1"]);
     });

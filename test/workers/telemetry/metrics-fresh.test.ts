@@ -34,6 +34,7 @@ const ZERO_SERIES = [
   "mortarmq_messages_published_total{}", "mortarmq_published_bytes_total{}", "mortarmq_non_idempotent_publishes_total{}",
   "mortarmq_publishes_deduplicated_total{}", "mortarmq_messages_delivered_total{}", "mortarmq_delivered_bytes_total{}",
   "mortarmq_messages_acked_total{}", "mortarmq_messages_redelivered_total{}", "mortarmq_messages_dead_lettered_total{}",
+  "mortarmq_messages_retention_deleted_total{}",
   "mortarmq_mq9_messages_sent_total{}", "mortarmq_mq9_sent_bytes_total{}",
   "mortarmq_mq9_messages_returned_total{verb=fetch}", "mortarmq_mq9_messages_returned_total{verb=query}",
   "mortarmq_mq9_returned_bytes_total{verb=fetch}", "mortarmq_mq9_returned_bytes_total{verb=query}",
