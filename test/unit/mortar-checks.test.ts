@@ -85,7 +85,7 @@ describe("checkClientFrame", () => {
   });
 
   it("DECLARE with the RETENTION tail (extension): fields, discard, value range, no DELETE; count 0 alters", () => {
-    const tail = { fields: RetentionFields.MS | RetentionFields.DISCARD, retentionMs: 60_000n, retentionBytes: 0n, retentionMessages: 0n, discard: Discard.NEW };
+    const tail = { fields: RetentionFields.MS | RetentionFields.DISCARD, retentionMs: 60_000n, retentionBytes: 0n, retentionMessages: 0n, discard: Discard.NEW as number };
     const dec = (partitionCount: number, t: Partial<typeof tail> = {}, flags: number = DeclareFlags.RETENTION): Frame => ({
       op: Op.DECLARE, topic: utf8Bytes("orders"), partitionCount, flags, retention: { ...tail, ...t },
     });
