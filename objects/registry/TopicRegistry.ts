@@ -288,7 +288,8 @@ export class TopicRegistry extends DurableObject<Env> {
       const last = page.partitions[page.partitions.length - 1];
       this.ctx.storage.transactionSync(() => this.retention.advancePush(job, last === undefined ? job.next : last + 1, page.done));
     }
-    this.schedule.put("retention", Date.now());
+    if (this.retention.nextPush()) this.schedule.put("retention", Date.now());
+    else this.schedule.clear("retention");
   }
 
   /** One run of the purge queue (see alarm()). */
