@@ -314,7 +314,7 @@ export class Partition extends DurableObject<Env> {
       lastSequence: this.lastSeq,
       records: this.log.count(),
       retainedBytes: this.log.payloadBytes(),
-      retention: { ...this.keeper.settings, version: this.keeper.version },
+      retention: { ...this.keeper.settings, version: this.keeper.version, topic: this.keeper.topic },
       nonIdempotentPublishes: this.meta("non_idempotent"),
       deleted: this.deleted,
       durability: this.durability,

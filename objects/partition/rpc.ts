@@ -54,8 +54,8 @@ export interface PartitionInfo {
   records: number;
   /** Keys + values of the stored records, bytes. */
   retainedBytes: number;
-  /** Retention settings in force (limits per partition, 0 = unlimited) and the version the registry told. */
-  retention: Retention & { version: number };
+  /** Retention settings in force (limits per partition, 0 = unlimited), the version the registry told (−1: none yet) and the topic's name it gave. */
+  retention: Retention & { version: number; topic: string };
   /** Appends with producer_id = 0 and producer_seq = 0 (exported by the metrics issue). */
   nonIdempotentPublishes: number;
   /** True once the topic was deleted (appends refused, data being purged). */

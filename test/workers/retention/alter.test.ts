@@ -72,7 +72,7 @@ describe("DECLARE with the RETENTION flag", () => {
     // the registered partition was told (the registry's push), and /stats shows the settings
     const t = await topicOf(topicId);
     await until(async () => (await infoOf(t)).retention.bytes === 4096);
-    expect((await infoOf(t)).retention).toEqual({ ms: 3_600_000, bytes: 4096, messages: 0, discard: "new", version: 1 }); // one change since creation
+    expect((await infoOf(t)).retention).toEqual({ ms: 3_600_000, bytes: 4096, messages: 0, discard: "new", version: 1, topic: name }); // one change since creation
     expect((await statsOf(name)).retention).toEqual({ retention_ms: 3_600_000, retention_bytes: 4096, retention_messages: 0, discard: "new" });
     cur.close();
     old.close();
