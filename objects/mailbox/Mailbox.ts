@@ -143,6 +143,8 @@ export class Mailbox extends DurableObject<Env> {
         payload,
         sentMs: now,
         expiresMs: messageExpiry(now, opts.ttlSec),
+        replyTo: opts.replyTo ?? null, // ?? null: options from a caller that predates the conversation headers
+        correlationId: opts.correlationId ?? null,
       };
       if (opts.delaySec > 0) {
         const due = dueAt(now, opts.delaySec);

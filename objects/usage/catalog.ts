@@ -104,7 +104,7 @@ export const METRICS: readonly MetricDef[] = [
     help: "Records retention deleted before the consumer group settled them (never delivered, or delivered and not yet settled); the group continued at the first retained sequence." },
   // mq9
   { name: "mortarmq_mq9_requests_total", type: "counter", labels: ["verb", "outcome", "transport"], source: "NatsSession, Worker",
-    help: "mq9 requests by subject verb (e.g. msg_send), outcome (ok or the error kind) and transport (http, nats).",
+    help: "mq9 requests by subject verb (e.g. msg_send), outcome (ok or the error kind) and transport (http, nats, mcp).",
     usage: "requests" },
   { name: "mortarmq_mq9_messages_sent_total", type: "counter", labels: [], source: "Mailbox",
     help: "mq9 messages stored by MSG.SEND (delayed ones included).", usage: "messages_in" },
