@@ -28,6 +28,7 @@ import type { PubFrame } from "../../wire/mortar/frames";
 import type { MetaTable } from "../shared/meta-table";
 import type { StoredRecord } from "./rpc";
 import { segmentBytes, type Segment } from "./segments";
+import type { SegmentInfo } from "./retention";
 
 /** Encoded bytes of a stored record beyond its key and value (records are whole PUB frames): 33. */
 export const PUB_OVERHEAD = frameSize({
@@ -57,16 +58,6 @@ interface SegmentMeta extends Record<string, SqlStorageValue> {
   ts: number;
 }
 
-/** One segment row's metadata (what retention decides on; no value). */
-export interface SegmentInfo {
-  firstSeq: number;
-  lastSeq: number;
-  count: number;
-  /** Encoded bytes (whole PUB frames). */
-  bytes: number;
-  /** Append time of its records, ms since the epoch. */
-  ts: number;
-}
 
 /** Decoded segments kept in memory (each ≤ CHUNK_BYTES). */
 const SEGMENT_CACHE = 8;

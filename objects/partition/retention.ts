@@ -14,7 +14,17 @@
  *   limit (appendRoom); `old` makes room by the rule above.
  */
 import type { Retention } from "../shared/retention-config";
-import type { SegmentInfo } from "./log-store";
+
+/** One segment row's metadata (log-store.ts `oldest`): what retention decides on, no value. */
+export interface SegmentInfo {
+  firstSeq: number;
+  lastSeq: number;
+  count: number;
+  /** Encoded bytes (whole PUB frames). */
+  bytes: number;
+  /** Append time of its records, ms since the epoch. */
+  ts: number;
+}
 
 /** Records and keys + values the log holds. */
 export interface LogLevel {

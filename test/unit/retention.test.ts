@@ -8,8 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { DEFAULT_RETENTION_MS, Discard, RetentionFields } from "../../wire/mortar";
-import { appendRoom, planDeletion, takeRoom, type LogLevel } from "../../objects/partition/retention";
-import type { SegmentInfo } from "../../objects/partition/log-store";
+import { appendRoom, planDeletion, takeRoom, type LogLevel, type SegmentInfo } from "../../objects/partition/retention";
 import { planAppend } from "../../objects/partition/plan";
 import { DeliveryState, GroupLedger } from "../../objects/partition/ledger";
 import {
