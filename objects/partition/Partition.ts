@@ -117,7 +117,6 @@ export class Partition extends DurableObject<Env> {
       lastSeq: () => this.lastSeq,
       setMeta: (k, v) => this.setMeta(k, v),
       truncated: (start) => this.consumers.truncate(start),
-      deleted: (records) => this.telemetry.retentionDeleted(records),
     });
     void ctx.blockConcurrencyWhile(async () => {
       this.durability = await detectDurability(ctx.storage);
@@ -239,11 +238,11 @@ export class Partition extends DurableObject<Env> {
       } catch (e) {
         return this.commitFailed(n, e);
       }
-      // Same synchronous turn as the commit above: the counts are stored with it.
-      this.telemetry.published(plan.appended, valueBytes, duplicates);
       for (const [pid, st] of plan.producers) this.producers.set(pid, st);
       this.lastSeq = plan.lastSequence;
-      this.keeper.appended(ts); // a size limit crossed: the oldest segments go, in this turn
+      const deleted = this.keeper.appended(ts); // a size limit crossed: the oldest segments go, in this turn
+      // Same synchronous turn as the commits above: the counts are stored with them.
+      this.telemetry.published(plan.appended, valueBytes, duplicates, deleted);
       this.consumers.appended();
     } else if (duplicates > 0) {
       this.telemetry.published(0, 0, duplicates); // nothing else to commit: the count waits in memory (≤ one flush interval)
@@ -357,7 +356,8 @@ export class Partition extends DurableObject<Env> {
     }
     this.lastSeq += n;
     if (n > 0) {
-      this.keeper.appended(ts);
+      const deleted = this.keeper.appended(ts);
+      if (deleted > 0) this.telemetry.retentionDeleted(deleted);
       await this.keeper.flushArm();
       this.consumers.appended();
     }
@@ -429,7 +429,8 @@ export class Partition extends DurableObject<Env> {
         else this.schedule.put("purge", now);
         this.telemetry.purged();
       } else if (job === RETENTION_JOB && !this.deleted) {
-        this.keeper.runJob(now);
+        const deleted = this.keeper.runJob(now);
+        if (deleted > 0) this.telemetry.retentionDeleted(deleted);
       } else if (job === "telemetry") {
         await this.telemetry.flush();
       } else {

@@ -228,28 +228,33 @@ export class LogStore {
     return frames as PubFrame[];
   }
 
-  /** The metadata of up to `limit` of the oldest segments, oldest first (an index range read; no value is read). */
-  oldest(limit: number): SegmentInfo[] {
-    return this.sql.exec<SegmentMeta>("SELECT first_seq, last_seq, count, bytes, ts FROM log ORDER BY first_seq LIMIT ?", limit)
+  /**
+   * The metadata of up to `limit` of the oldest segments after the one
+   * starting at `after` (0: from the oldest), oldest first: a primary-key
+   * range read of the rows' leading columns; no value is read.
+   */
+  oldest(limit: number, after = 0): SegmentInfo[] {
+    return this.sql.exec<SegmentMeta>("SELECT first_seq, last_seq, count, bytes, ts FROM log WHERE first_seq > ? ORDER BY first_seq LIMIT ?", after, limit)
       .toArray().map((r) => ({ firstSeq: r.first_seq, lastSeq: r.last_seq, count: r.count, bytes: r.bytes, ts: r.ts }));
   }
 
   /**
    * Deletes the oldest segments up to and including the one starting at
    * `lastFirstSeq` — they hold `records` records of `bytes` encoded bytes
-   * (from oldest()) — with their chunks, and updates the totals. Two range
-   * deletes on primary keys. Call inside `transactionSync`; if that
-   * transaction fails, call reloadTotals().
+   * (from oldest()) — with their chunks, and updates the totals; `nextSeq`
+   * is the first sequence kept (the next segment's, as the log has no
+   * gaps). Two range deletes on primary keys. Call inside `transactionSync`;
+   * if that transaction fails, call reloadTotals().
    */
-  deleteThrough(lastFirstSeq: number, records: number, bytes: number): void {
+  deleteThrough(lastFirstSeq: number, records: number, bytes: number, nextSeq: number): void {
     this.sql.exec("DELETE FROM log_chunk WHERE first_seq <= ?", lastFirstSeq);
     this.sql.exec("DELETE FROM log WHERE first_seq <= ?", lastFirstSeq);
     this.meta.set("log_count", this.records - records);
     this.meta.set("log_bytes", this.encoded - bytes);
     this.records -= records;
     this.encoded -= bytes;
-    for (const k of [...this.cache.keys()]) if (k <= lastFirstSeq) this.cache.delete(k);
-    this.first = this.records === 0 ? 0 : (this.sql.exec<{ s: number | null }>("SELECT min(first_seq) AS s FROM log").one().s ?? 0);
+    if (this.cache.size > 0) for (const k of [...this.cache.keys()]) if (k <= lastFirstSeq) this.cache.delete(k);
+    this.first = this.records === 0 ? 0 : nextSeq;
   }
 
   /**
@@ -264,7 +269,8 @@ export class LogStore {
       n += s.count;
       b += s.bytes;
     }
-    this.deleteThrough(segs[segs.length - 1]!.firstSeq, n, b);
+    const last = segs[segs.length - 1]!;
+    this.deleteThrough(last.firstSeq, n, b, last.lastSeq + 1);
     return segs.length;
   }
 }

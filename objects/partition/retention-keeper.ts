@@ -23,10 +23,12 @@ import { appendRoom, nextExpiry, planDeletion, type AppendRoom } from "./retenti
 import type { RetentionSettingsStore } from "./retention-store";
 import type { RetentionUpdate } from "./rpc";
 
-/** Oldest segments examined (and at most deleted) after one append; the alarm job continues if more must go. */
-const APPEND_PAGE = 64;
-/** Oldest segments examined per run of the alarm job. */
-const JOB_PAGE = 256;
+/** Oldest segments deleted at most after one append; the alarm job continues if more must go. */
+const APPEND_MAX = 64;
+/** Oldest segments deleted at most per run of the alarm job. */
+const JOB_MAX = 256;
+/** The first read of segment rows takes this many (an append at its limit usually deletes one or two); each further read twice as many. */
+const FIRST_READ = 4;
 /** Retry delay after a failed deletion, ms. */
 const RETRY_MS = 1_000;
 /** The schedule job. */
@@ -47,8 +49,6 @@ export interface RetentionHost {
    * once that committed (notify sessions).
    */
   truncated(logStart: number): () => void;
-  /** `records` records with `bytes` of keys + values were deleted (same turn as the commit; telemetry). */
-  deleted(records: number, bytes: number): void;
 }
 
 export class RetentionKeeper {
@@ -63,7 +63,8 @@ export class RetentionKeeper {
     this.current = host.settings.load();
     this.inForce = resolveRetention(this.current.overrides, retentionDefaults(host.env));
     this.due = host.schedule.get(RETENTION_JOB);
-    if (this.due === null && this.needsJob()) this.put(Date.now()); // e.g. a log written before retention existed
+    // e.g. a log written before retention existed, or limits lowered by a deployment var
+    if (this.due === null && (this.needsAgeJob() || this.over())) this.put(Date.now());
   }
 
   /** The settings in force (the topic's, resolved with the deployment defaults). */
@@ -102,22 +103,25 @@ export class RetentionKeeper {
 
   /**
    * Called right after an append committed, in the same turn: when the log
-   * is over a size limit, deletes the oldest segments (at most APPEND_PAGE;
+   * is over a size limit, deletes the oldest segments (at most APPEND_MAX;
    * the job goes on at once if more must go); arms the age job for a log
    * that was empty. A failed deletion is retried by the job (the append
-   * itself stands).
+   * itself stands). Returns the records deleted (for the telemetry, stored
+   * in this turn).
    */
-  appended(now: number): void {
-    const r = this.inForce;
-    const over = (r.messages > 0 && this.host.log.count() > r.messages) || (r.bytes > 0 && this.host.log.payloadBytes() > r.bytes);
-    if (over) {
+  appended(now: number): number {
+    let deleted = 0;
+    if (this.over()) {
       try {
-        if (this.enforce(now, APPEND_PAGE)) this.put(now);
+        const d = this.enforce(now, APPEND_MAX);
+        deleted = d.records;
+        if (d.more) this.put(now);
       } catch {
         this.put(now + RETRY_MS);
       }
     }
-    if (this.due === null && this.needsJob()) this.put(this.nextDue() ?? now);
+    if (this.due === null && this.needsAgeJob()) this.put(this.nextDue() ?? now);
+    return deleted;
   }
 
   /** Re-arms the alarm if a synchronous step scheduled the job (call before replying). */
@@ -128,31 +132,38 @@ export class RetentionKeeper {
   }
 
   /**
-   * The alarm's "retention" job: deletes a page of the oldest segments the
-   * settings say must go, then schedules itself again — now when a whole
-   * page went, else when the oldest segment left expires (or not at all).
-   * Re-arming happens in the Partition's alarm().
+   * The alarm's "retention" job: deletes up to JOB_MAX of the oldest
+   * segments the settings say must go, then schedules itself again — now
+   * when more may have to go, else when the oldest segment left expires (or
+   * not at all). Re-arming happens in the Partition's alarm(). Returns the
+   * records deleted.
    */
-  runJob(now: number): void {
-    let more: boolean;
+  runJob(now: number): number {
+    let d: { records: number; more: boolean };
     try {
-      more = this.enforce(now, JOB_PAGE);
+      d = this.enforce(now, JOB_MAX);
     } catch {
       this.host.schedule.put(RETENTION_JOB, (this.due = now + RETRY_MS));
-      return;
+      return 0;
     }
-    const next = more ? now : this.nextDue();
+    const next = d.more ? now : this.nextDue();
     this.due = next;
     if (next === null) this.host.schedule.clear(RETENTION_JOB);
     else this.host.schedule.put(RETENTION_JOB, next);
+    return d.records;
   }
 
   // ------------------------------------------------------------ internals
 
-  /** Whether anything can ever be deleted: a limit is set and the log holds records. */
-  private needsJob(): boolean {
+  /** Whether records will expire: retention by age is on and the log holds records (size limits are kept on append). */
+  private needsAgeJob(): boolean {
+    return this.inForce.ms > 0 && this.host.log.count() > 0;
+  }
+
+  /** Whether the log holds more than a size limit allows. */
+  private over(): boolean {
     const r = this.inForce;
-    return (r.ms > 0 || r.bytes > 0 || r.messages > 0) && this.host.log.count() > 0;
+    return (r.messages > 0 && this.host.log.count() > r.messages) || (r.bytes > 0 && this.host.log.payloadBytes() > r.bytes);
   }
 
   /** When the oldest segment expires, null when age retention is off or the log is empty. */
@@ -169,28 +180,46 @@ export class RetentionKeeper {
   }
 
   /**
-   * Deletes what the settings say must go among the `page` oldest segments,
-   * in one transaction. Returns true when the whole page went (more may
-   * have to). @throws when the transaction fails (nothing was deleted)
+   * Deletes, in one transaction, what the settings say must go among the
+   * oldest segments, at most `max` of them: reads segment rows a few at a
+   * time (FIRST_READ, then doubling) until one must stay. Returns the
+   * records deleted and whether more may have to go (`max` reached).
+   * @throws when the transaction fails (nothing was deleted)
    */
-  private enforce(now: number, page: number): boolean {
+  private enforce(now: number, max: number): { records: number; more: boolean } {
     const { log } = this.host;
-    const oldest = log.oldest(page);
-    const d = planDeletion(oldest, { records: log.count(), bytes: log.payloadBytes() }, this.inForce, now, PUB_OVERHEAD);
-    if (d.segments === 0) return false;
+    const level = { records: log.count(), bytes: log.payloadBytes() };
+    let segments = 0, records = 0, encoded = 0, lastFirstSeq = 0, nextSeq = 0;
+    let more = false;
+    for (let read = FIRST_READ, after = 0; segments < max; read *= 2) {
+      const page = log.oldest(Math.min(read, max - segments), after);
+      const d = planDeletion(page, level, this.inForce, now, PUB_OVERHEAD);
+      if (d.segments > 0) {
+        segments += d.segments;
+        records += d.records;
+        encoded += d.encodedBytes;
+        lastFirstSeq = d.lastFirstSeq;
+        nextSeq = d.nextSeq;
+        level.records -= d.records;
+        level.bytes -= d.bytes;
+      }
+      if (d.segments < page.length || page.length === 0) break; // one must stay, or the log ended
+      more = segments >= max;
+      after = d.lastFirstSeq;
+    }
+    if (segments === 0) return { records: 0, more: false };
     let after: () => void = () => {};
     try {
       this.host.storage.transactionSync(() => {
-        log.deleteThrough(d.lastFirstSeq, d.records, d.encodedBytes);
-        this.host.setMeta("last_seq", this.host.lastSeq());
+        log.deleteThrough(lastFirstSeq, records, encoded, nextSeq);
+        if (log.count() === 0) this.host.setMeta("last_seq", this.host.lastSeq()); // an emptied log keeps its sequence
         after = this.host.truncated(log.firstSequence() || this.host.lastSeq() + 1);
       });
     } catch (e) {
       log.reloadTotals();
       throw e;
     }
-    this.host.deleted(d.records, d.bytes);
     after();
-    return d.segments === oldest.length;
+    return { records, more };
   }
 }

@@ -64,16 +64,18 @@ export class PartitionTelemetry {
 
   /**
    * An append of `count` records (`valueBytes` of values) and `duplicates`
-   * duplicate PUBs. Call right after the
+   * duplicate PUBs, and `retentionDeleted` records retention deleted right
+   * after it. Call right after the
    * append's transaction, in the same synchronous turn: the counts are
    * written in that turn and so commit with it (and are not counted when it
    * failed).
    */
-  published(count: number, valueBytes: number, duplicates: number): void {
+  published(count: number, valueBytes: number, duplicates: number, retentionDeleted = 0): void {
     const now = Date.now();
     this.meter.add(PUBLISHED, count, now);
     this.meter.add(PUBLISHED_BYTES, valueBytes, now);
     this.meter.add(DEDUPLICATED, duplicates, now);
+    if (retentionDeleted > 0) this.meter.add(RETENTION_DELETED, retentionDeleted, now);
     if (count > 0) this.meter.persist();
   }
 
