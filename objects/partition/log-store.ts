@@ -141,11 +141,15 @@ export class LogStore {
 
   /** Adds `n` records of `b` encoded bytes, the first with sequence `firstSeq`, to the totals. */
   private counted(n: number, b: number, firstSeq: number): void {
-    this.meta.set("log_count", this.records + n);
-    this.meta.set("log_bytes", this.encoded + b);
+    this.storeTotals(this.records + n, this.encoded + b);
     this.records += n;
     this.encoded += b;
     if (this.first === 0) this.first = firstSeq;
+  }
+
+  /** Writes both totals in one statement. */
+  private storeTotals(records: number, encoded: number): void {
+    this.meta.set2("log_count", records, "log_bytes", encoded);
   }
 
   private insertSegment(firstSeq: number, count: number, frames: Uint8Array, ts: number): void {
@@ -243,14 +247,14 @@ export class LogStore {
    * `lastFirstSeq` — they hold `records` records of `bytes` encoded bytes
    * (from oldest()) — with their chunks, and updates the totals; `nextSeq`
    * is the first sequence kept (the next segment's, as the log has no
-   * gaps). Two range deletes on primary keys. Call inside `transactionSync`;
-   * if that transaction fails, call reloadTotals().
+   * gaps); `chunked` false when none of them is larger than CHUNK_BYTES
+   * (so none has chunk rows). Range deletes on primary keys. Call inside
+   * `transactionSync`; if that transaction fails, call reloadTotals().
    */
-  deleteThrough(lastFirstSeq: number, records: number, bytes: number, nextSeq: number): void {
-    this.sql.exec("DELETE FROM log_chunk WHERE first_seq <= ?", lastFirstSeq);
+  deleteThrough(lastFirstSeq: number, records: number, bytes: number, nextSeq: number, chunked = true): void {
+    if (chunked) this.sql.exec("DELETE FROM log_chunk WHERE first_seq <= ?", lastFirstSeq);
     this.sql.exec("DELETE FROM log WHERE first_seq <= ?", lastFirstSeq);
-    this.meta.set("log_count", this.records - records);
-    this.meta.set("log_bytes", this.encoded - bytes);
+    this.storeTotals(this.records - records, this.encoded - bytes);
     this.records -= records;
     this.encoded -= bytes;
     if (this.cache.size > 0) for (const k of [...this.cache.keys()]) if (k <= lastFirstSeq) this.cache.delete(k);

@@ -18,7 +18,7 @@
 import type { Env } from "../env";
 import type { Schedule } from "../shared/schedule";
 import { resolveRetention, retentionDefaults, type Retention } from "../shared/retention-config";
-import { PUB_OVERHEAD, type LogStore } from "./log-store";
+import { CHUNK_BYTES, PUB_OVERHEAD, type LogStore } from "./log-store";
 import { appendRoom, nextExpiry, planDeletion, type AppendRoom } from "./retention";
 import type { RetentionSettingsStore } from "./retention-store";
 import type { RetentionUpdate } from "./rpc";
@@ -190,10 +190,11 @@ export class RetentionKeeper {
     const { log } = this.host;
     const level = { records: log.count(), bytes: log.payloadBytes() };
     let segments = 0, records = 0, encoded = 0, lastFirstSeq = 0, nextSeq = 0;
-    let more = false;
+    let more = false, chunked = false;
     for (let read = FIRST_READ, after = 0; segments < max; read *= 2) {
       const page = log.oldest(Math.min(read, max - segments), after);
       const d = planDeletion(page, level, this.inForce, now, PUB_OVERHEAD);
+      for (let i = 0; i < d.segments; i++) if (page[i]!.bytes > CHUNK_BYTES) chunked = true;
       if (d.segments > 0) {
         segments += d.segments;
         records += d.records;
@@ -211,7 +212,7 @@ export class RetentionKeeper {
     let after: () => void = () => {};
     try {
       this.host.storage.transactionSync(() => {
-        log.deleteThrough(lastFirstSeq, records, encoded, nextSeq);
+        log.deleteThrough(lastFirstSeq, records, encoded, nextSeq, chunked);
         if (log.count() === 0) this.host.setMeta("last_seq", this.host.lastSeq()); // an emptied log keeps its sequence
         after = this.host.truncated(log.firstSequence() || this.host.lastSeq() + 1);
       });
