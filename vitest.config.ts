@@ -57,7 +57,7 @@ const mcpSdkWithoutSourceMaps = {
  *   (MORTAR_RETENTION_MS) and a 100 ms telemetry flush, so retention by age
  *   and its counters show within a test (test/workers/retention/).
  * - workers-tenants: a hosted broker — ADMIN_TOKEN set, one static tenant,
- *   short token re-check and telemetry intervals (test/workers/tenants/).
+ *   short token re-check, purge delay and telemetry intervals (test/workers/tenants/).
  * - e2e:     a real `wrangler dev` process started by the test, driven from Node.
  */
 export default defineConfig({
@@ -141,6 +141,7 @@ export default defineConfig({
                 ADMIN_TOKEN: "test-admin-token",
                 AUTH_TOKENS: "test-static-token:static-tenant",
                 TENANT_REVALIDATE_MS: "300",
+                TENANT_PURGE_DELAY_MS: "300",
                 TELEMETRY_FLUSH_MS: "100",
               },
             },

@@ -54,6 +54,8 @@ export interface Env {
    * within which a revoked token's open connections close.
    */
   TENANT_REVALIDATE_MS?: string;
+  /** Tenants: how long after a delete the purge of its data starts, ms (default 2 × TENANT_REVALIDATE_MS + 10 s). */
+  TENANT_PURGE_DELAY_MS?: string;
   /** Counting pipeline: how often each object reports its counters, ms (default 10000; docs/operations.md). */
   TELEMETRY_FLUSH_MS?: string;
   SESSION: DurableObjectNamespace;
@@ -65,6 +67,8 @@ export interface Env {
   NATS_SESSION: DurableObjectNamespace;
   /** Tenant directory: one object per tenant and the index (objects/tenants/). */
   TENANTS: DurableObjectNamespace<import("./tenants/TenantDirectory").TenantDirectory>;
+  /** Per-tenant mq9 mailbox lists (objects/mailbox-index/). */
+  MAILBOX_INDEX: DurableObjectNamespace<import("./mailbox-index/MailboxIndex").MailboxIndex>;
   /** Per-tenant usage aggregators and the tenant index (objects/usage/). */
   USAGE: DurableObjectNamespace<import("./usage/UsageAggregator").UsageAggregator>;
 }

@@ -12,6 +12,7 @@ import { metricsHandler } from "./admin/metrics";
 import { statsHandler } from "./admin/stats";
 import { usageHandler } from "./admin/usage";
 import { registerTenantAdmin } from "./admin/tenants-api";
+import { registerGroupAdmin } from "./admin/groups-api";
 
 export const app = new Hono<{ Bindings: Env }>();
 
@@ -26,6 +27,8 @@ app.get("/stats", statsHandler);
 app.get("/admin/tenants/:id/usage", usageHandler);
 /** Tenant directory: tenants, issued tokens, quotas (docs/tenants.md). */
 registerTenantAdmin(app);
+/** Consumer-group management per tenant: list, describe, delete, reset, pause/resume (docs/groups.md). */
+registerGroupAdmin(app);
 
 /** Browser agents: CORS on the mq9 bridge; /nats answers preflights (the route itself is the NATS session's). */
 app.use("/mq9/*", brokerCors());

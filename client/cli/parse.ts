@@ -124,3 +124,19 @@ export function parseDurationMs(flag: string, value: string, min = 0, bareUnit: 
   if (n < min) throw usageError(`${flag} must be at least ${min} ms, not ${value}`);
   return n;
 }
+
+/**
+ * A point in time as unix ms: an ISO-8601 date/time (`2026-05-02T10:00:00Z`),
+ * or a duration from `now` (`30m`, `2h`, `7d` — see parseDurationMs).
+ * @throws CliError USAGE otherwise
+ */
+export function parseInstantMs(flag: string, value: string, now = Date.now()): number {
+  const v = value.trim();
+  if (/^\d{4}-\d{2}-\d{2}/.test(v)) {
+    const ms = Date.parse(v);
+    if (Number.isNaN(ms)) throw usageError(`${flag} must be an ISO-8601 time or a duration from now (e.g. 30m, 2h), not "${value}"`);
+    return ms;
+  }
+  if (!/^\d+(?:\.\d+)?\s*[a-z]+$/i.test(v)) throw usageError(`${flag} must be an ISO-8601 time or a duration from now with a unit (e.g. 30m, 2h, 7d), not "${value}"`);
+  return now + parseDurationMs(flag, v, 1);
+}

@@ -35,8 +35,9 @@ import { PartitionStore } from "./store";
 import { planAppend, type RejectReason } from "./plan";
 import {
   AppendStatus, type AppendResult, type AssignResult, type DeliverRequest, type DeliverResult, type OwnerRef,
-  type PartitionInfo, type PartitionStats, type RetentionUpdate, type SettleRequest, type SettleResult, type StoredRecord,
+  type GroupStatus, type PartitionInfo, type PartitionStats, type RetentionUpdate, type SettleRequest, type SettleResult, type StoredRecord,
 } from "./rpc";
+import type { ResetTarget } from "../../wire/admin/groups";
 import type { RegisterResult } from "../registry/rpc";
 import { RETENTION_JOB, RetentionKeeper } from "./retention-keeper";
 import { takeRoom } from "./retention";
@@ -71,6 +72,8 @@ export class Partition extends DurableObject<Env> {
   private readonly consumers: Consumers;
   private registered: boolean;
   private registering: Promise<void> | null = null;
+  /** Storage deleted by a tenant purge: the object refuses everything and writes nothing (purge()). */
+  private purged = false;
   /** Counters for /metrics and usage metering (telemetry.ts). */
   private readonly telemetry: PartitionTelemetry;
   /** Retention settings and enforcement (retention-keeper.ts). */
@@ -294,6 +297,7 @@ export class Partition extends DurableObject<Env> {
    * records lost to retention (docs/operations.md).
    */
   stats(): PartitionStats {
+    if (this.purged) return { firstSequence: 1, highWatermark: 0, sizeBytes: 0, producers: 0, groups: [] };
     return {
       firstSequence: this.logStart(),
       highWatermark: this.lastSeq,
@@ -373,9 +377,69 @@ export class Partition extends DurableObject<Env> {
    * starts per `startPolicy` (StartPolicy). An older epoch is refused
    * (ok = false, nothing changes).
    */
-  async assign(group: string, epoch: number, owner: OwnerRef | null, startPolicy: number): Promise<AssignResult> {
+  async assign(group: string, epoch: number, owner: OwnerRef | null, startPolicy: number, reset?: number): Promise<AssignResult> {
+    if (this.purged) return { ok: false, ownershipEpoch: 0 };
     await this.register();
-    return this.consumers.assign(group, epoch, owner, startPolicy);
+    return this.consumers.assign(group, epoch, owner, startPolicy, reset);
+  }
+
+  /**
+   * Where a group reset to `target` moves a position on this partition:
+   * the next sequence to deliver (docs/groups.md). `time` finds the first
+   * record appended at or after it without reading values
+   * (LogStore.firstSequenceAtOrAfter); `sequence` is clamped into
+   * [oldest stored, newest + 1].
+   */
+  resolvePosition(target: ResetTarget): number {
+    const end = this.lastSeq + 1;
+    const first = this.log.firstSequence() || end;
+    switch (target.kind) {
+      case "earliest":
+        return first;
+      case "latest":
+        return end;
+      case "sequence":
+        return Math.min(end, Math.max(first, target.sequence));
+      case "time":
+        return Math.min(end, Math.max(first, this.log.firstSequenceAtOrAfter(target.at)));
+    }
+  }
+
+  /** Pauses (until unix ms) or resumes (null) deliveries to `group` here; see Consumers.pause. */
+  async pauseGroup(group: string, until: number | null): Promise<void> {
+    if (!this.purged) await this.consumers.pause(group, until);
+  }
+
+  /** Deletes `group`'s position and deliveries here (group delete); true when it had some. Idempotent. */
+  async dropGroup(group: string): Promise<boolean> {
+    return this.purged ? false : this.consumers.dropGroup(group);
+  }
+
+  /** One group's position and counters here, with the partition's high watermark (group describe). */
+  groupStatus(group: string): GroupStatus {
+    if (this.purged) return { highWatermark: 0, cursor: null, pausedUntil: null };
+    return { highWatermark: this.lastSeq, ...this.consumers.cursor(group) };
+  }
+
+  /**
+   * Tenant purge (docs/tenants.md "Deleting a tenant"): deletes ALL of this
+   * partition's storage — log, producer state, group positions and
+   * deliveries, schedule, telemetry — and its alarm, once a dead-letter
+   * transfer and a usage report in flight have finished (so nothing reaches
+   * the twin or the tenant's aggregator afterwards). From then on it refuses
+   * appends and deliveries (TOPIC_DELETED) and writes nothing. Answers the
+   * names of the groups it had positions for (groups that joined before the
+   * registry's group index existed are found this way). Idempotent.
+   */
+  async purge(): Promise<{ groups: string[] }> {
+    const groups = this.purged ? [] : this.consumers.info().map((g) => g.group);
+    this.purged = true;
+    this.deleted = true;
+    await this.consumers.idle();
+    await this.telemetry.abandon();
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    return { groups };
   }
 
   /**
@@ -409,6 +473,7 @@ export class Partition extends DurableObject<Env> {
    * Idempotent.
    */
   async markDeleted(): Promise<void> {
+    if (this.purged) return;
     if (!this.deleted) {
       this.deleted = true;
       this.setMeta("deleted", 1);
@@ -418,8 +483,9 @@ export class Partition extends DurableObject<Env> {
     await this.schedule.set("purge", Date.now());
   }
 
-  /** Runs due jobs from the schedule table: "purge", "retention", "telemetry" (report counters), and the read path's "deadlines" and "dlq". */
+  /** Runs due jobs from the schedule table: "purge", "retention", "telemetry" (report counters), and the read path's "deadlines", "dlq" and "pause". */
   override async alarm(): Promise<void> {
+    if (this.purged) return;
     const now = Date.now();
     for (const job of this.schedule.due(now)) {
       if (await this.consumers.runJob(job, now)) continue;

@@ -11,6 +11,9 @@
  * - `deliveries(gid, seq, delivery_id, attempt, deadline, state, reason)`:
  *   one row per unsettled delivery (in flight, waiting for redelivery, or
  *   waiting to be dead-lettered). An ACK deletes the row.
+ * - `group_pauses(name, until)`: a paused group (consumer-group management,
+ *   docs/groups.md) and when its pause ends (unix ms); kept by name, so a
+ *   group may be paused before it owns the partition.
  *
  * Every ledger change is flushed in the same transaction as the call that
  * made it, so a restart resumes with the same attempts, delivery ids and
@@ -34,7 +37,8 @@ export function ensureLedgerSchema(sql: SqlStorage): void {
       redelivered INTEGER NOT NULL DEFAULT 0, dead_lettered INTEGER NOT NULL DEFAULT 0, retention_skipped INTEGER NOT NULL DEFAULT 0);
     CREATE TABLE IF NOT EXISTS deliveries(gid INTEGER NOT NULL, seq INTEGER NOT NULL, delivery_id INTEGER NOT NULL,
       attempt INTEGER NOT NULL, deadline INTEGER NOT NULL, state INTEGER NOT NULL, reason INTEGER NOT NULL,
-      PRIMARY KEY(gid, seq)) WITHOUT ROWID;`);
+      PRIMARY KEY(gid, seq)) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS group_pauses(name TEXT PRIMARY KEY, until INTEGER NOT NULL);`);
   // Released layouts before retention had no retention_skipped column.
   if (sql.exec("SELECT 1 FROM pragma_table_info('consumer_groups') WHERE name = 'retention_skipped'").toArray().length === 0) {
     sql.exec("ALTER TABLE consumer_groups ADD COLUMN retention_skipped INTEGER NOT NULL DEFAULT 0");
@@ -76,6 +80,23 @@ export class LedgerStore {
     const gid = this.sql.exec<{ gid: number }>(
       "INSERT INTO consumer_groups(name, next, epoch, owner) VALUES (?, ?, 0, NULL) RETURNING gid", name, next).one().gid;
     return new GroupLedger(gid, name, next);
+  }
+
+  /** Deletes a group's ledger, its deliveries and its pause (group delete). */
+  drop(l: GroupLedger): void {
+    this.sql.exec("DELETE FROM deliveries WHERE gid = ?", l.gid);
+    this.sql.exec("DELETE FROM consumer_groups WHERE gid = ?", l.gid);
+  }
+
+  /** Every paused group and the end of its pause, unix ms. */
+  loadPauses(): Map<string, number> {
+    return new Map(this.sql.exec<{ name: string; until: number }>("SELECT name, until FROM group_pauses").toArray().map((r) => [r.name, r.until]));
+  }
+
+  /** Pauses `name` until `until` (unix ms), or resumes it (null). */
+  setPause(name: string, until: number | null): void {
+    if (until === null) this.sql.exec("DELETE FROM group_pauses WHERE name = ?", name);
+    else this.sql.exec("INSERT OR REPLACE INTO group_pauses(name, until) VALUES (?, ?)", name, until);
   }
 
   /** Writes what changed in `l` (call inside transactionSync). */

@@ -155,6 +155,28 @@ export class GroupLedger {
     return true;
   }
 
+  /**
+   * Reset (consumer-group management, docs/groups.md): the group's position
+   * becomes `next` — the next sequence delivered — and every unsettled
+   * delivery of the old position (in flight, waiting for redelivery or for
+   * the dead-letter twin) is dropped. Called together with a fence to a
+   * newer ownership epoch, so no ACK of a dropped delivery is accepted
+   * afterwards. Returns how many deliveries were dropped.
+   */
+  reset(next: number): number {
+    const dropped = this.pending.size;
+    for (const seq of this.pending.keys()) {
+      this.dirty.delete(seq);
+      this.removed.add(seq);
+    }
+    this.pending.clear();
+    this.retryQueue = [];
+    this.next = Math.max(1, next);
+    this.waiting = true;
+    this.metaDirty = true;
+    return dropped;
+  }
+
   /** 0 when `caller` owns the partition under `epoch`; else STALE_OWNERSHIP_EPOCH or NOT_OWNER. */
   check(epoch: number, caller: SubscriberRef): number {
     if (epoch < this.ownershipEpoch) return ErrorCode.STALE_OWNERSHIP_EPOCH;

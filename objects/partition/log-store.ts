@@ -115,6 +115,34 @@ export class LogStore {
   }
 
   /**
+   * The first stored sequence whose record was appended at or after `ts`
+   * (unix ms), or lastSequence() + 1 when none was (a group reset "to a
+   * time", docs/groups.md). Records carry their segment's append time, so
+   * this is a binary search over segment rows by sequence — O(log records)
+   * primary-key lookups of (first_seq, last_seq, ts), no value is read or
+   * decoded. Assumes append times do not decrease along the log (one
+   * object's clock).
+   */
+  firstSequenceAtOrAfter(ts: number): number {
+    let lo = this.firstSequence();
+    let hi = this.lastSequence() + 1;
+    if (lo === 0) return hi;
+    const at = (q: string, v: number) => this.sql.exec<SegmentMeta>(q, v).toArray()[0];
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      let seg = at("SELECT first_seq, last_seq, count, bytes, ts FROM log WHERE first_seq <= ? ORDER BY first_seq DESC LIMIT 1", mid);
+      if (!seg || seg.last_seq < mid) seg = at("SELECT first_seq, last_seq, count, bytes, ts FROM log WHERE first_seq > ? ORDER BY first_seq LIMIT 1", mid);
+      if (!seg) {
+        hi = mid; // nothing stored at or after mid
+        continue;
+      }
+      if (seg.ts >= ts) hi = Math.min(hi, seg.first_seq);
+      else lo = seg.last_seq + 1;
+    }
+    return lo;
+  }
+
+  /**
    * Stores the records of `batch` as laid out in `segments` (segments.ts):
    * one row (plus chunks) per segment, and the new totals. Call inside
    * `transactionSync`; if that transaction fails, call reloadTotals().

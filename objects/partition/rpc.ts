@@ -193,3 +193,13 @@ export interface GroupCursorInfo {
   /** Records retention deleted before the group settled them (docs/protocol.md "Topic retention"). */
   retentionSkipped: number;
 }
+
+/** Answer to `Partition.groupStatus(group)` (group describe, docs/groups.md). */
+export interface GroupStatus {
+  /** Sequence of the newest record (0 = none). */
+  highWatermark: number;
+  /** The group's position and counters here; null when it never owned the partition. */
+  cursor: GroupCursorInfo | null;
+  /** The group is paused here until then (unix ms); null = not paused. */
+  pausedUntil: number | null;
+}

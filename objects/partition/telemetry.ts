@@ -108,6 +108,11 @@ export class PartitionTelemetry {
     this.meter.touch();
   }
 
+  /** The partition's storage is being deleted by a tenant purge: nothing more is reported (Meter.abandon). */
+  async abandon(): Promise<void> {
+    await this.meter.abandon();
+  }
+
   /** Retained bytes: keys + values of the stored records. */
   storedBytes(): number {
     return this.host.log.payloadBytes();

@@ -8,7 +8,8 @@
  * Deleting a topic removes its row, leaves a tombstone (so a late PUB gets
  * TOPIC_DELETED instead of UNKNOWN_TOPIC) and queues a purge: the alarm tells
  * the Partitions of the old incarnation (source and twin) to refuse appends
- * and delete their records (Partition.markDeleted) — only those that
+ * and delete their records (Partition.markDeleted), then purges the topic's
+ * consumer groups (group-index.ts) — partitions only those that
  * registered themselves (`written` table, registerPartition) before they
  * first stored something, so an untouched partition is never started. A
  * topic declared again under the same name gets a new incarnation, hence new
@@ -25,6 +26,12 @@
  * until each answered; the settings carry a version, so a late push never
  * undoes a newer one). Partitions that never stored anything are not
  * started: they learn the settings when they register.
+ *
+ * For consumer-group management and the tenant purge (docs/groups.md,
+ * docs/tenants.md) the registry also records each topic's consumer groups
+ * (group-index.ts), remembers the partitions a topic delete left marked
+ * (`retired`), and pages through everything a tenant purge must visit
+ * (purge-targets.ts); those modules hold their own SQL.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
@@ -32,9 +39,11 @@ import { DEFAULT_MAX_PARTITIONS_PER_TOPIC, DeclareCreated, DeclareFlags, Op } fr
 import type { DeclareRetention } from "../../wire/mortar/frames";
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Schedule } from "../shared/schedule";
-import { rememberedName } from "../shared/object-name";
+import { rememberName, rememberedName } from "../shared/object-name";
 import { tenantOfName } from "../shared/names";
+import { MetaTable } from "../shared/meta-table";
 import { partitionStub } from "../partition/stub";
+import { groupStub } from "../group/stub";
 import { checkClientFrame, decodeUtf8Strict, dlqSourceName } from "../../wire/mortar/validate";
 import { choosePair, isTwinId, pairOf, purgePage, sourceTopicId, topicInfo, twinTopicId, type StoredTopic } from "./topics";
 import { RegistryStore } from "./store";
@@ -44,6 +53,8 @@ import {
   type Retention, type RetentionOverrides,
 } from "../shared/retention-config";
 import type { RetentionUpdate } from "../partition/rpc";
+import { addGroup, ensureGroupIndex, listGroups, removeGroup } from "./group-index";
+import { ensureRetired, purgeTargetPage, purgeTotals, retire, type PurgeTargetPage, type PurgeTotals } from "./purge-targets";
 import type { DeclareResult, LookupResult, RegisterResult, TopicInfo } from "./rpc";
 
 /** Partitions told to purge per alarm run. */
@@ -52,17 +63,22 @@ const PURGE_FANOUT = 64;
 const PUSH_FANOUT = 64;
 
 export class TopicRegistry extends DurableObject<Env> {
-  private readonly store: RegistryStore;
-  private readonly retention: RetentionStore;
+  private store: RegistryStore;
+  private retention: RetentionStore;
+  /** For the group index and the purge targets (their own SQL modules). */
+  private readonly sql: SqlStorage;
   /** The object's name, also when the runtime started it for its alarm (shared/object-name.ts). */
   private readonly name: string | null;
-  private readonly schedule: Schedule;
+  private schedule: Schedule;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.name = rememberedName(ctx);
+    this.sql = ctx.storage.sql;
     this.store = new RegistryStore(ctx.storage.sql);
     this.retention = new RetentionStore(ctx.storage.sql);
+    ensureGroupIndex(this.sql);
+    ensureRetired(this.sql);
     this.schedule = new Schedule(ctx.storage);
     if (this.store.meta.get("retention_pushed") === 0) {
       // First start of a registry with retention: partitions that registered before it hold no
@@ -243,6 +259,71 @@ export class TopicRegistry extends DurableObject<Env> {
     return { live: true, retention: this.update(r, isTwinId(topicId)) };
   }
 
+  /** The live topic (or `.dlq` twin) named `name`, or null (consumer-group management routes). */
+  find(name: string): TopicInfo | null {
+    const source = dlqSourceName(name);
+    const r = this.store.byName(source ?? name);
+    return r ? this.view(r, source !== null) : null;
+  }
+
+  /**
+   * Called by a ConsumerGroup on its first join: records group `group` of
+   * `topicId` (incarnation `incarnation`) so that it can be listed and
+   * purged (group-index.ts). Idempotent; recorded only while that topic
+   * incarnation is live (returns whether it is).
+   */
+  registerGroup(incarnation: number, topicId: number, group: string): boolean {
+    const live = this.store.isLive(incarnation, pairOf(topicId));
+    if (live) addGroup(this.sql, incarnation, topicId, group, Date.now());
+    return live;
+  }
+
+  /** A deleted group is forgotten (ConsumerGroup.deleteGroup). Idempotent. */
+  unregisterGroup(incarnation: number, topicId: number, group: string): void {
+    removeGroup(this.sql, incarnation, topicId, group);
+  }
+
+  /** Names of the recorded groups of `topicId` (incarnation `incarnation`), sorted. */
+  groupNames(incarnation: number, topicId: number): string[] {
+    return listGroups(this.sql, incarnation, topicId);
+  }
+
+  /**
+   * Tenant purge: the next page of at most `limit` objects to purge after
+   * `cursor` (null = the first page) — groups, then partitions, never two
+   * topic ids in one page (purge-targets.ts). Read only.
+   */
+  purgeTargets(cursor: string | null, limit: number): PurgeTargetPage {
+    return purgeTargetPage(this.sql, cursor, limit);
+  }
+
+  /** Tenant purge: how many topics, groups and partitions the pages will name (an estimate for progress). */
+  purgeTotals(): PurgeTotals {
+    return purgeTotals(this.sql);
+  }
+
+  /**
+   * Tenant purge, last step for the registry (after its partitions and
+   * groups were purged): deletes all of its storage and alarm, keeping only
+   * its incarnation counter — so a tenant re-created with the same id never
+   * gets a topic whose objects share a name with the purged ones (object
+   * names carry the incarnation). Returns that counter. Idempotent.
+   */
+  async purge(): Promise<number> {
+    const incarnation = this.store.lastIncarnation();
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    if (incarnation > 0) new MetaTable(this.sql, "registry_meta").set("incarnation", incarnation);
+    this.store = new RegistryStore(this.sql); // written_from: the next incarnation
+    this.store.meta.set("retention_pushed", 1); // nothing is left to tell
+    this.retention = new RetentionStore(this.sql);
+    ensureGroupIndex(this.sql);
+    ensureRetired(this.sql);
+    rememberName(this.ctx, this.name);
+    this.schedule = new Schedule(this.ctx.storage);
+    return incarnation;
+  }
+
   /** Every live topic with its twin, ordered by topic_id, with their retention settings in force (for /stats). */
   list(): TopicInfo[] {
     const all = this.retention.all();
@@ -292,24 +373,30 @@ export class TopicRegistry extends DurableObject<Env> {
     else this.schedule.clear("retention");
   }
 
-  /** One run of the purge queue (see alarm()). */
+  /** One run of the purge queue (see alarm()): a page of partitions, then the topic's consumer groups. */
   private async purgeStep(): Promise<void> {
     const job = this.store.nextPurge();
     if (!job) {
       this.schedule.clear("purge");
-    } else {
-      const fullFanOut = job.incarnation < this.store.writtenFrom();
-      const page = purgePage(job, fullFanOut, (limit) => this.store.writtenPartitions(job, limit), PURGE_FANOUT);
-      const parts = page.partitions;
-      // a failure throws: the alarm is retried and markDeleted is idempotent
-      await Promise.all(parts.map((p) => partitionStub(this.env, this.tenant, job.incarnation, job.topicId, p).markDeleted()));
-      this.ctx.storage.transactionSync(() => {
-        if (!fullFanOut && parts.length > 0) this.store.forgetWritten(job, parts[parts.length - 1]!);
-        if (page.done) this.store.finishPurge(job);
-        else if (fullFanOut) this.store.advancePurge(job, job.next + parts.length);
-      });
-      this.schedule.put("purge", Date.now());
+      return;
     }
+    const fullFanOut = job.incarnation < this.store.writtenFrom();
+    const page = purgePage(job, fullFanOut, (limit) => this.store.writtenPartitions(job, limit), PURGE_FANOUT);
+    const parts = page.partitions;
+    // a failure throws: the alarm is retried and markDeleted is idempotent
+    await Promise.all(parts.map((p) => partitionStub(this.env, this.tenant, job.incarnation, job.topicId, p).markDeleted()));
+    // Then the topic's consumer groups (group-index.ts): purged and forgotten, a page at a time.
+    const groups = page.done ? listGroups(this.sql, job.incarnation, job.topicId).slice(0, PURGE_FANOUT) : [];
+    await Promise.all(groups.map((g) => groupStub(this.env, this.tenant, job.incarnation, job.topicId, g).purge()));
+    const done = page.done && groups.length < PURGE_FANOUT;
+    this.ctx.storage.transactionSync(() => {
+      for (const g of groups) removeGroup(this.sql, job.incarnation, job.topicId, g);
+      retire(this.sql, job.incarnation, job.topicId, parts); // their marker rows stay: a tenant purge visits them
+      if (!fullFanOut && parts.length > 0) this.store.forgetWritten(job, parts[parts.length - 1]!);
+      if (done) this.store.finishPurge(job);
+      else if (fullFanOut) this.store.advancePurge(job, job.next + parts.length);
+    });
+    this.schedule.put("purge", Date.now());
   }
 }
 

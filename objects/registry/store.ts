@@ -19,7 +19,12 @@
  *   release before registration existed and are purged by full fan-out),
  *   `retention_pushed` (1 once the partitions registered before retention
  *   existed were queued to be told their settings).
- * - Retention settings and their pushes: retention-store.ts.
+ *
+ * More tables of the registry keep their SQL beside their rules:
+ * `topic_groups` (group-index.ts: each topic's consumer groups),
+ * `retired` (purge-targets.ts: partitions a topic delete left marked, for a
+ * tenant purge), and `retention` / `retention_push` (retention-store.ts:
+ * topics' retention settings and their pushes to partitions).
  */
 import { MetaTable } from "../shared/meta-table";
 import type { StoredTopic } from "./topics";
@@ -132,6 +137,11 @@ export class RegistryStore {
       this.sql.exec("INSERT OR IGNORE INTO purges(incarnation, topic_id, partitions, next) VALUES (?,?,?,0)",
         t.incarnation, id, t.partitions);
     }
+  }
+
+  /** True when incarnation `incarnation` of pair `pair` is a live topic. */
+  isLive(incarnation: number, pair: number): boolean {
+    return this.sql.exec("SELECT 1 FROM topics WHERE incarnation = ? AND pair = ?", incarnation, pair).toArray().length > 0;
   }
 
   /** Records that a partition holds data (idempotent). */

@@ -125,7 +125,7 @@ export class Consumer {
     this.io.respond(slot, encodeFrame(okFrame(Op.SUB, result)), () => this.announce(sub));
   }
 
-  /** ACK / NACK: returns credit now, settles at the Partition (batched per partition). */
+  /** ACK / NACK: returns credit now (when its ownership epoch is the delivery's), settles at the Partition (batched per partition). */
   settleRequest(f: AckFrame | NackFrame, slot: number): void {
     const sub = this.subs.get(f.subscriptionId);
     if (!sub) return this.io.respondErr(slot, ErrorCode.UNKNOWN_SUBSCRIPTION, f.op, `subscription ${f.subscriptionId} is not open on this connection`);
@@ -136,9 +136,10 @@ export class Consumer {
     const kind = f.op === Op.ACK
       ? ((f.flags & AckFlags.PROGRESS) !== 0 ? SettleKind.PROGRESS : SettleKind.ACK)
       : (f.reason === NackReason.RETRY ? SettleKind.RETRY : SettleKind.REJECT);
-    const seq = big(f.seq), deliveryId = big(f.deliveryId);
-    if (kind !== SettleKind.PROGRESS && sub.credit.settled(f.partition, seq, deliveryId)) this.loop.schedule(sub);
-    this.lanes.submit(sub.id, f.partition, { kind, seq, deliveryId, ownershipEpoch: big(f.ownershipEpoch), requestOp: f.op, slot });
+    const seq = big(f.seq), deliveryId = big(f.deliveryId), ownershipEpoch = big(f.ownershipEpoch);
+    // Credit returns now, unless the request is one the Partition will fence (an epoch the delivery was not made under).
+    if (kind !== SettleKind.PROGRESS && sub.credit.settled(f.partition, seq, deliveryId, ownershipEpoch)) this.loop.schedule(sub);
+    this.lanes.submit(sub.id, f.partition, { kind, seq, deliveryId, ownershipEpoch, requestOp: f.op, slot });
   }
 
   /** PULL: checks the member's epochs, then waits for records (not a barrier). */

@@ -10,7 +10,8 @@
  * - `series(key, value)`: cumulative value of each series (/metrics)
  * - `usage(hour, requests, messages_in, messages_out, bytes_in, bytes_out,
  *   connection_seconds, storage_max, storage_end)`: one row per tenant-hour
- * - `agg_meta(k, v)`: `storage_now` (running stored bytes), `registered`
+ * - `agg_meta(k, v)`: `storage_now` (running stored bytes), `registered`,
+ *   `accepts_from` (set by a tenant purge: older counts are dropped)
  * - `tenants(name, since_ms)`: index instance only
  */
 import { SUMMED_USAGE_FIELDS, metricDef, parseSeries, series, usageFieldOf } from "./catalog";
@@ -161,6 +162,10 @@ export class AggregateStore {
 
   addTenant(name: string, now: number): void {
     this.storage.sql.exec("INSERT OR IGNORE INTO tenants(name, since_ms) VALUES (?, ?)", name, now);
+  }
+
+  removeTenant(name: string): void {
+    this.storage.sql.exec("DELETE FROM tenants WHERE name = ?", name);
   }
 
   tenants(): string[] {

@@ -282,9 +282,9 @@ export class FakeBroker implements MortarPort {
             assignmentEpoch: n.assignmentEpoch, ownershipEpoch: n.ownershipEpoch, topicId: topic.topicId, partition: n.partition,
           });
           if (ok) g.noticeDelivered(n);
-        } else {
+        } else if (e.kind === "removed") {
           this.conn.consumer.removed(e.session.subscriptionId, e.memberId);
-        }
+        } // "pause": the fake broker's partitions do not pause (group pauses are tested in the workers pool)
       }
     });
   }

@@ -18,7 +18,6 @@
  */
 import type { Context } from "hono";
 import type { Env } from "../../objects/env";
-import { OPEN_TENANT, TENANT_ID_RE } from "../../objects/tenants/auth";
 import { agentRegistryStub } from "../../objects/agents/stub";
 import { isolateMeter } from "../telemetry";
 import { registryStub } from "../../objects/registry/stub";
@@ -28,8 +27,9 @@ import { usageStub } from "../../objects/usage/stub";
 import { series } from "../../objects/usage/catalog";
 import type { TopicInfo } from "../../objects/registry/rpc";
 import type { PartitionStats } from "../../objects/partition/rpc";
-import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
+import { UNAUTHORIZED_HEADERS, operatorAccess, scopedTenant } from "./access";
 import { knownTenants } from "./tenants";
+import { mapLimit } from "../../objects/shared/concurrency";
 
 /** Object calls in flight at once while assembling a tenant's document. */
 const FANOUT = 16;
@@ -96,16 +96,13 @@ export interface StatsDoc {
 export async function statsHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
   const access = await operatorAccess(c.env, c.req.header("authorization"));
   if (access.kind === "denied") return c.json({ error: access.error }, access.status, UNAUTHORIZED_HEADERS);
-  const asked = c.req.query("tenant");
-  if (asked !== undefined && !TENANT_ID_RE.test(asked)) return c.json({ error: "tenant must be 1-64 chars of [a-z0-9_-]" }, 400);
-  if (access.kind === "tenant" && asked !== undefined && asked !== access.tenant) {
-    return c.json({ error: "a tenant token can only read its own tenant's /stats" }, 403);
-  }
+  const scoped = scopedTenant(access, c.req.query("tenant"));
+  if ("error" in scoped) return c.json({ error: scoped.error }, scoped.status);
   const all = c.req.query("all") !== undefined;
   if (all && access.kind !== "operator") return c.json({ error: "?all needs the operator token (ADMIN_TOKEN)" }, 403);
   await isolateMeter.flush(c.env);
   try {
-    if (!all) return c.json(await tenantStats(c.env, asked ?? (access.kind === "tenant" ? access.tenant : OPEN_TENANT)));
+    if (!all) return c.json(await tenantStats(c.env, scoped.tenant));
     const tenants = await knownTenants(c.env, true);
     const docs: StatsDoc[] = [];
     for (const t of tenants) docs.push(await tenantStats(c.env, t));
@@ -158,18 +155,4 @@ export async function tenantStats(env: Env, tenant: string): Promise<StatsDoc> {
     }),
   }));
   return { tenant, generated_at: generatedAt, topics: docs, mailboxes: Math.max(0, mailboxes), agents };
-}
-
-/** `fn` over `items` with at most `limit` calls in flight; results in input order. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }

@@ -29,6 +29,7 @@ export function authRefusal(auth: Extract<AuthResult, { ok: false }>): { status:
   if (auth.reason === "unavailable") return { status: 503, error: `unavailable: ${auth.message}`, headers: { "Retry-After": "1" } };
   const error = auth.reason === "missing" ? "unauthorized: missing bearer token"
     : auth.reason === "revoked" ? "unauthorized: token revoked"
+    : auth.reason === "expired" ? "unauthorized: token expired"
     : auth.reason === "deleted" ? "unauthorized: tenant deleted" : "unauthorized: invalid token";
   return { status: 401, error, headers: { "WWW-Authenticate": 'Bearer realm="mortarmq"' } };
 }
