@@ -14,8 +14,8 @@
  * - Producer state (dedupe.ts) lives in producer-store.ts.
  * - Totals (`partition_meta`): `log_count` records, `log_bytes` encoded
  *   bytes, kept with every append and delete, so size checks (retention,
- *   /stats) never scan the log; `log_totals` = 1 once they are kept (a log
- *   a release wrote without them is summed once when the object starts).
+ *   /stats) never scan the log (a log a release wrote without them is
+ *   summed once when the object starts).
  *
  * Reads page through segments; nothing loads a whole log. Deleting the
  * oldest segments (retention, purge) is a range delete on the primary key
@@ -71,13 +71,15 @@ export class LogStore {
   /** Lowest stored sequence, 0 when empty. */
   private first = 0;
 
-  /** `meta`: the partition's `partition_meta`, where the totals are kept. Sums a log written without them once. */
+  /**
+   * `meta`: the partition's `partition_meta`, where the totals are kept. A
+   * log written without them (no `log_count`, rows in `log`) is summed once;
+   * an empty new log writes nothing.
+   */
   constructor(private readonly sql: SqlStorage, private readonly meta: MetaTable) {
-    if (meta.get("log_totals") !== 1) {
+    if (meta.get("log_count", -1) === -1) {
       const r = sql.exec<{ n: number | null; b: number | null }>("SELECT sum(count) AS n, sum(bytes) AS b FROM log").one();
-      meta.set("log_count", r.n ?? 0);
-      meta.set("log_bytes", r.b ?? 0);
-      meta.set("log_totals", 1);
+      if ((r.n ?? 0) > 0) meta.set2("log_count", r.n!, "log_bytes", r.b ?? 0);
     }
     this.reloadTotals();
   }

@@ -9,8 +9,8 @@
  * - here: `partition_meta(k, v)` — `leader_epoch` (starts of the object),
  *   `last_seq` (kept once records may be deleted: purge, retention), `deleted`,
  *   `registered` (with the TopicRegistry), `non_idempotent` (PUB counter),
- *   `delivery_epoch` (consumers.ts), `log_count` / `log_bytes` /
- *   `log_totals` (log-store.ts).
+ *   `delivery_epoch` (consumers.ts), `log_count` / `log_bytes`
+ *   (log-store.ts).
  */
 import { MetaTable } from "../shared/meta-table";
 import { LogStore, ensureLogSchema } from "./log-store";

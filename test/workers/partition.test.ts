@@ -117,7 +117,7 @@ describe("Partition.append", () => {
     await p.assign("g", 1, null, 0);
     await runInDurableObject(p, async (_inst, ctx) => {
       const sql = ctx.storage.sql;
-      sql.exec("DELETE FROM partition_meta WHERE k IN ('log_totals', 'log_count', 'log_bytes')");
+      sql.exec("DELETE FROM partition_meta WHERE k IN ('log_count', 'log_bytes')");
       sql.exec(`CREATE TABLE old_groups(gid INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,
         next INTEGER NOT NULL, epoch INTEGER NOT NULL, owner TEXT, delivered INTEGER NOT NULL DEFAULT 0, acked INTEGER NOT NULL DEFAULT 0,
         redelivered INTEGER NOT NULL DEFAULT 0, dead_lettered INTEGER NOT NULL DEFAULT 0)`);
