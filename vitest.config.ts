@@ -45,7 +45,7 @@ const mcpSdkWithoutSourceMaps = {
 };
 
 /**
- * Seven projects:
+ * Eight projects:
  * - unit:    pure code (wire/, pure state machines) in Node.
  * - workers: the real Worker and Durable Objects inside workerd (vitest pool workers).
  * - workers-auth: the same with AUTH_TOKENS set (test/workers/auth/).
@@ -53,6 +53,9 @@ const mcpSdkWithoutSourceMaps = {
  *   revocation timeouts) so deadline tests need no long sleeps (test/workers/timers/).
  * - workers-telemetry: the same with a 100 ms telemetry flush interval, so the
  *   counting pipeline reports within a test (test/workers/telemetry/).
+ * - workers-retention: the same with a 600 ms default topic retention
+ *   (MORTAR_RETENTION_MS) and a 100 ms telemetry flush, so retention by age
+ *   and its counters show within a test (test/workers/retention/).
  * - workers-tenants: a hosted broker — ADMIN_TOKEN set, one static tenant,
  *   short token re-check, purge delay and telemetry intervals (test/workers/tenants/).
  * - e2e:     a real `wrangler dev` process started by the test, driven from Node.
@@ -77,7 +80,7 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
-          exclude: ["test/workers/auth/**", "test/workers/timers/**", "test/workers/telemetry/**", "test/workers/tenants/**"],
+          exclude: ["test/workers/auth/**", "test/workers/timers/**", "test/workers/telemetry/**", "test/workers/tenants/**", "test/workers/retention/**"],
         },
       },
       {
@@ -117,6 +120,16 @@ export default defineConfig({
           }),
         ],
         test: { name: "workers-telemetry", include: ["test/workers/telemetry/**/*.test.ts"] },
+      },
+      {
+        // The same Worker with a short default retention by age (objects/shared/retention-config.ts).
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: { bindings: { MORTAR_RETENTION_MS: "600", TELEMETRY_FLUSH_MS: "100" } },
+          }),
+        ],
+        test: { name: "workers-retention", include: ["test/workers/retention/**/*.test.ts"] },
       },
       {
         // A hosted broker (docs/tenants.md): operator token, issued tokens, quotas.

@@ -30,6 +30,17 @@ export interface Env {
   MORTAR_GROUP_SESSION_TIMEOUT_MS?: string;
   /** Read path: revocation timeout, ms (default 10000). */
   MORTAR_REVOCATION_TIMEOUT_MS?: string;
+  /**
+   * Topic retention defaults (objects/shared/retention-config.ts, docs/protocol.md
+   * "Topic retention"): max record age, ms (default 604800000 = 7 days; 0 = keep forever).
+   */
+  MORTAR_RETENTION_MS?: string;
+  /** Retention default: max keys + values per partition, bytes (default 0 = no limit). */
+  MORTAR_RETENTION_BYTES?: string;
+  /** Retention default: max records per partition (default 0 = no limit). */
+  MORTAR_RETENTION_MESSAGES?: string;
+  /** Retention default: `old` (delete the oldest segments, default) or `new` (refuse PUBs while full). */
+  MORTAR_RETENTION_DISCARD?: string;
   /** Largest partition_count a DECLARE may create (default 1024, at most 65535). */
   MORTAR_MAX_PARTITIONS_PER_TOPIC?: string;
   /**

@@ -15,6 +15,13 @@
  * MortarSession.wake on the owner's session once; the session then asks
  * again. No polling. Deliveries that pass their work deadline are reported
  * to the owner's session (MortarSession.expired) so it frees their credit.
+ *
+ * Retention (retention-keeper.ts) calls `truncate` when it deleted the
+ * oldest records: groups below the new log start continue at it (the
+ * records they lose are counted), deliveries of deleted records are
+ * dropped, and their owners' sessions are told like for expired
+ * deliveries, so the credit comes back and a later ACK answers
+ * UNKNOWN_DELIVERY.
  */
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Op, StartPolicy } from "../../wire/mortar/constants";
@@ -53,7 +60,8 @@ export interface ConsumersHost {
   config: ReadConfig;
   identity(): PartitionIdentity;
   lastSeq(): number;
-  firstSeq(): number;
+  /** The first retained sequence (the log start): the oldest stored record, or lastSeq() + 1 when none is. */
+  logStart(): number;
   deleted(): boolean;
   meta(k: string): number;
   setMeta(k: string, v: number): void;
@@ -109,9 +117,7 @@ export class Consumers {
     let l = this.ledgers.get(group);
     this.host.storage.transactionSync(() => {
       if (!l) {
-        const last = this.host.lastSeq();
-        const first = this.host.firstSeq();
-        l = this.store.create(group, startPolicy === StartPolicy.LATEST || first === 0 ? last + 1 : first);
+        l = this.store.create(group, startPolicy === StartPolicy.LATEST ? this.host.lastSeq() + 1 : this.host.logStart());
         this.ledgers.set(group, l);
       }
     });
@@ -269,6 +275,29 @@ export class Consumers {
     return { codes };
   }
 
+  /**
+   * Retention deleted every record below `logStart`: each group moves up to
+   * it and drops its deliveries below it (GroupLedger.truncate), flushed
+   * here — call inside the deletion's transaction. Returns the follow-up to
+   * run after the commit: the owners' sessions are told which in-flight
+   * deliveries are gone (their credit is free again).
+   */
+  truncate(logStart: number): () => void {
+    const dropped: [GroupLedger, { seqs: number[]; deliveryIds: number[] }][] = [];
+    let skipped = 0;
+    for (const l of this.ledgers.values()) {
+      const t = l.truncate(logStart);
+      if (t.skipped === 0) continue;
+      skipped += t.skipped;
+      this.store.flush(l);
+      if (t.inFlight.seqs.length > 0) dropped.push([l, t.inFlight]);
+    }
+    return () => {
+      for (const [l, d] of dropped) this.notifyExpired(l, d.seqs, d.deliveryIds);
+      if (skipped > 0) this.host.settled(); // the groups' counters changed
+    };
+  }
+
   /** New records were appended: wake every owner that is waiting for some. */
   appended(): void {
     for (const l of this.ledgers.values()) this.wake(l);
@@ -386,9 +415,10 @@ export class Consumers {
 
   /**
    * Tells the owner's session that these deliveries passed their work
-   * deadline: their credit is free again (an ACK of them is refused now),
-   * so a window full of expired deliveries does not stop the redelivery.
-   * Best effort: a session that is gone holds no window.
+   * deadline, or that retention deleted their records: their credit is
+   * free again (an ACK of them is refused now), so a window full of them
+   * does not stop what comes next. Best effort: a session that is gone
+   * holds no window.
    */
   private notifyExpired(l: GroupLedger, seqs: number[], deliveryIds: number[]): void {
     const o = l.owner;

@@ -3,9 +3,11 @@
  * (ledger.ts).
  *
  * Tables:
- * - `consumer_groups(gid, name, next, epoch, owner, delivered, acked, redelivered, dead_lettered)`:
- *   one row per group that ever owned the partition; `owner` is JSON
- *   (OwnerRef) or NULL.
+ * - `consumer_groups(gid, name, next, epoch, owner, delivered, acked, redelivered, dead_lettered,
+ *   retention_skipped)`: one row per group that ever owned the partition;
+ *   `owner` is JSON (OwnerRef) or NULL; `retention_skipped` (records
+ *   retention deleted before the group settled them) is added to tables a
+ *   release wrote without it when the object starts.
  * - `deliveries(gid, seq, delivery_id, attempt, deadline, state, reason)`:
  *   one row per unsettled delivery (in flight, waiting for redelivery, or
  *   waiting to be dead-lettered). An ACK deletes the row.
@@ -22,7 +24,7 @@ import type { OwnerRef } from "./rpc";
 
 interface GroupRow extends Record<string, SqlStorageValue> {
   gid: number; name: string; next: number; epoch: number; owner: string | null;
-  delivered: number; acked: number; redelivered: number; dead_lettered: number;
+  delivered: number; acked: number; redelivered: number; dead_lettered: number; retention_skipped: number;
 }
 interface DeliveryRow extends Record<string, SqlStorageValue> {
   gid: number; seq: number; delivery_id: number; attempt: number; deadline: number; state: number; reason: number;
@@ -32,11 +34,15 @@ interface DeliveryRow extends Record<string, SqlStorageValue> {
 export function ensureLedgerSchema(sql: SqlStorage): void {
   sql.exec(`CREATE TABLE IF NOT EXISTS consumer_groups(gid INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,
       next INTEGER NOT NULL, epoch INTEGER NOT NULL, owner TEXT, delivered INTEGER NOT NULL DEFAULT 0, acked INTEGER NOT NULL DEFAULT 0,
-      redelivered INTEGER NOT NULL DEFAULT 0, dead_lettered INTEGER NOT NULL DEFAULT 0);
+      redelivered INTEGER NOT NULL DEFAULT 0, dead_lettered INTEGER NOT NULL DEFAULT 0, retention_skipped INTEGER NOT NULL DEFAULT 0);
     CREATE TABLE IF NOT EXISTS deliveries(gid INTEGER NOT NULL, seq INTEGER NOT NULL, delivery_id INTEGER NOT NULL,
       attempt INTEGER NOT NULL, deadline INTEGER NOT NULL, state INTEGER NOT NULL, reason INTEGER NOT NULL,
       PRIMARY KEY(gid, seq)) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS group_pauses(name TEXT PRIMARY KEY, until INTEGER NOT NULL);`);
+  // Released layouts before retention had no retention_skipped column.
+  if (sql.exec("SELECT 1 FROM pragma_table_info('consumer_groups') WHERE name = 'retention_skipped'").toArray().length === 0) {
+    sql.exec("ALTER TABLE consumer_groups ADD COLUMN retention_skipped INTEGER NOT NULL DEFAULT 0");
+  }
 }
 
 export class LedgerStore {
@@ -54,7 +60,7 @@ export class LedgerStore {
     const byGid = new Map<number, GroupLedger>();
     for (const r of this.sql.exec<GroupRow>("SELECT * FROM consumer_groups")) {
       const l = new GroupLedger(r.gid, r.name, r.next, r.epoch, r.owner === null ? null : (JSON.parse(r.owner) as OwnerRef));
-      l.counters = { delivered: r.delivered, acked: r.acked, redelivered: r.redelivered, deadLettered: r.dead_lettered };
+      l.counters = { delivered: r.delivered, acked: r.acked, redelivered: r.redelivered, deadLettered: r.dead_lettered, retentionSkipped: r.retention_skipped };
       out.set(r.name, l);
       byGid.set(r.gid, l);
     }
@@ -97,8 +103,8 @@ export class LedgerStore {
   flush(l: GroupLedger): void {
     if (l.metaDirty) {
       const c = l.counters;
-      this.sql.exec("UPDATE consumer_groups SET next = ?, epoch = ?, owner = ?, delivered = ?, acked = ?, redelivered = ?, dead_lettered = ? WHERE gid = ?",
-        l.next, l.ownershipEpoch, l.owner === null ? null : JSON.stringify(l.owner), c.delivered, c.acked, c.redelivered, c.deadLettered, l.gid);
+      this.sql.exec("UPDATE consumer_groups SET next = ?, epoch = ?, owner = ?, delivered = ?, acked = ?, redelivered = ?, dead_lettered = ?, retention_skipped = ? WHERE gid = ?",
+        l.next, l.ownershipEpoch, l.owner === null ? null : JSON.stringify(l.owner), c.delivered, c.acked, c.redelivered, c.deadLettered, c.retentionSkipped, l.gid);
       l.metaDirty = false;
     }
     // One statement per kind of change, whatever the batch size: the rows travel as one JSON array.

@@ -16,12 +16,15 @@
  * - `registry_meta(k, v)`: `next_pair` (lowest never-used pair),
  *   `incarnation` (last handed out), `written_from` (first incarnation whose
  *   partitions register themselves; topics below it were created by a
- *   release before registration existed and are purged by full fan-out).
+ *   release before registration existed and are purged by full fan-out),
+ *   `retention_pushed` (1 once the partitions registered before retention
+ *   existed were queued to be told their settings).
  *
- * Two more tables of the registry keep their SQL beside their rules:
- * `topic_groups` (group-index.ts: each topic's consumer groups) and
+ * More tables of the registry keep their SQL beside their rules:
+ * `topic_groups` (group-index.ts: each topic's consumer groups),
  * `retired` (purge-targets.ts: partitions a topic delete left marked, for a
- * tenant purge).
+ * tenant purge), and `retention` / `retention_push` (retention-store.ts:
+ * topics' retention settings and their pushes to partitions).
  */
 import { MetaTable } from "../shared/meta-table";
 import type { StoredTopic } from "./topics";
@@ -49,7 +52,8 @@ function toTopic(r: Row): StoredTopic {
 
 /** Storage access for one tenant's topic registry. */
 export class RegistryStore {
-  private readonly meta: MetaTable;
+  /** `registry_meta` (see the module comment; also `retention_pushed`, retention-store.ts). */
+  readonly meta: MetaTable;
 
   /** Creates the tables if missing; fixes `written_from` the first time a registry with registration runs. */
   constructor(private readonly sql: SqlStorage) {
@@ -159,6 +163,13 @@ export class RegistryStore {
     return this.sql.exec<{ partition: number }>(
       "SELECT partition FROM written WHERE incarnation = ? AND topic_id = ? ORDER BY partition LIMIT ?",
       job.incarnation, job.topicId, limit).toArray().map((r) => r.partition);
+  }
+
+  /** Up to `limit` registered partitions of `topicId` (incarnation `incarnation`) with index ≥ `from`, ascending. */
+  writtenPartitionsFrom(incarnation: number, topicId: number, from: number, limit: number): number[] {
+    return this.sql.exec<{ partition: number }>(
+      "SELECT partition FROM written WHERE incarnation = ? AND topic_id = ? AND partition >= ? ORDER BY partition LIMIT ?",
+      incarnation, topicId, from, limit).toArray().map((r) => r.partition);
   }
 
   /** Forgets the job's registered partitions up to `lastPartition` (they were purged). */

@@ -47,11 +47,15 @@ export interface GroupStatsDoc {
   lag: number;
   /** Delivered, neither ACKed nor NACKed yet. */
   in_flight: number;
+  /** Records retention deleted before the group settled them (it continued at first_sequence). */
+  retention_skipped: number;
 }
 
 /** One partition. */
 export interface PartitionStatsDoc {
   partition: number;
+  /** The first retained sequence (log start); high_watermark + 1 when nothing is retained. */
+  first_sequence: number;
   /** Sequence of the newest record, 0 = none. */
   high_watermark: number;
   /** Keys + values of retained records, bytes. */
@@ -60,12 +64,21 @@ export interface PartitionStatsDoc {
   groups: GroupStatsDoc[];
 }
 
+/** A topic's retention settings in force (docs/protocol.md "Topic retention"); limits per partition, 0 = unlimited. */
+export interface RetentionDoc {
+  retention_ms: number;
+  retention_bytes: number;
+  retention_messages: number;
+  discard: "old" | "new";
+}
+
 /** One topic (a `.dlq` twin is its own entry). */
 export interface TopicStatsDoc {
   name: string;
   topic_id: number;
   dlq: boolean;
   partition_count: number;
+  retention: RetentionDoc | null;
   partitions: PartitionStatsDoc[];
 }
 
@@ -123,16 +136,20 @@ export async function tenantStats(env: Env, tenant: string): Promise<StatsDoc> {
   let i = 0;
   const docs: TopicStatsDoc[] = topics.map((t) => ({
     name: t.name, topic_id: t.topicId, dlq: t.dlq, partition_count: t.partitionCount,
+    retention: t.retention
+      ? { retention_ms: t.retention.ms, retention_bytes: t.retention.bytes, retention_messages: t.retention.messages, discard: t.retention.discard }
+      : null,
     partitions: Array.from({ length: t.partitionCount }, (_, p) => {
       const s = partStats[i++]!;
       return {
-        partition: p, high_watermark: s.highWatermark, size_bytes: s.sizeBytes, producers: s.producers,
+        partition: p, first_sequence: s.firstSequence, high_watermark: s.highWatermark, size_bytes: s.sizeBytes, producers: s.producers,
         groups: s.groups.map((g) => ({
           group: g.group,
           members: members.get(`${t.topicId}\u0000${g.group}`) ?? 0,
           committed_floor: g.committedFloor,
           lag: Math.max(0, s.highWatermark - g.committedFloor),
           in_flight: g.inFlight,
+          retention_skipped: g.retentionSkipped,
         })),
       };
     }),

@@ -121,7 +121,10 @@ describe("tenant purge", () => {
     // The usage object keeps one row: the time from which it accepts counts again.
     expect(nonEmpty(await rowsOf(usageStub(testEnv, tenant)))).toEqual({ agg_meta: 1 });
     // The registry keeps only its incarnation counter (and its name): new topics never reuse a purged object's name.
-    expect(nonEmpty(await rowsOf(registryStub(testEnv, tenant)))).toEqual({ registry_meta: 2, object_name: 1 });
+    // registry_meta: incarnation, written_from and retention_pushed (layout markers of a new registry, no tenant data).
+    expect(nonEmpty(await rowsOf(registryStub(testEnv, tenant)))).toEqual({ registry_meta: 3, object_name: 1 });
+    expect(await runInDurableObject(registryStub(testEnv, tenant), (_o, state) =>
+      state.storage.sql.exec<{ k: string }>("SELECT k FROM registry_meta ORDER BY k").toArray().map((r) => r.k))).toEqual(["incarnation", "retention_pushed", "written_from"]);
     expect(await storedBytes(tenant)).toBe(0);
     expect(await usageIndexStub(testEnv).tenants()).not.toContain(tenant);
     expect((await describeTenant(tenant)).tokens).toEqual([]);
