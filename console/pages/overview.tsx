@@ -32,7 +32,7 @@ export function Overview({ tenant }: { tenant: string }) {
           { label: "in", values: col((b) => b.messages_in / s) }, { label: "out", values: col((b) => b.messages_out / s) }]} />
         <Chart title="Bytes per second" x={x} format={byteRate} series={[
           { label: "in", values: col((b) => b.bytes_in / s) }, { label: "out", values: col((b) => b.bytes_out / s) }]} />
-        <Chart title="Open connections" x={x} format={(v) => count(v)} series={[
+        <Chart title="Open connections" x={x} format={(v) => (Number.isInteger(v) ? count(v) : "")} series={[
           { label: "MortarMQ", values: col((b) => b.connections_mortar) }, { label: "NATS", values: col((b) => b.connections_nats) }]} />
         <Chart title={quota !== null ? "Storage used vs quota" : "Storage used"} x={x} format={bytes} series={[
           { label: "stored", values: col((b) => b.storage_bytes) }, ...(quota !== null ? [{ label: "quota", values: col(() => quota) }] : [])]} />

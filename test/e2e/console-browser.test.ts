@@ -121,6 +121,7 @@ describe("the web console in Chromium", () => {
     await peek.waitFor();
     expect(await peek.locator("tbody tr td:nth-child(3)").allTextContents()).toEqual(["order 9", "from the console"]);
     await shot(page, "topic");
+    await page.screenshot({ path: join(SHOTS, "topic-top.png") }); // the first screen (docs/console.md)
 
     await page.getByRole("link", { name: "Overview" }).click();
     await page.waitForFunction(() => /Messages in/.test(document.body.textContent ?? ""));
