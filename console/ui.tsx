@@ -84,3 +84,30 @@ export function useAction(): { busy: boolean; note: string | null; error: string
     },
   };
 }
+
+/** A prefix filter with cursor pages (`after=`): the query string of the current page, and moving between pages. */
+export function usePages(limit: number): { prefix: string; setPrefix: (p: string) => void; page: number; query: string; after: string | null;
+  prev: (() => void) | null; next: (cursor: string | null) => (() => void) | null } {
+  const [prefix, setPrefixState] = useState("");
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const after = cursors.at(-1) ?? null;
+  const q = new URLSearchParams({ limit: String(limit) });
+  if (prefix) q.set("prefix", prefix);
+  if (after) q.set("after", after);
+  return {
+    prefix, page: cursors.length, query: q.toString(), after,
+    setPrefix: (p) => { setPrefixState(p); setCursors([null]); },
+    prev: cursors.length > 1 ? () => setCursors(cursors.slice(0, -1)) : null,
+    next: (cursor) => (cursor ? () => setCursors([...cursors, cursor]) : null),
+  };
+}
+
+/** Previous / next page buttons for usePages. */
+export function Pager({ label, prev, next }: { label: string; prev: (() => void) | null; next: (() => void) | null }) {
+  return (
+    <nav class="pager" aria-label={label}>
+      <button disabled={!prev} onClick={() => prev?.()}>Previous page</button>
+      <button disabled={!next} onClick={() => next?.()}>Next page</button>
+    </nav>
+  );
+}

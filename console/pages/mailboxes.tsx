@@ -8,31 +8,23 @@ import { useState } from "preact/hooks";
 import type { MailboxDetail, MailboxPage } from "../../wire/admin/console";
 import { ApiError, get, mq9, seg } from "../api";
 import { bytes, count, payloadText, time } from "../format";
-import { Status, Table, useAction, usePoll } from "../ui";
+import { Pager, Status, Table, useAction, usePages, usePoll } from "../ui";
 
 export function Mailboxes({ tenant }: { tenant: string }) {
-  const [prefix, setPrefix] = useState("");
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
-  const after = cursors.at(-1) ?? null;
-  const q = new URLSearchParams({ limit: "100" });
-  if (prefix) q.set("prefix", prefix);
-  if (after) q.set("after", after);
-  const { data, error } = usePoll(() => get<MailboxPage>(`/v0/mailboxes?${q}`), 10_000, [tenant, prefix, after]);
+  const pages = usePages(100);
+  const { data, error } = usePoll(() => get<MailboxPage>(`/v0/mailboxes?${pages.query}`), 10_000, [tenant, pages.query]);
   return (
     <section aria-labelledby="mailboxes-h">
       <h2 id="mailboxes-h">Mailboxes</h2>
       <form class="row" role="search" onSubmit={(e) => e.preventDefault()}>
-        <label>Filter by prefix <input type="search" value={prefix} pattern="[a-z0-9.]*" onInput={(e) => { setPrefix(e.currentTarget.value); setCursors([null]); }} /></label>
+        <label>Filter by prefix <input type="search" value={pages.prefix} pattern="[a-z0-9.]*" onInput={(e) => pages.setPrefix(e.currentTarget.value)} /></label>
       </form>
-      <Status error={error}>{data ? `page ${cursors.length} of tenant ${data.tenant}'s mailboxes` : "Loading…"}</Status>
+      <Status error={error}>{data ? `page ${pages.page} of tenant ${data.tenant}'s mailboxes` : "Loading…"}</Status>
       {data && (
         <Table caption="Mailboxes, by address" head={["Mail address", "Created", "Expires"]}
           rows={data.mailboxes.map((m) => [<a href={`#/mailboxes/${m.mail_address}`}>{m.mail_address}</a>, time(m.created_at), time(m.expires_at)])} />
       )}
-      <nav class="pager" aria-label="Mailbox pages">
-        <button disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>Previous page</button>
-        <button disabled={!data?.next} onClick={() => data?.next && setCursors([...cursors, data.next])}>Next page</button>
-      </nav>
+      <Pager label="Mailbox pages" prev={pages.prev} next={pages.next(data?.next ?? null)} />
     </section>
   );
 }

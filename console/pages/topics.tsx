@@ -3,16 +3,11 @@ import { useState } from "preact/hooks";
 import type { TopicPage } from "../../wire/admin/console";
 import { get, request } from "../api";
 import { bytes, count } from "../format";
-import { Status, Table, useAction, usePoll } from "../ui";
+import { Pager, Status, Table, useAction, usePages, usePoll } from "../ui";
 
 export function Topics({ tenant }: { tenant: string }) {
-  const [prefix, setPrefix] = useState("");
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
-  const after = cursors.at(-1) ?? null;
-  const q = new URLSearchParams({ limit: "50" });
-  if (prefix) q.set("prefix", prefix);
-  if (after) q.set("after", after);
-  const { data, error, reload } = usePoll(() => get<TopicPage>(`/v0/topics?${q}`), 5000, [tenant, prefix, after]);
+  const pages = usePages(50);
+  const { data, error, reload } = usePoll(() => get<TopicPage>(`/v0/topics?${pages.query}`), 5000, [tenant, pages.query]);
   const act = useAction();
   const [name, setName] = useState("");
   const [parts, setParts] = useState("1");
@@ -33,7 +28,7 @@ export function Topics({ tenant }: { tenant: string }) {
       </form>
       <Status error={act.error}>{act.note}</Status>
       <form class="row" role="search" onSubmit={(e) => e.preventDefault()}>
-        <label>Filter by prefix <input type="search" value={prefix} onInput={(e) => { setPrefix(e.currentTarget.value); setCursors([null]); }} /></label>
+        <label>Filter by prefix <input type="search" value={pages.prefix} onInput={(e) => pages.setPrefix(e.currentTarget.value)} /></label>
       </form>
       <Status error={error}>{data ? `${count(data.total)} topics in tenant ${data.tenant}` : "Loading…"}</Status>
       {data && (
@@ -45,10 +40,7 @@ export function Topics({ tenant }: { tenant: string }) {
             t.retention ? JSON.stringify(t.retention) : "keep all",
           ])} />
       )}
-      <nav class="pager" aria-label="Topic pages">
-        <button disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>Previous page</button>
-        <button disabled={!data?.next} onClick={() => data?.next && setCursors([...cursors, data.next])}>Next page</button>
-      </nav>
+      <Pager label="Topic pages" prev={pages.prev} next={pages.next(data?.next ?? null)} />
     </section>
   );
 }

@@ -23,6 +23,7 @@ import { SUMMED_USAGE_FIELDS, metricDef, parseSeries, series, usageFieldOf } fro
 import { HOUR_MS, type UsageReport } from "./report";
 import type { HourUsage } from "./rpc";
 import { MetaTable } from "../shared/meta-table";
+import type { OverviewBucket } from "../../wire/admin/console";
 
 type Row = Record<string, SqlStorageValue>;
 
@@ -31,20 +32,8 @@ export const RECENT_BUCKET_MS = 10_000;
 /** How long `recent` intervals are kept, ms (1 hour). */
 export const RECENT_KEEP_MS = 3_600_000;
 
-/** One `recent` interval (`recent()`); counts in the interval, levels at its end. */
-export interface RecentBucket {
-  /** Interval start, unix ms. */
-  t: number;
-  messages_in: number;
-  messages_out: number;
-  bytes_in: number;
-  bytes_out: number;
-  requests: number;
-  errors: number;
-  connections_mortar: number;
-  connections_nats: number;
-  storage_bytes: number;
-}
+/** One `recent` interval (`recent()`): counts in the interval, levels at its end — the console's OverviewBucket. */
+export type RecentBucket = OverviewBucket;
 
 const RECENT_COUNTS = ["messages_in", "messages_out", "bytes_in", "bytes_out", "requests", "errors"] as const;
 const CONN_MORTAR = series("mortarmq_open_connections", { protocol: "mortar" });
