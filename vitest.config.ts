@@ -4,12 +4,16 @@ import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { installWorkerdNoiseFilter, isExpectedConsoleLog } from "./test/harness/quiet-logs.ts";
+import { buildConsole } from "./client/tools/build-console.ts";
 
 // A green run prints only the results: workerd's known harness noise and the console messages
 // tests cause on purpose are dropped, each matched exactly (test/harness/quiet-logs.ts, docs/testing.md).
 installWorkerdNoiseFilter(process.stdout);
 installWorkerdNoiseFilter(process.stderr);
 const ROOT = fileURLToPath(new URL(".", import.meta.url));
+// The Workers pools serve the console from wrangler.toml's [assets] directory, which must exist
+// when they start: build it now (~0.1 s; docs/console.md).
+await buildConsole();
 
 /**
  * `EnvironmentTeardownError: [vitest-worker]: Closing rpc while "…" was

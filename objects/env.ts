@@ -69,6 +69,8 @@ export interface Env {
   TENANTS: DurableObjectNamespace<import("./tenants/TenantDirectory").TenantDirectory>;
   /** Per-tenant mq9 mailbox lists (objects/mailbox-index/). */
   MAILBOX_INDEX: DurableObjectNamespace<import("./mailbox-index/MailboxIndex").MailboxIndex>;
+  /** The web console's bundled files (wrangler.toml `[assets]`, dist/console/; worker/console/assets.ts). */
+  ASSETS?: Fetcher;
   /** Per-tenant usage aggregators and the tenant index (objects/usage/). */
   USAGE: DurableObjectNamespace<import("./usage/UsageAggregator").UsageAggregator>;
 }

@@ -13,6 +13,7 @@ import { statsHandler } from "./admin/stats";
 import { usageHandler } from "./admin/usage";
 import { registerTenantAdmin } from "./admin/tenants-api";
 import { registerGroupAdmin } from "./admin/groups-api";
+import { registerConsole } from "./console/routes";
 
 export const app = new Hono<{ Bindings: Env }>();
 
@@ -29,6 +30,13 @@ app.get("/admin/tenants/:id/usage", usageHandler);
 registerTenantAdmin(app);
 /** Consumer-group management per tenant: list, describe, delete, reset, pause/resume (docs/groups.md). */
 registerGroupAdmin(app);
+
+/**
+ * The web console (docs/console.md): the page and its bundled files with a
+ * strict CSP, and its tenant-scoped APIs (`/v0/whoami`, `/v0/overview`,
+ * `/v0/usage`, `/v0/topics…`, `/v0/mailboxes…`, `POST /v0/mq9/*`).
+ */
+registerConsole(app);
 
 /** Browser agents: CORS on the mq9 bridge; /nats answers preflights (the route itself is the NATS session's). */
 app.use("/mq9/*", brokerCors());

@@ -35,9 +35,9 @@ export class MailboxIndex extends DurableObject<Env> {
     this.store.remove(address, createdMs);
   }
 
-  /** One page of mailboxes by address, after the cursor `after` (null = the first page); `limit` 1..1000. */
-  page(after: string | null, limit: number): MailboxPage {
-    return this.store.page(after, limit);
+  /** One page of mailboxes by address, after the cursor `after` (null = the first page), addresses starting with `prefix`; `limit` 1..1000. */
+  page(after: string | null, limit: number, prefix = ""): MailboxPage {
+    return this.store.page(after, limit, prefix);
   }
 
   /** How many mailboxes are listed. */

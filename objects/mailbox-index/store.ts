@@ -47,11 +47,19 @@ export class MailboxIndexStore {
     this.sql.exec("DELETE FROM mailboxes WHERE address = ? AND created_ms <= ?", address, createdMs);
   }
 
-  /** Up to `limit` (1..MAX_PAGE) mailboxes with an address after `after` (null = from the start), by address. */
-  page(after: string | null, limit: number): MailboxPage {
+  /**
+   * Up to `limit` (1..MAX_PAGE) mailboxes with an address after `after`
+   * (null = from the start) that starts with `prefix` ("" = any), by
+   * address: a range on the primary key (addresses are `[a-z0-9.]`, so
+   * every address with the prefix sorts below `prefix + "~"`).
+   */
+  page(after: string | null, limit: number, prefix = ""): MailboxPage {
     const n = Math.max(1, Math.min(MAX_PAGE, Math.floor(limit)));
+    const from = after !== null && after >= prefix ? after : null;
+    const upper = prefix === "" ? "" : " AND address < ?";
+    const args: SqlStorageValue[] = [from ?? prefix, ...(prefix === "" ? [] : [prefix + "~"]), n + 1];
     const rows = this.sql.exec<IndexedMailbox & Record<string, SqlStorageValue>>(
-      "SELECT address, created_ms, expires_ms FROM mailboxes WHERE address > ? ORDER BY address LIMIT ?", after ?? "", n + 1).toArray();
+      `SELECT address, created_ms, expires_ms FROM mailboxes WHERE address ${from !== null ? ">" : ">="} ?${upper} ORDER BY address LIMIT ?`, ...args).toArray();
     const more = rows.length > n;
     const mailboxes = rows.slice(0, n).map((r) => ({ address: r.address, created_ms: r.created_ms, expires_ms: r.expires_ms }));
     return { mailboxes, next: more ? mailboxes[mailboxes.length - 1]!.address : null };

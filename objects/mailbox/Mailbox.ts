@@ -9,6 +9,7 @@
  * `transactionSync` (all SQL in store.ts) → reply. Delayed deliveries, message TTLs, the mailbox TTL and long-poll
  * deadlines all share the object's one alarm (schedule.ts).
  */
+import type { MailboxDetail } from "../../wire/admin/console";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import {
@@ -51,6 +52,12 @@ type SendItem = { address: string; opts: Mq9SendOptions; payload: Uint8Array };
  * `MailboxResult`s (rpc.ts) and never throw for mq9 errors. `address` is
  * passed on every call for the spec's error strings.
  */
+/** Groups listed by `describe`. */
+const DESCRIBED_GROUPS = 100;
+
+/** What `describe` answers (the console's mailbox page without the tenant). */
+export type MailboxDescription = Omit<MailboxDetail, "tenant">;
+
 export class Mailbox extends DurableObject<Env> {
   private readonly store: MailboxStore;
   /** Cached mailbox row; null = no mailbox. */
@@ -352,6 +359,39 @@ export class Mailbox extends DurableObject<Env> {
       }
       this.telemetry.returned("query", picked.length, payloadBytes(picked));
       return { messages: picked.reverse().map(toMq9Message) };
+    }));
+  }
+
+  /**
+   * The mailbox's state for the console (`GET /v0/mailboxes/:address`,
+   * docs/console.md): creation, TTL, the next msg_id, unexpired messages and
+   * payload bytes per priority lane, delayed messages, and the first 100
+   * consumer groups by name with their ack floor and highest delivered
+   * msg_id per lane. Moves nothing. Error `mailbox X does not exist`.
+   */
+  describe(address: string): MailboxResult<{ detail: MailboxDescription }> | Promise<MailboxResult<{ detail: MailboxDescription }>> {
+    return this.sends.after(() => this.run(() => {
+      const now = this.catchUp();
+      const meta = this.requireMailbox(address);
+      const lanes = this.store.laneCounts(now);
+      const lane = (i: number) => lanes[i]!;
+      const perLane = <T,>(f: (i: number) => T) => ({ critical: f(0), urgent: f(1), normal: f(2) });
+      const detail: MailboxDescription = {
+        mail_address: meta.address,
+        created_at: new Date(meta.createdMs).toISOString(),
+        expires_at: meta.expiresMs === null ? null : new Date(meta.expiresMs).toISOString(),
+        ttl: meta.ttlSec,
+        next_msg_id: meta.nextMsgId,
+        lanes: perLane(lane),
+        delayed: this.store.delayedCount(),
+        groups: this.store.groupsPage(DESCRIBED_GROUPS).map(({ name, cursor }) => ({
+          group_name: name,
+          floors: perLane((i) => cursor.floors[i]!),
+          delivered: perLane((i) => (cursor.delivered[i]! >= 0 ? cursor.delivered[i]! : null)),
+        })),
+        groups_total: this.store.groupCount(),
+      };
+      return { detail };
     }));
   }
 

@@ -55,7 +55,7 @@ import {
 import type { RetentionUpdate } from "../partition/rpc";
 import { addGroup, ensureGroupIndex, listGroups, removeGroup } from "./group-index";
 import { ensureRetired, purgeTargetPage, purgeTotals, retire, type PurgeTargetPage, type PurgeTotals } from "./purge-targets";
-import type { DeclareResult, LookupResult, RegisterResult, TopicInfo } from "./rpc";
+import type { DeclareResult, LookupResult, RegisterResult, TopicInfo, TopicInfoPage } from "./rpc";
 
 /** Partitions told to purge per alarm run. */
 const PURGE_FANOUT = 64;
@@ -331,6 +331,35 @@ export class TopicRegistry extends DurableObject<Env> {
       const s = all.get(r.pair);
       return [this.view(r, false, s ?? EMPTY_PAIR), this.view(r, true, s ?? EMPTY_PAIR)];
     });
+  }
+
+  /** Live source topics (twins not counted). */
+  topicCount(): number {
+    return this.store.count();
+  }
+
+  /**
+   * One page of live topics by name for listings (`GET /v0/topics`,
+   * docs/console.md): after source name `after` (null = the first page),
+   * names starting with `prefix`; at most `limit` (1..1000) source topics,
+   * and no more once the page holds `maxPartitions` partitions (at least
+   * one topic per page) — each source followed by its twin.
+   */
+  page(after: string | null, prefix: string, limit: number, maxPartitions = Infinity): TopicInfoPage {
+    const n = Math.max(1, Math.min(1000, Math.floor(limit)));
+    const rows = this.store.pageByName(after, prefix, n + 1);
+    const out: TopicInfo[] = [];
+    let partitions = 0;
+    let taken = 0;
+    for (const r of rows.slice(0, n)) {
+      if (taken > 0 && partitions + 2 * r.partitions > maxPartitions) break;
+      const settings = this.retention.get(r.pair);
+      out.push(this.view(r, false, settings), this.view(r, true, settings));
+      partitions += 2 * r.partitions;
+      taken++;
+    }
+    const more = rows.length > taken;
+    return { topics: out, next: more ? rows[taken - 1]!.name : null, total: this.store.count() };
   }
 
   /**

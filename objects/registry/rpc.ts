@@ -42,3 +42,12 @@ export interface RegisterResult {
 
 /** Answer to `lookup`. `code` is UNKNOWN_TOPIC (0x0008) or TOPIC_DELETED (0x2005). */
 export type LookupResult = { ok: true; topic: TopicInfo } | { ok: false; code: number; message: string };
+
+/** Answer to `page`: topics by name, each source followed by its `.dlq` twin. */
+export interface TopicInfoPage {
+  topics: TopicInfo[];
+  /** The last source name of this page (the next page's `after`), null when this was the last page. */
+  next: string | null;
+  /** Live source topics of the tenant. */
+  total: number;
+}

@@ -116,6 +116,27 @@ export class RegistryStore {
     return this.sql.exec<Row>("SELECT * FROM topics ORDER BY pair").toArray().map(toTopic);
   }
 
+  /**
+   * Up to `limit` live topics by name (binary UTF-8 order), after `after`
+   * (exclusive; null = from the start), whose names start with `prefix`
+   * ("" = all): a keyset range on the primary key, never an OFFSET scan.
+   */
+  pageByName(after: string | null, prefix: string, limit: number): StoredTopic[] {
+    const from = after !== null && after >= prefix ? after : null;
+    const where = [from !== null ? "name > ?" : "name >= ?"];
+    const args: SqlStorageValue[] = [from ?? prefix];
+    if (prefix !== "") {
+      where.push("name < ?");
+      args.push(prefix + "\u{10FFFF}");
+    }
+    return this.sql.exec<Row>(`SELECT * FROM topics WHERE ${where.join(" AND ")} ORDER BY name LIMIT ?`, ...args, limit).toArray().map(toTopic);
+  }
+
+  /** Live topics (twins not counted). */
+  count(): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM topics").one().n;
+  }
+
   /** Stores a new topic (clearing its pair's tombstone) and advances the counters. Call inside transactionSync. */
   insert(t: StoredTopic): void {
     this.sql.exec("INSERT INTO topics(name, pair, partitions, incarnation, created_at) VALUES (?,?,?,?,?)",

@@ -16,7 +16,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { AggregateStore } from "./store";
+import { AggregateStore, RECENT_KEEP_MS, type RecentBucket } from "./store";
 import type { HourUsage, ReportAck } from "./rpc";
 import { checkReport, type UsageReport } from "./report";
 import { tenantOfName, usageIndexStub } from "./stub";
@@ -86,6 +86,16 @@ export class UsageAggregator extends DurableObject<Env> {
   /** Usage per hour for [fromHour, toHour) (hour starts, ms). */
   usage(fromHour: number, toHour: number): HourUsage[] {
     return this.store.usage(fromHour, toHour);
+  }
+
+  /**
+   * The recent intervals (RECENT_BUCKET_MS each) of the last `windowMs`
+   * (at most RECENT_KEEP_MS) up to now: counts by report arrival, levels at
+   * each interval's end (the console's live charts, docs/console.md).
+   */
+  recent(windowMs: number): RecentBucket[] {
+    const now = Date.now();
+    return this.store.recent(now - Math.max(0, Math.min(RECENT_KEEP_MS, windowMs)), now);
   }
 
   /** Index role: records a tenant that has usage. Idempotent. */
