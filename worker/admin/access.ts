@@ -8,7 +8,9 @@
  * | a tenant's token (AUTH_TOKENS or issued) | own tenant | own tenant | 403 |
  * | no / unknown / revoked token otherwise | 401 | 401 | 401 |
  */
-import { OPEN_TENANT, TENANT_ID_RE, authenticateToken, bearerToken, isOpen, timingSafeEqualStr } from "../../objects/tenants/auth";
+import { OPEN_TENANT, TENANT_ID_RE, authenticateToken, bearerToken, isOpen, isStaticTenant, timingSafeEqualStr } from "../../objects/tenants/auth";
+import { tenantStub } from "../../objects/tenants/stub";
+import type { DirectoryRow } from "../../objects/tenants/store";
 import type { Env } from "../../objects/env";
 
 /** The caller's access. */
@@ -35,14 +37,36 @@ export const UNAUTHORIZED_HEADERS = { "WWW-Authenticate": 'Bearer realm="mortarm
 
 /**
  * The tenant a tenant-scoped request is about (`/stats`, consumer-group
- * management): `asked` (the `?tenant=` parameter) for the operator, else
- * `default`; a tenant token's own tenant (asking for another → 403).
+ * management, the console's APIs): `asked` (the `?tenant=` parameter) for
+ * the operator, else `default`; a tenant token's own tenant (asking for
+ * another → 403). The operator's tenant must be live — `default`, a static
+ * tenant (AUTH_TOKENS), or a directory tenant that was created and not
+ * deleted — else 404: a write for an unknown id would leave data that a
+ * tenant created later with that id inherits, and one for a deleted tenant
+ * data its purge never sees (docs/tenants.md "Deleting a tenant"). Costs the
+ * operator one call to the tenant's object; a tenant token costs nothing
+ * (its tenant is live: the token was accepted). 503 when that object does
+ * not answer.
  */
-export function scopedTenant(access: Exclude<Access, { kind: "denied" }>, asked: string | undefined): { tenant: string } | { error: string; status: 400 | 403 } {
+export async function scopedTenant(
+  env: Env, access: Exclude<Access, { kind: "denied" }>, asked: string | undefined,
+): Promise<{ tenant: string } | { error: string; status: 400 | 403 | 404 | 503 }> {
   if (asked !== undefined && !TENANT_ID_RE.test(asked)) return { error: "tenant must be 1-64 chars of [a-z0-9_-]", status: 400 };
   if (access.kind === "tenant") {
     if (asked !== undefined && asked !== access.tenant) return { error: "a tenant token can only read and manage its own tenant", status: 403 };
     return { tenant: access.tenant };
   }
-  return { tenant: asked ?? OPEN_TENANT };
+  const tenant = asked ?? OPEN_TENANT;
+  if (tenant === OPEN_TENANT || isStaticTenant(env, tenant)) return { tenant };
+  let row: DirectoryRow | null;
+  try {
+    row = await tenantStub(env, tenant).directoryRow();
+  } catch {
+    return { error: `unavailable: the tenant directory of ${tenant} did not answer; retry`, status: 503 };
+  }
+  if (!row) return { error: `tenant "${tenant}" does not exist (mortarmq admin tenants list shows the tenants)`, status: 404 };
+  if (row.deleted_at !== null) {
+    return { error: `tenant ${tenant} was deleted at ${new Date(row.deleted_at).toISOString()}; its data is purged (mortarmq admin tenants describe ${tenant})`, status: 404 };
+  }
+  return { tenant };
 }

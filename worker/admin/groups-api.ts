@@ -108,7 +108,7 @@ function scoped(withGroup: boolean, fn: (c: Ctx, s: Scope) => Promise<Response>)
   return async (c) => {
     const access = await operatorAccess(c.env, c.req.header("authorization"));
     if (access.kind === "denied") return c.json({ error: access.error }, access.status, UNAUTHORIZED_HEADERS);
-    const t = scopedTenant(access, c.req.query("tenant"));
+    const t = await scopedTenant(c.env, access, c.req.query("tenant"));
     if ("error" in t) return c.json({ error: t.error }, t.status);
     const topicName = c.req.param("topic") ?? "";
     const group = withGroup ? c.req.param("group") ?? "" : "";

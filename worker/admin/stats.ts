@@ -96,7 +96,7 @@ export interface StatsDoc {
 export async function statsHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
   const access = await operatorAccess(c.env, c.req.header("authorization"));
   if (access.kind === "denied") return c.json({ error: access.error }, access.status, UNAUTHORIZED_HEADERS);
-  const scoped = scopedTenant(access, c.req.query("tenant"));
+  const scoped = await scopedTenant(c.env, access, c.req.query("tenant"));
   if ("error" in scoped) return c.json({ error: scoped.error }, scoped.status);
   const all = c.req.query("all") !== undefined;
   if (all && access.kind !== "operator") return c.json({ error: "?all needs the operator token (ADMIN_TOKEN)" }, 403);

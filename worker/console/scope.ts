@@ -22,7 +22,7 @@ export function tenantRoute(fn: (c: Ctx, s: TenantScope) => Promise<Response>): 
   return async (c) => {
     const access = await operatorAccess(c.env, c.req.header("authorization"));
     if (access.kind === "denied") return c.json({ error: access.error }, access.status, UNAUTHORIZED_HEADERS);
-    const t = scopedTenant(access, c.req.query("tenant"));
+    const t = await scopedTenant(c.env, access, c.req.query("tenant"));
     if ("error" in t) return c.json({ error: t.error }, t.status);
     try {
       return await fn(c, { tenant: t.tenant, access });

@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import type { OverviewAnswer, TenantUsageAnswer, TopicPage, MailboxPage } from "../../../wire/admin/console";
 import { Peer } from "../helpers/peer";
-import { ADMIN, admin, mq9As, sleep, tenantWithToken } from "./helpers";
+import { ADMIN, admin, freshTenant, mq9As, sleep, tenantWithToken } from "./helpers";
 
 describe("console API access", () => {
   it("own tenant only; the operator with ?tenant=; 401 without a token", async () => {
@@ -40,6 +40,41 @@ describe("console API access", () => {
     expect((await admin("POST", "/v0/mq9/$mq9.AI.MSG.SEND.inbox.one", "x", b.token)).json.error).toBe("mailbox inbox.one does not exist");
     expect((await admin("GET", "/v0/mailboxes/inbox.one", undefined, b.token)).status).toBe(404);
     expect((await admin("GET", "/v0/mailboxes/inbox.one", undefined, a.token)).status).toBe(200);
+  });
+
+  it("the operator's ?tenant= must name a live tenant: an unknown or deleted one is 404 and gets no data (a re-created id starts empty)", async () => {
+    const unknown = freshTenant("nobody");
+    const writes: [string, string, unknown][] = [
+      ["POST", "/v0/topics", { name: "ghost", partitions: 1 }],
+      ["POST", "/v0/mq9/$mq9.AI.MAILBOX.CREATE", { name: "ghost.box" }],
+    ];
+    for (const [method, path, body] of writes) {
+      const r = await admin(method, `${path}?tenant=${unknown}`, body, ADMIN);
+      expect([path, r.status, r.json.error]).toEqual([path, 404, `tenant "${unknown}" does not exist (mortarmq admin tenants list shows the tenants)`]);
+    }
+    for (const path of ["/v0/topics", "/v0/mailboxes", "/stats", "/v0/topics/ghost/groups", "/v0/overview"]) {
+      expect([path, (await admin("GET", `${path}?tenant=${unknown}`, undefined, ADMIN)).status]).toEqual([path, 404]);
+    }
+    // Created afterwards, the tenant starts empty.
+    expect((await admin("POST", "/admin/tenants", { id: unknown })).status).toBe(201);
+    expect(((await admin("GET", `/v0/topics?tenant=${unknown}`, undefined, ADMIN)).json as TopicPage).topics).toEqual([]);
+    expect(((await admin("GET", `/v0/mailboxes?tenant=${unknown}`, undefined, ADMIN)).json as MailboxPage).mailboxes).toEqual([]);
+
+    // A deleted tenant: refused while its purge waits and after it is done.
+    const gone = await tenantWithToken("gone");
+    expect((await admin("DELETE", `/admin/tenants/${gone.tenant}`)).status).toBe(200);
+    const during = await admin("POST", `/v0/topics?tenant=${gone.tenant}`, { name: "ghost", partitions: 1 }, ADMIN);
+    expect([during.status, during.json.error]).toEqual([404, expect.stringMatching(new RegExp(`^tenant ${gone.tenant} was deleted at .*Z; its data is purged \\(mortarmq admin tenants describe ${gone.tenant}\\)$`))]);
+    for (let i = 0; i < 200 && (await admin("GET", `/admin/tenants/${gone.tenant}`)).json.purge.state !== "done"; i++) await sleep(50);
+    for (const [method, path, body] of writes) expect([path, (await admin(method, `${path}?tenant=${gone.tenant}`, body, ADMIN)).status]).toEqual([path, 404]);
+    expect((await admin("POST", "/admin/tenants", { id: gone.tenant })).status).toBe(201);
+    expect(((await admin("GET", `/v0/topics?tenant=${gone.tenant}`, undefined, ADMIN)).json as TopicPage).topics).toEqual([]);
+    expect(((await admin("GET", `/v0/mailboxes?tenant=${gone.tenant}`, undefined, ADMIN)).json as MailboxPage).mailboxes).toEqual([]);
+
+    // default and static tenants need no directory record.
+    expect((await admin("GET", "/v0/topics?tenant=static-tenant", undefined, ADMIN)).status).toBe(200);
+    expect((await admin("GET", "/v0/topics?tenant=default", undefined, ADMIN)).status).toBe(200);
+    expect((await admin("GET", "/v0/topics", undefined, ADMIN)).status).toBe(200);
   });
 
   it("the overview shows the tenant's own messages, bytes and connections in recent intervals; usage its hours and quotas", async () => {
