@@ -30,7 +30,7 @@ import type { TopicInfo } from "../../objects/registry/rpc";
 import type { AdminResult } from "../../objects/tenants/rpc";
 import type { GroupDescription } from "../../objects/group/describe";
 import { UNAUTHORIZED_HEADERS, operatorAccess, scopedTenant } from "./access";
-import { jsonBody } from "./json-body";
+import { bodyError, jsonBody } from "./json-body";
 
 type Ctx = Context<{ Bindings: Env }>;
 
@@ -61,7 +61,7 @@ export function registerGroupAdmin(app: Hono<{ Bindings: Env }>): void {
 
   app.post("/v0/topics/:topic/groups/:group/reset", scoped(true, async (c, s) => {
     const body = await jsonBody(c, resetBodySchema, true);
-    if ("error" in body) return c.json({ error: body.error }, 400);
+    if ("error" in body) return bodyError(c, body);
     const target = parseResetTarget(body.value.to);
     if ("error" in target) return c.json({ error: `to: ${target.error}` }, 400);
     const r = await stubOf(c, s).reset(target, body.value.partition ?? null);
@@ -75,7 +75,7 @@ export function registerGroupAdmin(app: Hono<{ Bindings: Env }>): void {
 
   app.post("/v0/topics/:topic/groups/:group/pause", scoped(true, async (c, s) => {
     const body = await jsonBody(c, pauseBodySchema, true);
-    if ("error" in body) return c.json({ error: body.error }, 400);
+    if ("error" in body) return bodyError(c, body);
     const r = await stubOf(c, s).pause(Date.parse(body.value.until));
     if (!r.ok) return c.json({ error: r.error }, r.status);
     return document(c, s, await stubOf(c, s).describe());

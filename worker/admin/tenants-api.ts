@@ -25,7 +25,7 @@ import { isStaticTenant, parseStaticTokens, OPEN_TENANT, isOpen } from "../../ob
 import { tenantIndexStub, tenantStub } from "../../objects/tenants/stub";
 import type { AdminResult } from "../../objects/tenants/rpc";
 import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
-import { jsonBody } from "./json-body";
+import { bodyError, jsonBody } from "./json-body";
 
 type Ctx = Context<{ Bindings: Env }>;
 
@@ -43,7 +43,7 @@ async function repairIndex(env: Env, id: string): Promise<void> {
 export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
   app.post("/admin/tenants", guarded(async (c) => {
     const body = await jsonBody(c, createTenantSchema);
-    if ("error" in body) return c.json({ error: body.error }, 400);
+    if ("error" in body) return bodyError(c, body);
     const { id, name = "", quotas } = body.value;
     if (id === OPEN_TENANT) {
       // The open broker's tenant (and that of AUTH_TOKENS entries without one): its data is not a new customer's.
@@ -87,7 +87,7 @@ export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
 
   app.post("/admin/tenants/:id/tokens", guarded(async (c, id) => {
     const body = await jsonBody(c, issueTokenSchema, true);
-    if ("error" in body) return c.json({ error: body.error }, 400);
+    if ("error" in body) return bodyError(c, body);
     const { label = "", expires_in_s, expires_at } = body.value;
     const expiresAt = expires_in_s !== undefined ? Date.now() + expires_in_s * 1000 : expires_at !== undefined ? Date.parse(expires_at) : null;
     return answer(c, await tenantStub(c.env, id).issueToken(label, expiresAt), 201);
@@ -106,7 +106,7 @@ export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
 
   app.put("/admin/tenants/:id/quotas", guarded(async (c, id) => {
     const body = await jsonBody(c, quotasSchema);
-    if ("error" in body) return c.json({ error: body.error }, 400);
+    if ("error" in body) return bodyError(c, body);
     const r = await tenantStub(c.env, id).putQuotas(toQuotas(body.value), isStaticTenant(c.env, id));
     return r.ok ? c.json({ tenant: id, quotas: r.value }) : c.json({ error: r.error }, r.status);
   }));

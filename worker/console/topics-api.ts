@@ -26,7 +26,7 @@ import { topicDetail, topicPage } from "../../objects/registry/listing";
 import { peekLast, publishOne } from "../../objects/partition/single";
 import { withDeadline } from "../../objects/session/faults";
 import { httpQuota } from "../quota";
-import { jsonBody } from "../admin/json-body";
+import { bodyError, jsonBody } from "../admin/json-body";
 import { intParam, tenantRoute, type Ctx, type TenantScope } from "./scope";
 
 const te = new TextEncoder();
@@ -42,7 +42,7 @@ export function registerTopicRoutes(app: Hono<{ Bindings: Env }>): void {
 
   app.post("/v0/topics", tenantRoute(async (c, s) => {
     const body = await jsonBody(c, createTopicSchema);
-    if ("error" in body) return c.json({ error: body.error }, 400);
+    if ("error" in body) return bodyError(c, body);
     const r = await withDeadline(registryStub(c.env, s.tenant).declare(body.value.name, body.value.partitions) as Promise<DeclareResult>);
     if (!r.ok) return c.json({ error: r.message, code: r.code }, declareStatus(r.code));
     const row: Pick<TopicRow, "name" | "topic_id" | "partition_count" | "created_at"> & { created: boolean } = {
@@ -64,7 +64,7 @@ export function registerTopicRoutes(app: Hono<{ Bindings: Env }>): void {
     const p = partitionParam(c, topic);
     if (typeof p === "string") return c.json({ error: p }, 400);
     const body = await jsonBody(c, publishSchema);
-    if ("error" in body) return c.json({ error: body.error }, 400);
+    if ("error" in body) return bodyError(c, body);
     const key = te.encode(body.value.key ?? "");
     const value = te.encode(body.value.value);
     if (key.length > 255) return c.json({ error: "key: must be at most 255 bytes of UTF-8" }, 400);
