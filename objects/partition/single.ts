@@ -11,6 +11,7 @@ import type { TopicInfo } from "../registry/rpc";
 import type { AppendResult, PartitionInfo, StoredRecord } from "./rpc";
 import { AppendStatus } from "./rpc";
 import { PubBatchBuilder } from "./batch";
+import { refusalText } from "./refusal";
 import { partitionStub } from "./stub";
 import { withDeadline } from "../session/faults";
 
@@ -30,7 +31,7 @@ export async function publishOne(env: Env, tenant: string, topic: TopicInfo, par
   batch.add({ op: Op.PUB, topicId: topic.topicId, partition, producerId: 0n, producerSeq: 0n, flags: 0, key, value });
   const r = await withDeadline(partitionStub(env, tenant, topic.incarnation, topic.topicId, partition).append(batch.finish()) as Promise<AppendResult>);
   if (r.error) return { ok: false, code: r.error.code, message: r.error.message };
-  if (r.status[0] !== AppendStatus.APPENDED) return { ok: false, code: r.codes[0] ?? 0, message: "the record was not appended" };
+  if (r.status[0] !== AppendStatus.APPENDED) return { ok: false, code: r.codes[0] ?? 0, message: refusalText(r.codes[0] ?? 0) };
   return { ok: true, sequence: r.sequences[0]! };
 }
 

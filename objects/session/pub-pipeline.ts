@@ -33,9 +33,10 @@ import { Op } from "../../wire/mortar/constants";
 import { encodeFrame } from "../../wire/mortar/codec";
 import { ErrorCode, errFrame } from "../../wire/mortar/errors";
 import { encodePubResult, okFrame } from "../../wire/mortar/results";
-import { PRODUCER_DEDUPE_WINDOW, PubResultFlags } from "../../wire/mortar/constants";
+import { PubResultFlags } from "../../wire/mortar/constants";
 import { PubBatchBuilder } from "../partition/batch";
 import { AppendStatus, type AppendResult } from "../partition/rpc";
+import { refusalText } from "../partition/refusal";
 import type { TopicInfo } from "../registry/rpc";
 import type { Refusal } from "../tenants/gate";
 import { Lanes } from "../shared/lanes";
@@ -132,7 +133,7 @@ export class PubPipeline {
     for (let i = 0; i < slots.length; i++) {
       const st = res.status[i];
       if (st === AppendStatus.REJECTED) {
-        this.host.respond(slots[i]!, encodeFrame(errFrame(res.codes[i]!, Op.PUB, rejectText(res.codes[i]!))));
+        this.host.respond(slots[i]!, encodeFrame(errFrame(res.codes[i]!, Op.PUB, refusalText(res.codes[i]!))));
         continue;
       }
       const result = encodePubResult({
@@ -152,11 +153,6 @@ export class PubPipeline {
   }
 }
 
-function rejectText(code: number): string {
-  return code === ErrorCode.PRODUCER_SEQ_OUT_OF_WINDOW
-    ? `producer_seq is at or below highest − ${PRODUCER_DEDUPE_WINDOW} for this producer (older than the dedupe window): it cannot be told apart from a new message; nothing was appended`
-    : "PUB rejected by the partition";
-}
 
 /** One lane per (incarnation, topic_id, partition): a number while it fits exactly, else a string. */
 function laneKey(incarnation: number, topicId: number, partition: number): number | string {

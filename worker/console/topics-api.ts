@@ -71,7 +71,7 @@ export function registerTopicRoutes(app: Hono<{ Bindings: Env }>): void {
     const refused = await httpQuota(c.env, s.tenant, undefined).admitSend(key.length + value.length);
     if (refused) return c.json({ error: refused.message }, 429, { "Retry-After": String(Math.max(1, Math.ceil(refused.retryAfterMs / 1000))) });
     const r = await publishOne(c.env, s.tenant, topic, p, key, value);
-    if (!r.ok) return c.json({ error: r.message, code: r.code }, r.code === ErrorCode.TOPIC_DELETED ? 404 : 503);
+    if (!r.ok) return c.json({ error: r.message, code: r.code }, publishStatus(r.code));
     const answer: PublishAnswer = { topic: topic.name, partition: p, sequence: r.sequence };
     return c.json(answer, 201);
   }));
@@ -118,4 +118,13 @@ function declareStatus(code: number): 400 | 404 | 409 {
   if (code === ErrorCode.UNKNOWN_TOPIC) return 404;
   if (code === ErrorCode.PARTITION_COUNT_MISMATCH || code === ErrorCode.MUTATION_NOT_PACKABLE) return 409;
   return 400;
+}
+
+/**
+ * The status of a refused test publish: 404 the topic was deleted, 409 the
+ * partition is full (discard new: it stays so until the limits change), 503
+ * anything else (transient: retry).
+ */
+function publishStatus(code: number): 404 | 409 | 503 {
+  return code === ErrorCode.TOPIC_DELETED ? 404 : code === ErrorCode.PARTITION_FULL ? 409 : 503;
 }

@@ -6,7 +6,7 @@
  * in-flight deliveries give their credit back and their ACK answers
  * UNKNOWN_DELIVERY. Topics here set retention_ms 0 (no age limit).
  */
-import { env } from "cloudflare:test";
+import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ErrorCode, Op, type Frame } from "../../../wire/mortar";
 import { groupStub } from "../../../objects/group/stub";
@@ -15,6 +15,7 @@ import { Peer, closeAndSettle, isAssign, isMsg, text, type Sub } from "../helper
 import { until } from "../../fixtures/until";
 import { declareRetention, infoOf, metric, partitionOf, statsOf, topicOf, unique } from "./helpers";
 
+const FULL_TEXT = "the partition is at its topic's retention limit (retention_bytes or retention_messages) and the topic refuses new messages (discard new); nothing was appended: raise the limit or alter discard to old";
 const value = (i: number) => `m${String(i).padStart(3, "0")}`.padEnd(100, "."); // 100 bytes
 
 describe("retention by size, discard old", () => {
@@ -81,8 +82,14 @@ describe("discard new", () => {
     p.send([1, 2, 3, 4, 5].map((i) => pubFrame(d.topicId, 0, `f${i}`, { producerId: 5n, producerSeq: BigInt(i) })));
     const answers = await p.answer(5);
     expect(answers.slice(0, 3).map((a) => pubResult(a).sequence)).toEqual([1n, 2n, 3n]);
-    for (const a of answers.slice(3)) expectErr(a, ErrorCode.PARTITION_FULL, Op.PUB);
+    for (const a of answers.slice(3)) {
+      expect(new TextDecoder().decode(expectErr(a, ErrorCode.PARTITION_FULL, Op.PUB).message)).toBe(FULL_TEXT);
+    }
     const t = await topicOf(d.topicId);
+    expect(await infoOf(t)).toMatchObject({ records: 3, lastSequence: 3 });
+    // the console's test publish: 409 with the same reason (not a 503 "retry": it fails until the limit changes)
+    const http = await SELF.fetch(`http://broker/v0/topics/${name}/partitions/0/records`, { method: "POST", body: JSON.stringify({ value: "f9" }) });
+    expect([http.status, await http.json()]).toEqual([409, { error: FULL_TEXT, code: ErrorCode.PARTITION_FULL }]);
     expect(await infoOf(t)).toMatchObject({ records: 3, lastSequence: 3 });
     // bytes too: a value that would take it past retention_bytes
     const b = await declareRetention(p, unique("full-bytes"), 1, { ms: 0, bytes: 250, discard: "new" });
