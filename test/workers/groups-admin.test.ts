@@ -84,6 +84,28 @@ describe("groups: list and describe", () => {
   });
 });
 
+describe("groups: names in the path", () => {
+  it("a path segment that is not valid UTF-8 percent-encoding is 400, never another topic's name taken literally", async () => {
+    const a = await Peer.open();
+    const literal = `%FF${unique("pct")}`; // a valid topic name that looks like an escape
+    const topic = await topicOf(a, literal, 1);
+    const ok = await api<GroupList>("GET", `/v0/topics/${encodeURIComponent(literal)}/groups`);
+    expect([ok.status, ok.json.topic]).toEqual([200, literal]);
+    const raw = await api("GET", `/v0/topics/${literal}/groups`); // %FF: not UTF-8
+    expect([raw.status, raw.json.error]).toEqual([400, "topic in the path is not valid percent-encoding of UTF-8"]);
+    const group = await api("GET", `/v0/topics/${encodeURIComponent(literal)}/groups/%E2%82`);
+    expect([group.status, group.json.error]).toEqual([400, "group in the path is not valid percent-encoding of UTF-8"]);
+    // the console's topic routes too
+    const detail = await api("GET", `/v0/topics/${literal}`);
+    expect([detail.status, detail.json.error]).toEqual([400, "topic in the path is not valid percent-encoding of UTF-8"]);
+    expect((await api("GET", `/v0/topics/${encodeURIComponent(literal)}`)).status).toBe(200);
+    expect((await api("DELETE", `/v0/topics/${literal}`)).status).toBe(400);
+    expect((await api("GET", `/v0/topics/${encodeURIComponent(literal)}`)).status).toBe(200); // not deleted
+    expect(topic.topicId).toBeGreaterThan(0);
+    a.close();
+  });
+});
+
 describe("groups: delete", () => {
   it("is refused while the group has members; force removes them as a session timeout would; the name then starts afresh", async () => {
     const a = await Peer.open();

@@ -31,6 +31,7 @@ import type { AdminResult } from "../../objects/tenants/rpc";
 import type { GroupDescription } from "../../objects/group/describe";
 import { UNAUTHORIZED_HEADERS, operatorAccess, scopedTenant } from "./access";
 import { bodyError, jsonBody } from "./json-body";
+import { pathName } from "./path-name";
 
 type Ctx = Context<{ Bindings: Env }>;
 
@@ -41,8 +42,6 @@ interface Scope {
   /** The group name (routes under `/groups/:group`). */
   group: string;
 }
-
-const te = new TextEncoder();
 
 /** Registers the routes on `app`. */
 export function registerGroupAdmin(app: Hono<{ Bindings: Env }>): void {
@@ -110,22 +109,17 @@ function scoped(withGroup: boolean, fn: (c: Ctx, s: Scope) => Promise<Response>)
     if (access.kind === "denied") return c.json({ error: access.error }, access.status, UNAUTHORIZED_HEADERS);
     const t = await scopedTenant(c.env, access, c.req.query("tenant"));
     if ("error" in t) return c.json({ error: t.error }, t.status);
-    const topicName = c.req.param("topic") ?? "";
-    const group = withGroup ? c.req.param("group") ?? "" : "";
-    const bad = checkName("topic", topicName, MAX_TOPIC_LEN) ?? (withGroup ? checkName("group", group, MAX_GROUP_LEN) : null);
-    if (bad) return c.json({ error: bad }, 400);
+    const topicName = pathName(c, 3, "topic", MAX_TOPIC_LEN);
+    if ("error" in topicName) return c.json({ error: topicName.error }, 400);
+    const groupName = withGroup ? pathName(c, 5, "group", MAX_GROUP_LEN) : { name: "" };
+    if ("error" in groupName) return c.json({ error: groupName.error }, 400);
+    const group = groupName.name;
     try {
-      const topic = await registryStub(c.env, t.tenant).find(topicName);
-      if (!topic) return c.json({ error: `topic "${topicName}" does not exist` }, 404);
+      const topic = await registryStub(c.env, t.tenant).find(topicName.name);
+      if (!topic) return c.json({ error: `topic "${topicName.name}" does not exist` }, 404);
       return await fn(c, { tenant: t.tenant, topic, group });
     } catch (e) {
       return c.json({ error: `the broker's objects did not answer: ${e instanceof Error ? e.message : String(e)}` }, 503);
     }
   };
-}
-
-/** An error text when `name` is not 1..max bytes (as the wire protocol requires), else null. */
-function checkName(what: string, name: string, max: number): string | null {
-  const n = te.encode(name).length;
-  return n >= 1 && n <= max ? null : `${what} name must be 1-${max} bytes of UTF-8 (URL-encoded in the path)`;
 }

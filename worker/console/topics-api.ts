@@ -27,6 +27,7 @@ import { peekLast, publishOne } from "../../objects/partition/single";
 import { withDeadline } from "../../objects/session/faults";
 import { httpQuota } from "../quota";
 import { bodyError, jsonBody } from "../admin/json-body";
+import { pathName } from "../admin/path-name";
 import { intParam, tenantRoute, type Ctx, type TenantScope } from "./scope";
 
 const te = new TextEncoder();
@@ -96,11 +97,10 @@ export function registerTopicRoutes(app: Hono<{ Bindings: Env }>): void {
 /** A route under `/v0/topics/:topic`: the name checked (400) and resolved (404). */
 function topicRoute(fn: (c: Ctx, s: TenantScope, topic: TopicInfo) => Promise<Response>): (c: Ctx) => Promise<Response> {
   return tenantRoute(async (c, s) => {
-    const name = c.req.param("topic") ?? "";
-    const n = te.encode(name).length;
-    if (n < 1 || n > MAX_TOPIC_LEN) return c.json({ error: `topic name must be 1-${MAX_TOPIC_LEN} bytes of UTF-8 (URL-encoded in the path)` }, 400);
-    const topic = await withDeadline(registryStub(c.env, s.tenant).find(name) as Promise<TopicInfo | null>);
-    if (!topic) return c.json({ error: `topic "${name}" does not exist` }, 404);
+    const name = pathName(c, 3, "topic", MAX_TOPIC_LEN);
+    if ("error" in name) return c.json({ error: name.error }, 400);
+    const topic = await withDeadline(registryStub(c.env, s.tenant).find(name.name) as Promise<TopicInfo | null>);
+    if (!topic) return c.json({ error: `topic "${name.name}" does not exist` }, 404);
     return fn(c, s, topic);
   });
 }
