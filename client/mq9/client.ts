@@ -112,13 +112,21 @@ function unixSeconds(t: number | Date): number {
   return t instanceof Date ? Math.floor(t.getTime() / 1000) : t;
 }
 
-/** The `mq9-*` headers of SEND options (undefined ones left out). */
+/**
+ * The `mq9-*` headers of SEND options (undefined ones left out).
+ * @throws Mq9ClientError (`invalid_request`, source `client`) for a tag containing a comma, which the
+ *   comma list `mq9-tags` cannot carry (the broker would split it; it also trims tags and drops empty ones)
+ */
 export function sendHeaders(o: SendOptions): Record<string, string> {
   const h: Record<string, string> = {};
   if (o.key !== undefined) h["mq9-key"] = o.key;
   if (o.delay !== undefined) h["mq9-delay"] = String(o.delay);
   if (o.ttl !== undefined) h["mq9-ttl"] = String(o.ttl);
-  if (o.tags !== undefined && o.tags.length > 0) h["mq9-tags"] = o.tags.join(",");
+  if (o.tags !== undefined && o.tags.length > 0) {
+    const comma = o.tags.find((t) => t.includes(","));
+    if (comma !== undefined) throw Mq9ClientError.client(`tag "${echo(comma)}" contains a comma: mq9-tags is a comma list, so it would arrive as two tags`);
+    h["mq9-tags"] = o.tags.join(",");
+  }
   if (o.priority !== undefined) h["mq9-priority"] = o.priority;
   if (o.replyTo !== undefined) h["mq9-reply-to"] = o.replyTo;
   if (o.correlationId !== undefined) h["mq9-correlation-id"] = o.correlationId;
@@ -196,7 +204,11 @@ export class Mq9Client implements MessageOwner {
   async call(subject: string, payload: Mq9Payload = new Uint8Array(0), o: CallOptions = {}): Promise<Mq9Reply> {
     if (this.lifetime.signal.aborted) throw Mq9ClientError.client("the client is closed");
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(o.headers ?? {})) if (v !== undefined) headers[k] = v;
+    for (const [k, v] of Object.entries(o.headers ?? {})) {
+      if (v === undefined) continue;
+      if (/[\r\n\0]/.test(v)) throw Mq9ClientError.client(`${k} must not contain a line break (CR or LF): header values are one line`);
+      headers[k] = v;
+    }
     const answer = await this.conn.request({ subject, headers, payload: encodePayload(payload), timeoutMs: o.timeoutMs ?? this.timeoutMs, signal: o.signal });
     let reply: unknown;
     try {

@@ -23,6 +23,21 @@ function causeOf(e: unknown): string {
   return err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
 }
 
+/**
+ * `value` as a header value that `fetch` sends as its UTF-8 bytes: fetch
+ * takes header values as byte strings (one character per byte, ≤ U+00FF) and
+ * refuses or Latin-1-encodes anything else, while the broker reads header
+ * bytes as UTF-8 (docs/mq9.md "Header values are UTF-8 text") — so `é`
+ * must go as the two characters of its UTF-8 bytes, as the NATS transports
+ * send it. ASCII is returned unchanged.
+ */
+export function utf8ByteString(value: string): string {
+  if (!/[^\x00-\x7f]/.test(value)) return value;
+  let out = "";
+  for (const b of new TextEncoder().encode(value)) out += String.fromCharCode(b);
+  return out;
+}
+
 /** mq9 over HTTP. */
 export class HttpTransport implements Mq9Transport {
   readonly name = "http" as const;
@@ -39,7 +54,8 @@ export class HttpTransport implements Mq9Transport {
   }
 
   async request(req: TransportRequest): Promise<TransportAnswer> {
-    const headers: Record<string, string> = { ...req.headers };
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) headers[k] = utf8ByteString(v);
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
     const timeout = AbortSignal.timeout(req.timeoutMs);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;

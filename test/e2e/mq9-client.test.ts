@@ -206,6 +206,33 @@ describe("every method on every transport", () => {
     expect(runs.nats).toEqual(runs.http);
   });
 
+  it("keys and tags that are not ASCII arrive as sent on every transport; a tag with a comma or a line break is refused before sending", async () => {
+    const results: Record<string, unknown> = {};
+    for (const t of TRANSPORTS) {
+      const mq = await connect(t);
+      const { mailAddress } = await mq.createMailbox({ ttl: 60 });
+      await mq.send(mailAddress, "x", { key: "clé 🙂", tags: ["ü", "naïve", "日本"] });
+      const refused = [
+        await failure(mq.send(mailAddress, "x", { tags: ["a,b"] })),
+        await failure(mq.send(mailAddress, "x", { key: "a\nb" })),
+        await failure(mq.send(mailAddress, "x", { tags: ["ok", "c\rd"] })),
+      ];
+      results[t] = { stored: (await mq.query(mailAddress)).map((m) => [m.key, m.tags]), refused, left: (await mq.query(mailAddress)).length };
+      await mq.close();
+    }
+    expect(results.http).toEqual({
+      stored: [["clé 🙂", ["ü", "naïve", "日本"]]],
+      refused: [
+        { kind: "invalid_request", message: 'tag "a,b" contains a comma: mq9-tags is a comma list, so it would arrive as two tags', retryable: false },
+        { kind: "invalid_request", message: "mq9-key must not contain a line break (CR or LF): header values are one line", retryable: false },
+        { kind: "invalid_request", message: "mq9-tags must not contain a line break (CR or LF): header values are one line", retryable: false },
+      ],
+      left: 1,
+    });
+    expect(results["nats-ws"]).toEqual(results.http);
+    expect(results.nats).toEqual(results.http);
+  });
+
   it("a refused token is unauthorized on every transport", async () => {
     const results = [];
     for (const t of TRANSPORTS) {
