@@ -86,7 +86,10 @@ export async function fetchStats(g: GlobalOptions): Promise<Stats> {
   if (a.status === 404) {
     throw new CliError("STATS_NOT_SERVED", "the broker does not serve /stats yet", "topics list/describe need a broker build with GET /stats; topics create/delete and pub work without it", 404);
   }
-  if (a.status === 401) throw new CliError("UNAUTHORIZED", "the broker refused the token for /stats", "pass a valid token with --token or MORTARMQ_TOKEN", 401);
+  if (a.status === 401) {
+    const reason = (a.json as { error?: unknown } | undefined)?.error;
+    throw new CliError("UNAUTHORIZED", typeof reason === "string" ? reason : "the broker refused the token for /stats", "pass a valid token with --token or MORTARMQ_TOKEN", 401);
+  }
   if (a.status !== 200) throw new CliError("BAD_STATS", `GET /stats answered HTTP ${a.status}: ${a.text.slice(0, 200)}`, "check the broker's logs", a.status);
   const parsed = StatsSchema.safeParse(a.json);
   if (!parsed.success) {

@@ -329,6 +329,9 @@ describe("mq9", () => {
     const r = await cli(["mq9", "query", "cli.box"], { env: { MORTARMQ_TOKEN: "wrong" } });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe("mortarmq: UNAUTHORIZED (HTTP 401): unauthorized: invalid token\n  what to do: pass a valid token with --token or MORTARMQ_TOKEN\n");
+    // topics list / describe read /stats: the same error, with the broker's reason (expired, revoked, invalid)
+    const stats = await cli(["topics", "list"], { env: { MORTARMQ_TOKEN: "wrong" } });
+    expect([stats.code, stats.stderr]).toEqual([1, "mortarmq: UNAUTHORIZED (HTTP 401): unauthorized: unknown token\n  what to do: pass a valid token with --token or MORTARMQ_TOKEN\n"]);
   });
 });
 
