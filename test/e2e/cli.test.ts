@@ -346,8 +346,8 @@ describe("topics list / describe", () => {
     const before = await cliJson<Topic>(["topics", "describe", "cli.lag"]);
     expect(before).toMatchObject({ name: "cli.lag", dlq: false, partition_count: 2 });
     expect(before.partitions).toEqual([
-      { partition: 0, high_watermark: 6, size_bytes: 30, producers: 1, groups: [] },
-      { partition: 1, high_watermark: 4, size_bytes: 20, producers: 1, groups: [] },
+      { partition: 0, first_sequence: 1, high_watermark: 6, size_bytes: 30, producers: 1, groups: [] },
+      { partition: 1, first_sequence: 1, high_watermark: 4, size_bytes: 20, producers: 1, groups: [] },
     ]);
     expect((await cli(["topics", "describe", "cli.lag"])).stdout).toMatch(/\nno consumer groups\n$/);
 
