@@ -362,7 +362,7 @@ describe("topics list / describe", () => {
     for (const [i, p] of after.partitions.entries()) {
       const gr = p.groups[0]!;
       const consumed = taken.filter((x) => x === String(i)).length; // delivered in order per partition, all acked
-      expect(gr).toEqual({ group: "lagging", members: 0, committed_floor: consumed, lag: p.high_watermark - consumed, in_flight: 0 });
+      expect(gr).toEqual({ group: "lagging", members: 0, committed_floor: consumed, lag: p.high_watermark - consumed, in_flight: 0, retention_skipped: 0 });
     }
     expect(groups.flat().reduce((s, g) => s + g.lag, 0)).toBe(10 - 4);
 
