@@ -76,7 +76,7 @@ export const createTopicSchema = z.strictObject({
 /** One partition on the topic page. */
 export interface PartitionRow {
   partition: number;
-  /** First retained sequence (the log start, as `/stats` `first_sequence`): the next sequence when nothing is retained. */
+  /** First retained sequence (the log start; high watermark + 1 when nothing is retained). */
   first_sequence: number;
   /** Newest sequence ever appended (0 = none). */
   high_watermark: number;
