@@ -67,6 +67,30 @@ describe("console APIs on an open broker", () => {
     expect((await call<TopicPage>("GET", `/v0/topics?prefix=${prefix}`)).body.topics).toEqual([]);
   });
 
+  it("refuses a body that is not UTF-8, a name with a lone surrogate and a body over 1 MiB with 4xx; nothing is created", async () => {
+    const name = unique("utf");
+    const send = async (body: BodyInit, headers: Record<string, string> = {}) => {
+      const res = await SELF.fetch(`${base}/v0/topics`, { method: "POST", body, headers });
+      return { status: res.status, body: (await res.json()) as { error: string } };
+    };
+    // the bytes ff fe inside the JSON string: not UTF-8 (they must not become U+FFFD U+FFFD)
+    const bad = new Uint8Array([...new TextEncoder().encode(`{"name":"${name}`), 0xff, 0xfe, ...new TextEncoder().encode('","partitions":1}')]);
+    expect(await send(bad)).toEqual({ status: 400, body: { error: "body is not valid UTF-8" } });
+    // a JSON escape of a lone surrogate: no UTF-8 spelling
+    expect(await send(`{"name":"${name}\\ud800","partitions":1}`)).toEqual({ status: 400, body: { error: "name: must be valid Unicode (a lone surrogate has no UTF-8 form)" } });
+    // a 3 MiB body: refused by its size, unread (a 60 MiB name was a 503 naming the runtime's RPC limit)
+    const huge = await send(JSON.stringify({ name: "a".repeat(3 * 1024 * 1024), partitions: 1 }));
+    expect(huge).toEqual({ status: 413, body: { error: "body is over 1048576 bytes" } });
+    const long = await send(JSON.stringify({ name: "a".repeat(256), partitions: 1 }));
+    expect(long.status).toBe(400);
+    const topics = (await call<TopicPage>("GET", `/v0/topics?prefix=${name}`)).body.topics;
+    expect(topics).toEqual([]);
+    // the same bounds on the test publish
+    expect((await call("POST", "/v0/topics", { name, partitions: 1 })).status).toBe(201);
+    const pub = await SELF.fetch(`${base}/v0/topics/${name}/partitions/0/records`, { method: "POST", body: new Uint8Array([...new TextEncoder().encode('{"value":"'), 0xc3, ...new TextEncoder().encode('"}')]) });
+    expect([pub.status, await pub.json()]).toEqual([400, { error: "body is not valid UTF-8" }]);
+  });
+
   it("pages topics by name with a cursor, and a prefix range", async () => {
     const prefix = unique("pg");
     const names = ["c", "a", "e", "b", "d"].map((x) => `${prefix}.${x}`);
