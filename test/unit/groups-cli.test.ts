@@ -18,6 +18,12 @@ describe("reset targets", () => {
     expect(parseResetTarget("sequence:-3")).toMatchObject({ error: /must be earliest, latest/ });
     expect(parseResetTarget("time:2026-05-02")).toMatchObject({ error: /ISO 8601 date-time with a time zone/ });
     expect(parseResetTarget("time:2026-05-02T10:00:00")).toMatchObject({ error: /time zone/ });
+    // a day the month does not have is refused, as `until` of a pause is (not rolled over to 2026-03-02)
+    expect(parseResetTarget("time:2026-02-30T00:00:00Z")).toEqual({ error: 'time must be an ISO 8601 date-time with a time zone (e.g. time:2026-05-02T10:00:00Z), not "2026-02-30T00:00:00Z"' });
+    expect(parseResetTarget("time:2026-04-31T10:00:00+02:00")).toMatchObject({ error: /ISO 8601/ });
+    expect(parseResetTarget("time:2026-02-28T24:00:00Z")).toMatchObject({ error: /ISO 8601/ });
+    expect(parseResetTarget("time:2028-02-29T00:00:00Z")).toEqual({ kind: "time", at: Date.parse("2028-02-29T00:00:00Z") });
+    expect(parseResetTarget("time:2026-05-02T10:00Z")).toEqual({ kind: "time", at: Date.parse("2026-05-02T10:00:00Z") });
     expect(parseResetTarget("offset:5")).toEqual({ error: 'must be earliest, latest, sequence:N or time:ISO8601, not "offset:5"' });
   });
 });

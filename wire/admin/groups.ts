@@ -20,6 +20,23 @@ export type ResetTarget =
   | { kind: "sequence"; sequence: number }
   | { kind: "time"; at: number };
 
+/** `YYYY-MM-DDTHH:MM[:SS[.fff]]` + `Z` or `±HH:MM`, its fields captured. */
+const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * Unix ms of an ISO 8601 date-time with a time zone whose fields are a real
+ * calendar time, else NaN: `2026-02-30` or `24:00` are refused, not rolled
+ * over to another day (as `Date.parse` does) — like `until` of a pause.
+ */
+function isoInstantMs(iso: string): number {
+  const m = ISO_INSTANT.exec(iso);
+  if (!m) return NaN;
+  const [y, mo, d, h, mi, sec, oh, om] = m.slice(1).map((x) => (x === undefined ? 0 : Number(x))) as number[];
+  const daysInMonth = new Date(Date.UTC(y!, mo!, 0)).getUTCDate();
+  const real = mo! >= 1 && mo! <= 12 && d! >= 1 && d! <= daysInMonth && h! <= 23 && mi! <= 59 && sec! <= 59 && oh! <= 23 && om! <= 59;
+  return real ? Date.parse(iso) : NaN;
+}
+
 /**
  * Parses the `to` of a reset: `earliest`, `latest`, `sequence:N` (N ≥ 1) or
  * `time:ISO8601` (a date-time with a time zone, e.g. `time:2026-05-02T10:00:00Z`).
@@ -35,7 +52,7 @@ export function parseResetTarget(to: string): ResetTarget | { error: string } {
   }
   if (v.startsWith("time:")) {
     const iso = v.slice(5);
-    const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(iso) ? Date.parse(iso) : NaN;
+    const at = isoInstantMs(iso);
     return Number.isNaN(at) ? { error: `time must be an ISO 8601 date-time with a time zone (e.g. time:2026-05-02T10:00:00Z), not "${iso}"` } : { kind: "time", at };
   }
   return { error: `must be earliest, latest, sequence:N or time:ISO8601, not "${to}"` };
