@@ -3,6 +3,7 @@
  * the option and the accepted form.
  */
 import { usageError } from "./errors";
+import { isRealIsoTime } from "../../wire/admin/iso-time";
 
 /**
  * A decimal integer in [min, max].
@@ -75,7 +76,7 @@ export function parseJsonObject(what: string, text: string): Record<string, unkn
 export function parseTimeOption(flag: string, value: string): number {
   const v = value.trim();
   if (/^\d+$/.test(v)) return parseIntOption(flag, v, 0, Number.MAX_SAFE_INTEGER);
-  const ms = /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
+  const ms = /^\d{4}-\d{2}-\d{2}/.test(v) && isRealIsoTime(v) ? Date.parse(v) : NaN;
   if (Number.isNaN(ms) || ms < 0) throw usageError(`${flag} must be unix seconds or an ISO-8601 time, not "${value}"`);
   return Math.floor(ms / 1000);
 }
@@ -133,7 +134,7 @@ export function parseDurationMs(flag: string, value: string, min = 0, bareUnit: 
 export function parseInstantMs(flag: string, value: string, now = Date.now()): number {
   const v = value.trim();
   if (/^\d{4}-\d{2}-\d{2}/.test(v)) {
-    const ms = Date.parse(v);
+    const ms = isRealIsoTime(v) ? Date.parse(v) : NaN;
     if (Number.isNaN(ms)) throw usageError(`${flag} must be an ISO-8601 time or a duration from now (e.g. 30m, 2h), not "${value}"`);
     return ms;
   }

@@ -97,6 +97,8 @@ describe("option parsing", () => {
     expect(parseTimeOption("--since", "2026-01-01T00:00:00Z")).toBe(1767225600);
     expect(parseTimeOption("--since", "2026-01-01T00:00:00.900Z")).toBe(1767225600);
     expect(() => parseTimeOption("--since", "yesterday")).toThrow(/unix seconds or an ISO-8601/);
+    expect(() => parseTimeOption("--since", "2026-02-30")).toThrow(/unix seconds or an ISO-8601/);
+    expect(parseTimeOption("--since", "2026-01-01")).toBe(1767225600);
     expect(parseList(" a, b,,c ")).toEqual(["a", "b", "c"]);
     expect(parseChoice("--priority", "urgent", ["normal", "urgent"])).toBe("urgent");
     expect(() => parseChoice("--priority", "high", ["normal", "urgent"])).toThrow(/one of normal, urgent/);

@@ -53,6 +53,9 @@ describe("instant arguments", () => {
     expect(() => parseInstantMs("--until", "30", now)).toThrow(/duration from now with a unit/);
     expect(() => parseInstantMs("--until", "2026-13-45T00:00:00Z", now)).toThrow(/ISO-8601/);
     expect(() => parseInstantMs("--until", "tomorrow", now)).toThrow(/ISO-8601/);
+    // a day the month does not have is an error, not rolled over into March
+    expect(() => parseInstantMs("--until", "2026-02-30T00:00:00Z", now)).toThrow(/ISO-8601/);
+    expect(() => parseInstantMs("--until", "2026-03-01T24:00:00Z", now)).toThrow(/ISO-8601/);
   });
 });
 

@@ -6,6 +6,7 @@
  * `mortarmq groups` CLI. No platform imports.
  */
 import { z } from "zod";
+import { isoInstantMs } from "./iso-time";
 
 /**
  * Where a group reset moves a group's position on a partition:
@@ -19,23 +20,6 @@ export type ResetTarget =
   | { kind: "latest" }
   | { kind: "sequence"; sequence: number }
   | { kind: "time"; at: number };
-
-/** `YYYY-MM-DDTHH:MM[:SS[.fff]]` + `Z` or `±HH:MM`, its fields captured. */
-const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
-
-/**
- * Unix ms of an ISO 8601 date-time with a time zone whose fields are a real
- * calendar time, else NaN: `2026-02-30` or `24:00` are refused, not rolled
- * over to another day (as `Date.parse` does) — like `until` of a pause.
- */
-function isoInstantMs(iso: string): number {
-  const m = ISO_INSTANT.exec(iso);
-  if (!m) return NaN;
-  const [y, mo, d, h, mi, sec, oh, om] = m.slice(1).map((x) => (x === undefined ? 0 : Number(x))) as number[];
-  const daysInMonth = new Date(Date.UTC(y!, mo!, 0)).getUTCDate();
-  const real = mo! >= 1 && mo! <= 12 && d! >= 1 && d! <= daysInMonth && h! <= 23 && mi! <= 59 && sec! <= 59 && oh! <= 23 && om! <= 59;
-  return real ? Date.parse(iso) : NaN;
-}
 
 /**
  * Parses the `to` of a reset: `earliest`, `latest`, `sequence:N` (N ≥ 1) or
