@@ -88,13 +88,14 @@ function App() {
   if (!who) return <main id="main"><p role="status">Connecting…</p></main>;
 
   const [, page = "overview", ...rest] = hash.replace(/^#/, "").split("/");
-  const arg = decodeURIComponent(rest.join("/"));
+  const arg = pageArg(rest.join("/"));
   const switchTo = (t: string) => {
     chooseTenant(t);
     setTenant(currentTenant());
   };
   let body;
-  if (page === "topics" && arg) body = <Topic tenant={tenant} name={arg} />;
+  if (arg === null) body = <p role="alert">This page address is not valid: {hash}</p>;
+  else if (page === "topics" && arg) body = <Topic tenant={tenant} name={arg} />;
   else if (page === "topics") body = <Topics tenant={tenant} />;
   else if (page === "mailboxes" && arg) body = <Mailbox tenant={tenant} address={arg} />;
   else if (page === "mailboxes") body = <Mailboxes tenant={tenant} />;
@@ -117,6 +118,15 @@ function App() {
       <main id="main" tabIndex={-1} key={tenant}>{body}</main>
     </>
   );
+}
+
+/** The page's argument (a topic name, a mail address) decoded from the hash; null when it is not valid percent-encoding (`%E2%82`). */
+function pageArg(encoded: string): string | null {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return null;
+  }
 }
 
 render(<App />, document.getElementById("app")!);

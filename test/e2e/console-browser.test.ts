@@ -195,6 +195,18 @@ describe("the web console in Chromium", () => {
     await page.close();
   });
 
+  it("a page address that is not valid percent-encoding shows an error and the console keeps working", async () => {
+    const page = await signedIn(ACME);
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.evaluate(() => { location.hash = "#/topics/%E2%82"; });
+    await expect(page.getByRole("alert").textContent()).resolves.toBe("This page address is not valid: #/topics/%E2%82");
+    await page.getByRole("link", { name: "Topics" }).click();
+    await page.getByRole("heading", { name: "Topics" }).waitFor();
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it("keyboard and 200 % zoom: a skip link first, pages reachable by Tab and Enter, no horizontal scrolling", async () => {
     const page = await signedIn(ACME, { width: 640, height: 450 }); // 1280×900 at 200 %
     await page.keyboard.press("Tab");
