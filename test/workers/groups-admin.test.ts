@@ -214,7 +214,7 @@ describe("groups: reset", () => {
       [{ to: "sequence:0" }, /sequence must be a whole number ≥ 1/],
       [{ to: "time:2026-01-01" }, /time must be an ISO 8601 date-time with a time zone/],
       [{ to: "earliest", partition: 2 }, /^partition 2 is out of range: the topic has 2 partitions$/],
-      [{ to: "earliest", extra: 1 }, /Unrecognized key/],
+      [{ to: "earliest", extra: 1 }, /^extra: unknown field \(the body takes to, partition\)$/],
       [{}, /^to: /],
     ] as const) {
       const bad = await api("POST", path, body);

@@ -255,9 +255,18 @@ export type IssuedToken = z.infer<typeof issuedTokenSchema>;
 export type UsageHours = z.infer<typeof usageHourSchema>;
 export type UsageAnswer = z.infer<typeof usageAnswerSchema>;
 
-/** The first zod issue as `path: message` (or the message alone), for a 400 answer. */
-export function firstIssue(error: z.ZodError): string {
+/**
+ * The first zod issue as `path: message` (or the message alone), for a 400
+ * answer. An unknown field of a strict object is `name: unknown field`, with
+ * the fields it takes when `known` lists them (`extra: unknown field (the body
+ * takes to, partition)`), not zod's `Unrecognized key: "extra"`.
+ */
+export function firstIssue(error: z.ZodError, known?: readonly string[]): string {
   const i = error.issues[0];
   if (!i) return "invalid body";
+  if (i.code === "unrecognized_keys") {
+    const at = [...i.path, i.keys[0] ?? ""].join(".");
+    return `${at}: unknown field${known && i.path.length === 0 ? ` (the body takes ${known.join(", ")})` : ""}`;
+  }
   return i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message;
 }

@@ -53,7 +53,8 @@ export async function jsonBody<S extends z.ZodType>(c: Context, schema: S, optio
   const lone = loneSurrogateAt(json, []);
   if (lone !== null) return { error: `${lone}must be valid Unicode (a lone surrogate has no UTF-8 form)`, status: 400, rest: null };
   const r = schema.safeParse(json);
-  return r.success ? { value: r.data } : { error: firstIssue(r.error), status: 400, rest: null };
+  const shape = (schema as unknown as { shape?: Record<string, unknown> }).shape;
+  return r.success ? { value: r.data } : { error: firstIssue(r.error, shape ? Object.keys(shape) : undefined), status: 400, rest: null };
 }
 
 /** The answer to a refused body: `{"error"}` with its status (the unread rest of a body over the limit is drained after it). */
