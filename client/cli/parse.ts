@@ -122,7 +122,7 @@ export function parseDurationMs(flag: string, value: string, min = 0, bareUnit: 
   const unit = m ? DURATION_UNITS[m[2]!.toLowerCase() || bareUnit] : undefined;
   const n = m && unit !== undefined ? Math.round(Number(m[1]) * unit) : NaN;
   if (!Number.isSafeInteger(n)) throw usageError(`${flag} must be a duration such as 500ms, 90s, 15m, 12h or 7d, not "${value}"`);
-  if (n < min) throw usageError(`${flag} must be at least ${min} ms, not ${value}`);
+  if (n < min) throw usageError(`${flag} must be at least ${bareUnit === "s" && min % 1000 === 0 ? `${min / 1000}s` : `${min} ms`}, not ${value}`);
   return n;
 }
 

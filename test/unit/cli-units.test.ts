@@ -41,6 +41,8 @@ describe("duration arguments", () => {
     expect(() => parseDurationMs("--expires-in", "3y")).toThrow(/--expires-in must be a duration/);
     expect(() => parseDurationMs("--d", "-5s")).toThrow(/duration/);
     expect(() => parseDurationMs("--d", "0s", 1)).toThrow(/at least 1 ms/);
+    // a flag whose bare number is seconds says its minimum in seconds (admin tokens issue --expires-in 0)
+    expect(() => parseDurationMs("--expires-in", "0", 1000, "s")).toThrow(/^--expires-in must be at least 1s, not 0$/);
   });
 });
 
