@@ -14,14 +14,19 @@
  * - `groups`   consumer-group cursors (see cursor.ts): floors, last batch,
  *              highest delivered msg_id per lane (`delivered`, added after
  *              the first release: rows from before it read as null).
+ * - `pushes`, `push_open`, `dead_letter_refs`: push subscriptions
+ *              (push/store.ts; created on load in mailboxes from before
+ *              them). `messages.dead_letter` (JSON, added later) is set on
+ *              the copies a dead-letter mailbox holds.
  *
  * Adding a column: add it to SCHEMA (new mailboxes) and to ADDED_COLUMNS
  * (mailboxes a released version created without it; added when the object
  * loads). Existing rows read the new column as NULL or its DEFAULT.
  */
-import { LANE_COUNT, bytesToBase64, priorityOfLane, type Lane, type Mq9Message, type QuerySpec } from "../../wire/mq9";
+import { LANE_COUNT, bytesToBase64, priorityOfLane, type DeadLetterInfo, type Lane, type Mq9Message, type QuerySpec } from "../../wire/mq9";
 import { decodeCursor, encodeCursor, type GroupCursor } from "./cursor";
 import { ScheduleKind } from "./schedule";
+import { PUSH_SCHEMA, PUSH_TABLES } from "./push/store";
 
 /** The mailbox row, cached in memory by the object. */
 export interface MailboxMeta {
@@ -42,6 +47,8 @@ export interface NewMessage {
   payload: Uint8Array;
   sentMs: number;
   expiresMs: number | null;
+  /** A dead-letter copy's DeadLetterInfo as JSON (push delivery), else absent/null. */
+  deadLetter?: string | null;
 }
 
 /** A visible message as read for a reply. */
@@ -53,6 +60,8 @@ export interface StoredMessage {
   payload: ArrayBuffer;
   size: number;
   createMs: number;
+  /** DeadLetterInfo JSON of a dead-letter copy, or null. */
+  deadLetter: string | null;
 }
 
 type Row = Record<string, SqlStorageValue>;
@@ -61,7 +70,7 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS mailbox (id INTEGER PRIMARY KEY CHECK (id = 1), address TEXT NOT NULL,
      created_ms INTEGER NOT NULL, ttl_s INTEGER NOT NULL, expires_ms INTEGER, next_msg_id INTEGER NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS messages (msg_id INTEGER PRIMARY KEY, lane INTEGER NOT NULL, key TEXT, tags TEXT,
-     payload BLOB NOT NULL, size INTEGER NOT NULL, create_ms INTEGER NOT NULL, expires_ms INTEGER)`,
+     payload BLOB NOT NULL, size INTEGER NOT NULL, create_ms INTEGER NOT NULL, expires_ms INTEGER, dead_letter TEXT)`,
   `CREATE INDEX IF NOT EXISTS messages_by_lane ON messages (lane, msg_id)`,
   `CREATE UNIQUE INDEX IF NOT EXISTS messages_by_key ON messages (key) WHERE key IS NOT NULL`,
   `CREATE TABLE IF NOT EXISTS delayed (seq INTEGER PRIMARY KEY, lane INTEGER NOT NULL, key TEXT, tags TEXT,
@@ -70,8 +79,15 @@ const SCHEMA = [
      PRIMARY KEY (kind, ref))`,
   `CREATE INDEX IF NOT EXISTS schedule_by_due ON schedule (due_ms)`,
   `CREATE TABLE IF NOT EXISTS groups (name TEXT PRIMARY KEY, floors TEXT NOT NULL, batch TEXT, delivered TEXT)`,
+  ...PUSH_SCHEMA,
 ];
-const TABLES = ["mailbox", "messages", "delayed", "schedule", "groups"];
+const TABLES = ["mailbox", "messages", "delayed", "schedule", "groups", ...PUSH_TABLES];
+
+/**
+ * Tables added after a release created mailboxes without them: created
+ * (IF NOT EXISTS) when such a mailbox loads (upgradeSchema).
+ */
+const ADDED_TABLES: readonly string[] = [...PUSH_SCHEMA]; // push delivery (issue 17)
 
 /**
  * Columns added to a table after a release created it without them:
@@ -81,6 +97,7 @@ const TABLES = ["mailbox", "messages", "delayed", "schedule", "groups"];
  */
 const ADDED_COLUMNS: readonly (readonly [table: string, column: string, definition: string])[] = [
   ["groups", "delivered", "TEXT"], // released main 8e7de12 … 70ff807 had groups(name, floors, batch)
+  ["messages", "dead_letter", "TEXT"], // push delivery's dead-letter copies (issue 17)
 ];
 
 /** Tags column form: ",a,b," (so `instr(tags, ',a,')` matches whole tags), or null. */
@@ -102,6 +119,7 @@ export function toMq9Message(m: StoredMessage): Mq9Message {
     create_time: Math.floor(m.createMs / 1000),
     key: m.key,
     tags: decodeTags(m.tags),
+    ...(m.deadLetter !== null ? { dead_letter: JSON.parse(m.deadLetter) as DeadLetterInfo } : {}),
   };
 }
 
@@ -120,10 +138,11 @@ function toStored(r: Row): StoredMessage {
     payload: r.payload as ArrayBuffer,
     size: r.size as number,
     createMs: r.create_ms as number,
+    deadLetter: (r.dead_letter as string | null) ?? null,
   };
 }
 
-const SELECT_MSG = "SELECT msg_id, lane, key, tags, payload, size, create_ms FROM messages";
+const SELECT_MSG = "SELECT msg_id, lane, key, tags, payload, size, create_ms, dead_letter FROM messages";
 
 /** Storage access for one mailbox. */
 export class MailboxStore {
@@ -136,6 +155,7 @@ export class MailboxStore {
 
   /** Brings a schema created by an older release up to date: adds the missing ADDED_COLUMNS (idempotent; cheap when current). */
   private upgradeSchema(): void {
+    for (const stmt of ADDED_TABLES) this.sql.exec(stmt);
     for (const [table, column, definition] of ADDED_COLUMNS) {
       const has = this.sql.exec("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", table, column).toArray().length > 0;
       if (!has) this.sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
@@ -200,8 +220,8 @@ export class MailboxStore {
       }
     }
     this.sql.exec(
-      "INSERT INTO messages (msg_id, lane, key, tags, payload, size, create_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      msgId, m.lane, m.key, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, createMs, m.expiresMs,
+      "INSERT INTO messages (msg_id, lane, key, tags, payload, size, create_ms, expires_ms, dead_letter) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      msgId, m.lane, m.key, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, createMs, m.expiresMs, m.deadLetter ?? null,
     );
     if (m.expiresMs !== null) this.schedule(ScheduleKind.expire, msgId, m.expiresMs);
   }
@@ -260,10 +280,16 @@ export class MailboxStore {
     return refs.length;
   }
 
-  /** Earliest due time in the schedule, or null. */
+  /** Earliest due time in the schedule, push rows left out (the push driver keeps its own, push/store.ts), or null. */
   earliestDue(): number | null {
     if (!this.hasSchema()) return null;
-    return (this.sql.exec("SELECT MIN(due_ms) AS t FROM schedule").one().t as number | null) ?? null;
+    return (this.sql.exec("SELECT MIN(due_ms) AS t FROM schedule WHERE kind <> ?", ScheduleKind.push).one().t as number | null) ?? null;
+  }
+
+  /** The visible, unexpired message `msgId`, or null. */
+  message(msgId: number, nowMs: number): StoredMessage | null {
+    const r = this.sql.exec(`${SELECT_MSG} WHERE msg_id = ? AND (expires_ms IS NULL OR expires_ms > ?)`, msgId, nowMs).toArray()[0];
+    return r ? toStored(r) : null;
   }
 
   /**

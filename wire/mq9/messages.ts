@@ -1,5 +1,6 @@
 /** Shapes of mq9 replies shared by the mailbox object and every transport. */
 import type { Priority } from "./priority";
+import type { DeadLetterInfo } from "./push";
 
 /** One message in a FETCH/QUERY reply. */
 export interface Mq9Message {
@@ -14,4 +15,6 @@ export interface Mq9Message {
   key: string | null;
   /** `mq9-tags`, possibly empty. */
   tags: string[];
+  /** Only on a dead-letter copy (a `<mail_address>.dlq` mailbox): where it came from and why it failed (docs/push.md). */
+  dead_letter?: DeadLetterInfo;
 }

@@ -1,0 +1,61 @@
+/**
+ * One push attempt (platform glue; docs/push.md "The request"): POSTs a
+ * message's payload to the subscription's endpoint with the `mq9-*`
+ * headers and the `mq9-signature`, and reports how it ended. No retries
+ * here, no storage: the driver records the outcome. Redirects are not
+ * followed (`redirect: "manual"`, a 3xx is a failed attempt), and the
+ * answer's body is not read.
+ */
+import { PUSH_SIGNATURE_HEADER, signPush } from "../../../wire/mq9";
+import { VERSION } from "../../../wire/version";
+import { outcomeOfStatus, type AttemptOutcome } from "./state";
+
+/** What to send. */
+export interface AttemptRequest {
+  url: string;
+  /** The `mq9-*` headers and content-type (pushHeaders, wire/mq9/push.ts). */
+  headers: Record<string, string>;
+  body: Uint8Array;
+  /** HMAC key of the subscription's secret (pushSigningKey). */
+  key: CryptoKey;
+  /** No answer (status line and headers) within this long fails the attempt, ms. */
+  timeoutMs: number;
+}
+
+/**
+ * Sends one attempt. Resolves (never rejects) with the outcome: `ok` for a
+ * 2xx answer, `http_error` with its Retry-After for any other status,
+ * `timeout`, or `connection_error` (DNS, refused, reset, TLS, …). `cancel`
+ * aborts the request (the subscription was deleted); the outcome is then
+ * ignored by the caller.
+ */
+export async function sendAttempt(req: AttemptRequest, cancel: AbortSignal): Promise<AttemptOutcome> {
+  const ctl = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    ctl.abort();
+  }, req.timeoutMs);
+  const onCancel = () => ctl.abort();
+  cancel.addEventListener("abort", onCancel, { once: true });
+  try {
+    const t = Math.floor(Date.now() / 1000);
+    const signature = await signPush(req.key, t, req.body);
+    const res = await fetch(req.url, {
+      method: "POST",
+      headers: { ...req.headers, [PUSH_SIGNATURE_HEADER]: signature, "user-agent": `mortarmq-push/${VERSION}` },
+      body: req.body,
+      redirect: "manual",
+      signal: ctl.signal,
+    });
+    const outcome = outcomeOfStatus(res.status, res.headers.get("retry-after"), Date.now());
+    res.body?.cancel().catch(() => {}); // the answer's body is not needed
+    return outcome;
+  } catch (e) {
+    if (timedOut) return { kind: "timeout", timeoutMs: req.timeoutMs };
+    return { kind: "connection_error", detail: e instanceof Error ? e.message : String(e) };
+  } finally {
+    clearTimeout(timer);
+    cancel.removeEventListener("abort", onCancel);
+  }
+}
