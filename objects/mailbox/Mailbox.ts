@@ -137,6 +137,7 @@ export class Mailbox extends DurableObject<Env> {
       this.laneTops = this.store.laneTops();
       if (this.meta) this.push.load(Date.now());
       this.telemetry.resume();
+      this.rearm(); // a subscription with work found on load gets its alarm
     });
   }
 
@@ -476,8 +477,8 @@ export class Mailbox extends DurableObject<Env> {
   /**
    * The one alarm: due schedule rows, long-poll deadlines, the telemetry
    * flush, and push deliveries — it starts the attempts that are due and
-   * keeps running while any is in flight (doing the other work as it
-   * comes due), at most ALARM_RUN_MS; re-arms. Idempotent.
+   * keeps running while any is in flight and LINGER_MS after (doing the
+   * other work as it comes due), at most ALARM_RUN_MS; re-arms. Idempotent.
    */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
@@ -494,7 +495,7 @@ export class Mailbox extends DurableObject<Env> {
           continue;
         }
         if (this.meta) this.push.step(now);
-        if (!this.push.busy || Date.now() >= stopAt) break;
+        if (this.push.done(Date.now()) || Date.now() >= stopAt) break;
         if (this.push.watchdog(now)) this.rearm();
         await this.push.wait(earliest(this.nextDueMs, this.waiters.earliestDeadline(), this.telemetryDue, this.push.nextWake()));
       }

@@ -21,8 +21,10 @@
  *   due work meanwhile, until nothing is in flight; then each
  *   subscription's `schedule` row (kind `push`) holds when it next needs
  *   the alarm (a retry, or now when messages arrived while it was idle).
- *   While the handler runs, the stored alarm is kept at most WATCHDOG_MS
- *   ahead, so a crash mid-attempt resumes within that time after restart.
+ *   While the handler runs (and for LINGER_MS after its last activity, so
+ *   that a stream of SENDs only wakes it), the stored alarm is kept at most
+ *   WATCHDOG_MS ahead, so a crash mid-run resumes within that time after
+ *   restart.
  * - SENDs are never slowed by an endpoint: attempts are awaited by the
  *   alarm handler, not by any request, and a Durable Object accepts other
  *   events while one awaits a fetch. A SEND only wakes the driver.
@@ -61,6 +63,12 @@ import type { OpenRow, PushConfig, PushStats, PushStore, StatsChange } from "./s
 export const RETRY_GRACE_MS = 1_000;
 /** While the alarm runs deliveries, the stored alarm is at most this far ahead (crash recovery bound), ms. */
 export const WATCHDOG_MS = 15_000;
+/**
+ * The alarm handler keeps running this long after the last delivery
+ * activity, ms: messages sent meanwhile are taken at once, without a
+ * schedule write and a new alarm per SEND.
+ */
+export const LINGER_MS = 2_000;
 /** After the tenant's attempt budget came back empty, ask again after this long, ms. */
 export const THROTTLE_MS = 100;
 /** Leased attempts not used within this long are dropped (they must not pile up past the tenant's burst), ms. */
@@ -140,6 +148,8 @@ export class PushDriver {
   private throttledUntil = 0;
   private running = false;
   private watchdogAt: number | null = null;
+  /** Last time an attempt or copy started or ended, ms (the loop lingers LINGER_MS after it). */
+  private activeAt = -Infinity;
   private wakeUp: (() => void) | null = null;
 
   constructor(private readonly host: PushHost) {}
@@ -282,6 +292,7 @@ export class PushDriver {
     if (this.runs.size === 0) return;
     for (const run of this.runs.values()) run.more = true;
     if (this.running) {
+      if (this.watchdog(now)) this.host.rearm(); // stored with the SEND: a crash before the message is taken still wakes the mailbox
       this.kick();
       return;
     }
@@ -307,16 +318,25 @@ export class PushDriver {
     for (const run of this.runs.values()) this.fill(run, now);
   }
 
-  /** While busy, keeps the stored alarm within WATCHDOG_MS; true when the alarm must be re-armed. */
+  /**
+   * True when the alarm handler may return: nothing in flight and no
+   * delivery activity for LINGER_MS.
+   */
+  done(now: number): boolean {
+    return !this.busy && now - this.activeAt >= LINGER_MS;
+  }
+
+  /** While running, keeps the stored alarm within WATCHDOG_MS; true when the alarm must be re-armed. */
   watchdog(now: number): boolean {
-    if (!this.busy || (this.watchdogAt !== null && this.watchdogAt - now > WATCHDOG_MS / 2)) return false;
+    if (!this.running || (this.watchdogAt !== null && this.watchdogAt - now > WATCHDOG_MS / 2)) return false;
     this.watchdogAt = now + WATCHDOG_MS;
     return true;
   }
 
-  /** When the loop must look again without an event: a retry comes due, a throttle ends, the watchdog needs moving. */
+  /** When the loop must look again without an event: a retry comes due, a throttle ends, the watchdog needs moving, lingering ends. */
   nextWake(): number | null {
     let t = this.watchdogAt === null ? null : this.watchdogAt - WATCHDOG_MS / 2;
+    if (!this.busy && Number.isFinite(this.activeAt)) t = earliest(t, this.activeAt + LINGER_MS);
     for (const run of this.runs.values()) {
       for (const o of run.open.values()) if (!o.cancel && !o.copying) t = earliest(t, o.row.nextMs);
       if (run.more && run.open.size < run.cfg.concurrency && this.throttledUntil > Date.now()) t = earliest(t, this.throttledUntil);
@@ -350,10 +370,9 @@ export class PushDriver {
     this.writeDues((run) => this.dueOf(run, now));
   }
 
-  /** When the driver needs the alarm (for Mailbox.rearm): the watchdog while running, else the earliest schedule row. */
+  /** When the driver needs the alarm (for Mailbox.rearm): the earliest schedule row, and while running the watchdog. */
   dueAt(): number | null {
-    if (this.running) return this.watchdogAt;
-    let t: number | null = null;
+    let t: number | null = this.running ? this.watchdogAt : null;
     for (const run of this.runs.values()) t = earliest(t, run.due);
     return t;
   }
@@ -453,6 +472,7 @@ export class PushDriver {
     });
     const cancel = new AbortController();
     o.cancel = cancel;
+    this.activeAt = now;
     this.inFlight++;
     this.inFlightBytes += m.size;
     run.key ??= pushSigningKey(run.cfg.secret);
@@ -467,6 +487,7 @@ export class PushDriver {
       .then((outcome) => {
         this.inFlight--;
         this.inFlightBytes -= m.size;
+        this.activeAt = Date.now();
         o.cancel = null;
         if (this.isOpen(run, o)) this.answered(run, o, m.size, outcome);
         this.kick();
@@ -535,10 +556,12 @@ export class PushDriver {
     };
     o.copying = true;
     this.copying++;
+    this.activeAt = now;
     h.deadLetter(dlq, meta.ttlSec, copy)
       .then((r) => (r.ok ? null : r.error), (e: unknown) => (e instanceof Error ? e.message : String(e)))
       .then((failure) => {
         this.copying--;
+        this.activeAt = Date.now();
         o.copying = false;
         if (this.isOpen(run, o)) {
           const at = Date.now();
