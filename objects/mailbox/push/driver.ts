@@ -474,6 +474,7 @@ export class PushDriver {
     o.cancel = cancel;
     this.activeAt = now;
     this.inFlight++;
+    h.telemetry.touch(); // the in-flight gauge changed
     this.inFlightBytes += m.size;
     run.key ??= pushSigningKey(run.cfg.secret);
     const headers = pushHeaders(
