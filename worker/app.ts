@@ -6,6 +6,7 @@ import { Hono } from "hono";
 import { brokerCors, refuseUpgradeOrigin } from "./cors";
 import type { Env } from "../objects/env";
 import { mq9HttpHandler } from "./mq9/http";
+import { mcpHandler, mcpMethodNotAllowed } from "./mcp/route";
 import { healthHandler } from "./admin/health";
 import { metricsHandler } from "./admin/metrics";
 import { statsHandler } from "./admin/stats";
@@ -40,6 +41,10 @@ app.options("/nats", (c) => c.body(null, 204, { Allow: "GET, OPTIONS" }));
 /** mq9 over HTTP: `POST /mq9/<subject>` (worker/mq9/http.ts); other methods get a JSON 405. */
 app.post("/mq9/*", mq9HttpHandler);
 app.all("/mq9/*", (c) => c.json({ error: "mq9 requests use POST /mq9/<subject>" }, 405, { Allow: "POST, OPTIONS" }));
+
+/** MCP (Streamable HTTP, stateless): one tool per mq9 command (worker/mcp/, docs/mcp.md). */
+app.post("/mcp", mcpHandler);
+app.on(["GET", "DELETE"], "/mcp", mcpMethodNotAllowed);
 
 /**
  * MortarMQ v0 over WebSocket (DESIGN.md §1): each connection gets its own

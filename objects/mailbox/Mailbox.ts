@@ -192,6 +192,8 @@ export class Mailbox extends DurableObject<Env> {
         payload,
         sentMs: now,
         expiresMs: messageExpiry(now, opts.ttlSec),
+        replyTo: opts.replyTo ?? null, // ?? null: options from a caller that predates the conversation headers
+        correlationId: opts.correlationId ?? null,
       };
       if (opts.delaySec > 0) {
         const due = dueAt(now, opts.delaySec);
@@ -452,7 +454,7 @@ export class Mailbox extends DurableObject<Env> {
       const msgId = meta.nextMsgId;
       const m: NewMessage = {
         lane: copy.lane, key: copy.key, tags: copy.tags, payload: copy.payload, sentMs: now, expiresMs: null,
-        deadLetter: JSON.stringify(copy.info),
+        replyTo: copy.replyTo, correlationId: copy.correlationId, deadLetter: JSON.stringify(copy.info),
       };
       this.ctx.storage.transactionSync(() => {
         this.store.appendVisible(msgId, m, now);

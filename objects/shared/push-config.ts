@@ -13,20 +13,9 @@
  * | PUSH_MAX_SUBSCRIPTIONS | 100 | push subscriptions per tenant |
  * | PUSH_MAX_ATTEMPTS_PER_S | 1000 | push attempts per second per tenant (all its mailboxes) |
  */
-import { pushUrlPolicy, type PushUrlPolicy } from "../../wire/mq9";
+import { DEFAULT_PUSH_BACKOFF, pushUrlPolicy, type PushBackoff, type PushUrlPolicy } from "../../wire/mq9";
 import type { Env } from "../env";
 import { positive } from "./read-config";
-
-/** Exponential backoff between attempts of one message (mailbox/push/state.ts backoffMs). */
-export interface BackoffPolicy {
-  /** Wait after the first failed attempt before jitter, ms. */
-  baseMs: number;
-  /** Longest wait before jitter, ms. */
-  maxMs: number;
-}
-
-/** 1 s, 2 s, 4 s, … up to 10 min (Worker vars PUSH_BACKOFF_BASE_MS, PUSH_BACKOFF_MAX_MS). */
-export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1_000, maxMs: 600_000 };
 
 /** Push subscriptions a tenant may have by default. */
 export const DEFAULT_PUSH_MAX_SUBSCRIPTIONS = 100;
@@ -44,9 +33,9 @@ export function pushPolicy(env: Env): PushUrlPolicy {
 }
 
 /** The backoff schedule (PUSH_BACKOFF_BASE_MS, PUSH_BACKOFF_MAX_MS). */
-export function pushBackoff(env: Env): BackoffPolicy {
-  const baseMs = positive(env.PUSH_BACKOFF_BASE_MS, DEFAULT_BACKOFF.baseMs);
-  return { baseMs, maxMs: Math.max(baseMs, positive(env.PUSH_BACKOFF_MAX_MS, DEFAULT_BACKOFF.maxMs)) };
+export function pushBackoff(env: Env): PushBackoff {
+  const baseMs = positive(env.PUSH_BACKOFF_BASE_MS, DEFAULT_PUSH_BACKOFF.baseMs);
+  return { baseMs, maxMs: Math.max(baseMs, positive(env.PUSH_BACKOFF_MAX_MS, DEFAULT_PUSH_BACKOFF.maxMs)) };
 }
 
 /** Push subscriptions per tenant (PUSH_MAX_SUBSCRIPTIONS). */

@@ -36,23 +36,31 @@ export class MeterStore<S> {
 
   /** Writes the unreported counts (one row; in the caller's synchronous turn, so it commits with the caller's work). */
   savePending(entries: ReportEntry[]): void {
-    this.ensure();
-    this.storage.sql.exec("INSERT OR REPLACE INTO telemetry(k, v) VALUES ('pending', ?)", JSON.stringify(entries));
+    this.write(() => this.storage.sql.exec("INSERT OR REPLACE INTO telemetry(k, v) VALUES ('pending', ?)", JSON.stringify(entries)));
   }
 
   /** Stores a newly built report and the state after it, and empties the pending counts, in one transaction. */
   saveReport(report: UsageReport, state: S): void {
-    this.ensure();
-    this.storage.transactionSync(() => {
+    this.write(() => this.storage.transactionSync(() => {
       this.storage.sql.exec("INSERT OR REPLACE INTO telemetry(k, v) VALUES ('outbox', ?)", JSON.stringify(report));
       this.storage.sql.exec("INSERT OR REPLACE INTO telemetry(k, v) VALUES ('state', ?)", JSON.stringify(state));
       this.storage.sql.exec("DELETE FROM telemetry WHERE k = 'pending'");
-    });
+    }));
   }
 
-  /** Drops the acknowledged report. */
+  /**
+   * Drops the acknowledged report. The object's storage may have been
+   * deleted meanwhile (a session drops all its storage once its connection
+   * ended, possibly while this report was in flight): then there is
+   * nothing to drop.
+   */
   dropOutbox(): void {
-    if (this.ready) this.storage.sql.exec("DELETE FROM telemetry WHERE k = 'outbox'");
+    if (!this.ready) return;
+    if (!this.exists()) {
+      this.ready = false;
+      return;
+    }
+    this.storage.sql.exec("DELETE FROM telemetry WHERE k = 'outbox'");
   }
 
   /** Drops the table (the object is never used again). */
@@ -61,9 +69,32 @@ export class MeterStore<S> {
     this.ready = false;
   }
 
+  /** Creates the table on first use. */
   private ensure(): void {
     if (this.ready) return;
     this.storage.sql.exec("CREATE TABLE IF NOT EXISTS telemetry(k TEXT PRIMARY KEY, v TEXT NOT NULL)");
     this.ready = true;
+  }
+
+  /**
+   * Runs a write; when the table vanished under the meter (a session drops
+   * all its storage once its connection ended, possibly while a report was
+   * in flight, and deleteAll drops every table), creates it again and
+   * retries once. No cost on the normal path.
+   */
+  private write(fn: () => void): void {
+    this.ensure();
+    try {
+      fn();
+    } catch (e) {
+      if (this.exists()) throw e;
+      this.ready = false;
+      this.ensure();
+      fn();
+    }
+  }
+
+  private exists(): boolean {
+    return this.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'telemetry'").toArray().length > 0;
   }
 }

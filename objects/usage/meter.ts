@@ -192,7 +192,7 @@ export class Meter {
     for (const [k, v] of Object.entries(levels)) if (v !== 0) reported[k] = v;
     const state: MeterState = { no: this.state.no + 1, reported, marks: this.state.marks, tag: this.state.tag ?? null };
     const report: UsageReport = { reporter: this.opts.reporter, no: state.no, at: now, entries };
-    this.store.saveReport(report, state);
+    if (!this.discarded) this.store.saveReport(report, state); // a discarded meter's object is gone: nothing more is stored
     this.state = state;
     this.outbox = report;
     this.buckets.clear();

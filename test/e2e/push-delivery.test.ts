@@ -19,7 +19,7 @@ const ctx = useLocalBroker("push", {
 type Reply = { status: number; body: { error: string } & Record<string, any> };
 
 async function mq9(subject: string, payload: unknown = {}, headers: Record<string, string> = {}): Promise<Reply> {
-  const body = typeof payload === "string" || payload instanceof Uint8Array ? payload : JSON.stringify(payload);
+  const body = typeof payload === "string" ? payload : payload instanceof Uint8Array ? new Blob([new Uint8Array(payload)]) : JSON.stringify(payload);
   const res = await fetch(`${ctx.broker.url}/mq9/${subject}`, { method: "POST", body, headers });
   return { status: res.status, body: (await res.json()) as Reply["body"] };
 }

@@ -4,13 +4,12 @@ import { describe, expect, it } from "vitest";
 import type { Lane } from "../../wire/mq9";
 import {
   MAX_PUSH_SOURCE_ADDRESS_CHARS, Mq9Error, assertPushSource, parseMq9Subject, parsePushCreateRequest, parsePushDeleteRequest,
-  parsePushSignature, pushHeaders, pushSigningKey, signPush, verifyPushSignature,
+  parsePushSignature, pushHeaders, pushSigningKey, signPush, verifyPushSignature, DEFAULT_PUSH_BACKOFF,
 } from "../../wire/mq9";
 import {
   MAX_RETRY_AFTER_MS, afterFailure, backoffMs, describeOutcome, newPushId, newPushSecret, nextPositions, outcomeOfStatus,
   parseRetryAfter, pushFloors, pushStartCursor, takeMessage, admitsBytes, type OpenMessage,
 } from "../../objects/mailbox/push/state";
-import { DEFAULT_BACKOFF } from "../../objects/shared/push-config";
 import { cursorAt } from "../../objects/mailbox/cursor";
 
 const te = new TextEncoder();
@@ -98,7 +97,7 @@ describe("mq9-signature", () => {
 
 describe("backoff and attempt outcomes", () => {
   it("doubles from the base up to the cap, jittered into [d/2, d]", () => {
-    const p = DEFAULT_BACKOFF;
+    const p = DEFAULT_PUSH_BACKOFF;
     expect([1, 2, 3, 4, 10, 11, 12, 50].map((n) => backoffMs(n, p, () => 0.999999))).toEqual([1000, 2000, 4000, 8000, 512_000, 600_000, 600_000, 600_000]);
     expect([1, 2, 3].map((n) => backoffMs(n, p, () => 0))).toEqual([500, 1000, 2000]);
     fc.assert(fc.property(fc.integer({ min: 1, max: 100 }), fc.double({ min: 0, max: 0.9999, noNaN: true }), (n, r) => {

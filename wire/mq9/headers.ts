@@ -9,6 +9,8 @@
  *   is rejected.
  * - `mq9-tags`: comma-separated tags (empty items dropped, duplicates removed).
  * - `mq9-priority`: normal (default) / urgent / critical.
+ * - `mq9-reply-to`, `mq9-correlation-id`: the conversation extension
+ *   (conversation.ts).
  * Any other `mq9-*` name is rejected so that a typo is not silently ignored;
  * headers without the `mq9-` prefix are ignored.
  *
@@ -20,6 +22,7 @@
 import { Mq9Error, echo } from "./errors";
 import { MAX_DURATION_S, MAX_KEY_CHARS, MAX_TAG_CHARS, MAX_TAGS } from "./limits";
 import { DEFAULT_PRIORITY, parsePriority, type Priority } from "./priority";
+import { parseCorrelationId, parseReplyTo } from "./conversation";
 
 /** SEND options carried by the headers. */
 export interface Mq9SendOptions {
@@ -32,10 +35,14 @@ export interface Mq9SendOptions {
   /** Tags in first-seen order, unique. */
   tags: string[];
   priority: Priority;
+  /** `mq9-reply-to`: where answers go (a mail_address), or null. */
+  replyTo: string | null;
+  /** `mq9-correlation-id`: the exchange the message belongs to (≤ 128 printable ASCII bytes), or null. */
+  correlationId: string | null;
 }
 
 /** The recognized header names (lower case). */
-export const MQ9_HEADER_NAMES = ["mq9-key", "mq9-delay", "mq9-ttl", "mq9-tags", "mq9-priority"] as const;
+export const MQ9_HEADER_NAMES = ["mq9-key", "mq9-delay", "mq9-ttl", "mq9-tags", "mq9-priority", "mq9-reply-to", "mq9-correlation-id"] as const;
 
 /**
  * Parses the `mq9-*` headers out of `headers` (any iterable of
@@ -56,7 +63,7 @@ export function parseMq9Headers(headers: Iterable<readonly [string, string]>): M
     if (seen.has(name)) throw new Mq9Error("bad_request", `header ${echo(name)} given more than once`);
     seen.set(name, value.trim());
   }
-  const out: Mq9SendOptions = { key: null, delaySec: 0, ttlSec: 0, tags: [], priority: DEFAULT_PRIORITY };
+  const out: Mq9SendOptions = { key: null, delaySec: 0, ttlSec: 0, tags: [], priority: DEFAULT_PRIORITY, replyTo: null, correlationId: null };
   const key = seen.get("mq9-key");
   if (key !== undefined) {
     assertText("mq9-key", key);
@@ -81,6 +88,10 @@ export function parseMq9Headers(headers: Iterable<readonly [string, string]>): M
   }
   const priority = seen.get("mq9-priority");
   if (priority !== undefined) out.priority = parsePriority(priority);
+  const replyTo = seen.get("mq9-reply-to");
+  if (replyTo !== undefined) out.replyTo = parseReplyTo(replyTo);
+  const correlationId = seen.get("mq9-correlation-id");
+  if (correlationId !== undefined) out.correlationId = parseCorrelationId(correlationId);
   return out;
 }
 
@@ -121,11 +132,14 @@ const utf8 = new TextEncoder();
 
 /**
  * Bytes a SEND stores besides its payload: the UTF-8 key and tags as the
- * mailbox stores them (tags column `,a,b,`), up to ~4.6 kB of ASCII. The
+ * mailbox stores them (tags column `,a,b,`), and the reply-to address and
+ * correlation id, up to ~4.9 kB of ASCII. The
  * storage quota (stored bytes) and the byte-rate quota count them with the
  * payload (docs/tenants.md "Quotas"); metering's `bytes_in` does not.
  */
 export function sendMetadataBytes(o: Mq9SendOptions): number {
   const key = o.key === null ? 0 : utf8.encode(o.key).length;
-  return key + (o.tags.length ? utf8.encode(o.tags.join(",")).length + 2 : 0);
+  // reply-to and correlation id are ASCII (validated): their length is their byte count
+  const conversation = (o.replyTo?.length ?? 0) + (o.correlationId?.length ?? 0);
+  return key + (o.tags.length ? utf8.encode(o.tags.join(",")).length + 2 : 0) + conversation;
 }

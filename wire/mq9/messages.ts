@@ -15,6 +15,10 @@ export interface Mq9Message {
   key: string | null;
   /** `mq9-tags`, possibly empty. */
   tags: string[];
+  /** `mq9-reply-to` (conversation extension); present only when the SEND carried it. */
+  reply_to?: string;
+  /** `mq9-correlation-id` (conversation extension); present only when the SEND carried it. */
+  correlation_id?: string;
   /** Only on a dead-letter copy (a `<mail_address>.dlq` mailbox): where it came from and why it failed (docs/push.md). */
   dead_letter?: DeadLetterInfo;
 }

@@ -27,6 +27,17 @@ export const MAX_PUSH_TIMEOUT_MS = 60_000;
 /** Shortest and longest `secret`, UTF-8 bytes. */
 export const MIN_PUSH_SECRET_BYTES = 32;
 export const MAX_PUSH_SECRET_BYTES = 256;
+/** Exponential backoff between attempts of one message (docs/push.md "Retries"). */
+export interface PushBackoff {
+  /** Wait after the first failed attempt before jitter, ms. */
+  baseMs: number;
+  /** Longest wait before jitter, ms. */
+  maxMs: number;
+}
+
+/** 1 s, 2 s, 4 s, … up to 10 min (a deployment may change it: Worker vars PUSH_BACKOFF_BASE_MS, PUSH_BACKOFF_MAX_MS). */
+export const DEFAULT_PUSH_BACKOFF: PushBackoff = Object.freeze({ baseMs: 1_000, maxMs: 600_000 });
+
 /** Push subscriptions one mailbox holds at most; more → 429. */
 export const MAX_PUSHES_PER_MAILBOX = 8;
 
@@ -160,6 +171,8 @@ export const PUSH_HEADERS = {
   createTime: "mq9-create-time",
   attempt: "mq9-attempt",
   pushId: "mq9-push-id",
+  replyTo: "mq9-reply-to",
+  correlationId: "mq9-correlation-id",
 } as const;
 
 /** A message as the push request describes it. */
@@ -171,6 +184,9 @@ export interface PushedMessage {
   tags: readonly string[];
   /** Visibility time, ms since the epoch. */
   createMs: number;
+  /** Conversation headers of the SEND (ASCII by their rules), or null. */
+  replyTo?: string | null;
+  correlationId?: string | null;
 }
 
 /**
@@ -178,7 +194,9 @@ export interface PushedMessage {
  * (1-based). `mq9-key` and each tag are percent-encoded UTF-8
  * (encodeURIComponent; a plain ASCII key such as `status` is unchanged),
  * since HTTP header values cannot carry every character a key may hold;
- * tags are joined with ",". Absent key / no tags: the header is left out.
+ * tags are joined with ",". `mq9-reply-to` and `mq9-correlation-id` (ASCII
+ * by their rules) are sent as stored. Absent key, tags, reply-to or
+ * correlation id: the header is left out.
  */
 export function pushHeaders(m: PushedMessage, attempt: number, pushId: string): Record<string, string> {
   const h: Record<string, string> = {
@@ -192,5 +210,7 @@ export function pushHeaders(m: PushedMessage, attempt: number, pushId: string): 
   };
   if (m.key !== null) h[PUSH_HEADERS.key] = encodeURIComponent(m.key);
   if (m.tags.length) h[PUSH_HEADERS.tags] = m.tags.map(encodeURIComponent).join(",");
+  if (m.replyTo) h[PUSH_HEADERS.replyTo] = m.replyTo;
+  if (m.correlationId) h[PUSH_HEADERS.correlationId] = m.correlationId;
   return h;
 }

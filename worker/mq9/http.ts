@@ -8,7 +8,7 @@
  */
 import type { Context } from "hono";
 import { MAX_PAYLOAD_BYTES, echo } from "../../wire/mq9";
-import { authenticateToken, bearerToken } from "../../objects/tenants/auth";
+import { authenticateToken, bearerToken, type AuthResult } from "../../objects/tenants/auth";
 import type { Env } from "../../objects/env";
 import { handleMq9Request, replyJson, type Mq9Reply } from "../../objects/mq9/dispatch";
 import { isolateMeter } from "../telemetry";
@@ -24,6 +24,15 @@ const te = new TextEncoder();
 /** Path prefix of the route. */
 export const MQ9_HTTP_PREFIX = "/mq9/";
 
+/** How an HTTP route answers a refused token: 401 (or 503 when the tenant directory did not answer), the mq9 `error` text, headers. */
+export function authRefusal(auth: Extract<AuthResult, { ok: false }>): { status: 401 | 503; error: string; headers: Record<string, string> } {
+  if (auth.reason === "unavailable") return { status: 503, error: `unavailable: ${auth.message}`, headers: { "Retry-After": "1" } };
+  const error = auth.reason === "missing" ? "unauthorized: missing bearer token"
+    : auth.reason === "revoked" ? "unauthorized: token revoked"
+    : auth.reason === "deleted" ? "unauthorized: tenant deleted" : "unauthorized: invalid token";
+  return { status: 401, error, headers: { "WWW-Authenticate": 'Bearer realm="mortarmq"' } };
+}
+
 /**
  * Handler for `POST /mq9/*`. Every answer is JSON; a body over the size
  * limit is answered 413 as soon as the limit is crossed, while its rest is
@@ -32,11 +41,8 @@ export const MQ9_HTTP_PREFIX = "/mq9/";
 export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
   const auth = await authenticateToken(c.env, bearerToken(c.req.header("authorization")));
   if (!auth.ok) {
-    if (auth.reason === "unavailable") return c.json({ error: `unavailable: ${auth.message}` }, 503, { "Retry-After": "1" });
-    const error = auth.reason === "missing" ? "unauthorized: missing bearer token"
-      : auth.reason === "revoked" ? "unauthorized: token revoked"
-      : auth.reason === "deleted" ? "unauthorized: tenant deleted" : "unauthorized: invalid token";
-    return c.json({ error }, 401, { "WWW-Authenticate": 'Bearer realm="mortarmq"' });
+    const r = authRefusal(auth);
+    return c.json({ error: r.error }, r.status, r.headers);
   }
   const path = new URL(c.req.url).pathname;
   const waitUntil = waitUntilOf(c);
@@ -75,7 +81,7 @@ const JSON_TYPE = { "Content-Type": "application/json" };
  * `ctx.waitUntil` of the invocation, if there is one (the release of a held
  * FETCH after the client disconnected must outlive the request).
  */
-function waitUntilOf(c: Context<{ Bindings: Env }>): ((p: Promise<unknown>) => void) | undefined {
+export function waitUntilOf(c: Context<{ Bindings: Env }>): ((p: Promise<unknown>) => void) | undefined {
   try {
     const ctx = c.executionCtx;
     return (p) => ctx.waitUntil(p);

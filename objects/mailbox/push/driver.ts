@@ -80,6 +80,8 @@ export interface DeadLetterCopy {
   key: string | null;
   tags: string[];
   payload: Uint8Array;
+  replyTo: string | null;
+  correlationId: string | null;
   info: DeadLetterInfo;
   /** The source message (`<address>/<push_id>/<msg_id>`): a copy resent after a lost answer is stored once. */
   ref: string;
@@ -478,7 +480,10 @@ export class PushDriver {
     this.inFlightBytes += m.size;
     run.key ??= pushSigningKey(run.cfg.secret);
     const headers = pushHeaders(
-      { mailAddress: meta.address, msgId: m.msgId, priority: priorityOfLane(m.lane), key: m.key, tags: decodeTags(m.tags), createMs: m.createMs },
+      {
+        mailAddress: meta.address, msgId: m.msgId, priority: priorityOfLane(m.lane), key: m.key, tags: decodeTags(m.tags),
+        createMs: m.createMs, replyTo: m.replyTo, correlationId: m.correlationId,
+      },
       o.row.attempts, run.cfg.pushId,
     );
     const body = new Uint8Array(m.payload);
@@ -552,7 +557,8 @@ export class PushDriver {
       reason: o.row.lastError ?? "", attempts: o.row.attempts, time: Math.floor(now / 1000),
     };
     const copy: DeadLetterCopy = {
-      lane: m.lane, key: m.key, tags: decodeTags(m.tags), payload: new Uint8Array(m.payload), info,
+      lane: m.lane, key: m.key, tags: decodeTags(m.tags), payload: new Uint8Array(m.payload),
+      replyTo: m.replyTo, correlationId: m.correlationId, info,
       ref: `${meta.address}/${run.cfg.pushId}/${m.msgId}`,
     };
     o.copying = true;

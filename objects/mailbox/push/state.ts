@@ -5,11 +5,11 @@
  * message is dead-lettered, and how the group's ack floors follow the
  * settled messages. The glue (driver.ts) does the I/O.
  */
-import { LANE_COUNT, type Lane } from "../../../wire/mq9";
+import { LANE_COUNT, type Lane, type PushBackoff } from "../../../wire/mq9";
 import type { GroupCursor } from "../cursor";
-import type { BackoffPolicy } from "../../shared/push-config";
 
-export type { BackoffPolicy };
+/** The backoff schedule a deployment uses (wire/mq9 DEFAULT_PUSH_BACKOFF, or its Worker vars). */
+export type BackoffPolicy = PushBackoff;
 
 /** A `Retry-After` is honoured up to this long, ms (1 hour); a longer one waits this long. */
 export const MAX_RETRY_AFTER_MS = 3_600_000;
