@@ -77,7 +77,8 @@ export function registerDev(program: Command): void {
     .action(async (opts: DevOptions) => {
       let vars: Record<string, string>;
       try {
-        vars = devVars(opts.var, opts.authTokens);
+        // push endpoints on this machine (http://127.0.0.1:…) are allowed locally; `--var PUSH_ALLOW_LOOPBACK=0` turns it off (docs/push.md)
+        vars = { PUSH_ALLOW_LOOPBACK: "1", ...devVars(opts.var, opts.authTokens) };
       } catch (e) {
         throw usageError((e as Error).message, "see `mortarmq dev --help`"); // reported by main(), like a bad --port
       }
