@@ -12,7 +12,7 @@ import { mailboxStub } from "../../objects/mailbox/stub";
 import { MailboxStore } from "../../objects/mailbox/store";
 import { PushStore } from "../../objects/mailbox/push/store";
 import type { DeadLetterCopy } from "../../objects/mailbox/push/driver";
-import { createMailbox, fetchMsgs, freshAddress, mq9, send } from "./mq9-helpers";
+import { createMailbox, fetchMsgs, freshAddress, mq9, query, send } from "./mq9-helpers";
 
 const E = env as unknown as Env;
 
@@ -114,10 +114,10 @@ describe("MailboxStore upgrade for push delivery", () => {
       sql.exec("INSERT INTO groups VALUES ('g', '[1,1,1]', NULL, '[0,0,0]')"); // group g acknowledged message 0
     });
     await runInDurableObject(stub, (_o, state) => state.abort("restart")).catch(() => {}); // the object loads the old layout anew
-    expect((await mq9(`$mq9.AI.MSG.QUERY.${address}`)).body.messages.map((m: { payload: string }) => atob(m.payload))).toEqual(["old"]);
+    expect((await query(address)).map((m) => atob(m.payload))).toEqual(["old"]);
     const created = await mq9(`$mq9.AI.PUSH.CREATE.${address}`, { group_name: "g", url: "https://hooks.example.com/" });
     expect(created.body.error).toBe("");
-    const [info] = (await mq9(`$mq9.AI.PUSH.LIST.${address}`)).body.pushes;
+    const [info] = (await mq9(`$mq9.AI.PUSH.LIST.${address}`)).body.pushes as Record<string, unknown>[];
     expect(info).toMatchObject({ group_name: "g", backlog: 0 }); // the push starts at g's ack floors: message 0 stays acknowledged
     await runInDurableObject(mailboxStub(E, "default", address), (_obj, state) => { // a fresh stub: the old one broke with the restart
       const sql = state.storage.sql;

@@ -52,6 +52,7 @@ import type { MailboxResult } from "../rpc";
 import { decodeTags, type MailboxMeta, type MailboxStore, type StoredMessage } from "../store";
 import type { MailboxTelemetry } from "../telemetry";
 import { earliest } from "../schedule";
+import { GroupCommit } from "../groupcommit";
 import { sendAttempt } from "./attempt";
 import {
   admitsBytes, afterFailure, backoffMs, describeOutcome, newPushId, newPushSecret, nextPositions, pushFloors,
@@ -153,8 +154,18 @@ export class PushDriver {
   /** Last time an attempt or copy started or ended, ms (the loop lingers LINGER_MS after it). */
   private activeAt = -Infinity;
   private wakeUp: (() => void) | null = null;
+  /**
+   * Answers (of attempts and dead-letter copies) are recorded through a
+   * group commit (groupcommit.ts): one arriving while the commit of an
+   * earlier one is in flight waits and is recorded with the others in one
+   * turn, so concurrent attempts share commits (locally each commit is an
+   * fsync on workerd's main thread) and the next attempts start together.
+   */
+  private readonly answers: GroupCommit<() => void, void>;
 
-  constructor(private readonly host: PushHost) {}
+  constructor(private readonly host: PushHost) {
+    this.answers = new GroupCommit<() => void, void>((record) => record(), () => host.storage.sync(), () => {});
+  }
 
   /** Loads the subscriptions (object start); a subscription with work but no schedule row gets one due now. */
   load(now: number): void {
@@ -490,14 +501,14 @@ export class PushDriver {
     run.key
       .then((key) => sendAttempt({ url: run.cfg.url, headers, body, key, timeoutMs: run.cfg.timeoutMs }, cancel.signal))
       .catch((e: unknown): AttemptOutcome => ({ kind: "connection_error", detail: e instanceof Error ? e.message : String(e) }))
-      .then((outcome) => {
+      .then((outcome) => this.answers.submit(() => {
         this.inFlight--;
         this.inFlightBytes -= m.size;
         this.activeAt = Date.now();
         o.cancel = null;
         if (this.isOpen(run, o)) this.answered(run, o, m.size, outcome);
         this.kick();
-      });
+      }));
   }
 
   private isOpen(run: Run, o: Open): boolean {
@@ -566,7 +577,7 @@ export class PushDriver {
     this.activeAt = now;
     h.deadLetter(dlq, meta.ttlSec, copy)
       .then((r) => (r.ok ? null : r.error), (e: unknown) => (e instanceof Error ? e.message : String(e)))
-      .then((failure) => {
+      .then((failure) => this.answers.submit(() => {
         this.copying--;
         this.activeAt = Date.now();
         o.copying = false;
@@ -589,7 +600,7 @@ export class PushDriver {
           this.fill(run, at);
         }
         this.kick();
-      });
+      }));
   }
 
   // ---------------------------------------------------------------- schedule rows
