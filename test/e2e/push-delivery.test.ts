@@ -4,6 +4,7 @@
  * 127.0.0.1 started by the test, every signature verified with node:crypto.
  */
 import { connect } from "nats";
+import { Mq9Client, Mq9ClientError, verifyPushSignature } from "../../client/mq9";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../client/local/broker";
 import { useLocalBroker } from "../fixtures/e2e-broker";
@@ -376,6 +377,29 @@ describe("subscriptions", () => {
       expect(await req(`$mq9.AI.PUSH.DELETE.${box}`, { push_id: created.push_id })).toEqual({ error: "" });
     } finally {
       await nc.close();
+    }
+  });
+
+  it("the mq9 client: createPush / listPushes / deletePush, and verifyPushSignature on the receiving side", async () => {
+    const client = await Mq9Client.connect(ctx.broker.url);
+    const r = await new PushReceiver().start();
+    try {
+      const box = await mailbox();
+      const { pushId, secret } = await client.createPush(box, { group: "c", url: r.url(), concurrency: 2, maxAttempts: 3 });
+      expect(secret).toMatch(/^mq9s_/);
+      expect((await client.listPushes(box)).map((p) => [p.push_id, p.concurrency, p.max_attempts])).toEqual([[pushId, 2, 3]]);
+      await client.send(box, "from the client");
+      await r.until(() => r.requests.length === 1);
+      const q = r.requests[0]!;
+      expect(await verifyPushSignature(secret!, String(q.headers["mq9-signature"]), new Uint8Array(q.body))).toBe(true);
+      expect(await verifyPushSignature("another secret of at least 32 bytes", String(q.headers["mq9-signature"]), new Uint8Array(q.body))).toBe(false);
+      await client.deletePush(box, pushId);
+      const gone = await client.deletePush(box, pushId).catch((e: unknown) => e);
+      expect(gone).toBeInstanceOf(Mq9ClientError);
+      expect((gone as Mq9ClientError).message).toBe("push subscription not found");
+    } finally {
+      await r.close();
+      await client.close();
     }
   });
 
