@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { bytes, duration, retention } from "../../console/format";
-import { topicRow } from "../../objects/registry/listing";
+import { topicRow } from "../../objects/registry/topic-row";
 import type { TopicInfo } from "../../objects/registry/rpc";
 
 describe("console formatting", () => {
