@@ -55,7 +55,7 @@ describe("global options", () => {
     expect(names).toEqual(expect.arrayContaining(["dev", "bridge", "topics", "pub", "sub", "mq9"]));
     const mq9 = buildProgram().commands.find((c) => c.name() === "mq9")!;
     expect(mq9.commands.map((c) => c.name()).sort()).toEqual(
-      ["ack", "create", "delete", "discover", "fetch", "query", "register", "report", "request", "send", "unregister"]);
+      ["ack", "create", "delete", "discover", "fetch", "list", "query", "register", "report", "request", "send", "unregister"]);
   });
 
   it("http commands need an http(s) URL; ws maps to http", () => {
