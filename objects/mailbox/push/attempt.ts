@@ -4,7 +4,10 @@
  * headers and the `mq9-signature`, and reports how it ended. No retries
  * here, no storage: the driver records the outcome. Redirects are not
  * followed (`redirect: "manual"`, a 3xx is a failed attempt), and the
- * answer's body is not read.
+ * answer's body is not read. The timeout is the caller's: it aborts
+ * `signal` with reason {@link ATTEMPT_TIMED_OUT} (the driver checks every
+ * attempt's deadline from its one loop timer — a timer per attempt cost
+ * more CPU in workerd than the rest of the attempt's JavaScript).
  */
 import { PUSH_SIGNATURE_HEADER, signPush } from "../../../wire/mq9";
 import { VERSION } from "../../../wire/version";
@@ -18,26 +21,22 @@ export interface AttemptRequest {
   body: Uint8Array;
   /** HMAC key of the subscription's secret (pushSigningKey). */
   key: CryptoKey;
-  /** No answer (status line and headers) within this long fails the attempt, ms. */
+  /** The subscription's timeout, ms (reported in the outcome when `signal` is aborted with ATTEMPT_TIMED_OUT). */
   timeoutMs: number;
 }
+
+/** The abort reason that makes an attempt a `timeout` (no answer — status line and headers — in time). */
+export const ATTEMPT_TIMED_OUT = "push attempt timed out";
 
 /**
  * Sends one attempt. Resolves (never rejects) with the outcome: `ok` for a
  * 2xx answer, `http_error` with its Retry-After for any other status,
- * `timeout`, or `connection_error` (DNS, refused, reset, TLS, …). `cancel`
- * aborts the request (the subscription was deleted); the outcome is then
- * ignored by the caller.
+ * `timeout` when `signal` was aborted with ATTEMPT_TIMED_OUT, or
+ * `connection_error` (DNS, refused, reset, TLS, …). Aborting `signal` for
+ * another reason (the subscription was deleted, the mailbox purged) ends
+ * the request; the outcome is then ignored by the caller.
  */
-export async function sendAttempt(req: AttemptRequest, cancel: AbortSignal): Promise<AttemptOutcome> {
-  const ctl = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    ctl.abort();
-  }, req.timeoutMs);
-  const onCancel = () => ctl.abort();
-  cancel.addEventListener("abort", onCancel, { once: true });
+export async function sendAttempt(req: AttemptRequest, signal: AbortSignal): Promise<AttemptOutcome> {
   try {
     const t = Math.floor(Date.now() / 1000);
     const signature = await signPush(req.key, t, req.body);
@@ -46,16 +45,13 @@ export async function sendAttempt(req: AttemptRequest, cancel: AbortSignal): Pro
       headers: { ...req.headers, [PUSH_SIGNATURE_HEADER]: signature, "user-agent": `mortarmq-push/${VERSION}` },
       body: req.body,
       redirect: "manual",
-      signal: ctl.signal,
+      signal,
     });
     const outcome = outcomeOfStatus(res.status, res.headers.get("retry-after"), Date.now());
     res.body?.cancel().catch(() => {}); // the answer's body is not needed
     return outcome;
   } catch (e) {
-    if (timedOut) return { kind: "timeout", timeoutMs: req.timeoutMs };
+    if (signal.aborted && signal.reason === ATTEMPT_TIMED_OUT) return { kind: "timeout", timeoutMs: req.timeoutMs };
     return { kind: "connection_error", detail: e instanceof Error ? e.message : String(e) };
-  } finally {
-    clearTimeout(timer);
-    cancel.removeEventListener("abort", onCancel);
   }
 }

@@ -53,7 +53,7 @@ import { decodeTags, type MailboxMeta, type MailboxStore, type StoredMessage } f
 import type { MailboxTelemetry } from "../telemetry";
 import { earliest } from "../schedule";
 import { GroupCommit } from "../groupcommit";
-import { sendAttempt } from "./attempt";
+import { ATTEMPT_TIMED_OUT, sendAttempt } from "./attempt";
 import {
   admitsBytes, afterFailure, backoffMs, describeOutcome, newPushId, newPushSecret, nextPositions, pushFloors,
   pushStartCursor, takeMessage, type AttemptOutcome, type BackoffPolicy,
@@ -118,6 +118,8 @@ interface Open {
   row: OpenRow;
   /** Set while an attempt is in flight. */
   cancel: AbortController | null;
+  /** When the attempt in flight times out (ms); Infinity once it was aborted for it. */
+  deadline: number;
   /** A dead-letter copy is being stored. */
   copying: boolean;
   /** Failed tries to store the dead-letter copy (its own backoff). */
@@ -136,6 +138,8 @@ interface Run {
   /** There may be messages it has not taken (false once a read came back short; a SEND sets it). */
   more: boolean;
   key: Promise<CryptoKey> | null;
+  /** Counter changes of the answers being recorded, written once at the end of their batch. */
+  pending: StatsChange | null;
 }
 
 /** The push subscriptions of one mailbox and their deliveries. */
@@ -154,17 +158,27 @@ export class PushDriver {
   /** Last time an attempt or copy started or ended, ms (the loop lingers LINGER_MS after it). */
   private activeAt = -Infinity;
   private wakeUp: (() => void) | null = null;
+  /** The loop's one timer and when it fires (ms; Infinity = none). It is moved only to an earlier time: a wake-up that comes early just looks again. */
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private timerAt = Infinity;
+  /** Subscriptions with answers recorded in the current batch: they start their next attempts at its end. */
+  private readonly answeredRuns = new Set<Run>();
   /**
    * Answers (of attempts and dead-letter copies) are recorded through a
    * group commit (groupcommit.ts): one arriving while the commit of an
    * earlier one is in flight waits and is recorded with the others in one
    * turn, so concurrent attempts share commits (locally each commit is an
-   * fsync on workerd's main thread) and the next attempts start together.
+   * fsync on workerd's main thread). At the end of the batch (endBatch) the
+   * counters are written once per subscription and the next attempts start
+   * together, in the same commit.
    */
   private readonly answers: GroupCommit<() => void, void>;
 
   constructor(private readonly host: PushHost) {
-    this.answers = new GroupCommit<() => void, void>((record) => record(), () => host.storage.sync(), () => {});
+    this.answers = new GroupCommit<() => void, void>((record) => record(), () => {
+      this.endBatch();
+      return host.storage.sync();
+    }, () => {});
   }
 
   /** Loads the subscriptions (object start); a subscription with work but no schedule row gets one due now. */
@@ -176,13 +190,13 @@ export class PushDriver {
     for (const { config, stats } of h.pushes.loadPushes()) {
       const run: Run = {
         cfg: config, stats, cursor: h.store.loadGroup(config.group) ?? pushStartCursor(null, 0),
-        open: new Map(), due: dues.get(config.seq) ?? null, more: false, key: null,
+        open: new Map(), due: dues.get(config.seq) ?? null, more: false, key: null, pending: null,
       };
       run.more = this.untakenBelowTops(run);
       this.runs.set(config.seq, run);
       this.byGroup.set(config.group, run);
     }
-    for (const row of h.pushes.loadOpen()) this.runs.get(row.pushSeq)?.open.set(row.msgId, { row, cancel: null, copying: false, copyFailures: 0 });
+    for (const row of h.pushes.loadOpen()) this.runs.get(row.pushSeq)?.open.set(row.msgId, { row, cancel: null, deadline: Infinity, copying: false, copyFailures: 0 });
     this.writeDues((run) => (run.due === null ? this.dueOf(run, now) : run.due));
   }
 
@@ -239,7 +253,7 @@ export class PushDriver {
       return s;
     });
     const run: Run = {
-      cfg: { ...cfg, seq }, cursor, open: new Map(), due: now, more: true, key: null,
+      cfg: { ...cfg, seq }, cursor, open: new Map(), due: now, more: true, key: null, pending: null,
       stats: { delivered: 0, failed: 0, deadLettered: 0, lastError: null, lastSuccessMs: null },
     };
     this.runs.set(seq, run);
@@ -326,9 +340,17 @@ export class PushDriver {
     return this.inFlight > 0 || this.copying > 0 || this.leasing;
   }
 
-  /** Starts every attempt and dead-letter copy that can start now. */
+  /** Times out the attempts past their deadline, and starts every attempt and dead-letter copy that can start now. */
   step(now: number): void {
-    for (const run of this.runs.values()) this.fill(run, now);
+    for (const run of this.runs.values()) {
+      for (const o of run.open.values()) {
+        if (o.cancel && o.deadline <= now) {
+          o.deadline = Infinity;
+          o.cancel.abort(ATTEMPT_TIMED_OUT); // its answer (a timeout) is recorded like any other
+        }
+      }
+      this.fill(run, now);
+    }
   }
 
   /**
@@ -346,27 +368,42 @@ export class PushDriver {
     return true;
   }
 
-  /** When the loop must look again without an event: a retry comes due, a throttle ends, the watchdog needs moving, lingering ends. */
+  /** When the loop must look again without an event: an attempt times out, a retry comes due, a throttle ends, the watchdog needs moving, lingering ends. */
   nextWake(): number | null {
     let t = this.watchdogAt === null ? null : this.watchdogAt - WATCHDOG_MS / 2;
     if (!this.busy && Number.isFinite(this.activeAt)) t = earliest(t, this.activeAt + LINGER_MS);
     for (const run of this.runs.values()) {
-      for (const o of run.open.values()) if (!o.cancel && !o.copying) t = earliest(t, o.row.nextMs);
+      for (const o of run.open.values()) {
+        if (o.cancel) {
+          if (Number.isFinite(o.deadline)) t = earliest(t, o.deadline);
+        } else if (!o.copying) t = earliest(t, o.row.nextMs);
+      }
       if (run.more && run.open.size < run.cfg.concurrency && this.throttledUntil > Date.now()) t = earliest(t, this.throttledUntil);
     }
     return t;
   }
 
-  /** Resolves at `untilMs` (null = no time limit) or as soon as something happens (an answer, a SEND, a kick). */
+  /**
+   * Resolves at `untilMs` (null = no time limit) or as soon as something
+   * happens (an answer, a SEND, a kick) — possibly earlier: the one loop
+   * timer is only ever moved to an earlier time, and the loop looks again
+   * after any wake-up.
+   */
   wait(untilMs: number | null): Promise<void> {
+    if (untilMs !== null && untilMs < this.timerAt) {
+      if (this.timer !== null) clearTimeout(this.timer);
+      this.timerAt = untilMs;
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        this.timerAt = Infinity;
+        this.kick();
+      }, Math.max(0, untilMs - Date.now()));
+    }
     return new Promise<void>((resolve) => {
-      let timer: ReturnType<typeof setTimeout> | null = null;
       const done = () => {
-        if (timer !== null) clearTimeout(timer);
         if (this.wakeUp === done) this.wakeUp = null;
         resolve();
       };
-      if (untilMs !== null) timer = setTimeout(done, Math.max(0, untilMs - Date.now()));
       this.wakeUp = done;
     });
   }
@@ -380,6 +417,9 @@ export class PushDriver {
   endRun(now: number): void {
     this.running = false;
     this.watchdogAt = null;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.timerAt = Infinity;
     this.writeDues((run) => this.dueOf(run, now));
   }
 
@@ -421,7 +461,7 @@ export class PushDriver {
       }
       const o: Open = {
         row: { pushSeq: run.cfg.seq, msgId: m.msgId, lane: m.lane, attempts: 0, nextMs: now, lastError: null, deadLetter: false },
-        cancel: null, copying: false, copyFailures: 0,
+        cancel: null, deadline: Infinity, copying: false, copyFailures: 0,
       };
       run.open.set(m.msgId, o);
       run.cursor = takeMessage(run.cursor, m);
@@ -485,6 +525,7 @@ export class PushDriver {
     });
     const cancel = new AbortController();
     o.cancel = cancel;
+    o.deadline = now + run.cfg.timeoutMs;
     this.activeAt = now;
     this.inFlight++;
     h.telemetry.touch(); // the in-flight gauge changed
@@ -506,6 +547,7 @@ export class PushDriver {
         this.inFlightBytes -= m.size;
         this.activeAt = Date.now();
         o.cancel = null;
+        o.deadline = Infinity;
         if (this.isOpen(run, o)) this.answered(run, o, m.size, outcome);
         this.kick();
       }));
@@ -515,11 +557,16 @@ export class PushDriver {
     return this.runs.get(run.cfg.seq) === run && run.open.get(o.row.msgId) === o;
   }
 
-  /** Records an attempt's outcome; starts what can start next in the same turn (one commit). */
+  /**
+   * Records an attempt's outcome (inside a batch of `answers`); the run
+   * starts what can start next at the end of the batch (endBatch, same
+   * commit).
+   */
   private answered(run: Run, o: Open, bytes: number, outcome: AttemptOutcome): void {
     const h = this.host;
     const now = Date.now();
     h.telemetry.pushAttempt(outcome.kind, bytes);
+    this.answeredRuns.add(run);
     if (outcome.kind === "ok") {
       run.stats.delivered++;
       run.stats.lastSuccessMs = now;
@@ -532,16 +579,36 @@ export class PushDriver {
       o.row.lastError = error;
       o.row.deadLetter = next.kind === "dead_letter";
       o.row.nextMs = next.kind === "retry" ? next.atMs : now;
-      h.storage.transactionSync(() => {
-        h.pushes.putOpen(o.row);
-        h.pushes.changeStats(run.cfg.seq, { failed: 1, lastError: error });
-        h.telemetry.persist();
-      });
+      h.storage.transactionSync(() => h.pushes.putOpen(o.row));
+      addStats(run, { failed: 1, lastError: error });
     }
-    this.fill(run, now);
   }
 
-  /** The message leaves the open set (acknowledged, dead-lettered or gone); the group's floors follow. */
+  /**
+   * The end of a batch of answers, in its turn (before its commit): the
+   * counters of each subscription are written once, the telemetry once, and
+   * the subscriptions that had answers start their next attempts.
+   */
+  private endBatch(): void {
+    const h = this.host;
+    const runs = [...this.answeredRuns].filter((run) => this.runs.get(run.cfg.seq) === run);
+    this.answeredRuns.clear();
+    h.storage.transactionSync(() => {
+      for (const run of runs) {
+        if (run.pending) h.pushes.changeStats(run.cfg.seq, run.pending);
+        run.pending = null;
+      }
+      h.telemetry.persist();
+    });
+    const now = Date.now();
+    for (const run of runs) this.fill(run, now);
+  }
+
+  /**
+   * The message leaves the open set (acknowledged, dead-lettered or gone);
+   * the group's floors follow. `change` (counters) is written at the end of
+   * the batch of answers it is part of (endBatch) — non-null only there.
+   */
   private settle(run: Run, o: Open, change: StatsChange | null): void {
     const h = this.host;
     run.open.delete(o.row.msgId);
@@ -549,9 +616,8 @@ export class PushDriver {
     h.storage.transactionSync(() => {
       h.pushes.deleteOpen(run.cfg.seq, o.row.msgId);
       h.store.saveGroup(run.cfg.group, run.cursor);
-      if (change) h.pushes.changeStats(run.cfg.seq, change);
-      h.telemetry.persist();
     });
+    if (change) addStats(run, change);
   }
 
   /** max_attempts are used: copies the message to `<address>.dlq`, then settles it. */
@@ -583,6 +649,7 @@ export class PushDriver {
         o.copying = false;
         if (this.isOpen(run, o)) {
           const at = Date.now();
+          this.answeredRuns.add(run);
           if (failure === null) {
             run.stats.deadLettered++;
             h.telemetry.pushDeadLettered();
@@ -592,12 +659,9 @@ export class PushDriver {
             o.copyFailures++;
             o.row.nextMs = at + backoffMs(o.copyFailures, h.backoff, h.random);
             run.stats.lastError = error;
-            h.storage.transactionSync(() => {
-              h.pushes.putOpen(o.row);
-              h.pushes.changeStats(run.cfg.seq, { lastError: error });
-            });
+            h.storage.transactionSync(() => h.pushes.putOpen(o.row));
+            addStats(run, { lastError: error });
           }
-          this.fill(run, at);
         }
         this.kick();
       }));
@@ -633,4 +697,14 @@ export class PushDriver {
     if (this.running) this.kick();
     else this.host.rearm();
   }
+}
+
+/** Adds `c` to the counter changes `run` writes at the end of the current batch of answers. */
+function addStats(run: Run, c: StatsChange): void {
+  const p = (run.pending ??= {});
+  if (c.delivered) p.delivered = (p.delivered ?? 0) + c.delivered;
+  if (c.failed) p.failed = (p.failed ?? 0) + c.failed;
+  if (c.deadLettered) p.deadLettered = (p.deadLettered ?? 0) + c.deadLettered;
+  if (c.lastError !== undefined) p.lastError = c.lastError;
+  if (c.successMs !== undefined) p.successMs = c.successMs;
 }
