@@ -37,6 +37,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PACKAGE_ROOT, startLocalBroker, type LocalBroker } from "../../client/local/broker";
 import { startBaseline } from "../baseline";
+import { processTree } from "../../client/local/process-tree";
+import { readFileSync } from "node:fs";
 import type { BenchSuite } from "../runner";
 import { summarize } from "../stats";
 
@@ -47,6 +49,21 @@ const PREFILL = 600;
 const HELD_PAIRS = 60;
 
 const VARS = { PUSH_ALLOW_LOOPBACK: "1", PUSH_MAX_ATTEMPTS_PER_S: "1000000" };
+
+/** CPU time (user + system) of `root` and its descendants (wrangler, workerd), ms; Linux /proc. */
+function treeCpuMs(root: number | undefined): number {
+  if (root === undefined) return NaN;
+  let ticks = 0;
+  for (const pid of processTree(root)) {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      /* gone, or not Linux */
+    }
+  }
+  return ticks * 10; // USER_HZ = 100
+}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const range = (xs: number[], digits = 0) => `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
@@ -166,15 +183,21 @@ export const suite: BenchSuite = {
         };
       };
 
-      /** PREFILL stored messages, then a push with `concurrency`: msg/s until all arrived. */
+      /**
+       * PREFILL stored messages, then a push with `concurrency`: msg/s until all
+       * arrived, and the broker's CPU time per message meanwhile (its processes:
+       * wrangler and workerd) — the figure that bounds the rate on a quiet machine.
+       */
       const throughputCase = async (concurrency: number) => {
         const box = await mailbox();
         const ids = Array.from({ length: PREFILL }, (_, i) => `${box}/${i}`);
         for (let i = 0; i < ids.length; i += 32) await Promise.all(ids.slice(i, i + 32).map((id) => send(box, id)));
+        const cpu0 = treeCpuMs(b.process.pid);
         const start = performance.now();
         await pushTo(box, concurrency, "/", "earliest");
         await waitFor(ids, 300_000);
-        return PREFILL / ((Math.max(...ids.map((id) => arrivals.get(id)!)) - start) / 1000);
+        const rate = PREFILL / ((Math.max(...ids.map((id) => arrivals.get(id)!)) - start) / 1000);
+        return { rate, cpuMsPerMsg: (treeCpuMs(b.process.pid) - cpu0) / PREFILL };
       };
 
       /** SEND latency to a mailbox whose receiver holds the push, next to a mailbox without push. */
@@ -204,7 +227,8 @@ export const suite: BenchSuite = {
     };
     type Target = Awaited<ReturnType<typeof target>>;
     type Lat = Awaited<ReturnType<Target["latencyCase"]>>;
-    type Round = { lat0: Lat; lat1: Lat; lat16: Lat; tp1: number; tp16: number; held: Awaited<ReturnType<Target["heldCase"]>> };
+    type Tp = Awaited<ReturnType<Target["throughputCase"]>>;
+    type Round = { lat0: Lat; lat1: Lat; lat16: Lat; tp1: Tp; tp16: Tp; held: Awaited<ReturnType<Target["heldCase"]>> };
 
     const cur = await target(broker);
     const old = base ? await target(base.broker) : null;
@@ -239,8 +263,10 @@ export const suite: BenchSuite = {
           const xs = rounds.map((r, i) => pick(r) / pick(oldRounds[i]!));
           rows.push({ case: `A/B new/old: ${label}`, ratio: Number(median(xs).toFixed(2)), rounds: `${range(xs, 2)} (${better})` });
         };
-        ratio(`throughput of ${PREFILL} stored messages, concurrency 1`, (r) => r.tp1, "higher is better");
-        ratio(`throughput of ${PREFILL} stored messages, concurrency 16`, (r) => r.tp16, "higher is better");
+        ratio(`throughput of ${PREFILL} stored messages, concurrency 1`, (r) => r.tp1.rate, "higher is better");
+        ratio(`throughput of ${PREFILL} stored messages, concurrency 16`, (r) => r.tp16.rate, "higher is better");
+        ratio("broker CPU per pushed message, concurrency 1", (r) => r.tp1.cpuMsPerMsg, "lower is better");
+        ratio("broker CPU per pushed message, concurrency 16", (r) => r.tp16.cpuMsPerMsg, "lower is better");
         ratio(`delivered msg/s at ${OFFERED_PER_S} msg/s offered, concurrency 1`, (r) => r.lat1.delivered, "higher is better");
         ratio(`delivered msg/s at ${OFFERED_PER_S} msg/s offered, concurrency 16`, (r) => r.lat16.delivered, "higher is better");
         ratio("SEND→receiver p50, concurrency 1", (r) => r.lat1.e2e.p50, "lower is better");
@@ -271,7 +297,7 @@ function rowsOf(rounds: {
   lat0: { offered: number; send: { p50: number; p99: number } };
   lat1: { delivered: number; e2e: { p50: number; p99: number }; send: { p50: number; p99: number } };
   lat16: { delivered: number; e2e: { p50: number; p99: number }; send: { p50: number; p99: number } };
-  tp1: number; tp16: number; held: { plain: { p50: number }; pushed: { p50: number } };
+  tp1: { rate: number; cpuMsPerMsg: number }; tp16: { rate: number; cpuMsPerMsg: number }; held: { plain: { p50: number }; pushed: { p50: number } };
 }[]): Record<string, string | number>[] {
   const rows: Record<string, string | number>[] = [];
   const lat0 = rounds.map((r) => r.lat0);
@@ -294,8 +320,12 @@ function rowsOf(rounds: {
     });
   }
   for (const [label, pick] of [["concurrency 1", (r: (typeof rounds)[0]) => r.tp1], ["concurrency 16", (r: (typeof rounds)[0]) => r.tp16]] as const) {
-    const xs = rounds.map(pick);
-    rows.push({ case: `throughput of ${PREFILL} stored messages, ${label}`, "msg/s": Math.round(median(xs)), "ms/msg": Number((1000 / median(xs)).toFixed(2)), rounds: `${range(xs)} msg/s` });
+    const xs = rounds.map((r) => pick(r).rate);
+    const cpu = rounds.map((r) => pick(r).cpuMsPerMsg);
+    rows.push({
+      case: `throughput of ${PREFILL} stored messages, ${label}`, "msg/s": Math.round(median(xs)), "ms/msg": Number((1000 / median(xs)).toFixed(2)),
+      "broker CPU ms/msg": Number(median(cpu).toFixed(2)), rounds: `${range(xs)} msg/s, CPU ${range(cpu, 2)} ms/msg`,
+    });
   }
   const ratio = rounds.map((r) => r.held.pushed.p50 / r.held.plain.p50);
   rows.push({

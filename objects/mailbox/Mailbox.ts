@@ -110,6 +110,11 @@ export class Mailbox extends DurableObject<Env> {
     this.sends = new GroupCommit<SendItem, SendResult>(
       (item) => this.applySend(item),
       () => {
+        try {
+          this.push.afterSends(Date.now()); // attempts of the messages just sent start in the SENDs' commit
+        } catch {
+          // the alarm's loop (woken by the SEND) starts them and meets the error there
+        }
         this.telemetry.persist(); // the group's SEND counts commit with the group
         return ctx.storage.sync();
       },
