@@ -9,6 +9,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../objects/env";
 import { mailboxStub } from "../../objects/mailbox/stub";
+import { mailboxIndexStub } from "../../objects/mailbox-index/stub";
 import { MailboxStore } from "../../objects/mailbox/store";
 import { PushStore } from "../../objects/mailbox/push/store";
 import type { DeadLetterCopy } from "../../objects/mailbox/push/driver";
@@ -90,6 +91,14 @@ describe("dead-letter copies (Mailbox.deadLetter)", () => {
       dead_letter: { mail_address: "src.box", msg_id: 4, push_id: "push_x", group_name: "g", reason: "HTTP 500", attempts: 8, time: 1_700_000_000 },
     });
     expect((await mq9("$mq9.AI.MAILBOX.CREATE", { name: dlq })).body.error).toBe(`mailbox ${dlq} already exists`);
+    // the tenant's mailbox index lists it (the console's list, the tenant purge)
+    let listed: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      listed = (await mailboxIndexStub(E, "default").page(null, 10, dlq)).mailboxes.map((m) => m.address);
+      if (listed.length) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(listed).toEqual([dlq]);
   });
 });
 
