@@ -88,10 +88,10 @@ export function Mailbox({ tenant, address }: { tenant: string; address: string }
         head={["Group", "Critical floor", "Urgent floor", "Normal floor"]}
         rows={d.groups.map((g) => [g.group_name, g.floors.critical, g.floors.urgent, g.floors.normal])} />
       {push.data && (
-        <Table caption={`Push subscriptions (${count(push.data.pushes.length)}): PUSH.LIST, never the secret`} numeric={[3, 4, 5, 6, 7, 8]}
-          head={["push_id", "Group", "URL", "Concurrency", "In flight", "Backlog", "Delivered", "Failed", "Dead-lettered", "State", "Last error", "Last success"]}
-          rows={push.data.pushes.map((p) => [p.push_id, p.group_name, p.url, p.concurrency, count(p.in_flight), count(p.backlog), count(p.delivered),
-            count(p.failed), count(p.dead_lettered), p.state, p.last_error || "–",
+        <Table caption={`Push subscriptions (${count(push.data.pushes.length)})`} numeric={[3, 4]}
+          head={["push_id", "Group", "URL", "Concurrency", "Backlog (in flight)", "Delivered · failed · dead-lettered", "State", "Last success"]}
+          rows={push.data.pushes.map((p) => [p.push_id, p.group_name, p.url, p.concurrency, `${count(p.backlog)} (${count(p.in_flight)})`,
+            `${count(p.delivered)} · ${count(p.failed)} · ${count(p.dead_lettered)}`, p.last_error ? `${p.state}: ${p.last_error}` : p.state,
             p.last_success_time === null ? "never" : time(new Date(p.last_success_time * 1000).toISOString())])} />
       )}
     </section>

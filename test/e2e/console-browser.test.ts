@@ -177,9 +177,10 @@ describe("the web console in Chromium", () => {
     const pushes = page.getByRole("table", { name: /^Push subscriptions \(1\)/ });
     await pushes.waitFor();
     const cells = await pushes.locator("tbody tr td").allTextContents();
-    expect(cells.slice(0, 3)).toEqual([push.push_id, "hook", url]);
+    expect(cells.slice(0, 4)).toEqual([push.push_id, "hook", url, "1"]);
     expect(received[0]).toBe("0"); // the first SEND was pushed before the page loaded its list
-    expect(Number(cells[6])).toBeGreaterThanOrEqual(1); // delivered
+    expect(cells[5]).toMatch(/^[1-9]\d* · 0 · 0$/); // delivered · failed · dead-lettered
+    expect(cells[6]).toBe("active");
     receiver.close();
     await shot(page, "mailbox");
     await page.getByRole("button", { name: "Delete message 1" }).click();
