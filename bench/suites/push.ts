@@ -42,7 +42,8 @@ import { readFileSync } from "node:fs";
 import type { BenchSuite } from "../runner";
 import { summarize } from "../stats";
 
-const ROUNDS = 3;
+/** Rounds (PUSH_BENCH_ROUNDS overrides). */
+const ROUNDS = Math.max(1, Number(process.env.PUSH_BENCH_ROUNDS) || 3);
 const OFFERED_PER_S = 500;
 const LATENCY_SECONDS = 3;
 const PREFILL = 600;

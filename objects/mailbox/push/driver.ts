@@ -607,6 +607,7 @@ export class PushDriver {
     const h = this.host;
     const runs = [...this.answeredRuns].filter((run) => this.runs.get(run.cfg.seq) === run);
     this.answeredRuns.clear();
+    if (runs.length === 0) return; // only answers of deleted subscriptions or a purged mailbox: nothing to write
     h.storage.transactionSync(() => {
       for (const run of runs) {
         if (run.pending) h.pushes.changeStats(run.cfg.seq, run.pending);
