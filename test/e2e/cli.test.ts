@@ -346,8 +346,8 @@ describe("topics list / describe", () => {
     const before = await cliJson<Topic>(["topics", "describe", "cli.lag"]);
     expect(before).toMatchObject({ name: "cli.lag", dlq: false, partition_count: 2 });
     expect(before.partitions).toEqual([
-      { partition: 0, high_watermark: 6, size_bytes: 30, producers: 1, groups: [] },
-      { partition: 1, high_watermark: 4, size_bytes: 20, producers: 1, groups: [] },
+      { partition: 0, first_sequence: 1, high_watermark: 6, size_bytes: 30, producers: 1, groups: [] },
+      { partition: 1, first_sequence: 1, high_watermark: 4, size_bytes: 20, producers: 1, groups: [] },
     ]);
     expect((await cli(["topics", "describe", "cli.lag"])).stdout).toMatch(/\nno consumer groups\n$/);
 
@@ -362,15 +362,15 @@ describe("topics list / describe", () => {
     for (const [i, p] of after.partitions.entries()) {
       const gr = p.groups[0]!;
       const consumed = taken.filter((x) => x === String(i)).length; // delivered in order per partition, all acked
-      expect(gr).toEqual({ group: "lagging", members: 0, committed_floor: consumed, lag: p.high_watermark - consumed, in_flight: 0 });
+      expect(gr).toEqual({ group: "lagging", members: 0, committed_floor: consumed, lag: p.high_watermark - consumed, in_flight: 0, retention_skipped: 0 });
     }
     expect(groups.flat().reduce((s, g) => s + g.lag, 0)).toBe(10 - 4);
 
     const text = await cli(["topics", "describe", "cli.lag"]);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^topic: {7}cli\.lag\ntopic id: {4}\d+\npartitions: {2}2\ndead-letter: cli\.lag\.dlq\nappended: {4}10\nsize: {8}50 B\n/);
-    expect(text.stdout).toMatch(/^ +0 +6 +30 B +1$/m);
-    expect(text.stdout).toMatch(/^ +1 +4 +20 B +1$/m);
+    expect(text.stdout).toMatch(/^ +0 +1 +6 +30 B +1$/m);
+    expect(text.stdout).toMatch(/^ +1 +1 +4 +20 B +1$/m);
     const rows = text.stdout.split("\n").filter((l) => l.startsWith("lagging ")).map((l) => l.trim().split(/\s+/).slice(1).map(Number));
     expect(rows.map(([part, , floor, lag, inFlight]) => [part, floor! + lag!, inFlight])).toEqual([[0, 6, 0], [1, 4, 0]]);
 

@@ -76,7 +76,7 @@ export const createTopicSchema = z.strictObject({
 /** One partition on the topic page. */
 export interface PartitionRow {
   partition: number;
-  /** Lowest stored sequence (0 = empty). */
+  /** First retained sequence (the log start; high watermark + 1 when nothing is retained). */
   first_sequence: number;
   /** Newest sequence ever appended (0 = none). */
   high_watermark: number;

@@ -58,7 +58,7 @@ describe("console APIs on an open broker", () => {
     expect(list.body.next).toBeNull();
 
     const detail = await call<TopicDetail>("GET", `/v0/topics/${encodeURIComponent(name)}`);
-    expect(detail.body.partitions.map((p) => [p.partition, p.first_sequence, p.high_watermark, p.records])).toEqual([[0, 0, 0, 0], [1, 1, 3, 3]]);
+    expect(detail.body.partitions.map((p) => [p.partition, p.first_sequence, p.high_watermark, p.records])).toEqual([[0, 1, 0, 0], [1, 1, 3, 3]]); // an empty partition's log starts at 1
     expect(detail.body.groups).toEqual([]);
 
     expect((await call("DELETE", `/v0/topics/${encodeURIComponent(name)}.dlq`)).status).toBe(400);
