@@ -1,0 +1,156 @@
+/**
+ * The embedded local runtime: the broker's Worker hosted in THIS Node
+ * process through Miniflare's API (`new Miniflare(…)`), one workerd child
+ * process, no proxy in front of it (what `wrangler dev` adds: a second
+ * workerd that every request and WebSocket message crosses).
+ *
+ * - The bundle comes from wrangler's bundler, cached (./worker-build.ts).
+ * - The Worker's options come from wrangler.toml through wrangler's own
+ *   config → Miniflare translation (`unstable_getMiniflareWorkerOptions`,
+ *   what the vitest pool uses): bindings, vars (and `.dev.vars`), Durable
+ *   Object classes and their SQLite migrations. `vars` override them.
+ * - State: `<stateDir>/v3`, the directory `wrangler dev --persist-to
+ *   <stateDir>` uses, under the same Worker name, so Durable Object storage
+ *   (`v3/do/<worker>-<Class>/<id>.sqlite`) written by the earlier
+ *   `wrangler dev` launcher is read as is.
+ * - The HTTP port is a direct socket to the Worker (Miniflare's
+ *   `unsafeDirectSockets`), skipping Miniflare's entry worker; with
+ *   `verbose` it is the entry socket instead, which logs one line per request.
+ */
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import type { Readable, Writable } from "node:stream";
+import { stripVTControlCharacters } from "node:util";
+import type { Log as MiniflareLog, Miniflare as MiniflareType } from "miniflare";
+import { isHealthProbeLog, isRuntimeNoise } from "./health";
+import { childrenNamed } from "./process-tree";
+import { workerBundle } from "./worker-build";
+
+/** What to host. */
+export interface HostOptions {
+  /** Repository root (wrangler.toml, node_modules). */
+  root: string;
+  /** Address of the HTTP port. */
+  host: string;
+  /** HTTP/WebSocket port; 0 picks a free one. */
+  port: number;
+  /** State directory (must exist); Miniflare persists under `<stateDir>/v3`. */
+  stateDir: string;
+  /** Worker vars on top of wrangler.toml `[vars]` and `.dev.vars`. */
+  vars: Record<string, string>;
+  /** Log one line per HTTP request (the entry socket; /healthz probes are left out). */
+  verbose: boolean;
+  /** Where the Worker's console output and Miniflare's messages go (default: this process's stdout / stderr). */
+  stdout?: Writable;
+  stderr?: Writable;
+}
+
+/** A running hosted Worker. */
+export interface HostedWorker {
+  /** `http://host:port` of the HTTP port. */
+  url: string;
+  port: number;
+  /** A loopback URL of the same port, for clients in this process (the TCP bridges). */
+  loopbackUrl: string;
+  /** Pid of the workerd process, if it could be found. */
+  runtimePid: number | undefined;
+  /** Stops workerd (Miniflare's dispose); resolves once it is gone. */
+  dispose(): Promise<void>;
+}
+
+const require = createRequire(import.meta.url);
+
+/** Miniflare's Log, writing lines to `out` without colour codes unless `out` is a terminal, and without /healthz probe lines. */
+function makeLog(LogClass: typeof MiniflareLog, level: number, out: Writable): MiniflareLog {
+  const tty = (out as { isTTY?: boolean }).isTTY === true;
+  return new (class extends LogClass {
+    protected override log(message: string): void {
+      if (isHealthProbeLog(message)) return;
+      out.write((tty ? message : stripVTControlCharacters(message)) + "\n");
+    }
+  })(level);
+}
+
+/** Copies a workerd output stream line by line, without known runtime noise, without colour codes unless `to` is a terminal. */
+function forwardRuntimeOutput(from: Readable, to: Writable): void {
+  const tty = (to as { isTTY?: boolean }).isTTY === true;
+  createInterface({ input: from, crlfDelay: Infinity }).on("line", (line) => {
+    if (isRuntimeNoise(line)) return;
+    to.write((tty ? line : stripVTControlCharacters(line)) + "\n");
+  });
+}
+
+/** The loopback address for reaching a socket bound to `host` from this machine. */
+export function loopbackHost(host: string): string {
+  if (host === "0.0.0.0" || host === "") return "127.0.0.1";
+  if (host === "::" || host === "[::]") return "[::1]";
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+}
+
+/**
+ * Builds (or reuses) the bundle and starts it in Miniflare.
+ * @throws Error when the build fails, when the port is in use
+ *   (Miniflare's ERR_ADDRESS_IN_USE, reworded), or when workerd does not start.
+ */
+export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
+  const stdout = opts.stdout ?? process.stdout;
+  const stderr = opts.stderr ?? process.stderr;
+  const bundle = await workerBundle({ root: opts.root });
+  const { Miniflare, Log, LogLevel } = require("miniflare") as typeof import("miniflare");
+  const wrangler = require("wrangler") as typeof import("wrangler");
+  const config = wrangler.unstable_readConfig({ config: join(opts.root, "wrangler.toml") }, { hideWarnings: true });
+  const { workerOptions } = wrangler.unstable_getMiniflareWorkerOptions(config);
+  const publicSocket = { host: opts.host, port: opts.port };
+  const signalListeners = { SIGINT: process.listeners("SIGINT"), SIGTERM: process.listeners("SIGTERM") };
+  const mf: MiniflareType = new Miniflare({
+    // Miniflare's own entry socket: the public port with `verbose` (it logs requests), else loopback-only on a free port.
+    ...(opts.verbose ? publicSocket : { host: "127.0.0.1", port: 0 }),
+    logRequests: opts.verbose,
+    log: makeLog(Log, opts.verbose ? LogLevel.INFO : LogLevel.WARN, stdout),
+    handleRuntimeStdio: (out: Readable, err: Readable) => {
+      forwardRuntimeOutput(out, stdout);
+      forwardRuntimeOutput(err, stderr);
+    },
+    cf: false, // no fetch of workers.cloudflare.com: nothing here may need the internet
+    telemetry: { enabled: false },
+    defaultPersistRoot: join(opts.stateDir, "v3"),
+    workers: [
+      {
+        ...workerOptions,
+        name: config.name,
+        bindings: { ...workerOptions.bindings, ...opts.vars },
+        modules: true,
+        scriptPath: bundle.scriptPath,
+        modulesRoot: bundle.modulesRoot,
+        ...(opts.verbose ? {} : { unsafeDirectSockets: [publicSocket] }),
+      },
+    ],
+  });
+  // Miniflare's exit hook exits the process at once on SIGINT / SIGTERM (status 130 / 143); the launcher stops
+  // in order instead (bridges, workerd, state lock). Its `exit` listener stays: workerd never outlives this process's exit.
+  for (const [signal, before] of Object.entries(signalListeners)) {
+    for (const l of process.listeners(signal as NodeJS.Signals)) if (!before.includes(l)) process.removeListener(signal, l);
+  }
+  let entry: URL;
+  let direct: URL | undefined;
+  try {
+    entry = await mf.ready;
+    if (!opts.verbose) direct = await mf.unsafeGetDirectURL();
+  } catch (e) {
+    await mf.dispose().catch(() => {});
+    if ((e as { code?: string }).code === "ERR_ADDRESS_IN_USE") {
+      throw new Error(`${opts.host}:${opts.port} is already in use (another broker running? choose another --port)`);
+    }
+    throw e;
+  }
+  const port = Number((direct ?? entry).port);
+  const loopbackUrl = `http://${loopbackHost(opts.host)}:${port}`;
+  return {
+    url: `http://${opts.host.includes(":") && !opts.host.startsWith("[") ? `[${opts.host}]` : opts.host}:${port}`,
+    port,
+    loopbackUrl,
+    runtimePid: childrenNamed(process.pid, "workerd")[0],
+    dispose: () => mf.dispose(),
+  };
+}
