@@ -119,8 +119,8 @@ export function registerDev(program: Command): void {
       const port = parseIntOption("--port", opts.port, 0, 65535);
       const bridgePort = opts.bridgePort ? parseIntOption("--bridge-port", opts.bridgePort, 0, 65535) : undefined;
       const natsPort = opts.natsPort ? parseIntOption("--nats-port", opts.natsPort, 0, 65535) : undefined;
-      const [{ startEmbeddedBroker }, { PortInUseError }, { StateDirInUseError }, { PACKAGE_ROOT }] = await Promise.all([
-        import("../local/embedded"), import("../local/ports"), import("../local/state-lock"), import("../local/root"),
+      const [{ startEmbeddedBroker }, { PortInUseError }, { StateDirInUseError }, { PACKAGE_ROOT }, { running }] = await Promise.all([
+        import("../local/embedded"), import("../local/ports"), import("../local/state-lock"), import("../local/root"), import("../local/process-tree"),
       ]);
       let broker: Awaited<ReturnType<typeof startEmbeddedBroker>>;
       try {
@@ -161,16 +161,8 @@ export function registerDev(program: Command): void {
         process.once("disconnect", () => void stop(0)); // the process that started this one is gone
       }
       const watch = new HealthWatch(Date.now());
-      const alive = (pid: number) => {
-        try {
-          process.kill(pid, 0);
-          return true;
-        } catch {
-          return false;
-        }
-      };
       const health = setInterval(() => {
-        if (broker.runtimePid !== undefined && !alive(broker.runtimePid)) {
+        if (broker.runtimePid !== undefined && !running(broker.runtimePid)) {
           console.error(`mortarmq: workerd (pid ${broker.runtimePid}) exited; stopping`);
           void stop(1);
           return;

@@ -5,13 +5,14 @@
  * start a broker. `launcher: "wrangler"` runs the earlier `wrangler dev`
  * launcher instead (./wrangler-launcher.ts), for comparisons only.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { resolve } from "node:path";
 import type { DevReadyMessage } from "../cli/dev";
 import { killTree } from "./process-tree";
 import type { AuthMode } from "./ready";
 import { PACKAGE_ROOT } from "./root";
-import { launchWranglerDev, stopChild } from "./wrangler-launcher";
+import { spawnLauncher, stopChild } from "./launcher-process";
+import { launchWranglerDev } from "./wrangler-launcher";
 
 export { PACKAGE_ROOT } from "./root";
 export { assertPortFree, freePort } from "./ports";
@@ -81,21 +82,12 @@ export async function startLocalBroker(opts: LocalBrokerOptions): Promise<LocalB
   args.push(...(nats === undefined ? ["--no-nats-port"] : ["--nats-port", String(nats)]));
   for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}=${v}`);
   if (opts.verbose) args.push("--verbose");
-  const child = spawn(process.execPath, args, { cwd: PACKAGE_ROOT, stdio: ["ignore", "pipe", "pipe", "ipc"] });
-  let log = "";
-  const keep = (d: Buffer) => (log = (log + d).slice(-8000));
-  child.stdout!.on("data", keep);
-  child.stderr!.on("data", keep);
-  if (opts.inheritLogs) {
-    child.stdout!.pipe(process.stdout);
-    child.stderr!.pipe(process.stderr);
-  }
-  const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
+  const { child, exited, log } = spawnLauncher(args, { ipc: true, inheritLogs: opts.inheritLogs });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const ready = await Promise.race([
     new Promise<DevReadyMessage>((res) => child.on("message", (m: DevReadyMessage) => m?.type === "mortarmq-dev-ready" && res(m))),
-    exited.then((code) => new Error(`mortarmq dev exited (${code === null ? "killed by a signal" : `code ${code}`}) before the broker was ready:\n${log}`)),
-    new Promise<Error>((res) => (timer = setTimeout(() => res(new Error(`broker not ready in ${Math.round(readyTimeoutMs / 1000)} s:\n${log}`)), readyTimeoutMs))),
+    exited.then((code) => new Error(`mortarmq dev exited (${code === null ? "killed by a signal" : `code ${code}`}) before the broker was ready:\n${log()}`)),
+    new Promise<Error>((res) => (timer = setTimeout(() => res(new Error(`broker not ready in ${Math.round(readyTimeoutMs / 1000)} s:\n${log()}`)), readyTimeoutMs))),
   ]);
   clearTimeout(timer);
   if (ready instanceof Error) {

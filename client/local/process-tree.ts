@@ -58,6 +58,16 @@ export function childrenNamed(parent: number, comm: string): number[] {
   return (processTable() ?? []).filter((r) => r.ppid === parent && r.comm.split("/").pop() === comm).map((r) => r.pid);
 }
 
+/** True when a process with this id exists (signal 0 checks without signalling; a zombie still counts). */
+export function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** Sends SIGKILL to `root` and every descendant (the ones already gone are skipped). */
 export function killTree(root: number): void {
   for (const pid of processTree(root)) {

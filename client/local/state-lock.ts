@@ -15,7 +15,7 @@
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { processCommand } from "./process-tree";
+import { processCommand, running } from "./process-tree";
 
 /** Name of the lock file inside the state directory. */
 export const STATE_LOCK_FILE = "broker.pid";
@@ -42,16 +42,6 @@ export interface StateLock {
   recordRuntime(pid: number): void;
   /** The pid of a previous broker's left-over workerd that was killed to take the directory over, if any. */
   stoppedOrphan?: number;
-}
-
-/** True when a process with this id exists (signal 0 checks without signalling). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Owner pid and recorded runtime pid of a lock file's text. */

@@ -6,10 +6,11 @@
  * for — `mortarmq bridge` in its own Node process, as the earlier
  * `mortarmq dev` ran them. Not a user-facing option.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
+import { spawnLauncher, stopChild } from "./launcher-process";
 import { killTree } from "./process-tree";
 import { assertPortFree, freePort } from "./ports";
 import { waitForHealthz, type AuthMode } from "./ready";
@@ -43,15 +44,6 @@ export interface WranglerLaunch {
   stop(): Promise<void>;
 }
 
-/** Stops `child` with SIGINT, its whole process tree with SIGKILL after `graceMs`; resolves on exit. */
-export async function stopChild(child: ChildProcess, exited: Promise<unknown>, graceMs = 5_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGINT");
-  const t = setTimeout(() => child.pid !== undefined && killTree(child.pid), graceMs);
-  await exited;
-  clearTimeout(t);
-}
-
 /**
  * Spawns `wrangler dev` (and `mortarmq bridge` when bridges are asked for)
  * and resolves once GET /healthz answers 200.
@@ -75,16 +67,7 @@ export async function launchWranglerDev(opts: WranglerLaunchOptions): Promise<Wr
   ];
   for (const [k, v] of Object.entries(opts.vars)) args.push("--var", `${k}:${v}`);
   const lock = await lockStateDir(stateDir);
-  const child = spawn(process.execPath, args, { cwd: PACKAGE_ROOT, env: { ...process.env, ...WRANGLER_ENV }, stdio: ["ignore", "pipe", "pipe"] });
-  let log = "";
-  const keep = (d: Buffer) => (log = (log + d).slice(-8000));
-  child.stdout!.on("data", keep);
-  child.stderr!.on("data", keep);
-  if (opts.inheritLogs) {
-    child.stdout!.pipe(process.stdout);
-    child.stderr!.pipe(process.stderr);
-  }
-  const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
+  const { child, exited, log } = spawnLauncher(args, { env: WRANGLER_ENV, inheritLogs: opts.inheritLogs });
   let dead = false;
   void exited.then(() => {
     dead = true;
@@ -93,10 +76,10 @@ export async function launchWranglerDev(opts: WranglerLaunchOptions): Promise<Wr
   const url = `http://${host}:${port}`;
   let auth: AuthMode;
   try {
-    auth = await waitForHealthz(url, { timeoutMs: opts.readyTimeoutMs, failed: () => (dead ? `wrangler dev exited before the broker was ready:\n${log}` : undefined) });
+    auth = await waitForHealthz(url, { timeoutMs: opts.readyTimeoutMs, failed: () => (dead ? `wrangler dev exited before the broker was ready:\n${log()}` : undefined) });
   } catch (e) {
     if (child.pid !== undefined) killTree(child.pid); // wrangler's workerd children too
-    throw new Error(`${(e as Error).message}${dead ? "" : `:\n${log}`}`);
+    throw new Error(`${(e as Error).message}${dead ? "" : `:\n${log()}`}`);
   }
   const bridges: WranglerLaunch["bridges"] = {};
   let bridge: { child: ChildProcess; exited: Promise<unknown> } | undefined;
@@ -123,8 +106,7 @@ async function startBridgeProcess(url: string, host: string, want: { mortar?: nu
   const args = [resolve(PACKAGE_ROOT, "client/bin/mortarmq.js"), "bridge", "--url", url];
   args.push(...(ports.mortar === undefined ? ["--no-listen"] : ["--listen", `${host}:${ports.mortar}`]));
   args.push(...(ports.nats === undefined ? ["--no-nats"] : ["--nats", `${host}:${ports.nats}`]));
-  const child = spawn(process.execPath, args, { cwd: PACKAGE_ROOT, stdio: ["ignore", "pipe", "pipe"] });
-  const exited = new Promise((r) => child.once("exit", r));
+  const { child, exited } = spawnLauncher(args, {});
   let out = "";
   const want_lines = Number(ports.mortar !== undefined) + Number(ports.nats !== undefined);
   await new Promise<void>((res, rej) => {
