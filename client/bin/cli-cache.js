@@ -110,7 +110,7 @@ async function build(root, cacheDir, esbuild) {
   return out;
 }
 
-/** esbuild plugin: `import.meta.url` in a bundled TypeScript file is that file's URL (client/local/broker.ts finds the repository with it). */
+/** esbuild plugin: `import.meta.url` in a bundled TypeScript file is that file's URL (client/local/root.ts finds the repository with it). */
 const sourceImportMetaUrl = {
   name: "source-import-meta-url",
   setup(b) {
