@@ -1,6 +1,6 @@
 /**
  * `mortarmq dev` end to end: the real CLI (client/bin/mortarmq.js) starts a
- * real wrangler dev. With `--auth-tokens` (and `--var` for CORS_ORIGINS)
+ * real broker (the Worker in Miniflare). With `--auth-tokens` (and `--var` for CORS_ORIGINS)
  * the broker refuses requests without a token; without tokens it says at
  * startup that it runs open.
  */
