@@ -1,8 +1,14 @@
 /**
  * Benchmark harness. Each file in bench/suites/ exports
- * `suite: BenchSuite`. The runner starts one local broker (real wrangler dev,
- * fresh state dir), runs the selected suites in order, prints their tables
- * and writes each result as JSON to bench/results/<suite>.json.
+ * `suite: BenchSuite`. The runner starts one local broker through
+ * startLocalBroker (`mortarmq dev`, fresh state dir, both TCP bridges on free
+ * ports) unless every selected suite starts its own (`standalone`), runs the
+ * selected suites in order, prints their tables and writes each result as
+ * JSON to bench/results/<suite>.json.
+ *
+ * `--launcher wrangler` runs the suites against the earlier `wrangler dev`
+ * launcher instead (results go to bench/results/<suite>.wrangler.json); the
+ * interleaved comparison of the two is the `launchers` suite.
  */
 import { readdirSync, writeFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,11 +27,17 @@ export interface BenchContext {
 export interface BenchSuite {
   name: string;
   description: string;
+  /** Starts its own brokers: `ctx.broker` is not used (the runner starts none for it). */
+  standalone?: boolean;
   run(ctx: BenchContext): Promise<{ rows: Record<string, string | number>[]; detail?: unknown }>;
 }
 
-/** Runs the suites named in `only` (all when empty). */
-export async function runBenchmarks(only: string[]): Promise<void> {
+/** Runs the suites named in `args` (all when none); `--launcher wrangler|miniflare` picks the launcher. */
+export async function runBenchmarks(args: string[]): Promise<void> {
+  const at = args.indexOf("--launcher");
+  const launcher = at >= 0 ? args[at + 1] : "miniflare";
+  if (launcher !== "miniflare" && launcher !== "wrangler") throw new Error(`--launcher expects miniflare or wrangler, got ${launcher}`);
+  const only = args.filter((_, i) => i !== at && i !== at + 1);
   const dir = join(here, "suites");
   const files = readdirSync(dir).filter((f) => f.endsWith(".ts")).sort();
   const suites: BenchSuite[] = [];
@@ -38,19 +50,24 @@ export async function runBenchmarks(only: string[]): Promise<void> {
     return;
   }
   const stateDir = mkdtempSync(join(tmpdir(), "mortarmq-bench-"));
-  const broker = await startLocalBroker({ stateDir, port: 0 });
+  const broker = suites.every((s) => s.standalone)
+    ? undefined
+    : await startLocalBroker({ stateDir, port: 0, launcher, bridges: { mortar: 0, nats: 0 } });
   const outDir = resolve(here, "results");
   mkdirSync(outDir, { recursive: true });
   try {
     for (const s of suites) {
       console.log(`\n## ${s.name} — ${s.description}`);
-      const res = await s.run({ broker });
+      const res = await s.run({ broker: broker! });
       console.table(res.rows);
-      const record = { suite: s.name, date: new Date().toISOString(), node: process.version, rows: res.rows, detail: res.detail };
-      writeFileSync(join(outDir, `${s.name}.json`), JSON.stringify(record, null, 2) + "\n");
+      const record = {
+        suite: s.name, date: new Date().toISOString(), node: process.version, ...(s.standalone ? {} : { launcher }), rows: res.rows, detail: res.detail,
+      };
+      const file = s.standalone || launcher === "miniflare" ? `${s.name}.json` : `${s.name}.${launcher}.json`;
+      writeFileSync(join(outDir, file), JSON.stringify(record, null, 2) + "\n");
     }
   } finally {
-    await broker.stop();
+    await broker?.stop();
     rmSync(stateDir, { recursive: true, force: true });
   }
 }

@@ -1,0 +1,169 @@
+/**
+ * The embedded runtime (`mortarmq dev`: the Worker in Miniflare, one Node
+ * process and its workerd) against the earlier launcher (`wrangler dev`: a
+ * proxy workerd in front of the broker's workerd; the TCP bridges in a
+ * separate `mortarmq bridge` process, as the earlier `mortarmq dev` ran
+ * them), both started by this suite on fresh state, same machine, same run.
+ *
+ * Cases (the operations of the noop-floor, mq9-http, nats-mq9, mortar-pub
+ * and mortar-e2e suites, in shorter slices):
+ * - GET /healthz and mq9 SEND (64 B; one mailbox and 100 mailboxes) over
+ *   node:http keep-alive, 32 concurrent;
+ * - mq9 SEND request/reply with nats.js through each launcher's NATS TCP
+ *   bridge, 32 in flight, next to the same client against a local
+ *   nats-server with a trivial responder (Debian `nats-server`; skipped
+ *   when missing);
+ * - MortarMQ pipelined PUB (1,000 in flight, 128 B, one partition, WebSocket)
+ *   and PUB→MSG→ACK throughput (one producer, one acking consumer).
+ *
+ * The machine is shared, so every case runs in ROUNDS rounds; in each round
+ * the two launchers run back to back, in alternating order, and the round's
+ * ratio new ÷ old is taken from that pair. Reported per case: the median
+ * rate of each launcher, the median of the per-round ratios, and all
+ * per-round figures. Targets (issue 18): ≥ 2× on /healthz and SEND;
+ * NATS bridge ≥ 0.6× native; PUB and PUB→MSG→ACK not below the old one
+ * beyond noise.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connect, type NatsConnection } from "nats";
+import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
+import { httpCaller, type HttpCaller } from "../http";
+import { startNatsServer } from "../nats-server";
+import type { BenchSuite } from "../runner";
+import { timeit } from "../stats";
+import { e2eThroughput } from "./mortar-e2e";
+import { pipelinedPub } from "./mortar-pub";
+import { measureRequests } from "./nats-mq9";
+
+const ROUNDS = 5;
+const HTTP_SLICE_MS = 1_500;
+const NATS_SLICE_MS = 2_000;
+const PUB_SLICE_MS = 3_000;
+const CONCURRENCY = 32;
+const MAILBOXES = 100;
+const PAYLOAD = JSON.stringify({ text: "x".repeat(48) }); // 64 bytes
+const SUBJECT = "$mq9.AI.MSG.SEND.bench.inbox";
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+type Name = "wrangler" | "miniflare";
+
+/** One launcher under test, with its clients. */
+interface Target {
+  name: Name;
+  broker: LocalBroker;
+  http: HttpCaller;
+  nats: NatsConnection;
+  boxes: string[];
+}
+
+async function target(name: Name, dir: string): Promise<Target> {
+  const broker = await startLocalBroker({ stateDir: join(dir, name), port: 0, launcher: name, bridges: { mortar: 0, nats: 0 } });
+  const http = httpCaller(broker.port, CONCURRENCY * 2);
+  const boxes = Array.from({ length: MAILBOXES }, (_, i) => `bench.launchers.${i}`);
+  for (const b of boxes) await http.call("POST", "/mq9/$mq9.AI.MAILBOX.CREATE", { body: JSON.stringify({ name: b, ttl: 3600 }) });
+  await http.call("POST", "/mq9/$mq9.AI.MAILBOX.CREATE", { body: JSON.stringify({ name: "bench.inbox", ttl: 0 }) });
+  const nats = await connect({ servers: `127.0.0.1:${broker.bridges.nats}` });
+  return { name, broker, http, nats, boxes };
+}
+
+/** A case: one measurement of `t` (a rate), run once per launcher per round. */
+interface Case {
+  name: string;
+  unit: string;
+  measure(t: Target, round: number): Promise<number>;
+}
+
+const httpRate = async (op: () => Promise<unknown>) => (await timeit(HTTP_SLICE_MS, CONCURRENCY, async () => void (await op()))).rate;
+
+const CASES: Case[] = [
+  { name: "GET /healthz", unit: "req/s", measure: (t) => httpRate(() => t.http.call("GET", "/healthz")) },
+  { name: "mq9 SEND over HTTP, 1 mailbox", unit: "req/s", measure: (t) => httpRate(() => t.http.call("POST", `/mq9/$mq9.AI.MSG.SEND.${t.boxes[0]}`, { body: PAYLOAD })) },
+  {
+    name: `mq9 SEND over HTTP, ${MAILBOXES} mailboxes`, unit: "req/s",
+    measure: (t) => {
+      let n = 0;
+      return httpRate(() => t.http.call("POST", `/mq9/$mq9.AI.MSG.SEND.${t.boxes[n++ % MAILBOXES]}`, { body: PAYLOAD }));
+    },
+  },
+  { name: "mq9 SEND via the NATS TCP bridge (nats.js)", unit: "req/s", measure: async (t) => (await measureRequests(t.nats, SUBJECT, NATS_SLICE_MS)).rate },
+  { name: "MortarMQ pipelined PUB, WebSocket", unit: "msg/s", measure: async (t, r) => (await pipelinedPub(t.broker.url, `bench-launchers-pub-${r}`, false, 1, PUB_SLICE_MS)).rate },
+  { name: "MortarMQ PUB→MSG→ACK, consumed", unit: "msg/s", measure: async (t, r) => (await e2eThroughput(t.broker.url, PUB_SLICE_MS, `bench-launchers-e2e-${r}`)).consumeRate },
+];
+
+export const suite: BenchSuite = {
+  name: "launchers",
+  description: `mortarmq dev (Miniflare) vs the earlier wrangler dev launcher, ${ROUNDS} interleaved rounds per case`,
+  standalone: true,
+  async run() {
+    const dir = mkdtempSync(join(tmpdir(), "mortarmq-bench-launchers-"));
+    const targets: Target[] = [];
+    const ns = await startNatsServer();
+    let responder: NatsConnection | undefined;
+    let nativeClient: NatsConnection | undefined;
+    try {
+      targets.push(await target("wrangler", dir), await target("miniflare", dir));
+      const [old, now] = targets as [Target, Target];
+      if (ns) {
+        const probe = await now.nats.request(SUBJECT, new TextEncoder().encode(PAYLOAD), { timeout: 30_000 });
+        const reply = new Uint8Array(probe.data.length).fill(0x20);
+        responder = await connect({ servers: `127.0.0.1:${ns.port}` });
+        responder.subscribe(SUBJECT, { callback: (_e, m) => m.respond(reply) });
+        await responder.flush();
+        nativeClient = await connect({ servers: `127.0.0.1:${ns.port}` });
+      }
+      const rows: Record<string, string | number>[] = [];
+      const detail: Record<string, unknown> = {};
+      for (const c of CASES) {
+        const rates: Record<Name | "native", number[]> = { wrangler: [], miniflare: [], native: [] };
+        const ratios: number[] = [];
+        for (let r = 0; r < ROUNDS; r++) {
+          for (const t of r % 2 === 0 ? [old, now] : [now, old]) rates[t.name].push(await c.measure(t, r));
+          ratios.push(rates.miniflare[r]! / rates.wrangler[r]!);
+          if (c.name.includes("NATS") && nativeClient) rates.native.push((await measureRequests(nativeClient, SUBJECT, NATS_SLICE_MS)).rate);
+        }
+        const row: Record<string, string | number> = {
+          case: c.name,
+          [`wrangler dev ${c.unit}`]: Math.round(median(rates.wrangler)),
+          [`mortarmq dev ${c.unit}`]: Math.round(median(rates.miniflare)),
+          "new ÷ old": round3(median(ratios)),
+        };
+        const perRound: Record<string, unknown> = {
+          wrangler: rates.wrangler.map(Math.round), miniflare: rates.miniflare.map(Math.round), ratios: ratios.map(round3),
+        };
+        if (rates.native.length > 0) {
+          const vsNative = (n: Name) => rates[n].map((x, i) => x / rates.native[i]!);
+          row["vs native nats-server"] = `${round3(median(vsNative("miniflare")))} (old ${round3(median(vsNative("wrangler")))})`;
+          Object.assign(perRound, { native: rates.native.map(Math.round), miniflareVsNative: vsNative("miniflare").map(round3), wranglerVsNative: vsNative("wrangler").map(round3) });
+        }
+        rows.push(row);
+        detail[c.name] = perRound;
+        console.log(`  ${c.name}: ${JSON.stringify(perRound)}`);
+      }
+      return {
+        rows,
+        detail: {
+          rounds: ROUNDS, httpSliceMs: HTTP_SLICE_MS, natsSliceMs: NATS_SLICE_MS, pubSliceMs: PUB_SLICE_MS, concurrency: CONCURRENCY,
+          payloadBytes: PAYLOAD.length, natsServer: ns?.version ?? "not installed (native rows skipped)",
+          note: "Each round runs both launchers back to back (order alternating); new ÷ old is the median of the per-round ratios. "
+            + "The NATS bridge of wrangler dev runs in its own mortarmq bridge process (as the earlier mortarmq dev ran it); "
+            + "mortarmq dev runs its bridges in the launcher process.",
+          perRound: detail,
+        },
+      };
+    } finally {
+      await nativeClient?.close();
+      await responder?.close();
+      await ns?.stop();
+      for (const t of targets) {
+        await t.nats.close().catch(() => {});
+        t.http.close();
+        await t.broker.stop();
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};
