@@ -26,6 +26,7 @@ export function httpCaller(port: number, sockets: number): HttpCaller {
         if (opts.body !== undefined) headers["content-length"] = Buffer.byteLength(opts.body);
         const req = request({ host: "127.0.0.1", port, path, method, agent, headers }, (res) => {
           const chunks: Buffer[] = [];
+          res.on("error", reject);
           res.on("data", (c: Buffer) => chunks.push(c));
           res.on("end", () => {
             const ok = opts.okStatus !== undefined ? res.statusCode === opts.okStatus : res.statusCode! >= 200 && res.statusCode! < 300;

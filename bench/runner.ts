@@ -37,7 +37,7 @@ export async function runBenchmarks(args: string[]): Promise<void> {
   const at = args.indexOf("--launcher");
   const launcher = at >= 0 ? args[at + 1] : "miniflare";
   if (launcher !== "miniflare" && launcher !== "wrangler") throw new Error(`--launcher expects miniflare or wrangler, got ${launcher}`);
-  const only = args.filter((_, i) => i !== at && i !== at + 1);
+  const only = at >= 0 ? args.filter((_, i) => i !== at && i !== at + 1) : args;
   const dir = join(here, "suites");
   const files = readdirSync(dir).filter((f) => f.endsWith(".ts")).sort();
   const suites: BenchSuite[] = [];

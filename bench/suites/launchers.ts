@@ -121,7 +121,9 @@ export const suite: BenchSuite = {
         const rates: Record<Name | "native", number[]> = { wrangler: [], miniflare: [], native: [] };
         const ratios: number[] = [];
         for (let r = 0; r < ROUNDS; r++) {
-          for (const t of r % 2 === 0 ? [old, now] : [now, old]) rates[t.name].push(await c.measure(t, r));
+          for (const t of r % 2 === 0 ? [old, now] : [now, old]) {
+            rates[t.name].push(await c.measure(t, r).catch((e: Error) => Promise.reject(new Error(`${c.name}, ${t.name} launcher, round ${r}: ${e.message}`))));
+          }
           ratios.push(rates.miniflare[r]! / rates.wrangler[r]!);
           if (c.name.includes("NATS") && nativeClient) rates.native.push((await measureRequests(nativeClient, SUBJECT, NATS_SLICE_MS)).rate);
         }

@@ -162,6 +162,7 @@ export function registerDev(program: Command): void {
       }
       const watch = new HealthWatch(Date.now());
       const health = setInterval(() => {
+        if (stopping) return;
         if (broker.runtimePid !== undefined && !running(broker.runtimePid)) {
           console.error(`mortarmq: workerd (pid ${broker.runtimePid}) exited; stopping`);
           void stop(1);

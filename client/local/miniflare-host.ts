@@ -53,6 +53,10 @@ export interface HostedWorker {
   port: number;
   /** A loopback URL of the same port, for clients in this process (the TCP bridges). */
   loopbackUrl: string;
+  /** Miniflare's own entry socket (loopback; the HTTP port itself under `verbose`): Miniflare's entry worker, then the Worker. */
+  entryUrl: string;
+  /** The Miniflare instance (in-process clients: `dispatchFetch`). */
+  miniflare: MiniflareType;
   /** Pid of the workerd process, if it could be found. */
   runtimePid: number | undefined;
   /** Stops workerd (Miniflare's dispose); resolves once it is gone. */
@@ -150,6 +154,8 @@ export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
     url: `http://${opts.host.includes(":") && !opts.host.startsWith("[") ? `[${opts.host}]` : opts.host}:${port}`,
     port,
     loopbackUrl,
+    entryUrl: entry.origin,
+    miniflare: mf,
     runtimePid: childrenNamed(process.pid, "workerd")[0],
     dispose: () => mf.dispose(),
   };

@@ -1,0 +1,115 @@
+/**
+ * Which way into the hosted Worker is cheapest — the choices behind
+ * client/local/miniflare-host.ts and client/local/embedded.ts, measured on
+ * one Worker hosted in this process (as `mortarmq dev` hosts it):
+ *
+ * - HTTP, GET /healthz, node:http keep-alive, 32 concurrent: the direct
+ *   socket to the Worker (Miniflare's `unsafeDirectSockets`, what the HTTP
+ *   port is) vs Miniflare's entry socket (its entry worker in front of the
+ *   Worker, request logging off; what `--verbose` listens on).
+ * - The NATS TCP bridge, mq9 SEND request/reply with nats.js, 32 in flight:
+ *   each TCP connection tunnelled over a `ws` WebSocket to the loopback
+ *   direct socket (client/bridge/tunnel.ts, what the bridges do) vs over a
+ *   WebSocket from `Miniflare.dispatchFetch` with `Upgrade: websocket` (a
+ *   minimal adapter here: no backpressure, so it is the cheaper side).
+ *
+ * Interleaved in ROUNDS rounds (order alternating); ratio = first ÷ second,
+ * median of the per-round ratios.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connect, type NatsConnection } from "nats";
+import { startTunnel, toWebSocketUrl } from "../../client/bridge/tunnel";
+import { hostWorker, type HostedWorker } from "../../client/local/miniflare-host";
+import { PACKAGE_ROOT } from "../../client/local/root";
+import { httpCaller } from "../http";
+import type { BenchSuite } from "../runner";
+import { timeit } from "../stats";
+import { measureRequests } from "./nats-mq9";
+
+const ROUNDS = 6;
+const SLICE_MS = 1_500;
+const CONCURRENCY = 32;
+const SUBJECT = "$mq9.AI.MSG.SEND.bench.inbox";
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** A TCP listener that tunnels each connection over a WebSocket from `dispatchFetch` (no backpressure). */
+async function dispatchFetchBridge(w: HostedWorker): Promise<Server> {
+  const server = createServer({ noDelay: true }, (socket) => {
+    socket.pause();
+    void w.miniflare.dispatchFetch("http://localhost/nats", { headers: { Upgrade: "websocket" } }).then((res) => {
+      const ws = res.webSocket;
+      if (!ws) return socket.destroy();
+      ws.accept();
+      ws.addEventListener("message", (e) => socket.write(typeof e.data === "string" ? e.data : new Uint8Array(e.data as ArrayBuffer)));
+      ws.addEventListener("close", () => socket.end());
+      socket.on("data", (d: Buffer) => ws.send(new Uint8Array(d)));
+      socket.on("close", () => ws.close(1000, "tcp closed"));
+      socket.resume();
+    }, () => socket.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return server;
+}
+
+export const suite: BenchSuite = {
+  name: "local-hops",
+  description: `ways into the hosted Worker: direct vs entry socket (HTTP), loopback WebSocket vs dispatchFetch upgrade (NATS bridge); ${ROUNDS} interleaved rounds`,
+  standalone: true,
+  async run() {
+    const dir = mkdtempSync(join(tmpdir(), "mortarmq-bench-hops-"));
+    const w = await hostWorker({ root: PACKAGE_ROOT, host: "127.0.0.1", port: 0, stateDir: dir, vars: {}, verbose: false });
+    const direct = httpCaller(w.port, CONCURRENCY * 2);
+    const entry = httpCaller(Number(new URL(w.entryUrl).port), CONCURRENCY * 2);
+    const tunnel = await startTunnel({ host: "127.0.0.1", port: 0, target: toWebSocketUrl(w.loopbackUrl, "nats") });
+    const viaDispatch = await dispatchFetchBridge(w);
+    const conns: NatsConnection[] = [];
+    try {
+      await direct.call("POST", "/mq9/$mq9.AI.MAILBOX.CREATE", { body: JSON.stringify({ name: "bench.inbox", ttl: 0 }) });
+      const natsVia = async (port: number) => {
+        const nc = await connect({ servers: `127.0.0.1:${port}` });
+        conns.push(nc);
+        return nc;
+      };
+      const ncTunnel = await natsVia(tunnel.port);
+      const ncDispatch = await natsVia((viaDispatch.address() as { port: number }).port);
+      const http = (c: typeof direct) => async () => (await timeit(SLICE_MS, CONCURRENCY, async () => void (await c.call("GET", "/healthz")))).rate;
+      const nats = (nc: NatsConnection) => async () => (await measureRequests(nc, SUBJECT, SLICE_MS)).rate;
+      const pairs = [
+        { case: "GET /healthz", a: "direct socket", b: "entry socket", runA: http(direct), runB: http(entry) },
+        { case: "mq9 SEND via NATS TCP bridge", a: "ws to loopback direct socket", b: "dispatchFetch upgrade", runA: nats(ncTunnel), runB: nats(ncDispatch) },
+      ];
+      const rows: Record<string, string | number>[] = [];
+      const detail: Record<string, unknown> = {};
+      for (const p of pairs) {
+        const a: number[] = [];
+        const b: number[] = [];
+        for (let r = 0; r < ROUNDS; r++) {
+          if (r % 2 === 0) {
+            a.push(await p.runA());
+            b.push(await p.runB());
+          } else {
+            b.push(await p.runB());
+            a.push(await p.runA());
+          }
+        }
+        const ratios = a.map((x, i) => x / b[i]!);
+        rows.push({ case: p.case, [`A: ${p.a}, req/s`]: Math.round(median(a)), [`B: ${p.b}, req/s`]: Math.round(median(b)), "A ÷ B": round3(median(ratios)) });
+        detail[p.case] = { a: p.a, b: p.b, aPerRound: a.map(Math.round), bPerRound: b.map(Math.round), ratios: ratios.map(round3) };
+      }
+      return { rows, detail: { rounds: ROUNDS, sliceMs: SLICE_MS, concurrency: CONCURRENCY, cases: detail } };
+    } finally {
+      for (const nc of conns) await nc.close().catch(() => {});
+      await tunnel.close();
+      await new Promise((r) => viaDispatch.close(r));
+      direct.close();
+      entry.close();
+      await w.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};
