@@ -29,7 +29,8 @@ function afterTeardown(error: { name?: string; message?: string; VITEST_TEST_PAT
  *   counting pipeline reports within a test (test/workers/telemetry/).
  * - workers-tenants: a hosted broker — ADMIN_TOKEN set, one static tenant,
  *   short token re-check and telemetry intervals (test/workers/tenants/).
- * - e2e:     a real `wrangler dev` process started by the test, driven from Node.
+ * - e2e:     a real local broker (`mortarmq dev`, the Worker in Miniflare) started
+ *            by the test through startLocalBroker, driven from Node.
  */
 export default defineConfig({
   test: {
