@@ -24,6 +24,7 @@ import type { Readable, Writable } from "node:stream";
 import { stripVTControlCharacters } from "node:util";
 import type { Log as MiniflareLog, Miniflare as MiniflareType } from "miniflare";
 import { isHealthProbeLog, isRuntimeNoise } from "./health";
+import { PortInUseError } from "./ports";
 import { childrenNamed } from "./process-tree";
 import { workerBundle } from "./worker-build";
 
@@ -85,17 +86,20 @@ function forwardRuntimeOutput(from: Readable, to: Writable): void {
   });
 }
 
-/** The loopback address for reaching a socket bound to `host` from this machine. */
+/** `host` as the host part of a URL (an IPv6 address in brackets). */
+const urlHost = (host: string) => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host);
+
+/** The loopback address for reaching a socket bound to `host` from this machine, as a URL host. */
 export function loopbackHost(host: string): string {
   if (host === "0.0.0.0" || host === "") return "127.0.0.1";
   if (host === "::" || host === "[::]") return "[::1]";
-  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+  return urlHost(host);
 }
 
 /**
  * Builds (or reuses) the bundle and starts it in Miniflare.
- * @throws Error when the build fails, when the port is in use
- *   (Miniflare's ERR_ADDRESS_IN_USE, reworded), or when workerd does not start.
+ * @throws PortInUseError when the port is in use (Miniflare's ERR_ADDRESS_IN_USE);
+ *   Error when the build fails or workerd does not start.
  */
 export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
   const stdout = opts.stdout ?? process.stdout;
@@ -143,15 +147,13 @@ export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
     if (!opts.verbose) direct = await mf.unsafeGetDirectURL();
   } catch (e) {
     await mf.dispose().catch(() => {});
-    if ((e as { code?: string }).code === "ERR_ADDRESS_IN_USE") {
-      throw new Error(`${opts.host}:${opts.port} is already in use (another broker running? choose another --port)`);
-    }
+    if ((e as { code?: string }).code === "ERR_ADDRESS_IN_USE") throw new PortInUseError("HTTP", "--port", opts.host, opts.port); // taken since the check
     throw e;
   }
   const port = Number((direct ?? entry).port);
   const loopbackUrl = `http://${loopbackHost(opts.host)}:${port}`;
   return {
-    url: `http://${opts.host.includes(":") && !opts.host.startsWith("[") ? `[${opts.host}]` : opts.host}:${port}`,
+    url: `http://${urlHost(opts.host)}:${port}`,
     port,
     loopbackUrl,
     entryUrl: entry.origin,
