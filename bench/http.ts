@@ -15,9 +15,17 @@ export interface HttpCaller {
   close(): void;
 }
 
+/**
+ * workerd closes a keep-alive connection idle for 5 s without saying so
+ * (no `Keep-Alive: timeout=` header); a request sent on it just then fails
+ * with "socket hang up" / ECONNRESET. Idle sockets are dropped before that
+ * (what undici's 4 s keepAliveTimeout does for fetch), ms.
+ */
+const IDLE_SOCKET_MS = 4_000;
+
 /** A keep-alive client for `127.0.0.1:<port>` with up to `sockets` connections. */
 export function httpCaller(port: number, sockets: number): HttpCaller {
-  const agent = new Agent({ keepAlive: true, maxSockets: sockets });
+  const agent = new Agent({ keepAlive: true, maxSockets: sockets, timeout: IDLE_SOCKET_MS });
   return {
     call: (method, path, opts = {}) =>
       new Promise<string>((resolve, reject) => {
