@@ -19,8 +19,9 @@
  * The machine is shared, so every case runs in ROUNDS rounds; in each round
  * the two launchers run back to back, in alternating order, and the round's
  * ratio new ÷ old is taken from that pair. Reported per case: the median
- * rate of each launcher, the median of the per-round ratios, and all
- * per-round figures. Targets (issue 18): ≥ 2× on /healthz and SEND;
+ * rate of each launcher, the median of the per-round ratios, the CPU time
+ * the broker's processes spent per operation (bench/cpu.ts: it hardly moves
+ * with other load on the machine, where rates do), and all per-round figures. Targets (issue 18): ≥ 2× on /healthz and SEND;
  * NATS bridge ≥ 0.6× native; PUB and PUB→MSG→ACK not below the old one
  * beyond noise.
  */
@@ -32,6 +33,7 @@ import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
 import { httpCaller, type HttpCaller } from "../http";
 import { startNatsServer } from "../nats-server";
 import type { BenchSuite } from "../runner";
+import { treeCpuMs } from "../cpu";
 import { timeit } from "../stats";
 import { e2eThroughput } from "./mortar-e2e";
 import { pipelinedPub } from "./mortar-pub";
@@ -70,14 +72,23 @@ async function target(name: Name, dir: string): Promise<Target> {
   return { name, broker, http, nats, boxes };
 }
 
-/** A case: one measurement of `t` (a rate), run once per launcher per round. */
+/** One measurement: operations per second, and how many operations were done. */
+interface Measured {
+  rate: number;
+  ops: number;
+}
+
+/** A case, run once per launcher per round. */
 interface Case {
   name: string;
   unit: string;
-  measure(t: Target, round: number): Promise<number>;
+  measure(t: Target, round: number): Promise<Measured>;
 }
 
-const httpRate = async (op: () => Promise<unknown>) => (await timeit(HTTP_SLICE_MS, CONCURRENCY, async () => void (await op()))).rate;
+const httpRate = async (op: () => Promise<unknown>): Promise<Measured> => {
+  const r = await timeit(HTTP_SLICE_MS, CONCURRENCY, async () => void (await op()));
+  return { rate: r.rate, ops: r.count };
+};
 
 const CASES: Case[] = [
   { name: "GET /healthz", unit: "req/s", measure: (t) => httpRate(() => t.http.call("GET", "/healthz")) },
@@ -89,10 +100,36 @@ const CASES: Case[] = [
       return httpRate(() => t.http.call("POST", `/mq9/$mq9.AI.MSG.SEND.${t.boxes[n++ % MAILBOXES]}`, { body: PAYLOAD }));
     },
   },
-  { name: "mq9 SEND via the NATS TCP bridge (nats.js)", unit: "req/s", measure: async (t) => (await measureRequests(t.nats, SUBJECT, NATS_SLICE_MS)).rate },
-  { name: "MortarMQ pipelined PUB, WebSocket", unit: "msg/s", measure: async (t, r) => (await pipelinedPub(t.broker.url, `bench-launchers-pub-${r}`, false, 1, PUB_SLICE_MS)).rate },
-  { name: "MortarMQ PUB→MSG→ACK, consumed", unit: "msg/s", measure: async (t, r) => (await e2eThroughput(t.broker.url, PUB_SLICE_MS, `bench-launchers-e2e-${r}`)).consumeRate },
+  {
+    name: "mq9 SEND via the NATS TCP bridge (nats.js)", unit: "req/s",
+    measure: async (t) => {
+      const m = await measureRequests(t.nats, SUBJECT, NATS_SLICE_MS);
+      return { rate: m.rate, ops: m.count };
+    },
+  },
+  {
+    name: "MortarMQ pipelined PUB, WebSocket", unit: "msg/s",
+    measure: async (t, r) => {
+      const m = await pipelinedPub(t.broker.url, `bench-launchers-pub-${r}`, false, 1, PUB_SLICE_MS, 0);
+      return { rate: m.rate, ops: m.count };
+    },
+  },
+  {
+    name: "MortarMQ PUB→MSG→ACK, consumed", unit: "msg/s",
+    measure: async (t, r) => {
+      const m = await e2eThroughput(t.broker.url, PUB_SLICE_MS, `bench-launchers-e2e-${r}`);
+      return { rate: m.consumeRate, ops: m.consumed };
+    },
+  },
 ];
+
+/** Runs `c` on `t`, with the CPU time the broker's processes spent per operation (µs; undefined without /proc). */
+async function measureWithCpu(c: Case, t: Target, round: number): Promise<Measured & { cpuUsPerOp?: number }> {
+  const cpu0 = treeCpuMs(t.broker.pids);
+  const m = await c.measure(t, round).catch((e: Error) => Promise.reject(new Error(`${c.name}, ${t.name} launcher, round ${round}: ${e.message}`)));
+  const cpu1 = treeCpuMs(t.broker.pids);
+  return { ...m, ...(cpu0 !== undefined && cpu1 !== undefined && m.ops > 0 ? { cpuUsPerOp: ((cpu1 - cpu0) * 1000) / m.ops } : {}) };
+}
 
 export const suite: BenchSuite = {
   name: "launchers",
@@ -119,10 +156,13 @@ export const suite: BenchSuite = {
       const detail: Record<string, unknown> = {};
       for (const c of CASES) {
         const rates: Record<Name | "native", number[]> = { wrangler: [], miniflare: [], native: [] };
+        const cpu: Record<Name, number[]> = { wrangler: [], miniflare: [] };
         const ratios: number[] = [];
         for (let r = 0; r < ROUNDS; r++) {
           for (const t of r % 2 === 0 ? [old, now] : [now, old]) {
-            rates[t.name].push(await c.measure(t, r).catch((e: Error) => Promise.reject(new Error(`${c.name}, ${t.name} launcher, round ${r}: ${e.message}`))));
+            const m = await measureWithCpu(c, t, r);
+            rates[t.name].push(m.rate);
+            if (m.cpuUsPerOp !== undefined) cpu[t.name].push(m.cpuUsPerOp);
           }
           ratios.push(rates.miniflare[r]! / rates.wrangler[r]!);
           if (c.name.includes("NATS") && nativeClient) rates.native.push((await measureRequests(nativeClient, SUBJECT, NATS_SLICE_MS)).rate);
@@ -136,6 +176,10 @@ export const suite: BenchSuite = {
         const perRound: Record<string, unknown> = {
           wrangler: rates.wrangler.map(Math.round), miniflare: rates.miniflare.map(Math.round), ratios: ratios.map(round3),
         };
+        if (cpu.wrangler.length === ROUNDS && cpu.miniflare.length === ROUNDS) {
+          row["broker CPU µs/op old → new"] = `${Math.round(median(cpu.wrangler))} → ${Math.round(median(cpu.miniflare))}`;
+          Object.assign(perRound, { cpuUsPerOp: { wrangler: cpu.wrangler.map(Math.round), miniflare: cpu.miniflare.map(Math.round) } });
+        }
         if (rates.native.length > 0) {
           const vsNative = (n: Name) => rates[n].map((x, i) => x / rates.native[i]!);
           row["vs native nats-server"] = `${round3(median(vsNative("miniflare")))} (old ${round3(median(vsNative("wrangler")))})`;

@@ -13,8 +13,10 @@
  *   WebSocket from `Miniflare.dispatchFetch` with `Upgrade: websocket` (a
  *   minimal adapter here: no backpressure, so it is the cheaper side).
  *
- * Interleaved in ROUNDS rounds (order alternating); ratio = first ÷ second,
- * median of the per-round ratios.
+ * Interleaved in ROUNDS rounds (order alternating); ratio = A ÷ B, median of
+ * the per-round ratios; with the CPU time this process tree (client, bridge,
+ * workerd) spent per request, which moves far less with other load on the
+ * machine than the rates do.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
@@ -24,12 +26,13 @@ import { connect, type NatsConnection } from "nats";
 import { startTunnel, toWebSocketUrl } from "../../client/bridge/tunnel";
 import { hostWorker, type HostedWorker } from "../../client/local/miniflare-host";
 import { PACKAGE_ROOT } from "../../client/local/root";
+import { treeCpuMs } from "../cpu";
 import { httpCaller } from "../http";
 import type { BenchSuite } from "../runner";
 import { timeit } from "../stats";
 import { measureRequests } from "./nats-mq9";
 
-const ROUNDS = 6;
+const ROUNDS = 8;
 const SLICE_MS = 1_500;
 const CONCURRENCY = 32;
 const SUBJECT = "$mq9.AI.MSG.SEND.bench.inbox";
@@ -77,8 +80,15 @@ export const suite: BenchSuite = {
       };
       const ncTunnel = await natsVia(tunnel.port);
       const ncDispatch = await natsVia((viaDispatch.address() as { port: number }).port);
-      const http = (c: typeof direct) => async () => (await timeit(SLICE_MS, CONCURRENCY, async () => void (await c.call("GET", "/healthz")))).rate;
-      const nats = (nc: NatsConnection) => async () => (await measureRequests(nc, SUBJECT, SLICE_MS)).rate;
+      /** Rate, and CPU µs per operation of this process tree (client, bridge and workerd: the client's share is the same on both sides). */
+      const withCpu = async (run: () => Promise<{ rate: number; count: number }>) => {
+        const c0 = treeCpuMs([process.pid]);
+        const r = await run();
+        const c1 = treeCpuMs([process.pid]);
+        return { rate: r.rate, cpu: c0 !== undefined && c1 !== undefined ? ((c1 - c0) * 1000) / r.count : NaN };
+      };
+      const http = (c: typeof direct) => () => withCpu(() => timeit(SLICE_MS, CONCURRENCY, async () => void (await c.call("GET", "/healthz"))));
+      const nats = (nc: NatsConnection) => () => withCpu(() => measureRequests(nc, SUBJECT, SLICE_MS));
       const pairs = [
         { case: "GET /healthz", a: "direct socket", b: "entry socket", runA: http(direct), runB: http(entry) },
         { case: "mq9 SEND via NATS TCP bridge", a: "ws to loopback direct socket", b: "dispatchFetch upgrade", runA: nats(ncTunnel), runB: nats(ncDispatch) },
@@ -86,8 +96,8 @@ export const suite: BenchSuite = {
       const rows: Record<string, string | number>[] = [];
       const detail: Record<string, unknown> = {};
       for (const p of pairs) {
-        const a: number[] = [];
-        const b: number[] = [];
+        const a: { rate: number; cpu: number }[] = [];
+        const b: { rate: number; cpu: number }[] = [];
         for (let r = 0; r < ROUNDS; r++) {
           if (r % 2 === 0) {
             a.push(await p.runA());
@@ -97,9 +107,15 @@ export const suite: BenchSuite = {
             a.push(await p.runA());
           }
         }
-        const ratios = a.map((x, i) => x / b[i]!);
-        rows.push({ case: p.case, [`A: ${p.a}, req/s`]: Math.round(median(a)), [`B: ${p.b}, req/s`]: Math.round(median(b)), "A ÷ B": round3(median(ratios)) });
-        detail[p.case] = { a: p.a, b: p.b, aPerRound: a.map(Math.round), bPerRound: b.map(Math.round), ratios: ratios.map(round3) };
+        const ratios = a.map((x, i) => x.rate / b[i]!.rate);
+        const rate = (xs: typeof a) => Math.round(median(xs.map((x) => x.rate)));
+        const cpu = (xs: typeof a) => Math.round(median(xs.map((x) => x.cpu)));
+        rows.push({ case: p.case, A: p.a, B: p.b, "A req/s": rate(a), "B req/s": rate(b), "A ÷ B": round3(median(ratios)), "CPU µs/op A": cpu(a), "CPU µs/op B": cpu(b) });
+        detail[p.case] = {
+          a: p.a, b: p.b, ratios: ratios.map(round3),
+          aPerRound: a.map((x) => Math.round(x.rate)), bPerRound: b.map((x) => Math.round(x.rate)),
+          aCpuUsPerOp: a.map((x) => Math.round(x.cpu)), bCpuUsPerOp: b.map((x) => Math.round(x.cpu)),
+        };
       }
       return { rows, detail: { rounds: ROUNDS, sliceMs: SLICE_MS, concurrency: CONCURRENCY, cases: detail } };
     } finally {

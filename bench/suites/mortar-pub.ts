@@ -30,11 +30,13 @@ interface Measured {
   p99_ms: number;
 }
 
-/** Warm up, then run `op` with WINDOW in flight for `durationMs`. */
-async function measure(op: () => Promise<unknown>, durationMs = DURATION_MS): Promise<Measured> {
-  await timeit(WARMUP_MS, WINDOW, async () => {
-    await op();
-  });
+/** Warm up for `warmupMs`, then run `op` with WINDOW in flight for `durationMs`. */
+async function measure(op: () => Promise<unknown>, durationMs = DURATION_MS, warmupMs = WARMUP_MS): Promise<Measured> {
+  if (warmupMs > 0) {
+    await timeit(warmupMs, WINDOW, async () => {
+      await op();
+    });
+  }
   const r = await timeit(durationMs, WINDOW, async () => {
     await op();
   });
@@ -42,15 +44,15 @@ async function measure(op: () => Promise<unknown>, durationMs = DURATION_MS): Pr
   return { rate: Math.round(r.rate), count: r.count, p50_ms: s.p50, p99_ms: s.p99 };
 }
 
-/** Pipelined PUBs of VALUE to `topic` (declared with `partitions`) over one connection to `address`, WINDOW in flight, for `durationMs`. */
-export async function pipelinedPub(address: string, topic: string, idempotent: boolean, partitions = 1, durationMs = DURATION_MS): Promise<Measured> {
+/** Pipelined PUBs of VALUE to `topic` (declared with `partitions`) over one connection to `address`, WINDOW in flight, for `durationMs` after `warmupMs`. */
+export async function pipelinedPub(address: string, topic: string, idempotent: boolean, partitions = 1, durationMs = DURATION_MS, warmupMs = WARMUP_MS): Promise<Measured> {
   const c = await MortarClient.connect(address);
   const { topicId } = await c.declare(topic, partitions);
   let seq = 0n;
   let next = 0;
   const producerId = idempotent ? BigInt(Date.now()) : 0n;
   try {
-    return await measure(() => c.publish(topicId, next++ % partitions, null, VALUE, idempotent ? { producerId, producerSeq: ++seq } : {}), durationMs);
+    return await measure(() => c.publish(topicId, next++ % partitions, null, VALUE, idempotent ? { producerId, producerSeq: ++seq } : {}), durationMs, warmupMs);
   } finally {
     await c.close();
   }

@@ -53,6 +53,8 @@ export interface LocalBroker {
   bridges: { mortar?: number; nats?: number };
   /** The launcher process (`mortarmq dev`, or wrangler); workerd is its child. */
   process: ChildProcess;
+  /** Every process of this broker with its descendants: the launcher (and, for "wrangler", its bridge process). */
+  pids: number[];
   /** Resolves when the launcher process exits. */
   exited: Promise<number | null>;
   /** Stops the broker (SIGINT, then SIGKILL of its process tree after 5 s) and waits for exit. */
@@ -97,7 +99,7 @@ export async function startLocalBroker(opts: LocalBrokerOptions): Promise<LocalB
   child.channel?.unref(); // the channel alone does not keep this process alive
   return {
     port: ready.port, url: ready.url, stateDir: ready.stateDir, auth: ready.auth, launcher: "miniflare", bridges: ready.bridges,
-    process: child, exited,
+    process: child, pids: [child.pid!], exited,
     stop: () => stopChild(child, exited),
   };
 }

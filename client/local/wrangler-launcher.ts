@@ -40,6 +40,8 @@ export interface WranglerLaunch {
   auth: AuthMode;
   bridges: { mortar?: number; nats?: number };
   process: ChildProcess;
+  /** wrangler's pid and the bridge process's. */
+  pids: number[];
   exited: Promise<number | null>;
   stop(): Promise<void>;
 }
@@ -90,6 +92,7 @@ export async function launchWranglerDev(opts: WranglerLaunchOptions): Promise<Wr
   }
   return {
     port, url, stateDir, auth, bridges, process: child, exited,
+    pids: [child.pid!, ...(bridge ? [bridge.child.pid!] : [])],
     async stop() {
       if (bridge) await stopChild(bridge.child, bridge.exited);
       if (!dead) await stopChild(child, exited); // wrangler stops its workerd children on SIGINT
