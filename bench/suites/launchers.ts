@@ -63,7 +63,10 @@ interface Target {
 }
 
 async function target(name: Name, dir: string): Promise<Target> {
-  const broker = await startLocalBroker({ stateDir: join(dir, name), port: 0, launcher: name, bridges: { mortar: 0, nats: 0 } });
+  const broker = await startLocalBroker({
+    stateDir: join(dir, name), port: 0, launcher: name, bridges: { mortar: 0, nats: 0 },
+    inheritLogs: process.env.BENCH_BROKER_LOGS === "1", // the brokers' own output, to see why a case failed
+  });
   const http = httpCaller(broker.port, CONCURRENCY * 2);
   const boxes = Array.from({ length: MAILBOXES }, (_, i) => `bench.launchers.${i}`);
   for (const b of boxes) await http.call("POST", "/mq9/$mq9.AI.MAILBOX.CREATE", { body: JSON.stringify({ name: b, ttl: 3600 }) });
@@ -72,10 +75,12 @@ async function target(name: Name, dir: string): Promise<Target> {
   return { name, broker, http, nats, boxes };
 }
 
-/** One measurement: operations per second, and how many operations were done. */
+/** One measurement: operations per second, how many operations were done, and how many HTTP requests failed (not counted as done). */
 interface Measured {
   rate: number;
   ops: number;
+  failed?: number;
+  firstError?: string;
 }
 
 /** A case, run once per launcher per round. */
@@ -85,9 +90,23 @@ interface Case {
   measure(t: Target, round: number): Promise<Measured>;
 }
 
+/**
+ * HTTP requests with CONCURRENCY in flight for HTTP_SLICE_MS. A failed request
+ * (e.g. the earlier launcher's proxy answering 503 "Your worker restarted
+ * mid-request") is counted, not retried, and not in the rate.
+ */
 const httpRate = async (op: () => Promise<unknown>): Promise<Measured> => {
-  const r = await timeit(HTTP_SLICE_MS, CONCURRENCY, async () => void (await op()));
-  return { rate: r.rate, ops: r.count };
+  let failed = 0;
+  let firstError: string | undefined;
+  const start = performance.now();
+  const r = await timeit(HTTP_SLICE_MS, CONCURRENCY, async () => {
+    await op().catch((e: Error) => {
+      failed++;
+      firstError ??= e.message.slice(0, 200);
+    });
+  });
+  const ok = r.count - failed;
+  return { rate: ok / ((performance.now() - start) / 1000), ops: ok, ...(failed > 0 ? { failed, firstError } : {}) };
 };
 
 const CASES: Case[] = [
@@ -157,12 +176,16 @@ export const suite: BenchSuite = {
       for (const c of CASES) {
         const rates: Record<Name | "native", number[]> = { wrangler: [], miniflare: [], native: [] };
         const cpu: Record<Name, number[]> = { wrangler: [], miniflare: [] };
+        const failed: Record<Name, number> = { wrangler: 0, miniflare: 0 };
+        const errors: Record<Name, string[]> = { wrangler: [], miniflare: [] };
         const ratios: number[] = [];
         for (let r = 0; r < ROUNDS; r++) {
           for (const t of r % 2 === 0 ? [old, now] : [now, old]) {
             const m = await measureWithCpu(c, t, r);
             rates[t.name].push(m.rate);
             if (m.cpuUsPerOp !== undefined) cpu[t.name].push(m.cpuUsPerOp);
+            failed[t.name] += m.failed ?? 0;
+            if (m.firstError && errors[t.name].length < 3) errors[t.name].push(m.firstError);
           }
           ratios.push(rates.miniflare[r]! / rates.wrangler[r]!);
           if (c.name.includes("NATS") && nativeClient) rates.native.push((await measureRequests(nativeClient, SUBJECT, NATS_SLICE_MS)).rate);
@@ -187,6 +210,11 @@ export const suite: BenchSuite = {
         }
         rows.push(row);
         detail[c.name] = perRound;
+        if (failed.wrangler + failed.miniflare > 0) {
+          row["failed requests old / new"] = `${failed.wrangler} / ${failed.miniflare}`;
+          Object.assign(perRound, { failed, errors });
+        }
+        if (old.http.resent + now.http.resent > 0) Object.assign(perRound, { httpResentSoFar: { wrangler: old.http.resent, miniflare: now.http.resent } });
         console.log(`  ${c.name}: ${JSON.stringify(perRound)}`);
       }
       return {
