@@ -150,8 +150,7 @@ export function registerDev(program: Command): void {
         await broker.stop();
         process.exit(code);
       };
-      process.once("SIGINT", () => void stop(0));
-      process.once("SIGTERM", () => void stop(0));
+      for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, () => void stop(0));
       if (process.send) {
         const ready: DevReadyMessage = {
           type: "mortarmq-dev-ready", url: broker.url, port: broker.port, stateDir: broker.stateDir, auth: broker.auth,
