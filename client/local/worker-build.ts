@@ -15,7 +15,7 @@
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { stripVTControlCharacters } from "node:util";
@@ -34,7 +34,19 @@ export interface WorkerBundle {
   modulesRoot: string;
   /** True when this call built it, false when the cached build was current. */
   built: boolean;
+  /** True when the build wrote modules besides the main one (e.g. `.wasm`, `.txt` by module rules). */
+  extraModules: boolean;
 }
+
+/** Files wrangler writes next to the bundle that are not modules. */
+const NOT_MODULES = new Set(["index.js", "index.js.map", "meta.json", "README.md"]);
+
+const bundleAt = (dir: string, built: boolean): WorkerBundle => ({
+  scriptPath: join(dir, "index.js"),
+  modulesRoot: dir,
+  built,
+  extraModules: readdirSync(dir, { recursive: true, encoding: "utf8" }).some((f) => !NOT_MODULES.has(f)),
+});
 
 interface Manifest {
   format: number;
@@ -92,7 +104,7 @@ export async function workerBundle(opts: { root: string; cacheDir?: string }): P
   const wranglerBin = require.resolve("wrangler/bin/wrangler.js");
   const wranglerVersion = (JSON.parse(readFileSync(require.resolve("wrangler/package.json"), "utf8")) as { version: string }).version;
   const cached = currentBuild(cacheDir, root, wranglerVersion);
-  if (cached) return { scriptPath: join(cached, "index.js"), modulesRoot: cached, built: false };
+  if (cached) return bundleAt(cached, false);
 
   const name = `build-${Date.now()}-${process.pid}`;
   const out = join(cacheDir, name);
@@ -115,5 +127,5 @@ export async function workerBundle(opts: { root: string; cacheDir?: string }): P
   for (const file of [...Object.keys(metafile.inputs), ...CONFIG_INPUTS]) inputs[file] = fileHash(resolve(root, file))!;
   const manifest: Manifest = { format: FORMAT, wrangler: wranglerVersion, build: name, inputs };
   makeCurrent(cacheDir, manifest, KEEP_OLD_BUILDS_MS);
-  return { scriptPath: join(out, "index.js"), modulesRoot: out, built: true };
+  return bundleAt(out, true);
 }
