@@ -1,5 +1,15 @@
+import { readFileSync } from "node:fs";
+import { relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { installWorkerdNoiseFilter, isExpectedConsoleLog } from "./test/harness/quiet-logs.ts";
+
+// A green run prints only the results: workerd's known harness noise and the console messages
+// tests cause on purpose are dropped, each matched exactly (test/harness/quiet-logs.ts, docs/testing.md).
+installWorkerdNoiseFilter(process.stdout);
+installWorkerdNoiseFilter(process.stderr);
+const ROOT = fileURLToPath(new URL(".", import.meta.url));
 
 /**
  * `EnvironmentTeardownError: [vitest-worker]: Closing rpc while "…" was
@@ -19,6 +29,22 @@ function afterTeardown(error: { name?: string; message?: string; VITEST_TEST_PAT
 }
 
 /**
+ * The MCP SDK ships source maps that name sources it does not ship, and Vite
+ * warns about each of its modules when the workers pool transforms them
+ * ("Sourcemap for … points to missing source files"). This loads those
+ * modules without their `sourceMappingURL` comment: nothing to resolve, no
+ * warning; stack traces inside the SDK show its dist files.
+ */
+const mcpSdkWithoutSourceMaps = {
+  name: "mcp-sdk-without-source-maps",
+  enforce: "pre" as const,
+  load(id: string): string | undefined {
+    if (!/\/node_modules\/@modelcontextprotocol\/sdk\/dist\/.+\.js$/.test(id)) return undefined;
+    return readFileSync(id, "utf8").replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n");
+  },
+};
+
+/**
  * Seven projects:
  * - unit:    pure code (wire/, pure state machines) in Node.
  * - workers: the real Worker and Durable Objects inside workerd (vitest pool workers).
@@ -35,6 +61,10 @@ function afterTeardown(error: { name?: string; message?: string; VITEST_TEST_PAT
 export default defineConfig({
   test: {
     onUnhandledError: afterTeardown,
+    onConsoleLog(log, _type, entity) {
+      const file = entity ? relative(ROOT, entity.type === "module" ? entity.moduleId : entity.module.moduleId) : "";
+      if (isExpectedConsoleLog(log, file)) return false;
+    },
     projects: [
       {
         test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
@@ -52,8 +82,9 @@ export default defineConfig({
         },
       },
       {
-        // The same Worker with tokens configured (AUTH_TOKENS), for auth tests.
+        // The same Worker with tokens configured (AUTH_TOKENS), for auth tests (POST /mcp among them).
         plugins: [
+          mcpSdkWithoutSourceMaps,
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: { bindings: { AUTH_TOKENS: "test-token-acme:acme,test-token-beta:beta" } },

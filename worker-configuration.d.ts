@@ -1,5 +1,5 @@
 /* eslint-disable */
-// Runtime types generated with workerd@1.20260426.1 2026-04-26 nodejs_compat
+// Runtime types generated with workerd@1.20260426.1 2026-04-26 enable_request_signal,nodejs_compat
 // Begin runtime types
 /*! *****************************************************************************
 Copyright (c) Cloudflare. All rights reserved.

@@ -9,12 +9,19 @@
  * `--launcher wrangler` runs the suites against the earlier `wrangler dev`
  * launcher instead (results go to bench/results/<suite>.wrangler.json); the
  * interleaved comparison of the two is the `launchers` suite.
+ *
+ * `--baseline <rev>` also starts a broker built from that revision
+ * (bench/baseline.ts) and runs every suite against it first, then against
+ * this checkout: before and after in one run on the same machine. The
+ * record then holds `baseline: {rev, commit, rows, detail}` beside the
+ * current `rows`/`detail`.
  */
 import { readdirSync, writeFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve, dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { startLocalBroker, type LocalBroker } from "../client/local/broker";
+import { PACKAGE_ROOT, startLocalBroker, type LocalBroker } from "../client/local/broker";
+import { startBaseline, type Baseline } from "./baseline";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -27,17 +34,34 @@ export interface BenchContext {
 export interface BenchSuite {
   name: string;
   description: string;
-  /** Starts its own brokers: `ctx.broker` is not used (the runner starts none for it). */
+  /** Starts its own brokers: `ctx.broker` is not used (the runner starts none for it, and no baseline run). */
   standalone?: boolean;
   run(ctx: BenchContext): Promise<{ rows: Record<string, string | number>[]; detail?: unknown }>;
 }
 
-/** Runs the suites named in `args` (all when none); `--launcher wrangler|miniflare` picks the launcher. */
-export async function runBenchmarks(args: string[]): Promise<void> {
-  const at = args.indexOf("--launcher");
-  const launcher = at >= 0 ? args[at + 1] : "miniflare";
-  if (launcher !== "miniflare" && launcher !== "wrangler") throw new Error(`--launcher expects miniflare or wrangler, got ${launcher}`);
-  const only = at >= 0 ? args.filter((_, i) => i !== at && i !== at + 1) : args;
+/** Which launcher the runner's broker uses. */
+export type Launcher = "miniflare" | "wrangler";
+
+/** Splits `npm run bench` arguments into suite names, `--baseline <rev>` / `--baseline=<rev>` and `--launcher <name>` / `--launcher=<name>`. */
+export function parseBenchArgs(args: string[]): { only: string[]; baseline?: string; launcher: Launcher } {
+  const only: string[] = [];
+  let baseline: string | undefined;
+  let launcher: string = "miniflare";
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === "--baseline") baseline = args[++i];
+    else if (a.startsWith("--baseline=")) baseline = a.slice("--baseline=".length);
+    else if (a === "--launcher") launcher = args[++i] ?? "";
+    else if (a.startsWith("--launcher=")) launcher = a.slice("--launcher=".length);
+    else only.push(a);
+  }
+  if (baseline === "") throw new Error("--baseline needs a git revision");
+  if (launcher !== "miniflare" && launcher !== "wrangler") throw new Error(`--launcher expects miniflare or wrangler, got "${launcher}"`);
+  return { only, baseline, launcher };
+}
+
+/** Runs the suites named in `only` (all when empty), each against the `baseline` revision first when given. */
+export async function runBenchmarks(only: string[], baselineRev?: string, launcher: Launcher = "miniflare"): Promise<void> {
   const dir = join(here, "suites");
   const files = readdirSync(dir).filter((f) => f.endsWith(".ts")).sort();
   const suites: BenchSuite[] = [];
@@ -49,25 +73,35 @@ export async function runBenchmarks(args: string[]): Promise<void> {
     console.log("no benchmark suites selected");
     return;
   }
+  const needBroker = !suites.every((s) => s.standalone);
+  const baseline: Baseline | undefined = baselineRev === undefined || !needBroker ? undefined : await startBaseline(PACKAGE_ROOT, baselineRev);
   const stateDir = mkdtempSync(join(tmpdir(), "mortarmq-bench-"));
-  const broker = suites.every((s) => s.standalone)
-    ? undefined
-    : await startLocalBroker({ stateDir, port: 0, launcher, bridges: { mortar: 0, nats: 0 } });
   const outDir = resolve(here, "results");
   mkdirSync(outDir, { recursive: true });
+  let broker: LocalBroker | undefined;
   try {
+    if (needBroker) broker = await startLocalBroker({ stateDir, port: 0, launcher, bridges: { mortar: 0, nats: 0 } });
     for (const s of suites) {
       console.log(`\n## ${s.name} — ${s.description}`);
+      let before: Awaited<ReturnType<BenchSuite["run"]>> | undefined;
+      if (baseline && !s.standalone) {
+        console.log(`baseline ${baseline.rev} (${baseline.commit.slice(0, 10)}):`);
+        before = await s.run({ broker: baseline.broker });
+        console.table(before.rows);
+        console.log("this checkout:");
+      }
       const res = await s.run({ broker: broker! });
       console.table(res.rows);
       const record = {
         suite: s.name, date: new Date().toISOString(), node: process.version, ...(s.standalone ? {} : { launcher }), rows: res.rows, detail: res.detail,
+        ...(baseline && before ? { baseline: { rev: baseline.rev, commit: baseline.commit, rows: before.rows, detail: before.detail } } : {}),
       };
       const file = s.standalone || launcher === "miniflare" ? `${s.name}.json` : `${s.name}.${launcher}.json`;
       writeFileSync(join(outDir, file), JSON.stringify(record, null, 2) + "\n");
     }
   } finally {
     await broker?.stop();
+    await baseline?.dispose();
     rmSync(stateDir, { recursive: true, force: true });
   }
 }

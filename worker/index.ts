@@ -4,7 +4,7 @@
  */
 import { app } from "./app";
 
-export default { fetch: app.fetch } satisfies ExportedHandler<import("./env").Env>;
+export default { fetch: app.fetch } satisfies ExportedHandler<import("../objects/env").Env>;
 
 export { MortarSession } from "../objects/session/MortarSession";
 export { TopicRegistry } from "../objects/registry/TopicRegistry";

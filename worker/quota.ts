@@ -9,7 +9,7 @@
  * tenants it is fetched when a SEND or CREATE finds it older than
  * STATE_TTL_MS — so HTTP sees a quota change within STATE_TTL_MS.
  */
-import type { Env } from "./env";
+import type { Env } from "../objects/env";
 import { PublishGate } from "../objects/tenants/gate";
 import { CREATE_ADMITTED, admitMailbox, type Mq9Quota } from "../objects/tenants/connection-auth";
 import { tenantStub } from "../objects/tenants/stub";

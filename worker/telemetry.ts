@@ -19,7 +19,7 @@
  */
 import { Buckets, type UsageReport } from "../objects/usage/report";
 import { telemetryFlushMs, usageStub } from "../objects/usage/stub";
-import type { Env } from "./env";
+import type { Env } from "../objects/env";
 
 interface TenantState {
   pending: Buckets;

@@ -2,10 +2,10 @@
  * MortarMQ v0 connections for the CLI: connect with the global options, and
  * look a topic up by name without creating it.
  */
-import { ErrorCode, MAX_TOPIC_LEN, Op } from "../../wire/mortar";
+import { ErrorCode, MAX_TOPIC_LEN } from "../../wire/mortar";
 import { MortarClient, MortarClientError } from "../sdk";
 import type { GlobalOptions } from "./context";
-import { CliError, unreachable, usageError } from "./errors";
+import { CliError, unknownTopic, unreachable, usageError } from "./errors";
 
 /**
  * Connects (WebSocket for http(s)/ws(s) URLs, raw TCP for tcp://) and
@@ -67,7 +67,7 @@ export async function resolveTopic(client: MortarClient, name: string): Promise<
   } catch (e) {
     if (!(e instanceof MortarClientError) || e.source !== "broker") throw e;
     if (e.code === ErrorCode.TOPIC_NAME_RESERVED) {
-      throw new MortarClientError(ErrorCode.UNKNOWN_TOPIC, `topic "${name}" does not exist`, Op.DECLARE, "broker");
+      throw unknownTopic(name);
     }
     const m = e.code === ErrorCode.PARTITION_COUNT_MISMATCH ? COUNT_IN_MESSAGE.exec(e.message) : null;
     if (!m) throw e;

@@ -4,7 +4,7 @@
  * that turns any failure into one clear stderr report and exit status 1, and
  * the output helpers (tables by default, JSON with `--json`).
  */
-import { Option, type Command } from "commander";
+import { Help, Option, type Command } from "commander";
 import { describeError, formatErrorReport } from "./errors";
 
 /** Broker URL used when neither `--url` nor MORTARMQ_URL is given. */
@@ -20,13 +20,25 @@ export interface GlobalOptions {
   json: boolean;
 }
 
-/** Adds the global options to the root program (they are accepted before or after any subcommand). */
+/**
+ * Adds the global options to the root program (they are accepted before or
+ * after any subcommand) and the help settings every subcommand inherits
+ * (register subcommands after this): global options listed in each
+ * command's help, and `(required)` after a mandatory option (commander's
+ * requiredOption) — commander itself does not mark them.
+ */
 export function addGlobalOptions(program: Command): void {
   program
     .addOption(new Option("--url <url>", "broker URL").env("MORTARMQ_URL").default(DEFAULT_URL))
     .addOption(new Option("--token <token>", "auth token (Bearer / CONNECT token)").env("MORTARMQ_TOKEN"))
     .addOption(new Option("--json", "machine-readable JSON output (errors as JSON on stderr)"))
-    .configureHelp({ showGlobalOptions: true });
+    .configureHelp({
+      showGlobalOptions: true,
+      optionDescription(option: Option): string {
+        const text = Help.prototype.optionDescription.call(this, option);
+        return option.mandatory ? `${text} (required)` : text;
+      },
+    });
 }
 
 /** The global options for `cmd` (a subcommand's action `this`, or the command passed last to the action). */
@@ -36,10 +48,18 @@ export function globals(cmd: Command): GlobalOptions {
   return { url: o.url ?? DEFAULT_URL, token: token ? token : undefined, json: o.json === true };
 }
 
+/** The path of `cmd` as typed after `mortarmq` ("topics delete"; "" for the program itself). */
+export function commandPath(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(" ");
+}
+
 /**
  * Wraps a command action: runs it; on any thrown error prints one report to
- * stderr (JSON with `--json`) and sets exit status 1. The action itself may
- * also set `process.exitCode` (e.g. a partial `pub` failure).
+ * stderr (JSON with `--json`; hints for this command: errors.ts) and sets
+ * exit status 1. The action itself may also set `process.exitCode` (e.g. a
+ * partial `pub` failure).
  */
 export function action<A extends unknown[]>(
   fn: (g: GlobalOptions, ...args: A) => Promise<void>,
@@ -51,7 +71,7 @@ export function action<A extends unknown[]>(
       g = globals(cmd);
       await fn(g, ...args);
     } catch (e) {
-      const report = describeError(e, g.url);
+      const report = describeError(e, g.url, { command: commandPath(cmd) });
       process.stderr.write(g.json ? JSON.stringify({ error: report }) + "\n" : formatErrorReport(report));
       process.exitCode = 1;
     }

@@ -3,9 +3,15 @@
  * registry name and code for MortarMQ errors, the mq9 `error` string and HTTP
  * status for mq9, a CLI name for local problems) with what to do, printed as
  * two short lines or as `{"error": report}` with `--json`. Never a stack trace.
+ *
+ * Every hint is chosen here, in one place, so that the commands agree: a
+ * registry error gets its CLI hint (REGISTRY_HINTS, a command may have its
+ * own: COMMAND_HINTS), else the CLI phrasing of its registry action
+ * (ACTION_HINTS, derived from wire/mortar/errors.ts); a USAGE error without
+ * its own hint points to the command's `--help`.
  */
 import { Op } from "../../wire/mortar/constants";
-import { CLIENT_ACTIONS, formatErrorCode, type ClientAction } from "../../wire/mortar/errors";
+import { ErrorCode, formatErrorCode, type ClientAction } from "../../wire/mortar/errors";
 import { MortarClientError } from "../sdk/errors";
 
 /** One failure as the CLI shows it. */
@@ -44,9 +50,27 @@ export class CliError extends Error {
   }
 }
 
-/** A usage error (bad flag value, missing input): exit 1 with a hint to `--help`. */
-export function usageError(message: string, hint = "see `mortarmq <command> --help`"): CliError {
+/** Where an error was met: the command path as typed after `mortarmq` (e.g. "topics delete"; "" for the program itself). */
+export interface ErrorContext {
+  command: string;
+}
+
+/**
+ * A usage error (bad flag value, missing input): exit 1. Without `hint` the
+ * report points to the command's help (`see \`mortarmq pub --help\``).
+ */
+export function usageError(message: string, hint = ""): CliError {
   return new CliError("USAGE", message, hint);
+}
+
+/** The hint of a usage error: the help of `command` (a path such as "topics create"; "" = the program). */
+export function helpHint(command: string): string {
+  return `see \`mortarmq ${command ? command + " " : ""}--help\``;
+}
+
+/** The one UNKNOWN_TOPIC error of the CLI, for a name the broker does not know (lookup by DECLARE, or absent from /stats). */
+export function unknownTopic(name: string): MortarClientError {
+  return new MortarClientError(ErrorCode.UNKNOWN_TOPIC, `topic "${name}" does not exist`, Op.DECLARE, "broker");
 }
 
 /** The one-line failure for a broker that does not answer at `url`. */
@@ -61,7 +85,7 @@ export function unreachable(url: string, cause: string): CliError {
 
 /** Hints for registry errors a CLI user meets, phrased for the command line. */
 const REGISTRY_HINTS: Readonly<Record<string, string>> = {
-  UNKNOWN_TOPIC: "create the topic first: mortarmq topics create <name> --partitions <n>",
+  UNKNOWN_TOPIC: "check the name (mortarmq topics list shows this tenant's topics), or create it: mortarmq topics create <name> --partitions <n>",
   TOPIC_DELETED: "the topic was deleted; create it again with mortarmq topics create",
   PARTITION_COUNT_MISMATCH: "the topic exists with another partition count: use that count, or delete the topic first",
   TOPIC_NAME_RESERVED: "names ending in .dlq are the dead-letter twins of existing topics; pick another name",
@@ -74,11 +98,36 @@ const REGISTRY_HINTS: Readonly<Record<string, string>> = {
   PRODUCER_SEQ_OUT_OF_WINDOW: "the producer sequence is older than the dedupe window; publish with a new --producer-id",
 };
 
-/** Converts anything thrown by a command into its report. `url` names the broker for connection failures. */
-export function describeError(e: unknown, url: string): ErrorReport {
+/** Hints of registry errors that read differently in one command (keyed by command path, then error name). */
+const COMMAND_HINTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  "topics delete": { UNKNOWN_TOPIC: "nothing to delete: mortarmq topics list shows this tenant's topics" },
+};
+
+/**
+ * The registry's client actions (wire/mortar/errors.ts CLIENT_ACTIONS, which
+ * speak to SDK authors) phrased for someone at the command line; used for
+ * registry errors without their own hint.
+ */
+const ACTION_HINTS: Readonly<Record<ClientAction, string>> = {
+  "retry-with-backoff": "a transient condition: run the command again in a moment",
+  reconnect: "the broker closed the connection: run the command again",
+  "fix-request": "the broker refuses the request as given: change the arguments",
+  "give-up": "the command cannot recover from this: check the broker's configuration and logs",
+  "refresh-metadata": "the topic changed meanwhile: run the command again (mortarmq topics list shows the current topics)",
+  "refresh-assignment": "the group's assignment changed meanwhile: run the command again",
+  "rejoin-group": "the consumer left its group meanwhile: run the command again to join it anew",
+  "discard-delivery": "the message was reassigned meanwhile: the group redelivers it; run the command again",
+};
+
+/**
+ * Converts anything thrown by a command into its report. `url` names the
+ * broker for connection failures; `ctx` (the command met it in) picks the
+ * command's own hints and the `--help` a usage error points to.
+ */
+export function describeError(e: unknown, url: string, ctx?: ErrorContext): ErrorReport {
   if (e instanceof MortarClientError) {
     if (e.source === "connection" && e.requestOp === Op.CONNECT && e.code === 0) {
-      return describeError(unreachable(url, e.message), url);
+      return describeError(unreachable(url, e.message), url, ctx);
     }
     const action = e.action;
     return {
@@ -87,11 +136,12 @@ export function describeError(e: unknown, url: string): ErrorReport {
       status: null,
       message: e.message,
       action,
-      hint: REGISTRY_HINTS[e.name] ?? CLIENT_ACTIONS[action],
+      hint: (ctx && COMMAND_HINTS[ctx.command]?.[e.name]) ?? REGISTRY_HINTS[e.name] ?? ACTION_HINTS[action],
     };
   }
   if (e instanceof CliError) {
-    return { name: e.name, code: null, status: e.status, message: e.message, action: null, hint: e.hint };
+    const hint = e.name === "USAGE" && e.hint === "" ? helpHint(ctx?.command ?? "") : e.hint;
+    return { name: e.name, code: null, status: e.status, message: e.message, action: null, hint };
   }
   const message = e instanceof Error ? e.message : String(e);
   return { name: "ERROR", code: null, status: null, message, action: null, hint: "" };

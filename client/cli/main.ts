@@ -2,12 +2,17 @@
  * `mortarmq` command line (commander). Each command group lives in its own
  * module and registers itself on the program. Global options (`--url`,
  * `--token`, `--json`) are defined once on the program (client/cli/context.ts)
- * and accepted before or after any subcommand.
+ * and accepted before or after any subcommand. `-V` / `--version` prints the
+ * version (wire/version.ts, the one the broker reports; tests keep it equal to
+ * package.json's). commander's own usage errors (unknown option, missing
+ * argument, …) are reported like every other error: one line and one hint
+ * pointing to the command's `--help` (docs/cli.md).
  */
 import { Command } from "commander";
+import { VERSION } from "../../wire/version";
 import { registerBridge } from "../bridge/command";
-import { addGlobalOptions } from "./context";
-import { describeError, formatErrorReport } from "./errors";
+import { addGlobalOptions, commandPath } from "./context";
+import { describeError, formatErrorReport, usageError } from "./errors";
 import { registerAdmin } from "./admin";
 import { registerDev } from "./dev";
 import { registerMq9 } from "./mq9";
@@ -18,7 +23,7 @@ import { registerTopics } from "./topics";
 /** Builds the CLI program; exported for tests. */
 export function buildProgram(): Command {
   const program = new Command();
-  program.name("mortarmq").description("MortarMQ Edge broker CLI").showHelpAfterError();
+  program.name("mortarmq").description("MortarMQ Edge broker CLI").version(VERSION, "-V, --version", "print the version of mortarmq");
   addGlobalOptions(program);
   registerDev(program);
   registerBridge(program);
@@ -27,7 +32,24 @@ export function buildProgram(): Command {
   registerSub(program);
   registerMq9(program);
   registerAdmin(program);
+  reportUsageErrors(program);
   return program;
+}
+
+/**
+ * Makes `cmd` and its subcommands print commander's usage errors as a USAGE
+ * report — `mortarmq: USAGE: missing required argument 'topic'` and the hint
+ * `see \`mortarmq pub --help\`` (JSON on stderr with `--json`) — instead of
+ * the message followed by the whole help text. Exit status stays 1.
+ */
+function reportUsageErrors(cmd: Command): void {
+  cmd.showHelpAfterError(false).configureOutput({
+    outputError: (text, write) => {
+      const report = describeError(usageError(text.replace(/^error: /, "").trimEnd()), "", { command: commandPath(cmd) });
+      write(process.argv.includes("--json") ? JSON.stringify({ error: report }) + "\n" : formatErrorReport(report));
+    },
+  });
+  for (const sub of cmd.commands) reportUsageErrors(sub);
 }
 
 /**

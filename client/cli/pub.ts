@@ -2,7 +2,11 @@
  * `mortarmq pub TOPIC [VALUE]`: publishes one value, or one message per line
  * of `--file` / stdin, pipelined on one connection, as an idempotent producer
  * by default. Progress bar on a terminal; a summary line (or a JSON summary)
- * at the end; exit status 1 if any message failed.
+ * at the end; exit status 1 if any message failed. Ctrl-C (SIGINT) or
+ * SIGTERM stops reading, waits up to DRAIN_MS for the answers outstanding,
+ * stops the bar (which restores the cursor and line wrap), prints the
+ * summary and exits 130 (SIGTERM: 143); a second Ctrl-C exits at once, the
+ * terminal restored too (docs/cli.md).
  */
 import { statSync } from "node:fs";
 import type { Command } from "commander";
@@ -11,10 +15,16 @@ import type { ResolvedTopic } from "./connect";
 import { action, printJson, printLine, type GlobalOptions } from "./context";
 import { describeError, errorTag, usageError, type ErrorReport } from "./errors";
 import { formatBytes, formatDuration, ratePerSecond } from "./format";
-import { lineToMessage, linesAsMessages, openLineSource } from "./input";
+import { lineToMessage, linesAsMessages, openLineSource, type LineSource } from "./input";
 import { parseIntOption, parseU64Option, randomProducerId } from "./parse";
 import { PartitionRouter } from "./partition";
 import { publishAll, type OutgoingMessage, type PublishSummary } from "./publisher";
+
+/** After Ctrl-C, how long `pub` waits for the answers of what it sent, ms (then counts the rest as unanswered). */
+export const DRAIN_MS = 10_000;
+
+/** Exit status after a stop by signal: 128 + the signal number, as a shell reports a process killed by it. */
+const SIGNAL_EXIT: Readonly<Record<"SIGINT" | "SIGTERM", number>> = { SIGINT: 130, SIGTERM: 143 };
 
 /**
  * Publishes outstanding at most by default (the SDK keeps at most 1024 of
@@ -72,23 +82,51 @@ async function runPub(g: GlobalOptions, topicName: string, value: string | undef
     const router = new PartitionRouter(topic.partitionCount, fixed);
     let messages: Iterable<OutgoingMessage> | AsyncIterable<OutgoingMessage>;
     let bar: ProgressBar | null = null;
+    let input: LineSource | null = null;
     if (value !== undefined) {
       messages = [lineToMessage(value, 1, { key: opts.key })];
     } else {
-      const src = openLineSource(opts.file, (p) => statSync(p).size);
+      input = openLineSource(opts.file, (p) => statSync(p).size);
       if (opts.file === undefined && process.stdin.isTTY && !g.json) process.stderr.write("mortarmq: reading messages from stdin, one per line (Ctrl-D ends)\n");
-      messages = linesAsMessages(src.stream, lineOpts);
-      if (opts.progress && !g.json && process.stderr.isTTY) bar = new ProgressBar(await import("cli-progress"), src.totalBytes, src.bytesRead);
+      messages = linesAsMessages(input.stream, lineOpts);
+      if (opts.progress && !g.json && process.stderr.isTTY) bar = new ProgressBar(await import("cli-progress"), input.totalBytes, input.bytesRead);
     }
-    const summary = await publishAll(messages, {
-      router, producerId, inFlight, maxInFlightBytes: MAX_IN_FLIGHT_BYTES,
-      send: (partition, key, val, producerSeq) => client.publish(topic.topicId, partition, key, val, { producerId, producerSeq }),
-      isClosed: () => client.closed,
-      onProgress: bar ? (answered, failed) => bar!.count(answered, failed) : undefined,
-    });
-    bar?.stop();
+    // The first Ctrl-C / SIGTERM stops reading (the summary follows); a second Ctrl-C exits at once.
+    const stop = new AbortController();
+    let stoppedBy: keyof typeof SIGNAL_EXIT | null = null;
+    const onSignal = (signal: keyof typeof SIGNAL_EXIT) => {
+      if (stoppedBy === null) {
+        stoppedBy = signal;
+        stop.abort(`interrupted (${signal})`);
+        input?.stream.destroy(); // a pending read (a terminal, a pipe) would never end
+        return;
+      }
+      bar?.stop();
+      process.stderr.write("mortarmq: stopped without waiting for the outstanding answers\n");
+      process.exit(SIGNAL_EXIT[signal]);
+    };
+    const onInt = () => onSignal("SIGINT");
+    const onTerm = () => onSignal("SIGTERM");
+    process.on("SIGINT", onInt);
+    process.on("SIGTERM", onTerm);
+    let summary: PublishSummary;
+    try {
+      summary = await publishAll(messages, {
+        router, producerId, inFlight, maxInFlightBytes: MAX_IN_FLIGHT_BYTES,
+        send: (partition, key, val, producerSeq) => client.publish(topic.topicId, partition, key, val, { producerId, producerSeq }),
+        isClosed: () => client.closed,
+        signal: stop.signal,
+        drainMs: DRAIN_MS,
+        onProgress: bar ? (answered, failed) => bar!.count(answered, failed) : undefined,
+      });
+    } finally {
+      bar?.stop(); // also when reading the input failed: the cursor and line wrap come back
+      process.off("SIGINT", onInt);
+      process.off("SIGTERM", onTerm);
+    }
     report(g, topic, producerId, summary);
-    if (summary.failed > 0 || summary.stopped) process.exitCode = 1;
+    if (stoppedBy !== null) process.exitCode = SIGNAL_EXIT[stoppedBy];
+    else if (summary.failed > 0 || summary.stopped) process.exitCode = 1;
   } finally {
     await client.close();
   }
@@ -114,12 +152,13 @@ export function summaryJson(topic: ResolvedTopic, producerId: bigint, s: Publish
     })),
     errors,
     stopped: s.stopped,
+    unanswered: s.unanswered,
   };
 }
 
 /** The human summary line. */
 export function summaryLine(topic: ResolvedTopic, s: PublishSummary): string {
-  const total = s.published + s.failed;
+  const total = s.published + s.failed + s.unanswered;
   if (total === 1 && s.published === 1) {
     const p = s.partitions[0]!;
     return s.deduplicated === 1
@@ -129,7 +168,8 @@ export function summaryLine(topic: ResolvedTopic, s: PublishSummary): string {
   const rate = ratePerSecond(s.published, s.elapsedMs);
   return `published ${s.published} of ${total} message${total === 1 ? "" : "s"} to ${topic.name} in ${formatDuration(s.elapsedMs)}`
     + ` (${rate} msg/s, ${formatBytes(s.bytes)}): ${s.failed} failed, ${s.deduplicated} deduplicated`
-    + (s.stopped ? `; stopped early: ${s.stopped}` : "");
+    + (s.stopped ? `; stopped early: ${s.stopped}` : "")
+    + (s.unanswered > 0 ? `; ${s.unanswered} unanswered (appended or not: unknown)` : "");
 }
 
 function report(g: GlobalOptions, topic: ResolvedTopic, producerId: bigint, s: PublishSummary): void {
@@ -150,6 +190,7 @@ class ProgressBar {
   private readonly started = performance.now();
   private answered = 0;
   private failed = 0;
+  private stopped = false;
   private readonly timer: ReturnType<typeof setInterval>;
 
   constructor(lib: typeof import("cli-progress"), private readonly totalBytes: number | null, private readonly bytesRead: () => number) {
@@ -172,7 +213,10 @@ class ProgressBar {
     this.bar.update(this.totalBytes !== null ? Math.min(this.bytesRead(), this.totalBytes) : 0, { answered: this.answered, rate, failed: this.failed });
   }
 
+  /** Last render, then cli-progress's stop: clears the line, shows the cursor, turns line wrap back on. Idempotent. */
   stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
     clearInterval(this.timer);
     this.render();
     this.bar.stop();

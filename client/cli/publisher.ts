@@ -4,7 +4,9 @@
  * keeps at most `inFlight` publishes (and `maxInFlightBytes`) outstanding on
  * the one connection, and
  * counts the outcome. Transport-free: the caller passes `send` (the SDK's
- * publish), so the loop is unit-tested without a broker.
+ * publish), so the loop is unit-tested without a broker. An abort signal
+ * (Ctrl-C in `pub`) stops reading at once — also while waiting for input —
+ * and the loop then waits a bounded time for the answers still outstanding.
  */
 import type { PartitionRouter } from "./partition";
 
@@ -54,9 +56,14 @@ export interface PublishSummary {
   partitions: PartitionSummary[];
   /** The first `maxErrors` failures answered, sorted by input line. */
   errors: PublishFailure[];
-  /** Why the run stopped before the end of the input (the connection closed), else null. */
+  /** Why the run stopped before the end of the input (the connection closed, the signal's reason), else null. */
   stopped: string | null;
+  /** Publishes sent but still unanswered when the run ended (only after a stop whose drain timed out): outcome unknown. */
+  unanswered: number;
 }
+
+/** How long a stopped run waits for outstanding answers by default, ms. */
+export const DEFAULT_DRAIN_MS = 10_000;
 
 /** Options for publishAll. */
 export interface PublishAllOptions {
@@ -70,6 +77,10 @@ export interface PublishAllOptions {
   send: SendFn;
   /** True once the connection is gone: stop reading input. */
   isClosed?: () => boolean;
+  /** Aborted: stop reading input (summary `stopped` = the reason when it is a string, else "interrupted"). */
+  signal?: AbortSignal;
+  /** After an abort, wait at most this long for the outstanding answers, ms (default DEFAULT_DRAIN_MS). */
+  drainMs?: number;
   /** Failures kept in the summary (default 10). */
   maxErrors?: number;
   /** Called after each answer with the running counts. */
@@ -79,9 +90,13 @@ export interface PublishAllOptions {
 }
 
 /**
- * Publishes every message of `messages` and resolves when all were answered.
- * Never rejects for a failed publish (it is counted); rejects only when
- * reading `messages` throws.
+ * Publishes every message of `messages` and resolves when all were answered —
+ * or, once `signal` aborted, when the outstanding ones were answered or
+ * `drainMs` passed (the rest is counted as `unanswered`). Never rejects for a
+ * failed publish (it is counted); rejects only when reading `messages` throws.
+ * On abort the input iterator is closed without waiting for a pending read;
+ * the caller destroys the underlying stream (a read from a terminal may
+ * otherwise never end).
  */
 export async function publishAll(messages: AsyncIterable<OutgoingMessage> | Iterable<OutgoingMessage>, o: PublishAllOptions): Promise<PublishSummary> {
   const now = o.now ?? (() => performance.now());
@@ -108,9 +123,32 @@ export async function publishAll(messages: AsyncIterable<OutgoingMessage> | Iter
     w?.();
   };
 
-  for await (const m of messages) {
+  const input = Symbol.asyncIterator in messages ? messages[Symbol.asyncIterator]() : messages[Symbol.iterator]();
+  const aborted = new Promise<typeof ABORTED>((r) => {
+    if (o.signal?.aborted) r(ABORTED);
+    else o.signal?.addEventListener("abort", () => r(ABORTED), { once: true });
+  });
+  /** Stops reading: the reason, and the input closed without waiting for a pending read. */
+  const stop = () => {
+    stopped = typeof o.signal?.reason === "string" ? o.signal.reason : "interrupted";
+    void Promise.resolve(input.return?.()).catch(() => {});
+  };
+  for (;;) {
+    const next = o.signal ? await Promise.race([input.next(), aborted]) : await input.next();
+    if (next === ABORTED) {
+      stop();
+      break;
+    }
+    if (next.done) break;
+    const m = next.value;
     const size = m.value.length + (m.key?.length ?? 0);
-    while (outstanding >= o.inFlight || (outstanding > 0 && outstandingBytes + size > maxBytes)) await new Promise<void>((r) => (wake = r));
+    while (!o.signal?.aborted && (outstanding >= o.inFlight || (outstanding > 0 && outstandingBytes + size > maxBytes))) {
+      await Promise.race([new Promise<void>((r) => (wake = r)), aborted]);
+    }
+    if (o.signal?.aborted) {
+      stop();
+      break;
+    }
     if (o.isClosed?.()) {
       stopped = "the connection closed";
       break;
@@ -142,7 +180,14 @@ export async function publishAll(messages: AsyncIterable<OutgoingMessage> | Iter
       },
     );
   }
-  while (outstanding > 0) await new Promise<void>((r) => (wake = r));
+  // Every answer, or — after an abort — as many as arrive within drainMs.
+  let timedOut = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const drainLimit = o.signal?.aborted
+    ? new Promise<void>((r) => (timer = setTimeout(() => r(void (timedOut = true)), o.drainMs ?? DEFAULT_DRAIN_MS)))
+    : new Promise<void>(() => {});
+  while (outstanding > 0 && !timedOut) await Promise.race([new Promise<void>((r) => (wake = r)), drainLimit]);
+  clearTimeout(timer);
   errors.sort((a, b) => a.line - b.line);
   return {
     published, deduplicated, failed, bytes,
@@ -150,5 +195,8 @@ export async function publishAll(messages: AsyncIterable<OutgoingMessage> | Iter
     partitions: [...parts.values()].sort((a, b) => a.partition - b.partition),
     errors,
     stopped,
+    unanswered: outstanding,
   };
 }
+
+const ABORTED = Symbol("aborted");

@@ -6,7 +6,7 @@
 import type { Command } from "commander";
 import { DeclareCreated } from "../../wire/mortar/constants";
 import { action, printJson, printLine } from "./context";
-import { CliError } from "./errors";
+import { unknownTopic } from "./errors";
 import { parseIntOption } from "./parse";
 
 // The SDK (./connect) and zod (./stats) are imported by the actions that use them, so
@@ -71,7 +71,7 @@ export function registerTopics(program: Command): void {
       const { fetchStats, renderTopicDescribe } = await import("./stats");
       const s = await fetchStats(g);
       const t = s.topics.find((x) => x.name === name);
-      if (!t) throw new CliError("UNKNOWN_TOPIC", `topic "${name}" does not exist (tenant ${s.tenant})`, "see mortarmq topics list");
+      if (!t) throw unknownTopic(name); // the same report as a pub or sub of that name (errors.ts)
       if (g.json) printJson(t);
       else process.stdout.write(renderTopicDescribe(t));
     }));

@@ -17,10 +17,11 @@
  * restart, ask each member's session whether it still exists).
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Schedule } from "../shared/schedule";
 import { rememberedName } from "../shared/object-name";
+import { parseGroupName, type GroupIdentity } from "../shared/names";
 import { readConfig } from "../shared/read-config";
 import { partitionStub } from "../partition/stub";
 import { sessionStub } from "../session/stub";
@@ -31,13 +32,6 @@ import type { ControlAckRequest, GroupInfo, JoinRequest, JoinResult } from "./rp
 
 /** A notice effect that failed this many times in a row treats the member as gone. */
 const MAX_NOTICE_FAILURES = 5;
-
-interface Identity {
-  tenant: string;
-  incarnation: number;
-  topicId: number;
-  group: string;
-}
 
 export class ConsumerGroup extends DurableObject<Env> {
   private readonly store: GroupStore;
@@ -66,10 +60,8 @@ export class ConsumerGroup extends DurableObject<Env> {
     }
   }
 
-  private get id(): Identity {
-    const parts = (this.name ?? "").split("/").map(decodeURIComponent);
-    if (parts.length !== 5 || parts[0] !== "group") throw new Error("ConsumerGroup must be addressed by name (groupStub)");
-    return { tenant: parts[1]!, incarnation: Number(parts[2]), topicId: Number(parts[3]), group: parts[4]! };
+  private get id(): GroupIdentity {
+    return parseGroupName(this.name);
   }
 
   /**

@@ -1,5 +1,5 @@
-import type { Env } from "../../worker/env";
-import { objectName } from "../../worker/keys";
+import type { Env } from "../env";
+import { groupName } from "../shared/names";
 import type { ConsumerGroup } from "./ConsumerGroup";
 
 /**
@@ -8,5 +8,5 @@ import type { ConsumerGroup } from "./ConsumerGroup";
  */
 export function groupStub(env: Env, tenant: string, incarnation: number, topicId: number, group: string): DurableObjectStub<ConsumerGroup> {
   const ns = env.GROUP as unknown as DurableObjectNamespace<ConsumerGroup>;
-  return ns.get(ns.idFromName(objectName("group", tenant, incarnation, topicId, group)));
+  return ns.get(ns.idFromName(groupName({ tenant, incarnation, topicId, group })));
 }

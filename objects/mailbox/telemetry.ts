@@ -8,7 +8,7 @@
  * counts in memory until the next commit or the flush (≤ one interval).
  * The flush shares the mailbox's one alarm.
  */
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
 import { series } from "../usage/catalog";
 import { Meter } from "../usage/meter";
 import { telemetryFlushMs, tenantOfName, usageStub } from "../usage/stub";

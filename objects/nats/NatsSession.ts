@@ -19,13 +19,13 @@
  * See docs/nats.md.
  */
 import { DurableObject } from "cloudflare:workers";
-import { bearerToken, type AuthResult } from "../../worker/auth";
+import { bearerToken, type AuthResult } from "../tenants/auth";
 import { ConnectionAuth, type ConnectionAuthSnapshot } from "../tenants/connection-auth";
-import type { Env } from "../../worker/env";
-import { handleMq9Request, replyJson, type Mq9Reply } from "../../worker/mq9/dispatch";
-import { SendCoalescer } from "../../worker/mq9/sendbatch";
-import { MailboxStubs } from "../../worker/mq9/stubs";
-import { VERSION } from "../../worker/version";
+import type { Env } from "../env";
+import { handleMq9Request, replyJson, type Mq9Reply } from "../mq9/dispatch";
+import { SendCoalescer } from "../mq9/sendbatch";
+import { MailboxStubs } from "../mq9/stubs";
+import { VERSION } from "../../wire/version";
 import {
   NatsConnection,
   initialState,
@@ -38,13 +38,14 @@ import {
 } from "../../wire/nats/connection";
 import { chunkBytes, encodeInfo, type ServerInfo } from "../../wire/nats/encoder";
 import { DEFAULT_MAX_PAYLOAD, NatsErr, fatal } from "../../wire/nats/errors";
+import { clientAddress, newClientId, serverInfo } from "../../wire/nats/info";
 import { NatsParser } from "../../wire/nats/parser";
 import { SubscriptionStore } from "./store";
 import { ConnectionTelemetry } from "../usage/connection";
 import { series } from "../usage/catalog";
 import { telemetryFlushMs } from "../usage/stub";
 import { Tally } from "../usage/tally";
-import { mq9RequestSeries } from "../../worker/mq9/request-metrics";
+import { mq9RequestSeries } from "../mq9/request-metrics";
 
 const BYTES_IN = series("mortarmq_bytes_received_total", { protocol: "nats" });
 const BYTES_OUT = series("mortarmq_bytes_sent_total", { protocol: "nats" });
@@ -142,7 +143,7 @@ export class NatsSession extends DurableObject<Env> {
     this.conn = new NatsConnection({ maxPayload: DEFAULT_MAX_PAYLOAD }, initialState(tenant));
     this.parser = new NatsParser({ maxPayload: DEFAULT_MAX_PAYLOAD });
     this.saveAttachment(server);
-    const info = encodeInfo(this.info(tenant === undefined));
+    const info = encodeInfo(this.info(tenant === undefined, request));
     server.send(info);
     this.tally.add(BYTES_OUT, info.length);
     if (refusal !== undefined) {
@@ -216,17 +217,11 @@ export class NatsSession extends DurableObject<Env> {
     if (current === null || due < current) await this.ctx.storage.setAlarm(due);
   }
 
-  private info(authRequired: boolean): ServerInfo {
-    const info: ServerInfo = {
-      server_id: this.ctx.id.toString(),
-      server_name: "mortarmq-edge",
-      version: VERSION,
-      proto: 1,
-      headers: true,
-      max_payload: DEFAULT_MAX_PAYLOAD,
-    };
-    if (authRequired) info.auth_required = true;
-    return info;
+  /** INFO for this connection; the client's address comes from the upgrade request's headers (wire/nats/info.ts). */
+  private info(authRequired: boolean, upgrade: Request): ServerInfo {
+    return serverInfo({
+      serverId: this.ctx.id.toString(), version: VERSION, authRequired, clientId: newClientId(), clientIp: clientAddress(upgrade.headers),
+    });
   }
 
   /** Rebuilds in-memory state after hibernation (attachment + stored subscriptions). */

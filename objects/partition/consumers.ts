@@ -20,7 +20,9 @@ import { ErrorCode } from "../../wire/mortar/errors";
 import { Op, StartPolicy } from "../../wire/mortar/constants";
 import { encodeDeadLetter } from "../../wire/mortar/dead-letter";
 import type { PubFrame } from "../../wire/mortar/frames";
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
+import type { PartitionIdentity } from "../shared/names";
+export type { PartitionIdentity };
 import type { ReadConfig } from "../shared/read-config";
 import type { Schedule } from "../shared/schedule";
 import { sessionStub } from "../session/stub";
@@ -41,14 +43,6 @@ const DLQ_BATCH = 256;
 const DLQ_BATCH_BYTES = 4 * 1024 * 1024;
 /** Retry delay after a failed transfer to the twin, ms. */
 const DLQ_RETRY_MS = 1_000;
-
-/** Which partition this is (parsed from the object name). */
-export interface PartitionIdentity {
-  tenant: string;
-  incarnation: number;
-  topicId: number;
-  partition: number;
-}
 
 /** What the read path needs from its Partition. */
 export interface ConsumersHost {
@@ -83,10 +77,19 @@ export class Consumers {
 
   constructor(private readonly host: ConsumersHost) {
     this.store = new LedgerStore(host.storage.sql);
-    this.ledgers = this.store.loadAll();
+    const repaired = { count: 0 };
+    this.ledgers = this.store.loadAll(host.config.maxAttempts, repaired);
     this.deliveryEpoch = host.meta("delivery_epoch") + 1;
     host.setMeta("delivery_epoch", this.deliveryEpoch);
     this.deadlineDue = host.schedule.get("deadlines");
+    if (repaired.count > 0) {
+      // Deliveries an earlier version left waiting after their last attempt: dead-letter them now.
+      host.storage.transactionSync(() => {
+        for (const l of this.ledgers.values()) this.store.flush(l);
+        host.schedule.put("dlq", Date.now());
+      });
+      void host.schedule.rearm();
+    }
   }
 
   /**
@@ -95,7 +98,7 @@ export class Consumers {
    * starts at the oldest record (StartPolicy.EARLIEST) or after the last
    * one (LATEST). An older epoch changes nothing (ok = false).
    */
-  assign(group: string, epoch: number, owner: OwnerRef | null, startPolicy: number): AssignResult {
+  async assign(group: string, epoch: number, owner: OwnerRef | null, startPolicy: number): Promise<AssignResult> {
     let l = this.ledgers.get(group);
     this.host.storage.transactionSync(() => {
       if (!l) {
@@ -105,8 +108,9 @@ export class Consumers {
         this.ledgers.set(group, l);
       }
     });
-    const ok = l!.assign(epoch, owner);
+    const ok = l!.assign(epoch, owner, this.host.config.maxAttempts);
     this.host.storage.transactionSync(() => this.store.flush(l!));
+    if (l!.count(DeliveryState.DEAD) > 0) await this.scheduleDlq(Date.now()); // last attempts the fence ended
     return { ok, ownershipEpoch: l!.ownershipEpoch };
   }
 

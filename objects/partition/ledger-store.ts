@@ -40,8 +40,12 @@ export class LedgerStore {
     ensureLedgerSchema(sql);
   }
 
-  /** Every stored ledger, by group name. */
-  loadAll(): Map<string, GroupLedger> {
+  /**
+   * Every stored ledger, by group name. `maxAttempts` repairs deliveries
+   * left waiting for redelivery after their last attempt (GroupLedger.restored);
+   * `repaired` counts them (the caller flushes and schedules the transfer).
+   */
+  loadAll(maxAttempts?: number, repaired?: { count: number }): Map<string, GroupLedger> {
     const out = new Map<string, GroupLedger>();
     const byGid = new Map<number, GroupLedger>();
     for (const r of this.sql.exec<GroupRow>("SELECT * FROM consumer_groups")) {
@@ -54,7 +58,10 @@ export class LedgerStore {
       const d: PendingDelivery = { seq: r.seq, deliveryId: r.delivery_id, attempt: r.attempt, deadline: r.deadline, state: r.state, reason: r.reason };
       byGid.get(r.gid)?.restore(d);
     }
-    for (const l of out.values()) l.restored();
+    for (const l of out.values()) {
+      const n = l.restored(maxAttempts);
+      if (repaired) repaired.count += n;
+    }
     return out;
   }
 

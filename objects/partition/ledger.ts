@@ -78,9 +78,23 @@ export class GroupLedger {
     if (d.state === DeliveryState.RETRY) this.retryQueue.push(d.seq);
   }
 
-  /** Sorts what restore() added. */
-  restored(): void {
+  /**
+   * Sorts what restore() added. With `maxAttempts`, also repairs rows an
+   * earlier version could leave behind: a delivery waiting for redelivery
+   * although it had used its last attempt goes to the dead-letter twin
+   * instead (marked dirty: the caller flushes and schedules the transfer).
+   * Returns how many were repaired.
+   */
+  restored(maxAttempts = Number.MAX_SAFE_INTEGER): number {
+    let repaired = 0;
+    for (const d of this.pending.values()) {
+      if (d.state !== DeliveryState.RETRY || d.attempt < maxAttempts) continue;
+      this.kill(d, DeadLetterReason.MAX_ATTEMPTS);
+      repaired++;
+    }
+    if (repaired > 0) this.retryQueue = this.retryQueue.filter((s) => this.pending.get(s)?.state === DeliveryState.RETRY);
     this.retryQueue.sort((a, b) => a - b);
+    return repaired;
   }
 
   /** Lowest unsettled sequence (everything below is settled). */
@@ -103,14 +117,21 @@ export class GroupLedger {
 
   /**
    * Fence: the group gives the partition to `owner` under `epoch`. An older
-   * epoch changes nothing (false). A newer one puts every in-flight delivery
-   * up for redelivery. The same epoch only (re)sets the owner (idempotent).
+   * epoch changes nothing (false). A newer one ends every in-flight
+   * delivery's attempt (its ACK is fenced from now on): it goes up for
+   * redelivery, or — when that was its last attempt (`maxAttempts`) — to
+   * the dead-letter twin, so no delivery ever carries an attempt above the
+   * maximum. The same epoch only (re)sets the owner (idempotent).
    */
-  assign(epoch: number, owner: OwnerRef | null): boolean {
+  assign(epoch: number, owner: OwnerRef | null, maxAttempts = Number.MAX_SAFE_INTEGER): boolean {
     if (epoch < this.ownershipEpoch) return false;
     if (epoch > this.ownershipEpoch) {
       for (const d of this.pending.values()) {
         if (d.state !== DeliveryState.IN_FLIGHT) continue;
+        if (d.attempt >= maxAttempts) {
+          this.kill(d, DeadLetterReason.MAX_ATTEMPTS);
+          continue;
+        }
         d.state = DeliveryState.RETRY;
         this.retryQueue.push(d.seq);
         this.dirty.add(d.seq);

@@ -1,5 +1,5 @@
-import type { Env } from "../../worker/env";
-import { objectName } from "../../worker/keys";
+import type { Env } from "../env";
+import { partitionName } from "../shared/names";
 import type { Partition } from "./Partition";
 
 /**
@@ -9,5 +9,5 @@ import type { Partition } from "./Partition";
  */
 export function partitionStub(env: Env, tenant: string, incarnation: number, topicId: number, partition: number): DurableObjectStub<Partition> {
   const ns = env.PARTITION as unknown as DurableObjectNamespace<Partition>;
-  return ns.get(ns.idFromName(objectName("partition", tenant, incarnation, topicId, partition)));
+  return ns.get(ns.idFromName(partitionName({ tenant, incarnation, topicId, partition })));
 }

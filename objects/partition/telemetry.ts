@@ -10,7 +10,7 @@
  */
 import { Op } from "../../wire/mortar/constants";
 import { frameSize } from "../../wire/mortar/codec";
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
 import { series } from "../usage/catalog";
 import { Meter } from "../usage/meter";
 import { telemetryFlushMs, usageStub } from "../usage/stub";

@@ -1,5 +1,5 @@
-import type { Env } from "../../worker/env";
-import { objectName } from "../../worker/keys";
+import type { Env } from "../env";
+import { objectName } from "../shared/names";
 import type { TopicRegistry } from "./TopicRegistry";
 
 /** The TopicRegistry of `tenant` (object name `registry/<tenant>`). */

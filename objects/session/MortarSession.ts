@@ -33,7 +33,7 @@
  * member".
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
 import { ErrorCode, MortarError } from "../../wire/mortar/errors";
 import { KEEPALIVE_CLOSE_MS } from "../../wire/mortar/constants";
 import { CloseCode, Connection } from "./connection";

@@ -37,7 +37,7 @@ import { encodeDeclareResult, okFrame } from "../../wire/mortar/results";
 import { FrameDecoder } from "../../wire/mortar/stream";
 import { checkClientFrame, parseGroupName } from "../../wire/mortar/validate";
 import { DeclareFlags } from "../../wire/mortar/constants";
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
 import type { ConnectionAuth } from "../tenants/connection-auth";
 import type { Refusal } from "../tenants/gate";
 import { partitionStub } from "../partition/stub";

@@ -20,7 +20,7 @@ import { concatBytes } from "../../wire/nats/encoder";
 import { ErrorCode } from "../../wire/mortar/errors";
 import type { AckFrame, ControlAckFrame, CreditFrame, HeartbeatFrame, NackFrame, PullFrame, SubFrame } from "../../wire/mortar/frames";
 import { encodeCreditResult, encodeSubResult, okFrame } from "../../wire/mortar/results";
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
 import { groupStub } from "../group/stub";
 import type { NoticeDelivery } from "../group/rpc";
 import { partitionStub } from "../partition/stub";

@@ -1,4 +1,4 @@
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
 import type { MortarSession } from "./MortarSession";
 
 /** The MortarSession object with id `sessionId` (hex, from `ctx.id.toString()`). */

@@ -13,7 +13,7 @@
 import {
   DEFAULT_ACK_WAIT_MS, GROUP_SESSION_TIMEOUT_MS, MAX_DELIVERY_ATTEMPTS, REVOCATION_TIMEOUT_MS,
 } from "../../wire/mortar/constants";
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
 
 export interface ReadConfig {
   /** Work deadline per delivery, ms. */

@@ -17,7 +17,7 @@
  * UsageAggregator (counting pipeline), cached here for STATE_CACHE_MS.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
 import { UNLIMITED, timingSafeEqualStr, type Quotas, type TenantDoc, type IssuedToken, type TokenInfo } from "../../wire/admin/tenants";
 import { series } from "../usage/catalog";
 import { telemetryFlushMs, tenantOfName, usageStub } from "../usage/stub";

@@ -10,8 +10,8 @@
  * id, last check time, quota state); the session stores it in its socket
  * attachment and calls `restore()` when it wakes.
  */
-import type { Env } from "../../worker/env";
-import { authenticateToken, type AuthResult } from "../../worker/auth";
+import type { Env } from "../env";
+import { authenticateToken, type AuthResult } from "./auth";
 import { UNLIMITED } from "../../wire/admin/tenants";
 import { PublishGate, type Refusal, type Verdict } from "./gate";
 import type { ConnectionProtocol, TenantState } from "./rpc";
@@ -32,7 +32,7 @@ export interface Mq9Quota {
    * A SEND storing `bytes` (payload + key + tags, sendMetadataBytes; publish rate, storage): null =
    * admitted, else the refusal — synchronously when the answer is known
    * without waiting (no quota, budget at hand), so the SEND keeps its place
-   * among the connection's requests (worker/mq9/sendbatch.ts); a promise
+   * among the connection's requests (objects/mq9/sendbatch.ts); a promise
    * when it must wait for a lease.
    */
   admitSend(bytes: number): Refusal | null | Promise<Refusal | null>;

@@ -4,8 +4,8 @@
  * leases) and one index object (`tenants-index/all`: the list of directory
  * tenants for `GET /admin/tenants`), plus the revalidation interval.
  */
-import type { Env } from "../../worker/env";
-import { objectName } from "../../worker/keys";
+import type { Env } from "../env";
+import { objectName } from "../shared/names";
 import { positive } from "../shared/read-config";
 import type { TenantDirectory } from "./TenantDirectory";
 

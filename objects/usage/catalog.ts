@@ -37,12 +37,29 @@ export interface MetricDef {
   usage?: UsageField | ((labels: Readonly<Record<string, string>>) => UsageField | null);
   /** Who counts it (for docs/operations.md). */
   source: string;
+  /**
+   * Label sets known in advance: every known tenant shows these series from
+   * the start, at 0, so that "nothing yet" reads 0 and not "no data"
+   * (default: the one series of a metric without labels; none when the label
+   * values come with traffic, e.g. op or error code).
+   */
+  initial?: readonly Readonly<Record<string, string>>[];
+  /** "broker": one sample for the whole broker, no tenant label, not reported by objects (default: per tenant). */
+  scope?: "broker";
 }
 
 const requestOpNames = new Set([...REQUEST_OPS].map((op) => opLabel(op)));
 
+/** `initial` label sets: one per value of one label. */
+const each = (label: string, ...values: string[]) => values.map((v) => ({ [label]: v }));
+const WS_PROTOCOLS = each("protocol", "mortar", "nats");
+const ALL_PROTOCOLS = each("protocol", "mortar", "nats", "http");
+
 /** Every exported metric, in output order. */
 export const METRICS: readonly MetricDef[] = [
+  // The broker itself (the Worker, when it answers /metrics)
+  { name: "mortarmq_build_info", type: "gauge", labels: ["version"], source: "Worker", scope: "broker",
+    help: "Always 1; the version label is the broker's version (package.json)." },
   // MortarMQ connections (MortarSession)
   { name: "mortarmq_frames_received_total", type: "counter", labels: ["op"], source: "MortarSession",
     help: "MortarMQ frames decoded from clients, by op (lower-case op name).",
@@ -53,15 +70,15 @@ export const METRICS: readonly MetricDef[] = [
     help: "ERR frames sent to MortarMQ clients, by error code (0x…) and registry name." },
   // Transports
   { name: "mortarmq_bytes_received_total", type: "counter", labels: ["protocol"], source: "MortarSession, NatsSession, Worker",
-    help: "Bytes received from clients: WebSocket message bytes (mortar, nats), mq9 HTTP request bodies (http)." },
+    help: "Bytes received from clients: WebSocket message bytes (mortar, nats), mq9 HTTP request bodies (http).", initial: ALL_PROTOCOLS },
   { name: "mortarmq_bytes_sent_total", type: "counter", labels: ["protocol"], source: "MortarSession, NatsSession, Worker",
-    help: "Bytes sent to clients: WebSocket message bytes (mortar, nats), mq9 HTTP reply bodies (http)." },
+    help: "Bytes sent to clients: WebSocket message bytes (mortar, nats), mq9 HTTP reply bodies (http).", initial: ALL_PROTOCOLS },
   { name: "mortarmq_connections_opened_total", type: "counter", labels: ["protocol"], source: "MortarSession, NatsSession",
-    help: "Authenticated WebSocket connections opened (mortar, nats)." },
+    help: "Authenticated WebSocket connections opened (mortar, nats).", initial: WS_PROTOCOLS },
   { name: "mortarmq_open_connections", type: "gauge", labels: ["protocol"], source: "MortarSession, NatsSession",
-    help: "Authenticated WebSocket connections open now (mortar, nats)." },
+    help: "Authenticated WebSocket connections open now (mortar, nats).", initial: WS_PROTOCOLS },
   { name: "mortarmq_connection_seconds_total", type: "counter", labels: ["protocol"], source: "MortarSession, NatsSession",
-    help: "Seconds authenticated WebSocket connections were open (mortar, nats).", usage: "connection_seconds" },
+    help: "Seconds authenticated WebSocket connections were open (mortar, nats).", usage: "connection_seconds", initial: WS_PROTOCOLS },
   // MortarMQ write and read path (Partition)
   { name: "mortarmq_messages_published_total", type: "counter", labels: [], source: "Partition",
     help: "MortarMQ records appended by PUB (duplicates and dead-letter copies excluded).", usage: "messages_in" },
@@ -83,26 +100,26 @@ export const METRICS: readonly MetricDef[] = [
     help: "Messages moved to the .dlq twin (NACK REJECT or the last attempt failed)." },
   // mq9
   { name: "mortarmq_mq9_requests_total", type: "counter", labels: ["verb", "outcome", "transport"], source: "NatsSession, Worker",
-    help: "mq9 requests by subject verb (e.g. msg_send), outcome (ok or the error kind) and transport (http, nats).",
+    help: "mq9 requests by subject verb (e.g. msg_send), outcome (ok or the error kind) and transport (http, nats, mcp).",
     usage: "requests" },
   { name: "mortarmq_mq9_messages_sent_total", type: "counter", labels: [], source: "Mailbox",
     help: "mq9 messages stored by MSG.SEND (delayed ones included).", usage: "messages_in" },
   { name: "mortarmq_mq9_sent_bytes_total", type: "counter", labels: [], source: "Mailbox",
     help: "Payload bytes of the messages counted by mortarmq_mq9_messages_sent_total.", usage: "bytes_in" },
   { name: "mortarmq_mq9_messages_returned_total", type: "counter", labels: ["verb"], source: "Mailbox",
-    help: "mq9 messages returned to clients by MSG.FETCH and MSG.QUERY (verb fetch, query).", usage: "messages_out" },
+    help: "mq9 messages returned to clients by MSG.FETCH and MSG.QUERY (verb fetch, query).", usage: "messages_out", initial: each("verb", "fetch", "query") },
   { name: "mortarmq_mq9_returned_bytes_total", type: "counter", labels: ["verb"], source: "Mailbox",
-    help: "Payload bytes of the messages counted by mortarmq_mq9_messages_returned_total.", usage: "bytes_out" },
+    help: "Payload bytes of the messages counted by mortarmq_mq9_messages_returned_total.", usage: "bytes_out", initial: each("verb", "fetch", "query") },
   { name: "mortarmq_mq9_mailboxes", type: "gauge", labels: [], source: "Mailbox",
     help: "mq9 mailboxes that exist now." },
   { name: "mortarmq_long_polls_waiting", type: "gauge", labels: ["kind"], source: "Mailbox, MortarSession",
-    help: "Long-polls held now: mq9 FETCH with max_wait_ms (mq9_fetch), MortarMQ PULL waiting for records (mortar_pull)." },
+    help: "Long-polls held now: mq9 FETCH with max_wait_ms (mq9_fetch), MortarMQ PULL waiting for records (mortar_pull).", initial: each("kind", "mq9_fetch", "mortar_pull") },
   { name: "mortarmq_stored_bytes", type: "gauge", labels: ["system"], source: "Partition, Mailbox",
     help: "Bytes of stored messages: MortarMQ keys + values (mortar), mq9 payloads + keys + tags incl. delayed (mq9).",
-    usage: "storage_bytes" },
+    usage: "storage_bytes", initial: each("system", "mortar", "mq9") },
   // The pipeline itself (UsageAggregator)
   { name: "mortarmq_telemetry_reports_total", type: "counter", labels: ["result"], source: "UsageAggregator",
-    help: "Counter reports received by the tenant's aggregator: applied, or duplicate (a retry already applied, ignored)." },
+    help: "Counter reports received by the tenant's aggregator: applied, or duplicate (a retry already applied, ignored).", initial: each("result", "applied", "duplicate") },
 ];
 
 const BY_NAME = new Map(METRICS.map((m) => [m.name, m]));
@@ -133,6 +150,13 @@ export function series(name: string, labels: Readonly<Record<string, string>> = 
   if (!def) throw new Error(`unknown metric ${name}`);
   if (def.labels.length === 0) return name;
   return `${name}{${def.labels.map((l) => `${l}="${escapeLabelValue(labels[l] ?? "")}"`).join(",")}}`;
+}
+
+/** The series keys every known tenant shows from the start, at 0 (MetricDef.initial; none for broker-scope metrics). */
+export function initialSeries(def: MetricDef): string[] {
+  if (def.scope === "broker") return [];
+  const sets = def.initial ?? (def.labels.length === 0 ? [{}] : []);
+  return sets.map((labels) => series(def.name, labels));
 }
 
 /** A parsed series key. */

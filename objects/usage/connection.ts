@@ -12,7 +12,7 @@
  * restarts without its connection (crash, redeploy) withdraws what it
  * reported from its next alarm (`recover`).
  */
-import type { Env } from "../../worker/env";
+import type { Env } from "../env";
 import { series } from "./catalog";
 import { Meter, type MeterOptions } from "./meter";
 import { telemetryFlushMs, usageStub } from "./stub";

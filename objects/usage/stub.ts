@@ -4,8 +4,9 @@
  * usage (`usage-index/all`, also the storage probe of /healthz), and the
  * flush interval.
  */
-import type { Env } from "../../worker/env";
-import { objectName } from "../../worker/keys";
+import type { Env } from "../env";
+import { objectName, tenantOfName } from "../shared/names";
+export { tenantOfName };
 import { positive } from "../shared/read-config";
 import type { UsageAggregator } from "./UsageAggregator";
 
@@ -27,9 +28,3 @@ export function usageIndexStub(env: Env): DurableObjectStub<UsageAggregator> {
   return env.USAGE.get(env.USAGE.idFromName(objectName("usage-index", "all")));
 }
 
-/** The tenant of an object named `<kind>/<tenant>/…` (objectName), or null when unnamed. */
-export function tenantOfName(name: string | undefined): string | null {
-  if (!name) return null;
-  const part = name.split("/")[1];
-  return part === undefined ? null : decodeURIComponent(part);
-}

@@ -4,14 +4,19 @@
  * while `sub` or a long `mq9 query` still writes. Each must end quietly
  * (exit 0, no stack trace, no ACK errors) and `sub` must have ACKed exactly
  * what it printed — the group's committed floors say so (docs/cli.md).
+ * Ctrl-C in the middle of `pub` — typed on a real terminal (a pseudo-terminal
+ * from util-linux `script`) while the progress bar runs, or sent while `pub`
+ * waits for more stdin — must stop reading, print a summary whose count is
+ * what the partitions hold, restore the terminal and exit 130.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PACKAGE_ROOT, startLocalBroker, type LocalBroker } from "../../client/local/broker";
 import { CLI_BIN, runCli } from "../fixtures/cli-run";
+import { until } from "../fixtures/until";
 
 let broker: LocalBroker;
 let dir: string;
@@ -69,6 +74,16 @@ async function committed(topic: string, group: string): Promise<number> {
   return t.partitions.flatMap((p) => p.groups.filter((g) => g.group === group)).reduce((s, g) => s + g.committed_floor, 0);
 }
 
+/** Σ high watermarks of `topic`'s partitions: how many records it holds (a fresh topic, no retention). */
+async function appended(topic: string): Promise<number> {
+  const r = await runCli(["topics", "describe", topic, "--json"], env);
+  expect(r.code).toBe(0);
+  return (JSON.parse(r.stdout) as { partitions: { high_watermark: number }[] }).partitions.reduce((s, p) => s + p.high_watermark, 0);
+}
+
+/** Single-quotes `s` for sh. */
+const sh = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
+
 const SUMMARY = /^mortarmq: received (\d+) messages from cli\.stop as group (\w+) \((\d+) acked\)\n$/;
 
 describe("stopping the CLI", () => {
@@ -108,5 +123,62 @@ describe("stopping the CLI", () => {
     for (let i = 0; i < 2; i++) expect((await runCli(["mq9", "send", "stop.box"], env, big)).code).toBe(0);
     const r = await runUntil(["mq9", "query", "stop.box", "--json"], 1, "close-stdout");
     expect(r).toMatchObject({ code: 0, stderr: "" });
+  });
+
+  it("Ctrl-C during pub --file on a terminal: stops reading, summary = what was appended, cursor and line wrap restored, exit 130", async () => {
+    expect((await runCli(["topics", "create", "cli.pty", "--partitions", "2"], env)).code).toBe(0);
+    const lines = 1_000_000; // far more than is published before the first progress update
+    const file = join(dir, "big.txt");
+    writeFileSync(file, Array.from({ length: lines }, (_, i) => `record ${i}`).join("\n") + "\n");
+    // `script` gives the CLI a pseudo-terminal (stdout and stderr are TTYs: the progress bar runs);
+    // "\x03" written to it is the Ctrl-C of a keyboard: the terminal driver turns it into SIGINT.
+    const cmd = `stty cols 120 rows 40; exec ${sh(process.execPath)} ${sh(CLI_BIN)} pub cli.pty --file ${sh(file)}`;
+    const r = await new Promise<{ code: number | null; out: string }>((res, rej) => {
+      const child = spawn("script", ["-qefc", cmd, "/dev/null"], { cwd: PACKAGE_ROOT, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "inherit"] });
+      let out = "";
+      let sent = false;
+      child.stdout!.on("data", (d) => {
+        out += d;
+        if (!sent && /[1-9]\d* messages \| \d+ msg\/s/.test(out)) { // the bar showed answered publishes
+          sent = true;
+          child.stdin!.write("\x03");
+        }
+      });
+      child.once("error", rej);
+      child.once("close", (code) => res({ code, out }));
+    });
+    expect(r.out).toContain("\x1b[?25l"); // the bar hid the cursor and turned line wrap off…
+    expect(r.out).toContain("\x1b[?7l");
+    const after = r.out.slice(r.out.lastIndexOf("\x1b[?25l"));
+    expect(after).toContain("\x1b[?25h"); // …and both were turned back on
+    expect(after).toContain("\x1b[?7h");
+    const m = /published (\d+) of (\d+) messages to cli\.pty in .*: 0 failed, 0 deduplicated; stopped early: interrupted \(SIGINT\)\r?\n/.exec(r.out);
+    expect(m, r.out.slice(-400)).not.toBeNull();
+    const published = Number(m![1]);
+    expect(Number(m![2])).toBe(published); // every publish sent was answered
+    expect(published).toBeGreaterThan(0);
+    expect(published).toBeLessThan(lines);
+    expect(r.code).toBe(130);
+    expect(await appended("cli.pty")).toBe(published);
+  });
+
+  it("Ctrl-C while pub waits for more stdin: stops, the --json summary counts what was appended, exit 130", async () => {
+    expect((await runCli(["topics", "create", "cli.stdin", "--partitions", "3"], env)).code).toBe(0);
+    const child = spawn(process.execPath, [CLI_BIN, "pub", "cli.stdin", "--json"], { cwd: PACKAGE_ROOT, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.on("data", (d) => (stdout += d));
+    child.stderr!.on("data", (d) => (stderr += d));
+    const closed = new Promise<number | null>((res) => child.once("close", res));
+    child.stdin!.write(Array.from({ length: 5000 }, (_, i) => `s${i}\n`).join("")); // and stdin stays open
+    await until(async () => (await appended("cli.stdin")) === 5000, 60_000, 200);
+    child.kill("SIGINT");
+    const code = await closed;
+    child.stdin!.destroy();
+    expect(stderr).toBe("");
+    const s = JSON.parse(stdout) as { published: number; failed: number; unanswered: number; stopped: string | null };
+    expect(s).toMatchObject({ published: 5000, failed: 0, unanswered: 0, stopped: "interrupted (SIGINT)" });
+    expect(code).toBe(130);
+    expect(await appended("cli.stdin")).toBe(5000);
   });
 });

@@ -64,14 +64,22 @@ describe("topics create / delete", () => {
     const deleted = await cliJson<{ deleted: boolean; topic_id: number }>(["topics", "delete", "cli.orders"]);
     expect(deleted).toMatchObject({ deleted: true, topic_id: again.topic_id });
     const gone = await cli(["topics", "delete", "cli.orders"]);
-    expect(gone.code).toBe(1);
-    expect(gone.stderr).toContain("UNKNOWN_TOPIC (0x0008)");
+    expect(gone).toEqual({ code: 1, stdout: "", stderr: 'mortarmq: UNKNOWN_TOPIC (0x0008): topic "cli.orders" does not exist\n'
+      + "  what to do (refresh-metadata): nothing to delete: mortarmq topics list shows this tenant's topics\n" });
+  });
+
+  it("an unknown topic reads the same from pub, sub and topics describe (one UNKNOWN_TOPIC report)", async () => {
+    const runs = await Promise.all([["pub", "cli.absent", "x"], ["sub", "cli.absent", "-g", "g"], ["topics", "describe", "cli.absent"]].map((a) => cli(a)));
+    for (const r of runs) {
+      expect(r).toEqual({ code: 1, stdout: "", stderr: 'mortarmq: UNKNOWN_TOPIC (0x0008): topic "cli.absent" does not exist\n'
+        + "  what to do (refresh-metadata): check the name (mortarmq topics list shows this tenant's topics), or create it: mortarmq topics create <name> --partitions <n>\n" });
+    }
   });
 
   it("bad arguments are usage errors, not broker calls", async () => {
     const r = await cli(["topics", "create", "x", "--partitions", "0"]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe("mortarmq: USAGE: --partitions must be between 1 and 65535, not 0\n  what to do: see `mortarmq <command> --help`\n");
+    expect(r.stderr).toBe("mortarmq: USAGE: --partitions must be between 1 and 65535, not 0\n  what to do: see `mortarmq topics create --help`\n");
   });
 });
 
@@ -244,9 +252,12 @@ describe("mq9", () => {
     const missing = await cli(["mq9", "fetch", "cli.nobox"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("mailbox cli.nobox does not exist");
-    const bad = await cli(["mq9", "send", "cli.box", "x", "--delay", "soon"]);
+    const bad = await cli(["mq9", "send", "cli.box", "x", "--delay", "10", "--ttl", "5"]);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain("BAD_REQUEST (HTTP 400)");
+    expect(bad.stderr).toBe("mortarmq: BAD_REQUEST (HTTP 400): mq9-ttl (5s) must be greater than mq9-delay (10s): the message would expire before it becomes visible\n  what to do: fix the request (docs/mq9.md lists the rules)\n");
+    const usage = await cli(["mq9", "send", "cli.box", "x", "--delay", "soon"]);
+    expect(usage).toMatchObject({ code: 1, stdout: "" });
+    expect(usage.stderr).toContain('USAGE: --delay must be a whole number, not "soon"');
   });
 
   it("fetch --ack acknowledges the batch; a generated address works", async () => {
@@ -338,7 +349,7 @@ describe("topics list / describe", () => {
 
     const none = await cli(["topics", "describe", "cli.nothing"]);
     expect(none.code).toBe(1);
-    expect(none.stderr).toContain('UNKNOWN_TOPIC: topic "cli.nothing" does not exist (tenant acme)');
+    expect(none.stderr).toMatch(/^mortarmq: UNKNOWN_TOPIC \(0x0008\): topic "cli\.nothing" does not exist\n/);
   });
 
   it("against a server with the documented /stats shape", async () => {
@@ -369,7 +380,7 @@ describe("topics list / describe", () => {
       expect(j).toEqual(stats.topics[0]);
       const missing = await cli(["topics", "describe", "nope", "--url", url]);
       expect(missing.code).toBe(1);
-      expect(missing.stderr).toContain('UNKNOWN_TOPIC: topic "nope" does not exist (tenant acme)');
+      expect(missing.stderr).toMatch(/^mortarmq: UNKNOWN_TOPIC \(0x0008\): topic "nope" does not exist\n/);
     } finally {
       await new Promise((r) => server.close(r));
     }

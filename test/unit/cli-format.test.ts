@@ -1,8 +1,8 @@
 /** CLI text output and option parsing (client/cli/format.ts, parse.ts, errors.ts). */
 import { describe, expect, it } from "vitest";
-import { ErrorCode, Op } from "../../wire/mortar";
+import { ERROR_REGISTRY, ErrorCode, Op } from "../../wire/mortar";
 import { MortarClientError } from "../../client/sdk";
-import { CliError, describeError, formatErrorReport, unreachable } from "../../client/cli/errors";
+import { CliError, describeError, formatErrorReport, unknownTopic, unreachable, usageError } from "../../client/cli/errors";
 import {
   displayWidth, formatBytes, formatDuration, formatFields, formatTable, formatUnixSeconds, payloadCell, printableText, ratePerSecond, viewPayload,
 } from "../../client/cli/format";
@@ -109,19 +109,40 @@ describe("option parsing", () => {
 describe("error reports", () => {
   it("a broker error keeps its registry name, code and action, with a CLI hint", () => {
     const e = new MortarClientError(ErrorCode.UNKNOWN_TOPIC, 'topic "nope" does not exist', Op.PUB, "broker");
-    const r = describeError(e, "http://x");
+    const r = describeError(e, "http://x", { command: "pub" });
     expect(r).toMatchObject({ name: "UNKNOWN_TOPIC", code: 8, action: "refresh-metadata", status: null });
-    expect(r.hint).toMatch(/mortarmq topics create/);
     expect(formatErrorReport(r)).toBe(
       'mortarmq: UNKNOWN_TOPIC (0x0008): topic "nope" does not exist\n' +
-      "  what to do (refresh-metadata): create the topic first: mortarmq topics create <name> --partitions <n>\n",
+      "  what to do (refresh-metadata): check the name (mortarmq topics list shows this tenant's topics), or create it: mortarmq topics create <name> --partitions <n>\n",
     );
   });
 
-  it("a code without a CLI hint falls back to the registry's action text", () => {
+  it("UNKNOWN_TOPIC is one report for every command; topics delete does not suggest creating the topic", () => {
+    const text = (command: string) => formatErrorReport(describeError(unknownTopic("nope"), "u", { command }));
+    const [pub, sub, describe] = ["pub", "sub", "topics describe"].map(text);
+    expect(sub).toBe(pub);
+    expect(describe).toBe(pub);
+    expect(pub).toMatch(/^mortarmq: UNKNOWN_TOPIC \(0x0008\): topic "nope" does not exist\n {2}what to do \(refresh-metadata\): .*topics create/);
+    const del = text("topics delete");
+    expect(del).toBe('mortarmq: UNKNOWN_TOPIC (0x0008): topic "nope" does not exist\n' +
+      "  what to do (refresh-metadata): nothing to delete: mortarmq topics list shows this tenant's topics\n");
+  });
+
+  it("a code without a CLI hint gets its registry action phrased for the command line, never the SDK's text", () => {
     const r = describeError(new MortarClientError(ErrorCode.BACKPRESSURE, "busy", Op.PUB, "broker"), "u");
     expect(r.action).toBe("retry-with-backoff");
-    expect(r.hint).toMatch(/Resend the same request/);
+    expect(r.hint).toBe("a transient condition: run the command again in a moment");
+    for (const spec of ERROR_REGISTRY) {
+      const hint = describeError(new MortarClientError(spec.code, "m", Op.PUB, "broker"), "u").hint;
+      expect(hint, spec.name).not.toBe("");
+      expect(hint, spec.name).not.toMatch(/DECLARE|NOTICE|CONTROL_ACK|member_id|epoch|SUB again|Resend/);
+    }
+  });
+
+  it("a USAGE error without its own hint points to the help of the command it was met in", () => {
+    expect(describeError(usageError("bad"), "u", { command: "topics create" }).hint).toBe("see `mortarmq topics create --help`");
+    expect(describeError(usageError("bad"), "u").hint).toBe("see `mortarmq --help`");
+    expect(describeError(usageError("bad", "use e.g. http://127.0.0.1:8787"), "u", { command: "pub" }).hint).toBe("use e.g. http://127.0.0.1:8787");
   });
 
   it("a failed CONNECT is one line: cannot reach the broker", () => {

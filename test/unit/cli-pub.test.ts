@@ -113,6 +113,46 @@ describe("publishAll", () => {
     expect(s.stopped).toBe("the connection closed");
   });
 
+  it("an abort while waiting for input stops reading at once; what was sent is answered and counted", async () => {
+    const b = fakeBroker();
+    const ac = new AbortController();
+    let closedInput = false;
+    async function* stalled(): AsyncGenerator<OutgoingMessage> { // three lines, then a terminal that never types again
+      try {
+        yield* msgs(3);
+        await new Promise(() => {});
+      } finally {
+        closedInput = true;
+      }
+    }
+    const run = publishAll(stalled(), { router: new PartitionRouter(2), producerId: 1n, inFlight: 8, send: b.send, signal: ac.signal,
+      onProgress: (answered) => { if (answered === 3) setTimeout(() => ac.abort("interrupted (SIGINT)"), 5); } });
+    const s = await run;
+    expect(s).toMatchObject({ published: 3, failed: 0, unanswered: 0, stopped: "interrupted (SIGINT)" });
+    expect(b.sent).toHaveLength(3);
+    expect(closedInput).toBe(false); // its pending read is not awaited (the caller destroys the stream)
+  });
+
+  it("an abort while the window is full sends nothing more and waits for the answers outstanding", async () => {
+    const b = fakeBroker();
+    const ac = new AbortController();
+    let sent = 0;
+    const s = await publishAll(msgs(1000), { router: new PartitionRouter(1), producerId: 1n, inFlight: 16, signal: ac.signal,
+      send: (...a) => { if (++sent === 40) ac.abort("interrupted (SIGINT)"); return b.send(...a); } });
+    expect(b.sent).toHaveLength(40);
+    expect(s).toMatchObject({ published: 40, unanswered: 0, stopped: "interrupted (SIGINT)" });
+    expect(s.partitions[0]).toEqual({ partition: 0, published: 40, firstSequence: 1n, lastSequence: 40n });
+  });
+
+  it("after an abort the wait for answers is bounded: what is still outstanding after drainMs is counted unanswered", async () => {
+    const ac = new AbortController();
+    let n = 0;
+    const never: SendFn = () => (++n <= 2 ? Promise.resolve({ sequence: BigInt(n), deduplicated: false }) : new Promise(() => {}));
+    const s = await publishAll(msgs(10), { router: new PartitionRouter(1), producerId: 1n, inFlight: 5, signal: ac.signal, drainMs: 30,
+      send: (...a) => { const p = never(...a); if (n === 5) ac.abort(); return p; } });
+    expect(s).toMatchObject({ published: 2, failed: 0, unanswered: 3, stopped: "interrupted" });
+  });
+
   it("reports progress after every answer", async () => {
     const seen: number[] = [];
     await publishAll(msgs(3), { router: new PartitionRouter(1), producerId: 0n, inFlight: 1, send: fakeBroker().send, onProgress: (a) => seen.push(a) });
@@ -138,7 +178,7 @@ describe("line input", () => {
 
 describe("summaries", () => {
   const topic = { name: "orders", topicId: 3, partitionCount: 2 };
-  const base = { published: 1000, deduplicated: 0, failed: 0, bytes: 2048, elapsedMs: 500, errors: [], stopped: null };
+  const base = { published: 1000, deduplicated: 0, failed: 0, bytes: 2048, elapsedMs: 500, errors: [], stopped: null, unanswered: 0 };
 
   it("one line for a run and for a single message", () => {
     const parts = [{ partition: 0, published: 1000, firstSequence: 1n, lastSequence: 1000n }];
@@ -149,12 +189,23 @@ describe("summaries", () => {
     expect(summaryLine(topic, { ...one, deduplicated: 1 })).toBe("duplicate: already published to orders partition 1 at sequence 17");
   });
 
+  it("a stopped run says why, and how many publishes have an unknown outcome", () => {
+    const parts = [{ partition: 0, published: 1000, firstSequence: 1n, lastSequence: 1000n }];
+    expect(summaryLine(topic, { ...base, partitions: parts, stopped: "interrupted (SIGINT)" }))
+      .toBe("published 1000 of 1000 messages to orders in 500 ms (2000 msg/s, 2.0 KiB): 0 failed, 0 deduplicated; stopped early: interrupted (SIGINT)");
+    expect(summaryLine(topic, { ...base, partitions: parts, stopped: "interrupted (SIGINT)", unanswered: 7 }))
+      .toBe("published 1000 of 1007 messages to orders in 500 ms (2000 msg/s, 2.0 KiB): 0 failed, 0 deduplicated; "
+        + "stopped early: interrupted (SIGINT); 7 unanswered (appended or not: unknown)");
+    expect(summaryJson(topic, 1n, { ...base, partitions: parts, stopped: "interrupted (SIGINT)", unanswered: 7 }, []))
+      .toMatchObject({ published: 1000, unanswered: 7, stopped: "interrupted (SIGINT)" });
+  });
+
   it("the JSON summary carries counts, per-partition sequences as strings and the producer id", () => {
     const j = summaryJson(topic, 66n, { ...base, partitions: [{ partition: 0, published: 1000, firstSequence: 1n, lastSequence: 1000n }] }, []);
     expect(j).toEqual({
       topic: "orders", topic_id: 3, producer_id: "66", published: 1000, deduplicated: 0, failed: 0, bytes: 2048,
       elapsed_ms: 500, rate_per_s: 2000, partitions: [{ partition: 0, published: 1000, first_sequence: "1", last_sequence: "1000" }],
-      errors: [], stopped: null,
+      errors: [], stopped: null, unanswered: 0,
     });
     expect(summaryJson(topic, 0n, { ...base, partitions: [] }, []).producer_id).toBeNull();
   });

@@ -46,6 +46,32 @@ describe("GroupLedger", () => {
     expect(l.settle(SettleKind.ACK, 1, 12, 2, { ...owner, subscriptionId: 2 }, 0, limits)).toBe(0);
   });
 
+  it("a fence ends in-flight attempts: redelivery below the maximum, the dead-letter twin at the last attempt; never an attempt above it", () => {
+    const l = ledger();
+    l.delivered(1, 1, 1000);
+    l.delivered(2, 2, 1000);
+    expect(l.settle(SettleKind.RETRY, 1, 1, 1, owner, 0, limits)).toBe(0);
+    expect(l.delivered(1, 3, 1000)).toBe(2);
+    expect(l.settle(SettleKind.RETRY, 1, 3, 1, owner, 0, limits)).toBe(0);
+    expect(l.delivered(1, 4, 1000)).toBe(3); // the last attempt, in flight
+    expect(l.assign(2, { ...owner, subscriptionId: 2 }, limits.maxAttempts)).toBe(true);
+    expect(l.pending.get(1)).toMatchObject({ state: DeliveryState.DEAD, reason: DeadLetterReason.MAX_ATTEMPTS, attempt: 3 });
+    expect(l.pending.get(2)).toMatchObject({ state: DeliveryState.RETRY, attempt: 1 });
+    expect(l.retries()).toEqual([2]);
+    expect(l.deadLetters(10).map((d) => d.seq)).toEqual([1]);
+  });
+
+  it("restored() repairs a delivery left waiting for redelivery after its last attempt (rows of an earlier version)", () => {
+    const l = new GroupLedger(1, "g", 4, 2, owner);
+    l.restore({ seq: 1, deliveryId: 9, attempt: 3, deadline: 0, state: DeliveryState.RETRY, reason: 0 });
+    l.restore({ seq: 2, deliveryId: 8, attempt: 2, deadline: 0, state: DeliveryState.RETRY, reason: 0 });
+    l.restore({ seq: 3, deliveryId: 7, attempt: 1, deadline: 0, state: DeliveryState.RETRY, reason: 0 });
+    expect(l.restored(3)).toBe(1);
+    expect(l.pending.get(1)).toMatchObject({ state: DeliveryState.DEAD, reason: DeadLetterReason.MAX_ATTEMPTS });
+    expect(l.retries()).toEqual([2, 3]);
+    expect([...l.dirty]).toEqual([1]);
+  });
+
   it("PROGRESS moves the deadline; expiry redelivers until the last attempt, then dead-letters", () => {
     const l = ledger();
     l.delivered(1, 1, 1000);

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { METRICS, metricDef, parseSeries, series, usageFieldOf } from "../../objects/usage/catalog";
+import { METRICS, initialSeries, metricDef, parseSeries, series, usageFieldOf } from "../../objects/usage/catalog";
 import { renderPrometheus } from "../../objects/usage/prometheus";
 import { Buckets, HOUR_MS, checkReport, hourOf, levelDeltas } from "../../objects/usage/report";
 import { WireCounters } from "../../objects/session/wire-counters";
@@ -114,15 +114,39 @@ describe("renderPrometheus", () => {
     const text = renderPrometheus([
       { tenant: "acme", series: [[series("mortarmq_frames_received_total", { op: "pub" }), 12], [series("mortarmq_connection_seconds_total", { protocol: "nats" }), 1.25]] },
       { tenant: "b\"eta", series: [[series("mortarmq_open_connections", { protocol: "mortar" }), 3], ["not_a_metric", 1], ["broken{", 2]] },
-    ]);
+    ], { version: "1.2.3" });
     const samples = parseMetrics(text);
-    expect(samples).toEqual([
+    expect(samples.filter((s) => s.value !== 0)).toEqual([
+      { name: "mortarmq_build_info", type: "gauge", labels: { version: "1.2.3" }, value: 1 },
       { name: "mortarmq_frames_received_total", type: "counter", labels: { tenant: "acme", op: "pub" }, value: 12 },
       { name: "mortarmq_open_connections", type: "gauge", labels: { tenant: 'b"eta', protocol: "mortar" }, value: 3 },
       { name: "mortarmq_connection_seconds_total", type: "counter", labels: { tenant: "acme", protocol: "nats" }, value: 1.25 },
     ]);
     expect(sampleValue(samples, "mortarmq_frames_received_total")).toBe(12);
     expect(text.match(/^# TYPE /gm)?.length).toBe(METRICS.length);
+  });
+
+  it("a tenant shows each initial series at 0 until it has a value; its own values are not doubled; build info has no tenant", () => {
+    const published = series("mortarmq_messages_published_total");
+    const text = renderPrometheus([
+      { tenant: "fresh", series: [] },
+      { tenant: "busy", series: [[published, 7], [series("mortarmq_open_connections", { protocol: "nats" }), 2], [series("mortarmq_build_info", { version: "9" }), 5]] },
+    ], { version: "0.1.0" });
+    const samples = parseMetrics(text);
+    const keys = METRICS.flatMap(initialSeries);
+    expect(keys.length).toBeGreaterThan(30);
+    expect(keys).toContain('mortarmq_open_connections{protocol="mortar"}');
+    expect(keys).toContain("mortarmq_mq9_mailboxes");
+    expect(keys.some((k) => k.startsWith("mortarmq_frames_received_total") || k.startsWith("mortarmq_errors_total") || k.startsWith("mortarmq_build_info"))).toBe(false);
+    const of = (tenant: string) => samples.filter((s) => s.labels.tenant === tenant);
+    expect(of("fresh")).toHaveLength(keys.length);
+    expect(of("fresh").every((s) => s.value === 0)).toBe(true);
+    expect(of("busy")).toHaveLength(keys.length);
+    expect(sampleValue(samples, "mortarmq_messages_published_total", { tenant: "busy" })).toBe(7);
+    expect(samples.filter((s) => s.name === "mortarmq_open_connections" && s.labels.tenant === "busy").map((s) => [s.labels.protocol, s.value]))
+      .toEqual([["nats", 2], ["mortar", 0]]);
+    expect(samples.filter((s) => s.name === "mortarmq_build_info")).toEqual([{ name: "mortarmq_build_info", type: "gauge", labels: { version: "0.1.0" }, value: 1 }]);
+    expect(renderPrometheus([], { version: "0.1.0" })).toMatch(/^mortarmq_build_info\{version="0\.1\.0"\} 1$/m);
   });
 });
 

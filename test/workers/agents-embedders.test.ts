@@ -7,7 +7,7 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { Env } from "../../worker/env";
+import type { Env } from "../../objects/env";
 import { createBuiltinEmbedder } from "../../objects/agents/embed/builtin";
 import { createEndpointEmbedder } from "../../objects/agents/embed/endpoint";
 import type { Embedder } from "../../objects/agents/embed/types";

@@ -1,7 +1,7 @@
 /** Helpers for the agent registry workers-pool tests: the real dispatcher and Durable Objects. */
 import { env } from "cloudflare:test";
-import { handleMq9Request } from "../../worker/mq9/dispatch";
-import type { Env } from "../../worker/env";
+import { handleMq9Request } from "../../objects/mq9/dispatch";
+import type { Env } from "../../objects/env";
 import { AGENT_CARDS } from "../fixtures/agent-cards";
 
 export interface AgentReply {

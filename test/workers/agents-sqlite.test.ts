@@ -6,7 +6,7 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { Env } from "../../worker/env";
+import type { Env } from "../../objects/env";
 import { indexText } from "../../objects/agents/analyzer";
 
 const agents = (env as unknown as Env).AGENTS;

@@ -7,7 +7,7 @@
  */
 import { SELF, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { Env } from "../../worker/env";
+import type { Env } from "../../objects/env";
 import type { MortarSession } from "../../objects/session/MortarSession";
 import { MAX_PENDING_BYTES } from "../../objects/session/connection";
 import { ErrorCode, Op, encodeFrame } from "../../wire/mortar";

@@ -1,5 +1,5 @@
-// Types `env` from "cloudflare:test" as the Worker's Env (worker/env.ts).
-type WorkerEnv = import("../../worker/env").Env;
+// Types `env` from "cloudflare:test" as the Worker's Env (objects/env.ts).
+type WorkerEnv = import("../../objects/env").Env;
 declare namespace Cloudflare {
   interface Env extends WorkerEnv {}
 }

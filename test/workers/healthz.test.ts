@@ -1,7 +1,7 @@
 import { createExecutionContext, env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { app } from "../../worker/app";
-import type { Env } from "../../worker/env";
+import type { Env } from "../../objects/env";
 
 describe("GET /healthz", () => {
   it("answers 200 with the version", async () => {

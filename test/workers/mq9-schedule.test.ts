@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { Env } from "../../worker/env";
-import { mailboxStub } from "../../worker/mq9/dispatch";
+import type { Env } from "../../objects/env";
+import { mailboxStub } from "../../objects/mq9/dispatch";
 import { createMailbox, fetchMsgs, mq9, query, send, text } from "./mq9-helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -7,11 +7,11 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Mailbox } from "../../objects/mailbox/Mailbox";
 import { parseFetchRequest, parseMq9Headers, parseQueryRequest } from "../../wire/mq9";
-import { objectName } from "../../worker/keys";
+import { objectName } from "../../objects/shared/names";
 import { CREATE_ADMITTED } from "../../objects/tenants/connection-auth";
-import { handleMq9Request } from "../../worker/mq9/dispatch";
-import { SendCoalescer } from "../../worker/mq9/sendbatch";
-import { MailboxStubs } from "../../worker/mq9/stubs";
+import { handleMq9Request } from "../../objects/mq9/dispatch";
+import { SendCoalescer } from "../../objects/mq9/sendbatch";
+import { MailboxStubs } from "../../objects/mq9/stubs";
 import { createMailbox, freshAddress, query, text } from "./mq9-helpers";
 import { testEnv as env } from "./nats-ws";
 

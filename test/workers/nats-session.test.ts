@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { NatsSession } from "../../objects/nats/NatsSession";
-import { handleMq9Request } from "../../worker/mq9/dispatch";
+import { handleMq9Request } from "../../objects/mq9/dispatch";
 import { openNats, testEnv as env, wrap } from "./nats-ws";
 import { deliverInOrder } from "./helpers/deliver";
 
@@ -40,6 +40,22 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
     expect(typeof info.version).toBe("string");
     expect(info.auth_required).toBeUndefined(); // open broker
     c.ws.close();
+  });
+
+  it("INFO names the client: a client_id per connection and client_ip from the upgrade (X-Forwarded-For, else CF-Connecting-IP)", async () => {
+    const info = async (headers: Record<string, string>) => {
+      const c = await openNats(headers);
+      const [, json] = await c.waitFor(/^INFO (\{.*\})\r\n/);
+      c.ws.close();
+      return JSON.parse(json) as { client_id: number; client_ip?: string; tls_required: boolean };
+    };
+    const a = await info({ "CF-Connecting-IP": "203.0.113.5" });
+    const b = await info({ "CF-Connecting-IP": "203.0.113.5", "X-Forwarded-For": "198.51.100.20" });
+    expect(a.client_ip).toBe("203.0.113.5");
+    expect(b.client_ip).toBe("198.51.100.20");
+    for (const i of [a, b]) expect(Number.isSafeInteger(i.client_id) && i.client_id > 0).toBe(true);
+    expect(a.client_id).not.toBe(b.client_id);
+    expect(a.tls_required).toBe(false);
   });
 
   it("CONNECT verbose answers +OK, PING answers PONG", async () => {
@@ -107,7 +123,7 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
     for (let i = 0; i < 2; i++) expect((await run(`$mq9.AI.MSG.SEND.${box}`, new Uint8Array(1_000_000).fill(97 + i))).body.error).toBe("");
     const c = await openNats();
     const sizes: number[] = [];
-    c.ws.addEventListener("message", (e) => sizes.push((e.data as ArrayBuffer).byteLength));
+    c.ws.addEventListener("message", (e) => { sizes.push((e.data as ArrayBuffer).byteLength); }); // no return value: workerd warns about one
     let wire = CONNECT + "SUB _INBOX.big.* 1\r\n";
     for (let i = 0; i < 8; i++) wire += `PUB $mq9.AI.MSG.QUERY.${box} _INBOX.big.${i} 2\r\n{}\r\n`;
     c.send(wire + "PING\r\n");
@@ -146,6 +162,22 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
     c.send(CONNECT + "PING\r\n" + wire);
     await c.waitFor(new RegExp(`PONG\\r\\n-ERR '${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}'\\r\\n$`));
     expect(await c.closed).toBe(1008);
+  });
+
+  it.each([
+    ["a line without a colon", "NATS/1.0\r\nmq9-priority: urgent\r\nmq9-key k1\r\n\r\n"],
+    ["no terminating blank line", "NATS/1.0\r\nmq9-key: k2\r\n"],
+    ["bytes after the blank line", "NATS/1.0\r\nmq9-key: k3\r\n\r\nmq9-tags: x\r\n"],
+    ["a line without a name", "NATS/1.0\r\n: orphan\r\n\r\n"],
+  ])("a malformed header block (%s) is answered -ERR and nothing is stored", async (_what, hdr) => {
+    const box = `nats.badhdr.${crypto.randomUUID().slice(0, 8)}`;
+    expect((await handleMq9Request(env, "default", { subject: "$mq9.AI.MAILBOX.CREATE", headers: new Map(), payload: new TextEncoder().encode(JSON.stringify({ name: box })) })).body.error).toBe("");
+    const c = await openNats();
+    c.send(CONNECT + `SUB _INBOX.b.* 1\r\nHPUB $mq9.AI.MSG.SEND.${box} _INBOX.b.1 ${hdr.length} ${hdr.length + 3}\r\n${hdr}abc\r\nPING\r\n`);
+    await c.waitFor(/PONG\r\n/);
+    expect(c.text.slice(c.text.indexOf("\r\n") + 2)).toBe("-ERR 'bad message header detected'\r\nPONG\r\n");
+    expect(await expectedReply(`$mq9.AI.MSG.QUERY.${box}`, "{}")).toEqual({ error: "", messages: [] });
+    c.ws.close();
   });
 
   it("a non-fatal error keeps the connection usable", async () => {

@@ -4,7 +4,7 @@
  * server sends as text and lets a test wait for it.
  */
 import { env, SELF } from "cloudflare:test";
-import type { Env } from "../../worker/env";
+import type { Env } from "../../objects/env";
 
 /** The test env with this project's binding types. */
 export const testEnv = env as unknown as Env;

@@ -8,7 +8,7 @@ import type { MortarSession } from "../../objects/session/MortarSession";
 import type { Connection } from "../../objects/session/connection";
 import { partitionStub } from "../../objects/partition/stub";
 import { registryStub } from "../../objects/registry/stub";
-import { OPEN_TENANT } from "../../worker/auth";
+import { OPEN_TENANT } from "../../objects/tenants/auth";
 import type { LookupResult } from "../../objects/registry/rpc";
 import { WsConn, connectFrame, expectErr, expectOk, pubFrame, pubResult, sameBytes } from "./helpers/mortar-ws";
 import { cut, deliverInOrder } from "./helpers/deliver";

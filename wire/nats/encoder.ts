@@ -14,7 +14,12 @@ export interface ServerInfo {
   headers: boolean;
   /** Largest PUB payload / HPUB header+payload, bytes. */
   max_payload: number;
+  /** This connection's id (nats.go GetClientID). */
+  client_id?: number;
+  /** The client's address as the broker's front door saw it (nats.go GetClientIP). */
+  client_ip?: string;
   auth_required?: boolean;
+  tls_required?: boolean;
   [extra: string]: unknown;
 }
 

@@ -8,8 +8,8 @@
  * | a tenant's token (AUTH_TOKENS or issued) | own tenant | own tenant | 403 |
  * | no / unknown / revoked token otherwise | 401 | 401 | 401 |
  */
-import { authenticateToken, bearerToken, isOpen, timingSafeEqualStr } from "../auth";
-import type { Env } from "../env";
+import { authenticateToken, bearerToken, isOpen, timingSafeEqualStr } from "../../objects/tenants/auth";
+import type { Env } from "../../objects/env";
 
 /** The caller's access. */
 export type Access =

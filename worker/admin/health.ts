@@ -8,9 +8,9 @@
  * secret (`mortarmq dev` prints it).
  */
 import type { Context } from "hono";
-import type { Env } from "../env";
-import { isOpen } from "../auth";
-import { VERSION } from "../version";
+import type { Env } from "../../objects/env";
+import { isOpen } from "../../objects/tenants/auth";
+import { VERSION } from "../../wire/version";
 import { withDeadline } from "../../objects/session/faults";
 import { usageIndexStub } from "../../objects/usage/stub";
 

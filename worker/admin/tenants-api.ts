@@ -17,11 +17,11 @@
 import type { Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
-import type { Env } from "../env";
+import type { Env } from "../../objects/env";
 import {
   TENANT_ID_RE, TOKEN_ID_RE, createTenantSchema, firstIssue, issueTokenSchema, quotasSchema, toQuotas, type TenantSummary,
 } from "../../wire/admin/tenants";
-import { isStaticTenant, parseStaticTokens, OPEN_TENANT, isOpen } from "../auth";
+import { isStaticTenant, parseStaticTokens, OPEN_TENANT, isOpen } from "../../objects/tenants/auth";
 import { tenantIndexStub, tenantStub } from "../../objects/tenants/stub";
 import type { AdminResult } from "../../objects/tenants/rpc";
 import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";

@@ -4,18 +4,27 @@
  * named in AUTH_TOKENS, the directory's tenants (not deleted), and
  * `default` on an open broker.
  */
-import { OPEN_TENANT, isOpen, parseStaticTokens } from "../auth";
-import type { Env } from "../env";
+import { OPEN_TENANT, isOpen, parseStaticTokens } from "../../objects/tenants/auth";
+import type { Env } from "../../objects/env";
 import { usageIndexStub } from "../../objects/usage/stub";
 import { tenantIndexStub } from "../../objects/tenants/stub";
 
 /** Tenants with usage (`configured`: also the configured ones — AUTH_TOKENS, directory, open mode), sorted. */
 export async function knownTenants(env: Env, configured: boolean): Promise<string[]> {
-  const out = new Set(await usageIndexStub(env).tenants());
-  if (configured) {
-    for (const t of parseStaticTokens(env.AUTH_TOKENS).values()) out.add(t);
-    for (const r of await tenantIndexStub(env).indexList()) if (r.deleted_at === null) out.add(r.id);
-    if (isOpen(env)) out.add(OPEN_TENANT);
-  }
+  const [usage, config] = await Promise.all([usageIndexStub(env).tenants(), configured ? configuredTenants(env) : []]);
+  return [...new Set([...usage, ...config])].sort();
+}
+
+/** The tenants with usage, and the configured ones (AUTH_TOKENS, the directory's not deleted, `default` when open); each sorted. */
+export async function tenantsByOrigin(env: Env): Promise<{ withUsage: string[]; configured: string[] }> {
+  const [withUsage, configured] = await Promise.all([usageIndexStub(env).tenants(), configuredTenants(env)]);
+  return { withUsage: [...withUsage].sort(), configured };
+}
+
+/** The configured tenants: named in AUTH_TOKENS, in the directory (not deleted), and `default` on an open broker; sorted. */
+async function configuredTenants(env: Env): Promise<string[]> {
+  const out = new Set<string>(parseStaticTokens(env.AUTH_TOKENS).values());
+  for (const r of await tenantIndexStub(env).indexList()) if (r.deleted_at === null) out.add(r.id);
+  if (isOpen(env)) out.add(OPEN_TENANT);
   return [...out].sort();
 }

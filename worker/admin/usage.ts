@@ -6,13 +6,13 @@
  * `to` — default: the last 24 hours up to now — at most 31 days (744 hours).
  */
 import type { Context } from "hono";
-import type { Env } from "../env";
-import { TENANT_ID_RE } from "../auth";
+import type { Env } from "../../objects/env";
+import { TENANT_ID_RE } from "../../objects/tenants/auth";
 import { isolateMeter } from "../telemetry";
 import { usageStub } from "../../objects/usage/stub";
 import { HOUR_MS, hourOf } from "../../objects/usage/report";
 import { SUMMED_USAGE_FIELDS } from "../../objects/usage/catalog";
-import type { HourUsage } from "../../objects/usage/aggregate-store";
+import type { HourUsage } from "../../objects/usage/rpc";
 import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
 import type { UsageAnswer } from "../../wire/admin/tenants";
 

@@ -7,11 +7,11 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { Env } from "../../../worker/env";
+import type { Env } from "../../../objects/env";
 import type { Mailbox } from "../../../objects/mailbox/Mailbox";
 import { series } from "../../../objects/usage/catalog";
 import { usageStub } from "../../../objects/usage/stub";
-import { objectName } from "../../../worker/keys";
+import { objectName } from "../../../objects/shared/names";
 import { parseMq9Headers } from "../../../wire/mq9";
 
 const testEnv = env as unknown as Env;

@@ -9,9 +9,9 @@
 import { SELF, createExecutionContext, env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ErrorCode, Op, PubResultFlags, type MsgFrame } from "../../../wire/mortar";
-import type { Env } from "../../../worker/env";
+import type { Env } from "../../../objects/env";
 import { app } from "../../../worker/app";
-import { objectName } from "../../../worker/keys";
+import { objectName } from "../../../objects/shared/names";
 import { partitionStub } from "../../../objects/partition/stub";
 import { registryStub } from "../../../objects/registry/stub";
 import type { LookupResult, TopicInfo } from "../../../objects/registry/rpc";
@@ -290,7 +290,11 @@ describe("access", () => {
     await seed("beta");
     expect((await call("/metrics", undefined)).status).toBe(401);
     expect((await call("/metrics", "wrong")).status).toBe(401);
-    const tenants = async (token: string) => new Set(parseMetrics(await (await call("/metrics", token)).text()).map((s) => s.labels.tenant));
+    const tenants = async (token: string) => {
+      const samples = parseMetrics(await (await call("/metrics", token)).text());
+      expect(samples.filter((s) => s.name === "mortarmq_build_info").map((s) => s.labels)).toEqual([{ version: expect.any(String) }]); // the one sample without a tenant
+      return new Set(samples.filter((s) => s.name !== "mortarmq_build_info").map((s) => s.labels.tenant));
+    };
     expect(await tenants("tok-acme")).toEqual(new Set(["acme"]));
     const all = await tenants("tok-admin");
     expect(all.has("acme") && all.has("beta")).toBe(true);

@@ -5,7 +5,7 @@
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { Env } from "../../../worker/env";
+import type { Env } from "../../../objects/env";
 import { series } from "../../../objects/usage/catalog";
 import { Meter } from "../../../objects/usage/meter";
 import { HOUR_MS, hourOf, type UsageReport } from "../../../objects/usage/report";

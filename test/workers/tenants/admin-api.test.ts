@@ -4,7 +4,7 @@
  */
 import { SELF, createExecutionContext, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { Env } from "../../../worker/env";
+import type { Env } from "../../../objects/env";
 import { app } from "../../../worker/app";
 import { tenantIndexStub, tenantStub } from "../../../objects/tenants/stub";
 import { ADMIN, STATIC_TOKEN, admin, freshTenant, tenantWithToken } from "./helpers";

@@ -7,7 +7,7 @@
  */
 import { SELF, env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import type { Env } from "../../../worker/env";
+import type { Env } from "../../../objects/env";
 import { tenantStub } from "../../../objects/tenants/stub";
 import { DeclareFlags, ErrorCode, Op, utf8Bytes, type Frame } from "../../../wire/mortar";
 import { WsConn, connectFrame, expectErr, expectOk, pubFrame } from "../helpers/mortar-ws";

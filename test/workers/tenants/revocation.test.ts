@@ -5,7 +5,7 @@
  */
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { Env } from "../../../worker/env";
+import type { Env } from "../../../objects/env";
 import type { MortarSession } from "../../../objects/session/MortarSession";
 import type { NatsSession } from "../../../objects/nats/NatsSession";
 import { ErrorCode, Op } from "../../../wire/mortar";

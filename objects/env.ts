@@ -21,7 +21,7 @@ export interface Env {
   /** Bearer token for EMBEDDINGS_URL; a secret (`wrangler secret put EMBEDDINGS_API_KEY`). */
   EMBEDDINGS_API_KEY?: string;
   /** Workers AI binding, only when `[ai] binding = "AI"` is added to wrangler.toml. */
-  AI?: import("../objects/agents/embed/workers-ai").AiBinding;
+  AI?: import("./agents/embed/workers-ai").AiBinding;
   /** Read path (objects/shared/read-config.ts): work deadline per delivery, ms (default 30000). */
   MORTAR_ACK_WAIT_MS?: string;
   /** Read path: deliveries before dead-lettering (default 5). */
@@ -49,11 +49,11 @@ export interface Env {
   REGISTRY: DurableObjectNamespace;
   PARTITION: DurableObjectNamespace;
   GROUP: DurableObjectNamespace;
-  MAILBOX: DurableObjectNamespace<import("../objects/mailbox/Mailbox").Mailbox>;
-  AGENTS: DurableObjectNamespace<import("../objects/agents/AgentRegistry").AgentRegistry>;
+  MAILBOX: DurableObjectNamespace<import("./mailbox/Mailbox").Mailbox>;
+  AGENTS: DurableObjectNamespace<import("./agents/AgentRegistry").AgentRegistry>;
   NATS_SESSION: DurableObjectNamespace;
   /** Tenant directory: one object per tenant and the index (objects/tenants/). */
-  TENANTS: DurableObjectNamespace<import("../objects/tenants/TenantDirectory").TenantDirectory>;
+  TENANTS: DurableObjectNamespace<import("./tenants/TenantDirectory").TenantDirectory>;
   /** Per-tenant usage aggregators and the tenant index (objects/usage/). */
-  USAGE: DurableObjectNamespace<import("../objects/usage/UsageAggregator").UsageAggregator>;
+  USAGE: DurableObjectNamespace<import("./usage/UsageAggregator").UsageAggregator>;
 }

@@ -19,12 +19,9 @@
  * mailbox-count check) goes through {@link SendCoalescer.inOrder}: the
  * connection's later requests to that mailbox are issued after it.
  */
-import type { Mailbox } from "../../objects/mailbox/Mailbox";
-import type { MailboxResult } from "../../objects/mailbox/types";
+import type { Mailbox } from "../mailbox/Mailbox";
+import type { SendResult } from "../mailbox/rpc";
 import type { Mq9SendOptions } from "../../wire/mq9";
-
-/** The reply of one SEND. */
-export type SendResult = MailboxResult<{ msgId: number }>;
 
 interface Pending {
   stub: DurableObjectStub<Mailbox>;

@@ -17,11 +17,11 @@
  * `ADMIN_TOKEN` — every caller is tenant `default`. A hosted deployment
  * (ADMIN_TOKEN set) with no tenants yet is closed.
  */
-import type { Env } from "./env";
-import { TENANT_ID_RE, parseIssuedToken, timingSafeEqualStr } from "../wire/admin/tenants";
-import { tokenHash } from "../objects/tenants/crypto";
-import { tenantStub } from "../objects/tenants/stub";
-import type { ConnectionProtocol, RefusalReason, TenantState } from "../objects/tenants/rpc";
+import type { Env } from "../env";
+import { TENANT_ID_RE, parseIssuedToken, timingSafeEqualStr } from "../../wire/admin/tenants";
+import { tokenHash } from "./crypto";
+import { tenantStub } from "./stub";
+import type { ConnectionProtocol, RefusalReason, TenantState } from "./rpc";
 
 export { TENANT_ID_RE, timingSafeEqualStr };
 

@@ -6,7 +6,7 @@
  *
  * Mailbox subjects go to the Mailbox Durable Object of
  * `objectName("mailbox", tenant, address)`; `$mq9.AI.AGENT.*` subjects go
- * to `handleAgentRequest` (worker/mq9/agents.ts).
+ * to `handleAgentRequest` (objects/mq9/agents.ts).
  */
 import {
   MAX_PAYLOAD_BYTES,
@@ -27,14 +27,14 @@ import {
   type Mq9ErrorCode,
   type Mq9Message,
 } from "../../wire/mq9";
-import type { Mailbox } from "../../objects/mailbox/Mailbox";
-import type { MailboxResult } from "../../objects/mailbox/types";
+import type { Mailbox } from "../mailbox/Mailbox";
+import type { MailboxResult } from "../mailbox/rpc";
 import type { Env } from "../env";
 import { handleAgentRequest } from "./agents";
 import type { SendCoalescer } from "./sendbatch";
 import { freshMailboxTarget, type MailboxStubs, type MailboxTarget } from "./stubs";
-import { CREATE_ADMITTED, type CreateAdmission, type Mq9Quota } from "../../objects/tenants/connection-auth";
-import type { Refusal } from "../../objects/tenants/gate";
+import { CREATE_ADMITTED, type CreateAdmission, type Mq9Quota } from "../tenants/connection-auth";
+import type { Refusal } from "../tenants/gate";
 
 /** One mq9 request as every transport sees it. */
 export interface Mq9Request {

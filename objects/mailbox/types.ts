@@ -1,7 +1,0 @@
-/** RPC shapes of the Mailbox Durable Object (called by worker/mq9/dispatch.ts). */
-import type { Mq9ErrorCode } from "../../wire/mq9";
-
-/** Result of a Mailbox RPC: success fields, or an mq9 error kind and its `error` string. */
-export type MailboxResult<T extends object = object> =
-  | ({ ok: true } & T)
-  | { ok: false; code: Mq9ErrorCode; error: string };

@@ -1,0 +1,113 @@
+/**
+ * Keeps a green `npm test` quiet (docs/testing.md "Known noise in the test
+ * output"): the lines the test harness itself causes and that say nothing
+ * about the product are dropped — each matched exactly, so every other
+ * line, and every real error, still shows.
+ *
+ * Two sources:
+ * - workerd's own log lines from the workers pool, which
+ *   @cloudflare/vitest-pool-workers writes straight to this process's
+ *   stdout or stderr (its `handleStructuredLogs`, which already drops a few
+ *   such messages of its own; a line that is not structured JSON counts as
+ *   level "log" and goes to stdout): `isWorkerdNoise` +
+ *   `installWorkerdNoiseFilter`, on both streams.
+ * - console output of the Worker and its Durable Objects that the tests
+ *   provoke on purpose (open mode; failure paths that are logged):
+ *   `isExpectedConsoleLog`, used as vitest's `onConsoleLog`.
+ * Pure matching apart from the one install function; loaded by vitest.config.ts.
+ */
+
+/** Reasons our workers-pool tests pass to `ctx.abort(reason)` to evict or restart an object. */
+export const TEST_ABORT_REASONS = ["evicted by the test", "restart"] as const;
+
+const WORKERD_NOISE: readonly RegExp[] = [
+  // A WebSocket the test (or the object) closed while workerd was still reading or writing it.
+  /^exception = workerd\/api\/web-socket\.c\+\+:\d+: disconnected: WebSocket peer disconnected$/,
+  // The object a test aborted on purpose (runInDurableObject(…, (_o, ctx) => ctx.abort(reason))).
+  new RegExp(`^uncaught exception; exception = workerd/api/actor-state\\.c\\+\\+:\\d+: failed: broken\\.outputGateBroken; jsg\\.Error: (${TEST_ABORT_REASONS.join("|")})$`),
+  // docs/testing.md "EnvironmentTeardownError": an object's event after its test file ended; vitest.config.ts's
+  // onUnhandledError handles it when vitest sees it, workerd logs it as an object's unhandled rejection.
+  /^uncaught exception; source = Uncaught \(in promise\); stack = EnvironmentTeardownError: \[vitest-worker\]: Closing rpc while "[^"]+" was pending$/,
+  // An alarm rescheduled while its handler ran (e.g. the object was evicted by a test meanwhile): workerd's internal note.
+  /^NOSENTRY SQLite alarm handler canceled with requestScheduledAlarm\.; scheduledTime = [\d.]+s; localAlarmState\.orDefault\(kj::UNIX_EPOCH\) = \d+ns; actorId = [0-9a-f]+$/,
+];
+
+/**
+ * Stack lines that are noise only right after a noise line: a native stack of
+ * workerd itself (`stack: …/workerd@2f201f0 …`), or a JavaScript frame inside
+ * vitest (`    at …/node_modules/vitest/dist/…:133:12`, `    at Array.map (<anonymous>)`).
+ */
+const NOISE_STACK: readonly RegExp[] = [
+  /^stack:( \S*workerd@[0-9a-f]+)+$/,
+  /^ {4}at (?:[\w$.<>]+ \()?(?:\S*node_modules\/vitest\/dist\/\S+:\d+:\d+|<anonymous>)\)?$/,
+];
+
+/**
+ * Whether `text` (one write: one or more lines) is only known workerd
+ * harness noise: every line is a noise line, or a stack line (NOISE_STACK)
+ * following one (`afterNoise`: the previous write was noise).
+ */
+export function isWorkerdNoise(text: string, afterNoise = false): boolean {
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  if (lines.length === 0) return false;
+  let prevNoise = afterNoise;
+  for (const line of lines) {
+    const noise = WORKERD_NOISE.some((re) => re.test(line)) || (prevNoise && NOISE_STACK.some((re) => re.test(line)));
+    if (!noise) return false;
+    prevNoise = true;
+  }
+  return true;
+}
+
+/**
+ * Drops workerd noise written to `stream` (see isWorkerdNoise); every other
+ * write passes unchanged. Idempotent per stream.
+ */
+export function installWorkerdNoiseFilter(stream: NodeJS.WriteStream): void {
+  const marked = stream as NodeJS.WriteStream & { [FILTERED]?: true };
+  if (marked[FILTERED]) return;
+  marked[FILTERED] = true;
+  const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  let lastWasNoise = false;
+  stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+    const text = typeof chunk === "string" ? chunk : chunk instanceof Uint8Array ? Buffer.from(chunk).toString("utf8") : null;
+    const noise = text !== null && isWorkerdNoise(text, lastWasNoise);
+    lastWasNoise = noise;
+    if (!noise) return write(chunk, ...rest);
+    const done = rest.find((r) => typeof r === "function") as (() => void) | undefined;
+    if (done) queueMicrotask(done);
+    return true;
+  }) as typeof stream.write;
+}
+
+const FILTERED = Symbol.for("mortarmq.workerdNoiseFilter");
+
+/** One console message the tests cause on purpose: the test file (path from the repository root) and the exact text. */
+interface ExpectedLog {
+  /** Test file path prefix (a directory ends with "/"). */
+  file: string;
+  text: RegExp;
+}
+
+const EXPECTED_LOGS: readonly ExpectedLog[] = [
+  // The Worker's one-time warning in open mode (objects/tenants/auth.ts OPEN_MODE_LOG); the workers projects run open on purpose.
+  { file: "test/workers/", text: /^mortarmq: running OPEN — no AUTH_TOKENS and no ADMIN_TOKEN configured, every client is tenant "default" \(set AUTH_TOKENS, .*\)$/ },
+  // Failing embedders: the tests' fake services answer 503 / HTTP 500 (objects/agents/store.ts).
+  { file: "test/workers/agents-embedders.test.ts", text: /^agent registry: embedding "\w+" with (workers-ai:@cf\/baai\/bge-m3|endpoint:bge-m3@models\.local) failed; retried at the next semantic DISCOVER: EmbedderError: (Workers AI @cf\/baai\/bge-m3 failed: upstream 503|embeddings endpoint models\.local answered HTTP 500: model not loaded)$/ },
+  // A stored card that is not a JSON object, planted by the test.
+  { file: "test/workers/agents-discover-robust.test.ts", text: /^agent registry: stored card \d+ is not a JSON object; left out of DISCOVER$/ },
+  // Malformed telemetry reports the test sends (objects/usage/UsageAggregator.ts).
+  { file: "test/workers/telemetry/pipeline.test.ts", text: /^UsageAggregator: malformed report: / },
+];
+
+/**
+ * vitest `onConsoleLog`: false (drop) for a console message a test causes on
+ * purpose (EXPECTED_LOGS: that test file, that exact text); undefined (print)
+ * for everything else. `file` is the test file's path relative to the
+ * repository root ("test/workers/x.test.ts"), "" when unknown.
+ */
+export function isExpectedConsoleLog(text: string, file: string): boolean {
+  const line = text.replace(/\n$/, "");
+  return file !== "" && EXPECTED_LOGS.some((e) => (e.file.endsWith("/") ? file.startsWith(e.file) : file === e.file) && e.text.test(line));
+}
