@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, StorageType } from "nats";
 import { MortarClient } from "../../client/sdk";
+import { benchBridge } from "../bridge";
 import { startNatsServer } from "../nats-server";
 import type { BenchSuite } from "../runner";
 import { summarize, timeit } from "../stats";
@@ -83,8 +84,13 @@ export const suite: BenchSuite = {
     const ws = await pipelinedPub(broker.url, "bench-pub", false);
     const wsIdem = await pipelinedPub(broker.url, "bench-pub-idem", true);
     const ws4 = await pipelinedPub(broker.url, "bench-pub-4", false, 4);
-    if (broker.bridges.mortar === undefined) throw new Error("mortar-pub needs the broker's MortarMQ v0 bridge");
-    const tcp = await pipelinedPub(`tcp://127.0.0.1:${broker.bridges.mortar}`, "bench-pub-tcp", false);
+    const bridge = await benchBridge(broker, "mortar");
+    let tcp: Measured;
+    try {
+      tcp = await pipelinedPub(`tcp://127.0.0.1:${bridge.port}`, "bench-pub-tcp", false);
+    } finally {
+      await bridge.close();
+    }
     const js = await jetstream();
     const ratio = (x: Measured) => (js ? Math.round((x.rate / js.rate) * 100) / 100 : "n/a");
     const row = (target: string, m: Measured) => ({ target, "msg/s": m.rate, p50_ms: m.p50_ms, p99_ms: m.p99_ms, vs_jetstream: ratio(m) });

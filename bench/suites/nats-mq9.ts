@@ -13,6 +13,7 @@
 import { connect, type NatsConnection } from "nats";
 import WebSocket from "ws";
 import { toWebSocketUrl } from "../../client/bridge/tunnel";
+import { benchBridge } from "../bridge";
 import { startNatsServer } from "../nats-server";
 import type { BenchSuite } from "../runner";
 import { summarize, timeit } from "../stats";
@@ -38,8 +39,8 @@ export const suite: BenchSuite = {
   description: `mq9 request/reply over NATS (nats.js) vs native nats-server, ${CONCURRENCY} in flight, ${DURATION_MS / 1000} s`,
   async run({ broker }) {
     const rows: Record<string, string | number>[] = [];
-    if (broker.bridges.nats === undefined) throw new Error("nats-mq9 needs the broker's NATS bridge");
-    const tcp = await connect({ servers: `127.0.0.1:${broker.bridges.nats}` });
+    const bridge = await benchBridge(broker, "nats");
+    const tcp = await connect({ servers: `127.0.0.1:${bridge.port}` });
     await tcp.request("$mq9.AI.MAILBOX.CREATE", new TextEncoder().encode(JSON.stringify({ name: "bench.inbox", ttl: 0 })), { timeout: 30_000 });
     const probe = await tcp.request(SUBJECT, PAYLOAD, { timeout: 30_000 });
     const probeBody = JSON.parse(new TextDecoder().decode(probe.data)) as { error: string };
@@ -47,6 +48,7 @@ export const suite: BenchSuite = {
     const replyBytes = probe.data.length;
     const viaBridge = await measureRequests(tcp, SUBJECT);
     await tcp.close();
+    await bridge.close();
 
     (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket;
     const { connect: wsConnect } = await import("nats.ws");
@@ -91,6 +93,7 @@ export const suite: BenchSuite = {
         concurrency: CONCURRENCY,
         durationMs: DURATION_MS,
         natsServer: nativeVersion ?? "not installed (skipped)",
+        natsBridge: bridge.where,
         note:
           "Every broker request is a real durable mq9 SEND to one mailbox (bench.inbox); the native responder " +
           "answers with the same number of bytes but stores nothing.",
