@@ -3,15 +3,16 @@
  * client/local/miniflare-host.ts and client/local/embedded.ts, measured on
  * one Worker hosted in this process (as `mortarmq dev` hosts it):
  *
- * - HTTP, GET /healthz, node:http keep-alive, 32 concurrent: the direct
- *   socket to the Worker (Miniflare's `unsafeDirectSockets`, what the HTTP
- *   port is) vs Miniflare's entry socket (its entry worker in front of the
- *   Worker, request logging off; what `--verbose` listens on).
+ * - HTTP, GET /healthz, node:http keep-alive, 32 concurrent: a direct
+ *   socket to the Worker (Miniflare's `unsafeDirectSockets`) vs Miniflare's
+ *   entry socket (its entry worker in front of the Worker, request logging
+ *   off; what the HTTP port is: only it gives the Worker `CF-Connecting-IP`).
  * - The NATS TCP bridge, mq9 SEND request/reply with nats.js, 32 in flight:
- *   each TCP connection tunnelled over a `ws` WebSocket to the loopback
- *   direct socket (client/bridge/tunnel.ts, what the bridges do) vs over a
- *   WebSocket from `Miniflare.dispatchFetch` with `Upgrade: websocket` (a
- *   minimal adapter here: no backpressure, so it is the cheaper side).
+ *   each TCP connection tunnelled over a `ws` WebSocket to a loopback socket
+ *   of workerd (client/bridge/tunnel.ts, what the bridges do; here the
+ *   direct one) vs over a WebSocket from `Miniflare.dispatchFetch` with
+ *   `Upgrade: websocket` (a minimal adapter here: no backpressure, so it is
+ *   the cheaper side).
  *
  * Interleaved in ROUNDS rounds (order alternating); ratio = A ÷ B, median of
  * the per-round ratios; with the CPU time this process tree (client, bridge,
@@ -65,10 +66,10 @@ export const suite: BenchSuite = {
   standalone: true,
   async run() {
     const dir = mkdtempSync(join(tmpdir(), "mortarmq-bench-hops-"));
-    const w = await hostWorker({ root: PACKAGE_ROOT, host: "127.0.0.1", port: 0, stateDir: dir, vars: {}, verbose: false });
-    const direct = httpCaller(w.port, CONCURRENCY * 2);
-    const entry = httpCaller(Number(new URL(w.entryUrl).port), CONCURRENCY * 2);
-    const tunnel = await startTunnel({ host: "127.0.0.1", port: 0, target: toWebSocketUrl(w.loopbackUrl, "nats") });
+    const w = await hostWorker({ root: PACKAGE_ROOT, host: "127.0.0.1", port: 0, stateDir: dir, vars: {}, verbose: false, directSocket: true });
+    const direct = httpCaller(Number(new URL(w.directUrl!).port), CONCURRENCY * 2);
+    const entry = httpCaller(w.port, CONCURRENCY * 2);
+    const tunnel = await startTunnel({ host: "127.0.0.1", port: 0, target: toWebSocketUrl(w.directUrl!, "nats") });
     const viaDispatch = await dispatchFetchBridge(w);
     const conns: NatsConnection[] = [];
     try {

@@ -4,7 +4,8 @@
  * and the MortarMQ v0 and NATS TCP bridges (client/bridge/), which reach the
  * Worker over the loopback socket of its HTTP port — each TCP connection is
  * one WebSocket straight into workerd (measured against Miniflare's
- * `dispatchFetch` upgrade in bench/suites/local-hops.ts: 12 % less CPU per request).
+ * `dispatchFetch` upgrade in bench/suites/local-hops.ts: 12 % less CPU per
+ * request). The TCP client's address goes along as `X-Forwarded-For`.
  */
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";

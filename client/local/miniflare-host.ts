@@ -13,9 +13,13 @@
  *   <stateDir>` uses, under the same Worker name, so Durable Object storage
  *   (`v3/do/<worker>-<Class>/<id>.sqlite`) written by the earlier
  *   `wrangler dev` launcher is read as is.
- * - The HTTP port is a direct socket to the Worker (Miniflare's
- *   `unsafeDirectSockets`), skipping Miniflare's entry worker; with
- *   `verbose` it is the entry socket instead, which logs one line per request.
+ * - The HTTP port is Miniflare's entry socket: its entry worker, in the same
+ *   workerd, gives each request what Cloudflare's edge would (`CF-Connecting-IP`
+ *   — NATS INFO `client_ip` reads it — a `request.cf`, `Accept-Encoding`) and
+ *   calls the Worker in-process; with `verbose` it also logs one line per
+ *   request. A direct socket to the Worker (`unsafeDirectSockets`) costs ~11 %
+ *   less CPU on GET /healthz (bench/suites/local-hops.ts) but the Worker then
+ *   never learns a client's address, so it is only there for that bench.
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -42,8 +46,10 @@ export interface HostOptions {
   stateDir: string;
   /** Worker vars on top of wrangler.toml `[vars]` and `.dev.vars`. */
   vars: Record<string, string>;
-  /** Log one line per HTTP request (the entry socket; /healthz probes are left out). */
+  /** Log one line per HTTP request (/healthz probes are left out). */
   verbose: boolean;
+  /** Also open a direct socket to the Worker on a free loopback port (`directUrl`; bench/suites/local-hops.ts). */
+  directSocket?: boolean;
   /** Where the Worker's console output and Miniflare's messages go (default: this process's stdout / stderr). */
   stdout?: Writable;
   stderr?: Writable;
@@ -56,8 +62,8 @@ export interface HostedWorker {
   port: number;
   /** A loopback URL of the same port, for clients in this process (the TCP bridges). */
   loopbackUrl: string;
-  /** Miniflare's own entry socket (loopback; the HTTP port itself under `verbose`): Miniflare's entry worker, then the Worker. */
-  entryUrl: string;
+  /** With `directSocket`: a loopback URL straight to the Worker, past Miniflare's entry worker. */
+  directUrl?: string;
   /** The Miniflare instance (in-process clients: `dispatchFetch`). */
   miniflare: MiniflareType;
   /** Pid of the workerd process, if it could be found. */
@@ -111,11 +117,10 @@ export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
   configured.catch(() => {}); // awaited below
   const { Miniflare, Log, LogLevel } = require("miniflare") as typeof import("miniflare");
   const { name, workerOptions } = await configured;
-  const publicSocket = { host: opts.host, port: opts.port };
   const signalListeners = { SIGINT: process.listeners("SIGINT"), SIGTERM: process.listeners("SIGTERM") };
   const mf: MiniflareType = new Miniflare({
-    // Miniflare's own entry socket: the public port with `verbose` (it logs requests), else loopback-only on a free port.
-    ...(opts.verbose ? publicSocket : { host: "127.0.0.1", port: 0 }),
+    host: opts.host,
+    port: opts.port,
     logRequests: opts.verbose,
     log: makeLog(Log, opts.verbose ? LogLevel.INFO : LogLevel.WARN, stdout),
     handleRuntimeStdio: (out: Readable, err: Readable) => {
@@ -136,7 +141,7 @@ export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
           ? { modules: true, scriptPath: bundle.scriptPath }
           : { modules: [{ type: "ESModule" as const, path: bundle.scriptPath, contents: readFileSync(bundle.scriptPath, "utf8") }] }),
         modulesRoot: bundle.modulesRoot,
-        ...(opts.verbose ? {} : { unsafeDirectSockets: [publicSocket] }),
+        ...(opts.directSocket ? { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] } : {}),
       },
     ],
   });
@@ -149,19 +154,19 @@ export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
   let direct: URL | undefined;
   try {
     entry = await mf.ready;
-    if (!opts.verbose) direct = await mf.unsafeGetDirectURL();
+    if (opts.directSocket) direct = await mf.unsafeGetDirectURL();
   } catch (e) {
     await mf.dispose().catch(() => {});
     if ((e as { code?: string }).code === "ERR_ADDRESS_IN_USE") throw new PortInUseError("HTTP", "--port", opts.host, opts.port); // taken since the check
     throw e;
   }
-  const port = Number((direct ?? entry).port);
+  const port = Number(entry.port);
   const loopbackUrl = `http://${loopbackHost(opts.host)}:${port}`;
   return {
     url: `http://${urlHost(opts.host)}:${port}`,
     port,
     loopbackUrl,
-    entryUrl: entry.origin,
+    ...(direct ? { directUrl: direct.origin } : {}),
     miniflare: mf,
     runtimePid: childrenNamed(process.pid, "workerd")[0],
     dispose: () => mf.dispose(),
