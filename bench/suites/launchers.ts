@@ -39,7 +39,7 @@ import { e2eThroughput } from "./mortar-e2e";
 import { pipelinedPub } from "./mortar-pub";
 import { measureRequests } from "./nats-mq9";
 
-const ROUNDS = 5;
+const ROUNDS = 7;
 const HTTP_SLICE_MS = 1_500;
 const NATS_SLICE_MS = 2_000;
 const PUB_SLICE_MS = 3_000;

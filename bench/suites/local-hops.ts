@@ -8,16 +8,15 @@
  *   entry socket (its entry worker in front of the Worker, request logging
  *   off; what the HTTP port is: only it gives the Worker `CF-Connecting-IP`).
  * - The NATS TCP bridge, mq9 SEND request/reply with nats.js, 32 in flight:
- *   each TCP connection tunnelled over a `ws` WebSocket to a loopback socket
- *   of workerd (client/bridge/tunnel.ts, what the bridges do; here the
- *   direct one) vs over a WebSocket from `Miniflare.dispatchFetch` with
- *   `Upgrade: websocket` (a minimal adapter here: no backpressure, so it is
- *   the cheaper side).
+ *   each TCP connection tunnelled over a `ws` WebSocket to the HTTP port's
+ *   loopback address (client/bridge/tunnel.ts: what the bridges do) vs over
+ *   a WebSocket from `Miniflare.dispatchFetch` with `Upgrade: websocket` (a
+ *   minimal adapter here: no backpressure, so it is the cheaper side).
  *
  * Interleaved in ROUNDS rounds (order alternating); ratio = A ÷ B, median of
- * the per-round ratios; with the CPU time this process tree (client, bridge,
- * workerd) spent per request, which moves far less with other load on the
- * machine than the rates do.
+ * the per-round ratios; with the CPU time spent per request by workerd alone
+ * and by this whole process tree (client, bridge, workerd), which move far
+ * less with other load on the machine than the rates do.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
@@ -33,7 +32,7 @@ import type { BenchSuite } from "../runner";
 import { timeit } from "../stats";
 import { measureRequests } from "./nats-mq9";
 
-const ROUNDS = 8;
+const ROUNDS = 10;
 const SLICE_MS = 1_500;
 const CONCURRENCY = 32;
 const SUBJECT = "$mq9.AI.MSG.SEND.bench.inbox";
@@ -69,7 +68,7 @@ export const suite: BenchSuite = {
     const w = await hostWorker({ root: PACKAGE_ROOT, host: "127.0.0.1", port: 0, stateDir: dir, vars: {}, verbose: false, directSocket: true });
     const direct = httpCaller(Number(new URL(w.directUrl!).port), CONCURRENCY * 2);
     const entry = httpCaller(w.port, CONCURRENCY * 2);
-    const tunnel = await startTunnel({ host: "127.0.0.1", port: 0, target: toWebSocketUrl(w.directUrl!, "nats") });
+    const tunnel = await startTunnel({ host: "127.0.0.1", port: 0, target: toWebSocketUrl(w.loopbackUrl, "nats") });
     const viaDispatch = await dispatchFetchBridge(w);
     const conns: NatsConnection[] = [];
     try {
@@ -81,24 +80,27 @@ export const suite: BenchSuite = {
       };
       const ncTunnel = await natsVia(tunnel.port);
       const ncDispatch = await natsVia((viaDispatch.address() as { port: number }).port);
-      /** Rate, and CPU µs per operation of this process tree (client, bridge and workerd: the client's share is the same on both sides). */
+      /** Rate, and CPU µs per operation: of workerd alone, and of this process tree (client and bridge too: the client's share is the same on both sides). */
       const withCpu = async (run: () => Promise<{ rate: number; count: number }>) => {
+        const w0 = treeCpuMs([w.runtimePid!]);
         const c0 = treeCpuMs([process.pid]);
         const r = await run();
         const c1 = treeCpuMs([process.pid]);
-        return { rate: r.rate, cpu: c0 !== undefined && c1 !== undefined ? ((c1 - c0) * 1000) / r.count : NaN };
+        const w1 = treeCpuMs([w.runtimePid!]);
+        const per = (a?: number, b?: number) => (a !== undefined && b !== undefined ? ((b - a) * 1000) / r.count : NaN);
+        return { rate: r.rate, cpu: per(c0, c1), workerd: per(w0, w1) };
       };
       const http = (c: typeof direct) => () => withCpu(() => timeit(SLICE_MS, CONCURRENCY, async () => void (await c.call("GET", "/healthz"))));
       const nats = (nc: NatsConnection) => () => withCpu(() => measureRequests(nc, SUBJECT, SLICE_MS));
       const pairs = [
         { case: "GET /healthz", a: "direct socket", b: "entry socket", runA: http(direct), runB: http(entry) },
-        { case: "mq9 SEND via NATS TCP bridge", a: "ws to loopback direct socket", b: "dispatchFetch upgrade", runA: nats(ncTunnel), runB: nats(ncDispatch) },
+        { case: "mq9 SEND via NATS TCP bridge", a: "ws to the HTTP port (what the bridges do)", b: "dispatchFetch upgrade", runA: nats(ncTunnel), runB: nats(ncDispatch) },
       ];
       const rows: Record<string, string | number>[] = [];
       const detail: Record<string, unknown> = {};
       for (const p of pairs) {
-        const a: { rate: number; cpu: number }[] = [];
-        const b: { rate: number; cpu: number }[] = [];
+        const a: { rate: number; cpu: number; workerd: number }[] = [];
+        const b: { rate: number; cpu: number; workerd: number }[] = [];
         for (let r = 0; r < ROUNDS; r++) {
           if (r % 2 === 0) {
             a.push(await p.runA());
@@ -110,12 +112,16 @@ export const suite: BenchSuite = {
         }
         const ratios = a.map((x, i) => x.rate / b[i]!.rate);
         const rate = (xs: typeof a) => Math.round(median(xs.map((x) => x.rate)));
-        const cpu = (xs: typeof a) => Math.round(median(xs.map((x) => x.cpu)));
-        rows.push({ case: p.case, A: p.a, B: p.b, "A req/s": rate(a), "B req/s": rate(b), "A ÷ B": round3(median(ratios)), "CPU µs/op A": cpu(a), "CPU µs/op B": cpu(b) });
+        const cpu = (xs: typeof a, k: "cpu" | "workerd" = "cpu") => Math.round(median(xs.map((x) => x[k])));
+        rows.push({
+          case: p.case, A: p.a, B: p.b, "A req/s": rate(a), "B req/s": rate(b), "A ÷ B": round3(median(ratios)),
+          "workerd µs/op A → B": `${cpu(a, "workerd")} → ${cpu(b, "workerd")}`, "all µs/op A → B": `${cpu(a)} → ${cpu(b)}`,
+        });
         detail[p.case] = {
           a: p.a, b: p.b, ratios: ratios.map(round3),
           aPerRound: a.map((x) => Math.round(x.rate)), bPerRound: b.map((x) => Math.round(x.rate)),
           aCpuUsPerOp: a.map((x) => Math.round(x.cpu)), bCpuUsPerOp: b.map((x) => Math.round(x.cpu)),
+          aWorkerdUsPerOp: a.map((x) => Math.round(x.workerd)), bWorkerdUsPerOp: b.map((x) => Math.round(x.workerd)),
         };
       }
       return { rows, detail: { rounds: ROUNDS, sliceMs: SLICE_MS, concurrency: CONCURRENCY, cases: detail } };

@@ -84,6 +84,7 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise<
       mortar: opts.bridgePort !== undefined ? { host: opts.host, port: opts.bridgePort } : undefined,
       nats: opts.natsPort !== undefined ? { host: opts.host, port: opts.natsPort } : undefined,
       onConnectionError: opts.onBridgeError,
+      compress: true, // permessage-deflate: faster against local workerd (client/bridge/tunnel.ts)
     });
     cleanups.push(async () => {
       await Promise.all(started.map((s) => s.tunnel.close()));

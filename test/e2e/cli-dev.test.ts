@@ -5,6 +5,7 @@
  * startup that it runs open.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -12,6 +13,7 @@ import { join, resolve } from "node:path";
 import { connect as connectNats } from "nats";
 import { afterEach, describe, expect, it } from "vitest";
 import { freePort, PACKAGE_ROOT } from "../../client/local/broker";
+import { MortarClient } from "../../client/sdk";
 import { until } from "../fixtures/until";
 
 const running: ChildProcess[] = [];
@@ -114,15 +116,31 @@ describe("mortarmq dev", () => {
     }
   });
 
-  it("--bridge-port 0 / --nats-port 0 choose free ports and print them", async () => {
+  it("--bridge-port 0 / --nats-port 0 choose free ports and print them; the bridges carry large messages", async () => {
     const dev = await startDev(["--bridge-port", "0", "--nats-port", "0"]);
     const mortar = Number(/mortarmq: MortarMQ v0 +tcp:\/\/127\.0\.0\.1:(\d+) /.exec(dev.output())?.[1]);
     const nats = Number(/mortarmq: NATS +nats:\/\/127\.0\.0\.1:(\d+) /.exec(dev.output())?.[1]);
     expect(mortar).toBeGreaterThan(0);
     expect(nats).toBeGreaterThan(0);
+    // Both bridges carry large messages intact (their WebSockets are compressed: permessage-deflate).
     const nc = await connectNats({ servers: `127.0.0.1:${nats}`, reconnect: false });
     expect(nc.info?.proto).toBe(1);
+    const big = randomBytes(600 * 1024);
+    const ask = async (subject: string, body: Uint8Array | string) => JSON.parse(new TextDecoder().decode((await nc.request(subject, body, { timeout: 30_000 })).data));
+    expect(await ask("$mq9.AI.MAILBOX.CREATE", JSON.stringify({ name: "bridge.big", ttl: 0 }))).toEqual({ error: "", mail_address: "bridge.big" });
+    expect(await ask("$mq9.AI.MSG.SEND.bridge.big", big)).toEqual({ error: "", msg_id: 0 });
+    const stored = (await ask("$mq9.AI.MSG.QUERY.bridge.big", "{}")).messages as { payload: string }[];
+    expect(Buffer.from(stored[0]!.payload, "base64").equals(big)).toBe(true);
     await nc.close();
+    const client = await MortarClient.connect(`tcp://127.0.0.1:${mortar}`);
+    await client.declare("bridge.big", 1);
+    const value = randomBytes(1024 * 1024);
+    expect((await client.publish("bridge.big", 0, "k", value)).sequence).toBe(1n);
+    const sub = await client.subscribe("bridge.big", "g", { pull: true });
+    const [m] = await sub.pull({ maxMsgs: 1, waitMs: 5_000 });
+    expect(Buffer.from(m!.value).equals(value)).toBe(true);
+    await m!.ack();
+    await client.close();
   });
 
   it("logs no line per request and no colour codes when stdout is not a terminal; --verbose logs requests (without the /healthz probes)", async () => {
