@@ -9,9 +9,10 @@
  *   off; what the HTTP port is: only it gives the Worker `CF-Connecting-IP`).
  * - The NATS TCP bridge, mq9 SEND request/reply with nats.js, 32 in flight:
  *   each TCP connection tunnelled over a `ws` WebSocket to the HTTP port's
- *   loopback address (client/bridge/tunnel.ts: what the bridges do) vs over
- *   a WebSocket from `Miniflare.dispatchFetch` with `Upgrade: websocket` (a
- *   minimal adapter here: no backpressure, so it is the cheaper side).
+ *   loopback address with permessage-deflate (client/bridge/tunnel.ts: what
+ *   the bridges do) vs the same uncompressed, and vs a WebSocket from
+ *   `Miniflare.dispatchFetch` with `Upgrade: websocket` (which compresses
+ *   too; a minimal adapter here: no backpressure, so it is the cheaper side).
  *
  * Interleaved in ROUNDS rounds (order alternating); ratio = A ÷ B, median of
  * the per-round ratios; with the CPU time spent per request by workerd alone
@@ -69,6 +70,7 @@ export const suite: BenchSuite = {
     const direct = httpCaller(Number(new URL(w.directUrl!).port), CONCURRENCY * 2);
     const entry = httpCaller(w.port, CONCURRENCY * 2);
     const tunnel = await startTunnel({ host: "127.0.0.1", port: 0, target: toWebSocketUrl(w.loopbackUrl, "nats") });
+    const compressed = await startTunnel({ host: "127.0.0.1", port: 0, target: toWebSocketUrl(w.loopbackUrl, "nats"), compress: true });
     const viaDispatch = await dispatchFetchBridge(w);
     const conns: NatsConnection[] = [];
     try {
@@ -79,6 +81,7 @@ export const suite: BenchSuite = {
         return nc;
       };
       const ncTunnel = await natsVia(tunnel.port);
+      const ncCompressed = await natsVia(compressed.port);
       const ncDispatch = await natsVia((viaDispatch.address() as { port: number }).port);
       /** Rate, and CPU µs per operation: of workerd alone, and of this process tree (client and bridge too: the client's share is the same on both sides). */
       const withCpu = async (run: () => Promise<{ rate: number; count: number }>) => {
@@ -94,7 +97,8 @@ export const suite: BenchSuite = {
       const nats = (nc: NatsConnection) => () => withCpu(() => measureRequests(nc, SUBJECT, SLICE_MS));
       const pairs = [
         { case: "GET /healthz", a: "direct socket", b: "entry socket", runA: http(direct), runB: http(entry) },
-        { case: "mq9 SEND via NATS TCP bridge", a: "ws to the HTTP port (what the bridges do)", b: "dispatchFetch upgrade", runA: nats(ncTunnel), runB: nats(ncDispatch) },
+        { case: "mq9 SEND via NATS TCP bridge", a: "ws to the HTTP port, permessage-deflate (what the bridges do)", b: "the same, uncompressed", runA: nats(ncCompressed), runB: nats(ncTunnel) },
+        { case: "mq9 SEND via NATS TCP bridge", a: "ws to the HTTP port, permessage-deflate (what the bridges do)", b: "dispatchFetch upgrade", runA: nats(ncCompressed), runB: nats(ncDispatch) },
       ];
       const rows: Record<string, string | number>[] = [];
       const detail: Record<string, unknown> = {};
@@ -117,7 +121,7 @@ export const suite: BenchSuite = {
           case: p.case, A: p.a, B: p.b, "A req/s": rate(a), "B req/s": rate(b), "A ÷ B": round3(median(ratios)),
           "workerd µs/op A → B": `${cpu(a, "workerd")} → ${cpu(b, "workerd")}`, "all µs/op A → B": `${cpu(a)} → ${cpu(b)}`,
         });
-        detail[p.case] = {
+        detail[`${p.case}: ${p.a} vs ${p.b}`] = {
           a: p.a, b: p.b, ratios: ratios.map(round3),
           aPerRound: a.map((x) => Math.round(x.rate)), bPerRound: b.map((x) => Math.round(x.rate)),
           aCpuUsPerOp: a.map((x) => Math.round(x.cpu)), bCpuUsPerOp: b.map((x) => Math.round(x.cpu)),
@@ -128,6 +132,7 @@ export const suite: BenchSuite = {
     } finally {
       for (const nc of conns) await nc.close().catch(() => {});
       await tunnel.close();
+      await compressed.close();
       await new Promise((r) => viaDispatch.close(r));
       direct.close();
       entry.close();
