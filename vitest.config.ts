@@ -4,12 +4,17 @@ import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { installWorkerdNoiseFilter, isExpectedConsoleLog } from "./test/harness/quiet-logs.ts";
+import { ensureConsole } from "./client/tools/build-console.ts";
 
 // A green run prints only the results: workerd's known harness noise and the console messages
 // tests cause on purpose are dropped, each matched exactly (test/harness/quiet-logs.ts, docs/testing.md).
 installWorkerdNoiseFilter(process.stdout);
 installWorkerdNoiseFilter(process.stderr);
 const ROOT = fileURLToPath(new URL(".", import.meta.url));
+// The Workers pools serve the console from wrangler.toml's [assets] directory, which must exist
+// when they start: build it now if its sources changed (~0.1 s; docs/console.md) — unchanged, no file
+// is rewritten under a broker serving them.
+await ensureConsole();
 
 /**
  * `EnvironmentTeardownError: [vitest-worker]: Closing rpc while "…" was
@@ -45,7 +50,7 @@ const mcpSdkWithoutSourceMaps = {
 };
 
 /**
- * Seven projects:
+ * Eight projects:
  * - unit:    pure code (wire/, pure state machines) in Node.
  * - workers: the real Worker and Durable Objects inside workerd (vitest pool workers).
  * - workers-auth: the same with AUTH_TOKENS set (test/workers/auth/).
@@ -53,8 +58,11 @@ const mcpSdkWithoutSourceMaps = {
  *   revocation timeouts) so deadline tests need no long sleeps (test/workers/timers/).
  * - workers-telemetry: the same with a 100 ms telemetry flush interval, so the
  *   counting pipeline reports within a test (test/workers/telemetry/).
+ * - workers-retention: the same with a 600 ms default topic retention
+ *   (MORTAR_RETENTION_MS) and a 100 ms telemetry flush, so retention by age
+ *   and its counters show within a test (test/workers/retention/).
  * - workers-tenants: a hosted broker — ADMIN_TOKEN set, one static tenant,
- *   short token re-check and telemetry intervals (test/workers/tenants/).
+ *   short token re-check, purge delay and telemetry intervals (test/workers/tenants/).
  * - e2e:     a real local broker (`mortarmq dev`, the Worker in Miniflare) started
  *            by the test through startLocalBroker, driven from Node.
  */
@@ -78,7 +86,7 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
-          exclude: ["test/workers/auth/**", "test/workers/timers/**", "test/workers/telemetry/**", "test/workers/tenants/**"],
+          exclude: ["test/workers/auth/**", "test/workers/timers/**", "test/workers/telemetry/**", "test/workers/tenants/**", "test/workers/retention/**"],
         },
       },
       {
@@ -120,6 +128,16 @@ export default defineConfig({
         test: { name: "workers-telemetry", include: ["test/workers/telemetry/**/*.test.ts"] },
       },
       {
+        // The same Worker with a short default retention by age (objects/shared/retention-config.ts).
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: { bindings: { MORTAR_RETENTION_MS: "600", TELEMETRY_FLUSH_MS: "100" } },
+          }),
+        ],
+        test: { name: "workers-retention", include: ["test/workers/retention/**/*.test.ts"] },
+      },
+      {
         // A hosted broker (docs/tenants.md): operator token, issued tokens, quotas.
         plugins: [
           cloudflareTest({
@@ -129,6 +147,7 @@ export default defineConfig({
                 ADMIN_TOKEN: "test-admin-token",
                 AUTH_TOKENS: "test-static-token:static-tenant",
                 TENANT_REVALIDATE_MS: "300",
+                TENANT_PURGE_DELAY_MS: "300",
                 TELEMETRY_FLUSH_MS: "100",
               },
             },

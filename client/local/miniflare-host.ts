@@ -5,6 +5,10 @@
  * workerd that every request and WebSocket message crosses).
  *
  * - The bundle comes from wrangler's bundler, cached (./worker-build.ts).
+ * - The web console's static assets (wrangler.toml `[assets]`, dist/console/)
+ *   are built when their sources changed (client/tools/build-console.ts
+ *   ensureConsole; wrangler's `[build]` command runs only with a new bundle)
+ *   and served through the `ASSETS` binding from wrangler's translation.
  * - The Worker's options come from wrangler.toml through wrangler's own
  *   config → Miniflare translation (./worker-options.ts): bindings, vars
  *   (and `.dev.vars`), Durable Object classes and their SQLite migrations.
@@ -31,6 +35,7 @@ import type { Log as MiniflareLog, Miniflare as MiniflareType } from "miniflare"
 import { isHealthProbeLog, isRuntimeNoise } from "./health";
 import { PortInUseError } from "./ports";
 import { childrenNamed } from "./process-tree";
+import { ensureConsole } from "../tools/build-console";
 import { workerBundle } from "./worker-build";
 import { configuredWorker } from "./worker-options";
 
@@ -107,12 +112,13 @@ export function loopbackHost(host: string): string {
 /**
  * Builds (or reuses) the bundle and starts it in Miniflare.
  * @throws PortInUseError when the port is in use (Miniflare's ERR_ADDRESS_IN_USE);
- *   Error when the build fails or workerd does not start.
+ *   Error when the build (Worker or console) fails or workerd does not start.
  */
 export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
   const stdout = opts.stdout ?? process.stdout;
   const stderr = opts.stderr ?? process.stderr;
   const bundle = await workerBundle({ root: opts.root });
+  await ensureConsole(join(opts.root, "dist", "console")); // after the bundle: its build may have run wrangler's [build] (the same build)
   const configured = configuredWorker(opts.root); // in a worker thread, while this one loads Miniflare
   configured.catch(() => {}); // awaited below
   const { Miniflare, Log, LogLevel } = require("miniflare") as typeof import("miniflare");

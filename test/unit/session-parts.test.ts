@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ErrorCode, HALF_FRAME_TIMEOUT_MS, KEEPALIVE_CLOSE_MS } from "../../wire/mortar";
+import { ErrorCode } from "../../wire/mortar";
 import { ResponseQueue } from "../../objects/session/responses";
-import { expired, nextDeadline } from "../../objects/session/timers";
 import { CallTimeoutError, faultOf, withDeadline } from "../../objects/session/faults";
 import { TopicCache, TOPIC_CACHE_TTL_MS } from "../../objects/session/topic-cache";
 import { choosePair, pairOf, sourceTopicId, twinTopicId, isTwinId } from "../../objects/registry/topics";
@@ -56,21 +55,6 @@ describe("ResponseQueue", () => {
     }
     const s = q.reserve(1);
     expect(q.isPending(s)).toBe(true);
-  });
-});
-
-describe("session timers", () => {
-  it("keepalive closes 45 s after the last complete frame", () => {
-    const s = { lastFrameAt: 1000, partialSince: null };
-    expect(nextDeadline(s)).toBe(1000 + KEEPALIVE_CLOSE_MS);
-    expect(expired(s, 1000 + KEEPALIVE_CLOSE_MS - 1)).toBeNull();
-    expect(expired(s, 1000 + KEEPALIVE_CLOSE_MS)).toBe("keepalive");
-  });
-  it("a partial frame closes after 10 s and pulls the deadline in", () => {
-    const s = { lastFrameAt: 1000, partialSince: 5000 };
-    expect(nextDeadline(s)).toBe(5000 + HALF_FRAME_TIMEOUT_MS);
-    expect(expired(s, 5000 + HALF_FRAME_TIMEOUT_MS - 1)).toBeNull();
-    expect(expired(s, 5000 + HALF_FRAME_TIMEOUT_MS)).toBe("half-frame");
   });
 });
 

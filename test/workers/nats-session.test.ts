@@ -196,12 +196,18 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
 });
 
 describe("NatsSession state across hibernation", () => {
-  /** Drops the object's in-memory state, as hibernation does. */
+  /**
+   * Drops the object's in-memory state, as hibernation does: the protocol
+   * state, and the base's (objects/session-base/SocketSession.ts) knowledge
+   * of its socket, so the next event rebuilds everything from the attachment.
+   */
   const forget = (stub: DurableObjectStub<NatsSession>) =>
     runInDurableObject(stub, (obj) => {
-      const o = obj as unknown as { conn: unknown; parser: unknown };
+      const o = obj as unknown as { conn: unknown; parser: unknown; socket: unknown; resumed: boolean };
       o.conn = null;
       o.parser = null;
+      o.socket = null;
+      o.resumed = false;
     });
 
   it("subscriptions are stored and CONNECT options survive in the attachment", async () => {
