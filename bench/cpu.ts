@@ -40,3 +40,19 @@ export function treeCpuMs(roots: number[]): number | undefined {
   }
   return total;
 }
+
+/**
+ * CPU time of `root` alone and of its descendants (for `mortarmq dev`: the
+ * launcher with its TCP bridges, and workerd), ms; undefined without /proc.
+ */
+export function splitCpuMs(root: number): { self: number; children: number } | undefined {
+  const self = processCpuMs(root);
+  const all = treeCpuMs([root]);
+  return self === undefined || all === undefined ? undefined : { self, children: all - self };
+}
+
+/** CPU time this process has used (user + system), ms. */
+export function ownCpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}

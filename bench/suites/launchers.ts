@@ -21,7 +21,10 @@
  * ratio new ÷ old is taken from that pair. Reported per case: the median
  * rate of each launcher, the median of the per-round ratios, the CPU time
  * the broker's processes spent per operation (bench/cpu.ts: it hardly moves
- * with other load on the machine, where rates do), and all per-round figures. Targets (issue 18): ≥ 2× on /healthz and SEND;
+ * with other load on the machine, where rates do) — for `mortarmq dev` also
+ * split into the launcher process (its TCP bridges), workerd and this
+ * process (the clients), and for native nats-server into the server and
+ * this process (client and responder) — and all per-round figures. Targets (issue 18): ≥ 2× on /healthz and SEND;
  * NATS bridge ≥ 0.6× native; PUB and PUB→MSG→ACK not below the old one
  * beyond noise.
  */
@@ -33,7 +36,7 @@ import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
 import { httpCaller, type HttpCaller } from "../http";
 import { startNatsServer } from "../nats-server";
 import type { BenchSuite } from "../runner";
-import { treeCpuMs } from "../cpu";
+import { ownCpuMs, splitCpuMs, treeCpuMs } from "../cpu";
 import { timeit } from "../stats";
 import { e2eThroughput } from "./mortar-e2e";
 import { pipelinedPub } from "./mortar-pub";
@@ -142,12 +145,34 @@ const CASES: Case[] = [
   },
 ];
 
-/** Runs `c` on `t`, with the CPU time the broker's processes spent per operation (µs; undefined without /proc). */
-async function measureWithCpu(c: Case, t: Target, round: number): Promise<Measured & { cpuUsPerOp?: number }> {
+/** Where one operation's CPU went, µs: the launcher process (mortarmq dev: with its TCP bridges), workerd, and this process (the clients). */
+interface CpuSplit {
+  launcher: number;
+  workerd: number;
+  client: number;
+}
+
+/**
+ * Runs `c` on `t`, with the CPU time the broker's processes spent per
+ * operation (µs; undefined without /proc) and, for `mortarmq dev`, that
+ * time split by process, with this process's (the clients').
+ */
+async function measureWithCpu(c: Case, t: Target, round: number): Promise<Measured & { cpuUsPerOp?: number; split?: CpuSplit }> {
   const cpu0 = treeCpuMs(t.broker.pids);
+  const split0 = t.name === "miniflare" ? splitCpuMs(t.broker.pids[0]!) : undefined;
+  const own0 = ownCpuMs();
   const m = await c.measure(t, round).catch((e: Error) => Promise.reject(new Error(`${c.name}, ${t.name} launcher, round ${round}: ${e.message}`)));
+  const own1 = ownCpuMs();
   const cpu1 = treeCpuMs(t.broker.pids);
-  return { ...m, ...(cpu0 !== undefined && cpu1 !== undefined && m.ops > 0 ? { cpuUsPerOp: ((cpu1 - cpu0) * 1000) / m.ops } : {}) };
+  const split1 = t.name === "miniflare" ? splitCpuMs(t.broker.pids[0]!) : undefined;
+  const perOp = (ms: number) => (ms * 1000) / m.ops;
+  return {
+    ...m,
+    ...(cpu0 !== undefined && cpu1 !== undefined && m.ops > 0 ? { cpuUsPerOp: perOp(cpu1 - cpu0) } : {}),
+    ...(split0 && split1 && m.ops > 0
+      ? { split: { launcher: perOp(split1.self - split0.self), workerd: perOp(split1.children - split0.children), client: perOp(own1 - own0) } }
+      : {}),
+  };
 }
 
 export const suite: BenchSuite = {
@@ -176,6 +201,9 @@ export const suite: BenchSuite = {
       for (const c of CASES) {
         const rates: Record<Name | "native", number[]> = { wrangler: [], miniflare: [], native: [] };
         const cpu: Record<Name, number[]> = { wrangler: [], miniflare: [] };
+        const splits: CpuSplit[] = [];
+        /** Native nats-server: its CPU and this process's (client and trivial responder) per request, µs. */
+        const nativeCpu: { server: number; client: number }[] = [];
         const failed: Record<Name, number> = { wrangler: 0, miniflare: 0 };
         const errors: Record<Name, string[]> = { wrangler: [], miniflare: [] };
         const ratios: number[] = [];
@@ -184,11 +212,18 @@ export const suite: BenchSuite = {
             const m = await measureWithCpu(c, t, r);
             rates[t.name].push(m.rate);
             if (m.cpuUsPerOp !== undefined) cpu[t.name].push(m.cpuUsPerOp);
+            if (m.split) splits.push(m.split);
             failed[t.name] += m.failed ?? 0;
             if (m.firstError && errors[t.name].length < 3) errors[t.name].push(m.firstError);
           }
           ratios.push(rates.miniflare[r]! / rates.wrangler[r]!);
-          if (c.name.includes("NATS") && nativeClient) rates.native.push((await measureRequests(nativeClient, SUBJECT, NATS_SLICE_MS)).rate);
+          if (c.name.includes("NATS") && nativeClient) {
+            const [server0, own0] = [treeCpuMs([ns!.proc.pid!]), ownCpuMs()];
+            const n = await measureRequests(nativeClient, SUBJECT, NATS_SLICE_MS);
+            const [server1, own1] = [treeCpuMs([ns!.proc.pid!]), ownCpuMs()];
+            rates.native.push(n.rate);
+            if (server0 !== undefined && server1 !== undefined) nativeCpu.push({ server: ((server1 - server0) * 1000) / n.count, client: ((own1 - own0) * 1000) / n.count });
+          }
         }
         const row: Record<string, string | number> = {
           case: c.name,
@@ -203,9 +238,17 @@ export const suite: BenchSuite = {
           row["broker CPU µs/op old → new"] = `${Math.round(median(cpu.wrangler))} → ${Math.round(median(cpu.miniflare))}`;
           Object.assign(perRound, { cpuUsPerOp: { wrangler: cpu.wrangler.map(Math.round), miniflare: cpu.miniflare.map(Math.round) } });
         }
+        if (splits.length === ROUNDS) {
+          const med = (k: keyof CpuSplit) => Math.round(median(splits.map((x) => x[k])));
+          row["new: CPU µs/op launcher / workerd / client"] = `${med("launcher")} / ${med("workerd")} / ${med("client")}`;
+          Object.assign(perRound, { cpuSplitNew: splits.map((x) => ({ launcher: Math.round(x.launcher), workerd: Math.round(x.workerd), client: Math.round(x.client) })) });
+        }
         if (rates.native.length > 0) {
           const vsNative = (n: Name) => rates[n].map((x, i) => x / rates.native[i]!);
           row["vs native nats-server"] = `${round3(median(vsNative("miniflare")))} (old ${round3(median(vsNative("wrangler")))})`;
+          if (nativeCpu.length === ROUNDS) {
+            row["native: CPU µs/op nats-server / client+responder"] = `${Math.round(median(nativeCpu.map((x) => x.server)))} / ${Math.round(median(nativeCpu.map((x) => x.client)))}`;
+          }
           Object.assign(perRound, { native: rates.native.map(Math.round), miniflareVsNative: vsNative("miniflare").map(round3), wranglerVsNative: vsNative("wrangler").map(round3) });
         }
         rows.push(row);
