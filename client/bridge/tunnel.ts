@@ -39,11 +39,13 @@ export interface TunnelOptions {
   maxMessageBytes?: number;
   /**
    * Offer permessage-deflate on the WebSocket (default false). The local
-   * runtime's own bridges use it: against local workerd it gave 1.4–2× the
-   * request/reply rate at the same CPU for NATS, ~1.2× the pipelined PUB
-   * rate for incompressible 128 B values at ~28 % more CPU per message
-   * (docs/operations.md). Off for `mortarmq bridge`: a deployed Worker would
-   * pay the compression in its CPU time.
+   * runtime's MortarMQ v0 bridge uses it (~1.2× the pipelined PUB rate for
+   * incompressible 128 B values at ~28 % more CPU per message); its NATS
+   * bridge does not: with the bridge in the launcher process and the client
+   * in another, mq9 request/reply ran at the same rate uncompressed for
+   * ~10 µs less launcher CPU per request (docs/operations.md). Off for
+   * `mortarmq bridge`: a deployed Worker would pay the compression in its
+   * CPU time.
    */
   compress?: boolean;
   /** Upgrade timeout: a broker that does not answer closes the TCP connection after this long, ms (default 10000). */

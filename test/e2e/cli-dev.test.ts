@@ -122,7 +122,7 @@ describe("mortarmq dev", () => {
     const nats = Number(/mortarmq: NATS +nats:\/\/127\.0\.0\.1:(\d+) /.exec(dev.output())?.[1]);
     expect(mortar).toBeGreaterThan(0);
     expect(nats).toBeGreaterThan(0);
-    // Both bridges carry large messages intact (their WebSockets are compressed: permessage-deflate).
+    // Both bridges carry large messages intact (the MortarMQ bridge's WebSocket is compressed: permessage-deflate; the NATS bridge's is not).
     const nc = await connectNats({ servers: `127.0.0.1:${nats}`, reconnect: false });
     expect(nc.info?.proto).toBe(1);
     const big = randomBytes(600 * 1024);
