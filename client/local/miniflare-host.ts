@@ -9,6 +9,9 @@
  *   are built when their sources changed (client/tools/build-console.ts
  *   ensureConsole; wrangler's `[build]` command runs only with a new bundle)
  *   and served through the `ASSETS` binding from wrangler's translation.
+ *   Requests go straight to the Worker, not through Miniflare's assets
+ *   router (run_worker_first: the router would only hand each one on, at
+ *   about the Worker's own CPU cost again).
  * - The Worker's options come from wrangler.toml through wrangler's own
  *   config → Miniflare translation (./worker-options.ts): bindings, vars
  *   (and `.dev.vars`), Durable Object classes and their SQLite migrations.
@@ -147,6 +150,12 @@ export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
           ? { modules: true, scriptPath: bundle.scriptPath }
           : { modules: [{ type: "ESModule" as const, path: bundle.scriptPath, contents: readFileSync(bundle.scriptPath, "utf8") }] }),
         modulesRoot: bundle.modulesRoot,
+        // Every request straight to the Worker. With `[assets]` Miniflare's entry would send each one through
+        // two more workers (the assets router and its RPC proxy, ~40 % of the isolates' CPU on GET /healthz);
+        // with run_worker_first = true they only hand it on to the Worker, which reads the console's files
+        // through its ASSETS binding itself. A route for every URL makes the entry call the Worker directly
+        // (only then: without run_worker_first the router must answer asset paths itself).
+        ...(workerOptions.assets?.routerConfig?.invoke_user_worker_ahead_of_assets === true ? { routes: ["*/*"] } : {}),
         ...(opts.directSocket ? { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] } : {}),
       },
     ],
