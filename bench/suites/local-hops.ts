@@ -7,6 +7,11 @@
  *   socket to the Worker (Miniflare's `unsafeDirectSockets`) vs Miniflare's
  *   entry socket (its entry worker in front of the Worker, request logging
  *   off; what the HTTP port is: only it gives the Worker `CF-Connecting-IP`).
+ *   Since the console's `[assets]`, Miniflare sends a direct socket's
+ *   requests through the assets router and its RPC proxy, while the entry
+ *   socket reaches the Worker straight (its route for every URL,
+ *   client/local/miniflare-host.ts): the comparison now includes those two
+ *   workers on the direct side.
  * - The NATS TCP bridge, mq9 SEND request/reply with nats.js, 32 in flight:
  *   each TCP connection tunnelled over a `ws` WebSocket to the HTTP port's
  *   loopback address with permessage-deflate (client/bridge/tunnel.ts: what
