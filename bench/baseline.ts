@@ -33,7 +33,8 @@ export async function startBaseline(root: string, rev: string, vars?: Record<str
     const mod = (await import(pathToFileURL(join(dir, "client/local/broker.ts")).href)) as {
       startLocalBroker(o: LocalBrokerOptions): Promise<LocalBroker>;
     };
-    const broker = await mod.startLocalBroker({ stateDir: join(dir, ".bench-state"), port: 0, ...(vars ? { vars } : {}) });
+    // bridges: for revisions whose launcher starts them (the suites tunnel themselves otherwise)
+    const broker = await mod.startLocalBroker({ stateDir: join(dir, ".bench-state"), port: 0, bridges: { mortar: 0, nats: 0 }, ...(vars ? { vars } : {}) });
     return {
       rev, commit, broker,
       async dispose() {

@@ -119,6 +119,7 @@ export class Mailbox extends DurableObject<Env> {
         return ctx.storage.sync();
       },
       (e) => failure(e),
+      (items) => this.applySends(items),
     );
     this.telemetry = new MailboxTelemetry({
       storage: ctx.storage, env, reporter: ctx.id.toString(), name: this.name ?? undefined,
@@ -207,20 +208,78 @@ export class Mailbox extends DurableObject<Env> {
     return this.sends.submitAll(items.map((i) => ({ address, opts: i.opts, payload: i.payload })));
   }
 
+  /** The message a SEND stores. */
+  private newMessage(opts: Mq9SendOptions, payload: Uint8Array, now: number): NewMessage {
+    return {
+      lane: laneOf(opts.priority),
+      key: opts.key,
+      tags: opts.tags,
+      payload,
+      sentMs: now,
+      expiresMs: messageExpiry(now, opts.ttlSec),
+      replyTo: opts.replyTo ?? null, // ?? null: options from a caller that predates the conversation headers
+      correlationId: opts.correlationId ?? null,
+    };
+  }
+
+  /**
+   * Several SENDs in one turn (a `sendMany`, or a group commit's waiting
+   * SENDs), in order, with the results applySend would give each: every
+   * run of plain SENDs (no key, no delay) is stored with one statement per
+   * 11 messages (MailboxStore.appendVisibleMany); the others one at a time.
+   */
+  private applySends(items: readonly SendItem[]): SendResult[] {
+    const out: SendResult[] = [];
+    let plain: SendItem[] = [];
+    const flushPlain = () => {
+      if (plain.length === 1) out.push(this.applySend(plain[0]!));
+      else if (plain.length > 1) out.push(...this.appendPlain(plain));
+      plain = [];
+    };
+    for (const item of items) {
+      if (item.opts.key === null && !(item.opts.delaySec > 0)) {
+        plain.push(item);
+        continue;
+      }
+      flushPlain();
+      out.push(this.applySend(item));
+    }
+    flushPlain();
+    return out;
+  }
+
+  /** Plain SENDs (no key, no delay) stored together; all fail alike when the mailbox is missing or the write fails. */
+  private appendPlain(items: readonly SendItem[]): SendResult[] {
+    let first: number;
+    let ms: NewMessage[];
+    let now: number;
+    try {
+      now = this.catchUp();
+      const meta = this.requireMailbox(items[0]!.address);
+      first = meta.nextMsgId;
+      ms = items.map((i) => this.newMessage(i.opts, i.payload, now));
+      this.ctx.storage.transactionSync(() => this.store.appendVisibleMany(first, ms, now));
+      meta.nextMsgId = first + ms.length;
+    } catch (e) {
+      const f = failure(e);
+      return items.map(() => ({ ...f }));
+    }
+    ms.forEach((m, i) => {
+      this.telemetry.sent(m.payload.byteLength);
+      this.laneTops[m.lane] = first + i;
+      this.nextDueMs = earliest(this.nextDueMs, m.expiresMs);
+    });
+    this.waiters.wake();
+    this.push.onVisible(now);
+    this.rearm();
+    return ms.map((_, i) => ({ ok: true as const, msgId: first + i }));
+  }
+
   private applySend({ address, opts, payload }: SendItem): SendResult {
     return this.run(() => {
       const now = this.catchUp();
       const meta = this.requireMailbox(address);
-      const m: NewMessage = {
-        lane: laneOf(opts.priority),
-        key: opts.key,
-        tags: opts.tags,
-        payload,
-        sentMs: now,
-        expiresMs: messageExpiry(now, opts.ttlSec),
-        replyTo: opts.replyTo ?? null, // ?? null: options from a caller that predates the conversation headers
-        correlationId: opts.correlationId ?? null,
-      };
+      const m = this.newMessage(opts, payload, now);
       if (opts.delaySec > 0) {
         const due = dueAt(now, opts.delaySec);
         this.ctx.storage.transactionSync(() => this.store.addDelayed(m, due));

@@ -160,6 +160,16 @@ function toStored(r: Row): StoredMessage {
   };
 }
 
+/**
+ * Rows per multi-row INSERT of appendVisibleMany: 9 bound values a row, and a
+ * Durable Object SQL statement takes at most 100 bound values.
+ */
+const ROWS_PER_INSERT = 11;
+/** Schedule rows per INSERT (3 bound values a row). */
+const SCHEDULE_ROWS_PER_INSERT = 33;
+const INSERT_UNKEYED = "INSERT INTO messages (msg_id, lane, key, tags, payload, size, create_ms, expires_ms, reply_to, correlation_id) VALUES ";
+const VALUES_UNKEYED = ",(?, ?, NULL, ?, ?, ?, ?, ?, ?, ?)";
+
 const SELECT_MSG = "SELECT msg_id, lane, key, tags, payload, size, create_ms, reply_to, correlation_id, dead_letter FROM messages";
 
 /** Storage access for one mailbox. */
@@ -257,6 +267,37 @@ export class MailboxStore {
       msgId, m.lane, m.key, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, createMs, m.expiresMs, m.replyTo, m.correlationId, m.deadLetter ?? null,
     );
     if (m.expiresMs !== null) this.schedule(ScheduleKind.expire, msgId, m.expiresMs);
+  }
+
+  /**
+   * Appends visible messages without keys, msg_ids `firstId`, `firstId + 1`,
+   * … (greater than every stored id), as appendVisible would one at a time,
+   * in multi-row INSERTs of at most ROWS_PER_INSERT rows (one statement per
+   * 11 SENDs of a group instead of one per SEND: the SQL calls were the
+   * largest part of a pipelined SEND's CPU) and their TTL schedule rows.
+   * @throws Error when a message has a key (use appendVisible: compaction)
+   */
+  appendVisibleMany(firstId: number, ms: readonly NewMessage[], createMs: number): void {
+    for (let o = 0; o < ms.length; o += ROWS_PER_INSERT) {
+      const part = ms.slice(o, o + ROWS_PER_INSERT);
+      const args: SqlStorageValue[] = [];
+      part.forEach((m, i) => {
+        if (m.key !== null) throw new Error("appendVisibleMany: a message with a key");
+        args.push(firstId + o + i, m.lane, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, createMs, m.expiresMs, m.replyTo, m.correlationId);
+      });
+      this.sql.exec(`${INSERT_UNKEYED}${VALUES_UNKEYED.repeat(part.length).slice(1)}`, ...args);
+    }
+    const timed: number[] = [];
+    ms.forEach((m, i) => {
+      if (m.expiresMs !== null) timed.push(firstId + i, m.expiresMs);
+    });
+    for (let o = 0; o < timed.length; o += 2 * SCHEDULE_ROWS_PER_INSERT) {
+      const part = timed.slice(o, o + 2 * SCHEDULE_ROWS_PER_INSERT);
+      this.sql.exec(
+        `INSERT INTO schedule (kind, ref, due_ms) VALUES ${",(?, ?, ?)".repeat(part.length / 2).slice(1)} ON CONFLICT (kind, ref) DO UPDATE SET due_ms = excluded.due_ms`,
+        ...part.flatMap((v, i) => (i % 2 === 0 ? [ScheduleKind.expire, v] : [v])),
+      );
+    }
   }
 
   /** Stores a delayed message due at `dueMs`. */
