@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { installWorkerdNoiseFilter, isExpectedConsoleLog } from "./test/harness/quiet-logs.ts";
-import { buildConsole } from "./client/tools/build-console.ts";
+import { ensureConsole } from "./client/tools/build-console.ts";
 
 // A green run prints only the results: workerd's known harness noise and the console messages
 // tests cause on purpose are dropped, each matched exactly (test/harness/quiet-logs.ts, docs/testing.md).
@@ -12,8 +12,9 @@ installWorkerdNoiseFilter(process.stdout);
 installWorkerdNoiseFilter(process.stderr);
 const ROOT = fileURLToPath(new URL(".", import.meta.url));
 // The Workers pools serve the console from wrangler.toml's [assets] directory, which must exist
-// when they start: build it now (~0.1 s; docs/console.md).
-await buildConsole();
+// when they start: build it now if its sources changed (~0.1 s; docs/console.md) — unchanged, no file
+// is rewritten under a broker serving them.
+await ensureConsole();
 
 /**
  * `EnvironmentTeardownError: [vitest-worker]: Closing rpc while "…" was
@@ -62,7 +63,8 @@ const mcpSdkWithoutSourceMaps = {
  *   and its counters show within a test (test/workers/retention/).
  * - workers-tenants: a hosted broker — ADMIN_TOKEN set, one static tenant,
  *   short token re-check, purge delay and telemetry intervals (test/workers/tenants/).
- * - e2e:     a real `wrangler dev` process started by the test, driven from Node.
+ * - e2e:     a real local broker (`mortarmq dev`, the Worker in Miniflare) started
+ *            by the test through startLocalBroker, driven from Node.
  */
 export default defineConfig({
   test: {

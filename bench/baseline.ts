@@ -23,8 +23,8 @@ export interface Baseline {
   dispose(): Promise<void>;
 }
 
-/** Extracts `rev` of the repository at `root` and starts its broker. Throws if git or the broker fails. */
-export async function startBaseline(root: string, rev: string): Promise<Baseline> {
+/** Extracts `rev` of the repository at `root` and starts its broker (with Worker `vars`, optional). Throws if git or the broker fails. */
+export async function startBaseline(root: string, rev: string, vars?: Record<string, string>): Promise<Baseline> {
   const commit = execFileSync("git", ["-C", root, "rev-parse", "--verify", `${rev}^{commit}`], { encoding: "utf8" }).trim();
   const dir = mkdtempSync(join(tmpdir(), "mortarmq-bench-baseline-"));
   try {
@@ -33,7 +33,8 @@ export async function startBaseline(root: string, rev: string): Promise<Baseline
     const mod = (await import(pathToFileURL(join(dir, "client/local/broker.ts")).href)) as {
       startLocalBroker(o: LocalBrokerOptions): Promise<LocalBroker>;
     };
-    const broker = await mod.startLocalBroker({ stateDir: join(dir, ".bench-state"), port: 0 });
+    // bridges: for revisions whose launcher starts them (the suites tunnel themselves otherwise)
+    const broker = await mod.startLocalBroker({ stateDir: join(dir, ".bench-state"), port: 0, bridges: { mortar: 0, nats: 0 }, ...(vars ? { vars } : {}) });
     return {
       rev, commit, broker,
       async dispose() {

@@ -1,8 +1,14 @@
 /**
  * Benchmark harness. Each file in bench/suites/ exports
- * `suite: BenchSuite`. The runner starts one local broker (real wrangler dev,
- * fresh state dir), runs the selected suites in order, prints their tables
- * and writes each result as JSON to bench/results/<suite>.json.
+ * `suite: BenchSuite`. The runner starts one local broker through
+ * startLocalBroker (`mortarmq dev`, fresh state dir, both TCP bridges on free
+ * ports) unless every selected suite starts its own (`standalone`), runs the
+ * selected suites in order, prints their tables and writes each result as
+ * JSON to bench/results/<suite>.json.
+ *
+ * `--launcher wrangler` runs the suites against the earlier `wrangler dev`
+ * launcher instead (results go to bench/results/<suite>.wrangler.json); the
+ * interleaved comparison of the two is the `launchers` suite.
  *
  * `--baseline <rev>` also starts a broker built from that revision
  * (bench/baseline.ts) and runs every suite against it first, then against
@@ -28,25 +34,34 @@ export interface BenchContext {
 export interface BenchSuite {
   name: string;
   description: string;
+  /** Starts its own brokers: `ctx.broker` is not used (the runner starts none for it, and no baseline run). */
+  standalone?: boolean;
   run(ctx: BenchContext): Promise<{ rows: Record<string, string | number>[]; detail?: unknown }>;
 }
 
-/** Splits `npm run bench` arguments into suite names and `--baseline <rev>` / `--baseline=<rev>`. */
-export function parseBenchArgs(args: string[]): { only: string[]; baseline?: string } {
+/** Which launcher the runner's broker uses. */
+export type Launcher = "miniflare" | "wrangler";
+
+/** Splits `npm run bench` arguments into suite names, `--baseline <rev>` / `--baseline=<rev>` and `--launcher <name>` / `--launcher=<name>`. */
+export function parseBenchArgs(args: string[]): { only: string[]; baseline?: string; launcher: Launcher } {
   const only: string[] = [];
   let baseline: string | undefined;
+  let launcher: string = "miniflare";
   for (let i = 0; i < args.length; i++) {
-    const a = args[i];
+    const a = args[i]!;
     if (a === "--baseline") baseline = args[++i];
     else if (a.startsWith("--baseline=")) baseline = a.slice("--baseline=".length);
+    else if (a === "--launcher") launcher = args[++i] ?? "";
+    else if (a.startsWith("--launcher=")) launcher = a.slice("--launcher=".length);
     else only.push(a);
   }
   if (baseline === "") throw new Error("--baseline needs a git revision");
-  return { only, baseline };
+  if (launcher !== "miniflare" && launcher !== "wrangler") throw new Error(`--launcher expects miniflare or wrangler, got "${launcher}"`);
+  return { only, baseline, launcher };
 }
 
 /** Runs the suites named in `only` (all when empty), each against the `baseline` revision first when given. */
-export async function runBenchmarks(only: string[], baselineRev?: string): Promise<void> {
+export async function runBenchmarks(only: string[], baselineRev?: string, launcher: Launcher = "miniflare"): Promise<void> {
   const dir = join(here, "suites");
   const files = readdirSync(dir).filter((f) => f.endsWith(".ts")).sort();
   const suites: BenchSuite[] = [];
@@ -58,29 +73,31 @@ export async function runBenchmarks(only: string[], baselineRev?: string): Promi
     console.log("no benchmark suites selected");
     return;
   }
-  const baseline: Baseline | undefined = baselineRev === undefined ? undefined : await startBaseline(PACKAGE_ROOT, baselineRev);
+  const needBroker = !suites.every((s) => s.standalone);
+  const baseline: Baseline | undefined = baselineRev === undefined || !needBroker ? undefined : await startBaseline(PACKAGE_ROOT, baselineRev);
   const stateDir = mkdtempSync(join(tmpdir(), "mortarmq-bench-"));
   const outDir = resolve(here, "results");
   mkdirSync(outDir, { recursive: true });
   let broker: LocalBroker | undefined;
   try {
-    broker = await startLocalBroker({ stateDir, port: 0 });
+    if (needBroker) broker = await startLocalBroker({ stateDir, port: 0, launcher, bridges: { mortar: 0, nats: 0 } });
     for (const s of suites) {
       console.log(`\n## ${s.name} — ${s.description}`);
       let before: Awaited<ReturnType<BenchSuite["run"]>> | undefined;
-      if (baseline) {
+      if (baseline && !s.standalone) {
         console.log(`baseline ${baseline.rev} (${baseline.commit.slice(0, 10)}):`);
         before = await s.run({ broker: baseline.broker });
         console.table(before.rows);
         console.log("this checkout:");
       }
-      const res = await s.run({ broker });
+      const res = await s.run({ broker: broker! });
       console.table(res.rows);
       const record = {
-        suite: s.name, date: new Date().toISOString(), node: process.version, rows: res.rows, detail: res.detail,
+        suite: s.name, date: new Date().toISOString(), node: process.version, ...(s.standalone ? {} : { launcher }), rows: res.rows, detail: res.detail,
         ...(baseline && before ? { baseline: { rev: baseline.rev, commit: baseline.commit, rows: before.rows, detail: before.detail } } : {}),
       };
-      writeFileSync(join(outDir, `${s.name}.json`), JSON.stringify(record, null, 2) + "\n");
+      const file = s.standalone || launcher === "miniflare" ? `${s.name}.json` : `${s.name}.${launcher}.json`;
+      writeFileSync(join(outDir, file), JSON.stringify(record, null, 2) + "\n");
     }
   } finally {
     await broker?.stop();

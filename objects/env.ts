@@ -58,6 +58,18 @@ export interface Env {
   TENANT_PURGE_DELAY_MS?: string;
   /** Counting pipeline: how often each object reports its counters, ms (default 10000; docs/operations.md). */
   TELEMETRY_FLUSH_MS?: string;
+  /** Push delivery (docs/push.md): `1` allows endpoints on loopback hosts, http:// included (`mortarmq dev` sets it). */
+  PUSH_ALLOW_LOOPBACK?: string;
+  /** Push delivery: comma-separated hosts endpoints must be on (`*.example.com` = its subdomains); empty = any public host. */
+  PUSH_ALLOWED_HOSTS?: string;
+  /** Push delivery: wait after the first failed attempt, ms (default 1000; doubles per attempt, jittered). */
+  PUSH_BACKOFF_BASE_MS?: string;
+  /** Push delivery: longest wait between attempts, ms (default 600000). */
+  PUSH_BACKOFF_MAX_MS?: string;
+  /** Push delivery: push subscriptions per tenant (default 100). */
+  PUSH_MAX_SUBSCRIPTIONS?: string;
+  /** Push delivery: push attempts per second per tenant (default 1000). */
+  PUSH_MAX_ATTEMPTS_PER_S?: string;
   SESSION: DurableObjectNamespace;
   REGISTRY: DurableObjectNamespace;
   PARTITION: DurableObjectNamespace;

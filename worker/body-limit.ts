@@ -53,6 +53,19 @@ export async function readLimitedBody(req: Request, maxBytes: number): Promise<L
 }
 
 /**
+ * Reads and drops what is left of `req`'s body (bounded like a refused
+ * body's rest: DISCARD_MAX_BYTES, DISCARD_MAX_MS) when the app answered
+ * without reading it — a wrong token, no such route. workerd closes a
+ * connection whose request body is unread without saying so; where no proxy
+ * stands in front of it (the local runtime) the client's next request on
+ * that keep-alive connection then fails with ECONNRESET. A body the app read,
+ * or is reading (locked: e.g. the rest of a refused one), is left alone.
+ */
+export async function drainUnreadBody(req: Request): Promise<void> {
+  if (req.body && !req.bodyUsed && !req.body.locked) await discard(req.body.getReader());
+}
+
+/**
  * The response `body` with `status` and `headers`. Without `rest` a plain
  * response; with it, the body is written at once and the response stays
  * open while `rest` is read and dropped — at most `DISCARD_MAX_BYTES`, for

@@ -3,8 +3,15 @@
  * wrangler.toml (they must be exported from the main module).
  */
 import { app } from "./app";
+import { drainUnreadBody } from "./body-limit";
 
-export default { fetch: app.fetch } satisfies ExportedHandler<import("../objects/env").Env>;
+export default {
+  async fetch(req, env, ctx) {
+    const res = await app.fetch(req, env, ctx);
+    await drainUnreadBody(req); // before the answer: keeps the client's connection usable (worker/body-limit.ts)
+    return res;
+  },
+} satisfies ExportedHandler<import("../objects/env").Env>;
 
 export { MortarSession } from "../objects/session/MortarSession";
 export { TopicRegistry } from "../objects/registry/TopicRegistry";

@@ -25,6 +25,7 @@ function rate(ms: number, op: () => number): { perSec: number; items: number } {
 export const suite: BenchSuite = {
   name: "codec",
   description: "codec only, in process: PUB encode, stream decode, OK batch encode (128 B values)",
+  standalone: true,
   async run() {
     const value = new Uint8Array(128).fill(7);
     const key = new TextEncoder().encode("key-0001");

@@ -35,12 +35,13 @@ function drain(sub: Subscription, onMsg: (value: Uint8Array, now: number) => voi
   return { stop: () => (stopped = true), acked: () => acked };
 }
 
-async function throughput(url: string) {
+/** One producer (WINDOW PUBs in flight for `durationMs`) and one acking consumer on topic `topic`: consumed and published msg/s. */
+export async function e2eThroughput(url: string, durationMs = DURATION_MS, topic = "bench-e2e") {
   const prod = await MortarClient.connect(url);
   const cons = await MortarClient.connect(url);
-  await prod.declare("bench-e2e", 1);
-  await cons.declare("bench-e2e", 1);
-  const sub = await cons.subscribe("bench-e2e", "bench", { creditCount: CREDIT });
+  await prod.declare(topic, 1);
+  await cons.declare(topic, 1);
+  const sub = await cons.subscribe(topic, "bench", { creditCount: CREDIT });
   let received = 0;
   const d = drain(sub, () => received++);
   const value = new Uint8Array(VALUE).fill(0x61);
@@ -49,15 +50,15 @@ async function throughput(url: string) {
   let inflight = 0;
   await new Promise<void>((resolve) => {
     const pump = () => {
-      while (inflight < WINDOW && performance.now() - start < DURATION_MS) {
+      while (inflight < WINDOW && performance.now() - start < durationMs) {
         inflight++;
-        prod.publish("bench-e2e", 0, null, value).then(() => {
+        prod.publish(topic, 0, null, value).then(() => {
           published++;
           inflight--;
           pump();
         }, () => inflight--);
       }
-      if (inflight === 0 && performance.now() - start >= DURATION_MS) resolve();
+      if (inflight === 0 && performance.now() - start >= durationMs) resolve();
     };
     pump();
   });
@@ -117,7 +118,7 @@ export const suite: BenchSuite = {
   name: "mortar-e2e",
   description: `PUB→MSG→ACK, one producer + one consumer, one partition, ${VALUE}-byte values, credit ${CREDIT}; throughput (${WINDOW} PUBs in flight) and latency at ${RATE} msg/s, ${DURATION_MS / 1000} s each`,
   async run({ broker }) {
-    const t = await throughput(broker.url);
+    const t = await e2eThroughput(broker.url);
     const l = await latency(broker.url);
     return {
       rows: [

@@ -5,7 +5,7 @@
  * and idempotent producer) and over raw TCP through the bridge, then the
  * same load against a local `nats-server -js` stream (file storage)
  * published with nats.js, awaiting each PubAck with the same window, and
- * the ratio. nats-server missing → that row says skipped. One more row
+ * the ratio. Raw TCP goes through the launcher's own MortarMQ v0 bridge. nats-server missing → that row says skipped. One more row
  * spreads the same load round-robin over 4 partitions (lanes kept in step
  * by the session's pipeline; before that fix: ~3.5k msg/s at 256 in flight).
  */
@@ -13,8 +13,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, StorageType } from "nats";
-import { startTunnel, toWebSocketUrl } from "../../client/bridge/tunnel";
 import { MortarClient } from "../../client/sdk";
+import { benchBridge } from "../bridge";
 import { startNatsServer } from "../nats-server";
 import type { BenchSuite } from "../runner";
 import { summarize, timeit } from "../stats";
@@ -31,26 +31,29 @@ interface Measured {
   p99_ms: number;
 }
 
-/** Warm up, then run `op` with WINDOW in flight for DURATION_MS. */
-async function measure(op: () => Promise<unknown>): Promise<Measured> {
-  await timeit(WARMUP_MS, WINDOW, async () => {
-    await op();
-  });
-  const r = await timeit(DURATION_MS, WINDOW, async () => {
+/** Warm up for `warmupMs`, then run `op` with WINDOW in flight for `durationMs`. */
+async function measure(op: () => Promise<unknown>, durationMs = DURATION_MS, warmupMs = WARMUP_MS): Promise<Measured> {
+  if (warmupMs > 0) {
+    await timeit(warmupMs, WINDOW, async () => {
+      await op();
+    });
+  }
+  const r = await timeit(durationMs, WINDOW, async () => {
     await op();
   });
   const s = summarize(r.latenciesMs);
   return { rate: Math.round(r.rate), count: r.count, p50_ms: s.p50, p99_ms: s.p99 };
 }
 
-async function mortar(address: string, topic: string, idempotent: boolean, partitions = 1): Promise<Measured> {
+/** Pipelined PUBs of VALUE to `topic` (declared with `partitions`) over one connection to `address`, WINDOW in flight, for `durationMs` after `warmupMs`. */
+export async function pipelinedPub(address: string, topic: string, idempotent: boolean, partitions = 1, durationMs = DURATION_MS, warmupMs = WARMUP_MS): Promise<Measured> {
   const c = await MortarClient.connect(address);
   const { topicId } = await c.declare(topic, partitions);
   let seq = 0n;
   let next = 0;
   const producerId = idempotent ? BigInt(Date.now()) : 0n;
   try {
-    return await measure(() => c.publish(topicId, next++ % partitions, null, VALUE, idempotent ? { producerId, producerSeq: ++seq } : {}));
+    return await measure(() => c.publish(topicId, next++ % partitions, null, VALUE, idempotent ? { producerId, producerSeq: ++seq } : {}), durationMs, warmupMs);
   } finally {
     await c.close();
   }
@@ -78,15 +81,15 @@ export const suite: BenchSuite = {
   name: "mortar-pub",
   description: `pipelined PUB, 128-byte values, one partition, one connection, ${WINDOW} in flight, ${DURATION_MS / 1000} s`,
   async run({ broker }) {
-    const ws = await mortar(broker.url, "bench-pub", false);
-    const wsIdem = await mortar(broker.url, "bench-pub-idem", true);
-    const ws4 = await mortar(broker.url, "bench-pub-4", false, 4);
-    const tunnel = await startTunnel({ host: "127.0.0.1", port: 0, target: toWebSocketUrl(broker.url, "v0/mortar") });
+    const ws = await pipelinedPub(broker.url, "bench-pub", false);
+    const wsIdem = await pipelinedPub(broker.url, "bench-pub-idem", true);
+    const ws4 = await pipelinedPub(broker.url, "bench-pub-4", false, 4);
+    const bridge = await benchBridge(broker, "mortar");
     let tcp: Measured;
     try {
-      tcp = await mortar(`tcp://127.0.0.1:${tunnel.port}`, "bench-pub-tcp", false);
+      tcp = await pipelinedPub(`tcp://127.0.0.1:${bridge.port}`, "bench-pub-tcp", false);
     } finally {
-      await tunnel.close();
+      await bridge.close();
     }
     const js = await jetstream();
     const ratio = (x: Measured) => (js ? Math.round((x.rate / js.rate) * 100) / 100 : "n/a");

@@ -17,7 +17,7 @@
  * node:http with keep-alive (much cheaper than fetch, which would otherwise
  * eat the CPU the broker needs).
  */
-import { Agent, request } from "node:http";
+import { httpCaller } from "../http";
 import type { BenchSuite } from "../runner";
 import { summarize, timeit } from "../stats";
 
@@ -36,18 +36,8 @@ export const suite: BenchSuite = {
   name: "mq9-http",
   description: `mq9 SEND/FETCH over POST /mq9 vs the runtime floor, ${CONCURRENCY} concurrent, ${ROUNDS} rounds of paired slices`,
   async run({ broker }) {
-    const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });
-    const call = (method: string, path: string, body?: string, okStatus = 200) =>
-      new Promise<void>((resolve, reject) => {
-        const headers = body === undefined ? {} : { "content-length": Buffer.byteLength(body) };
-        const req = request({ host: "127.0.0.1", port: broker.port, path, method, agent, headers }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (c: Buffer) => chunks.push(c));
-          res.on("end", () => (res.statusCode === okStatus ? resolve() : reject(new Error(`${path}: ${res.statusCode} ${Buffer.concat(chunks)}`))));
-        });
-        req.on("error", reject);
-        req.end(body);
-      });
+    const http = httpCaller(broker.port, CONCURRENCY * 2);
+    const call = (method: string, path: string, body?: string, okStatus = 200) => http.call(method, path, { body, okStatus }).then(() => {});
     const mq9 = (subject: string, body: string) => call("POST", `/mq9/${subject}`, body);
     try {
       const run = "b" + Date.now().toString(36);
@@ -105,7 +95,7 @@ export const suite: BenchSuite = {
         detail: { concurrency: CONCURRENCY, rounds: ROUNDS, sliceMs: SLICE_MS, floorSliceMs: FLOOR_SLICE_MS, payloadBytes: PAYLOAD.length, target: "≤ 25% over the GET /healthz floor", cases: detail },
       };
     } finally {
-      agent.destroy();
+      http.close();
     }
   },
 };

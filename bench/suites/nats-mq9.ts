@@ -1,7 +1,7 @@
 /**
  * mq9 request/reply through the NATS transport, with the real nats.js
- * client: over TCP through the bridge (`mortarmq bridge --nats`) and with
- * nats.ws straight to `/nats`, next to the same client doing request/reply
+ * client: over TCP through the launcher's own NATS bridge (what `npm start`
+ * listens on at 4222) and with nats.ws straight to `/nats`, next to the same client doing request/reply
  * against a local `nats-server` with a trivial responder that answers with
  * as many bytes as the broker's reply (the broker stores every SEND durably;
  * the native responder stores nothing). The ratio says how close the broker
@@ -12,7 +12,8 @@
  */
 import { connect, type NatsConnection } from "nats";
 import WebSocket from "ws";
-import { startTunnel, toWebSocketUrl } from "../../client/bridge/tunnel";
+import { toWebSocketUrl } from "../../client/bridge/tunnel";
+import { benchBridge } from "../bridge";
 import { startNatsServer } from "../nats-server";
 import type { BenchSuite } from "../runner";
 import { summarize, timeit } from "../stats";
@@ -22,10 +23,11 @@ const CONCURRENCY = 32;
 const SUBJECT = "$mq9.AI.MSG.SEND.bench.inbox";
 const PAYLOAD = new TextEncoder().encode(JSON.stringify({ text: "hello from the nats-mq9 benchmark" }));
 
-async function measure(nc: NatsConnection, subject: string) {
+/** `CONCURRENCY` request/replies in flight on `nc` for `durationMs` after a warm-up round: rate (req/s), count, p50/p99 ms. */
+export async function measureRequests(nc: NatsConnection, subject: string, durationMs = DURATION_MS) {
   // warm-up, then the timed run
   await Promise.all(Array.from({ length: CONCURRENCY }, () => nc.request(subject, PAYLOAD, { timeout: 30_000 })));
-  const r = await timeit(DURATION_MS, CONCURRENCY, async () => {
+  const r = await timeit(durationMs, CONCURRENCY, async () => {
     await nc.request(subject, PAYLOAD, { timeout: 30_000 });
   });
   const s = summarize(r.latenciesMs);
@@ -37,24 +39,24 @@ export const suite: BenchSuite = {
   description: `mq9 request/reply over NATS (nats.js) vs native nats-server, ${CONCURRENCY} in flight, ${DURATION_MS / 1000} s`,
   async run({ broker }) {
     const rows: Record<string, string | number>[] = [];
-    const tunnel = await startTunnel({ host: "127.0.0.1", port: 0, target: toWebSocketUrl(broker.url, "nats") });
-    const tcp = await connect({ servers: `127.0.0.1:${tunnel.port}` });
+    const bridge = await benchBridge(broker, "nats");
+    const tcp = await connect({ servers: `127.0.0.1:${bridge.port}` });
     await tcp.request("$mq9.AI.MAILBOX.CREATE", new TextEncoder().encode(JSON.stringify({ name: "bench.inbox", ttl: 0 })), { timeout: 30_000 });
     const probe = await tcp.request(SUBJECT, PAYLOAD, { timeout: 30_000 });
     const probeBody = JSON.parse(new TextDecoder().decode(probe.data)) as { error: string };
     if (probeBody.error !== "") throw new Error(`mq9 SEND failed before the benchmark: ${probeBody.error}`);
     const replyBytes = probe.data.length;
-    const viaBridge = await measure(tcp, SUBJECT);
+    const viaBridge = await measureRequests(tcp, SUBJECT);
     await tcp.close();
-    await tunnel.close();
+    await bridge.close();
 
     (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket;
     const { connect: wsConnect } = await import("nats.ws");
     const wsc = await wsConnect({ servers: toWebSocketUrl(broker.url, "nats") });
-    const viaWs = await measure(wsc, SUBJECT);
+    const viaWs = await measureRequests(wsc, SUBJECT);
     await wsc.close();
 
-    let native: Awaited<ReturnType<typeof measure>> | undefined;
+    let native: Awaited<ReturnType<typeof measureRequests>> | undefined;
     let nativeVersion: string | undefined;
     const ns = await startNatsServer();
     if (ns) {
@@ -65,7 +67,7 @@ export const suite: BenchSuite = {
         responder.subscribe(SUBJECT, { callback: (_err, m) => m.respond(reply) });
         await responder.flush();
         const client = await connect({ servers: `127.0.0.1:${ns.port}` });
-        native = await measure(client, SUBJECT);
+        native = await measureRequests(client, SUBJECT);
         await client.close();
         await responder.close();
       } finally {
@@ -91,6 +93,7 @@ export const suite: BenchSuite = {
         concurrency: CONCURRENCY,
         durationMs: DURATION_MS,
         natsServer: nativeVersion ?? "not installed (skipped)",
+        natsBridge: bridge.where,
         note:
           "Every broker request is a real durable mq9 SEND to one mailbox (bench.inbox); the native responder " +
           "answers with the same number of bytes but stores nothing.",

@@ -10,11 +10,11 @@
  * Cases run interleaved in ROUNDS slices; req/s is the median over rounds.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startLocalBroker } from "../../client/local/broker";
 import { MortarClient } from "../../client/sdk";
+import { httpCaller } from "../http";
 import type { BenchSuite } from "../runner";
 import { summarize, timeit } from "../stats";
 
@@ -31,22 +31,12 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 export const suite: BenchSuite = {
   name: "tenants",
   description: `auth and quota cost: mq9 HTTP SEND (${CONCURRENCY} concurrent) and MortarMQ PUB (${WINDOW} in flight), static vs issued tokens vs a rate quota, ${ROUNDS} interleaved rounds`,
+  standalone: true,
   async run() {
     const stateDir = mkdtempSync(join(tmpdir(), "mortarmq-bench-tenants-"));
     const broker = await startLocalBroker({ stateDir, port: 0, vars: { ADMIN_TOKEN: ADMIN, AUTH_TOKENS: `${STATIC}:static` } });
-    const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });
-    const call = (method: string, path: string, token: string, body?: string) =>
-      new Promise<string>((resolve, reject) => {
-        const headers: Record<string, string | number> = { authorization: `Bearer ${token}` };
-        if (body !== undefined) headers["content-length"] = Buffer.byteLength(body);
-        const req = request({ host: "127.0.0.1", port: broker.port, path, method, agent, headers }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (c: Buffer) => chunks.push(c));
-          res.on("end", () => (res.statusCode! < 300 ? resolve(Buffer.concat(chunks).toString()) : reject(new Error(`${path}: ${res.statusCode} ${Buffer.concat(chunks)}`))));
-        });
-        req.on("error", reject);
-        req.end(body);
-      });
+    const http = httpCaller(broker.port, CONCURRENCY * 2);
+    const call = (method: string, path: string, token: string, body?: string) => http.call(method, path, { token, body });
     const issue = async (id: string, quotas?: object) => {
       await call("POST", "/admin/tenants", ADMIN, JSON.stringify({ id, ...(quotas ? { quotas } : {}) }));
       return (JSON.parse(await call("POST", `/admin/tenants/${id}/tokens`, ADMIN, "{}")) as { token: string }).token;
@@ -102,7 +92,7 @@ export const suite: BenchSuite = {
       return { rows, detail: { concurrency: CONCURRENCY, window: WINDOW, rounds: ROUNDS, sliceMs: SLICE_MS, ratesPerRound: Object.fromEntries(cases.map((c, i) => [c.route, rates[i]!.map(Math.round)])) } };
     } finally {
       for (const c of clients) await c.close().catch(() => {});
-      agent.destroy();
+      http.close();
       await broker.stop();
       rmSync(stateDir, { recursive: true, force: true });
     }

@@ -14,10 +14,11 @@
 // esbuild, a read-only node_modules, a build error) returns null and the
 // launcher falls back to tsx; MORTARMQ_CLI_CACHE=0 always uses tsx.
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { makeCurrent } from "./build-swap.js";
 
 /** Recorded in the manifest; a build of another format is rebuilt (this file is an input too). */
 export const FORMAT = 2;
@@ -105,15 +106,11 @@ async function build(root, cacheDir, esbuild) {
     const s = statSync(abs);
     inputs[abs] = [s.mtimeMs, s.size];
   }
-  const tmp = join(cacheDir, `current.json.${process.pid}`);
-  writeFileSync(tmp, JSON.stringify({ format: FORMAT, esbuild: esbuild.version, build: name, inputs }));
-  markReplaced(cacheDir);
-  renameSync(tmp, join(cacheDir, "current.json"));
-  removeOldBuilds(cacheDir, name);
+  makeCurrent(cacheDir, { format: FORMAT, esbuild: esbuild.version, build: name, inputs }, KEEP_OLD_BUILDS_MS);
   return out;
 }
 
-/** esbuild plugin: `import.meta.url` in a bundled TypeScript file is that file's URL (client/local/broker.ts finds the repository with it). */
+/** esbuild plugin: `import.meta.url` in a bundled TypeScript file is that file's URL (client/local/root.ts finds the repository with it). */
 const sourceImportMetaUrl = {
   name: "source-import-meta-url",
   setup(b) {
@@ -124,27 +121,3 @@ const sourceImportMetaUrl = {
     });
   },
 };
-
-/** Sets the mtime of the build that is current now to the time it stops being current. */
-function markReplaced(cacheDir) {
-  try {
-    const old = JSON.parse(readFileSync(join(cacheDir, "current.json"), "utf8")).build;
-    const now = new Date();
-    utimesSync(join(cacheDir, old), now, now);
-  } catch {
-    /* no current build yet */
-  }
-}
-
-/** Deletes builds other than `keep` that were replaced more than KEEP_OLD_BUILDS_MS ago (their mtime, see markReplaced). */
-function removeOldBuilds(cacheDir, keep) {
-  for (const entry of readdirSync(cacheDir)) {
-    if (!entry.startsWith("build-") || entry === keep) continue;
-    const dir = join(cacheDir, entry);
-    try {
-      if (Date.now() - statSync(dir).mtimeMs > KEEP_OLD_BUILDS_MS) rmSync(dir, { recursive: true, force: true });
-    } catch {
-      /* removed by a concurrent run */
-    }
-  }
-}

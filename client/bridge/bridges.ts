@@ -17,6 +17,8 @@ export interface BridgeOptions {
    * their own CONNECT token; `/v0/mortar` ignores the header.
    */
   token?: string;
+  /** Offer permessage-deflate on the tunnels' WebSockets (see TunnelOptions.compress): both, or per tunnel. */
+  compress?: boolean | { mortar?: boolean; nats?: boolean };
   /** Per-connection failures (e.g. broker unreachable), with the tunnel they happened on. */
   onConnectionError?: (kind: "mortar" | "nats", err: Error) => void;
 }
@@ -53,6 +55,7 @@ export async function startBridges(opts: BridgeOptions): Promise<{ started: Star
       const tunnel = await startTunnel({
         host: s.addr.host, port: s.addr.port, target,
         token: s.kind === "nats" ? opts.token : undefined,
+        compress: typeof opts.compress === "object" ? opts.compress[s.kind] === true : opts.compress === true,
         onConnectionError: opts.onConnectionError && ((e) => opts.onConnectionError!(s.kind, e)),
       });
       started.push({ kind: s.kind, tunnel, line: `${s.what.padEnd(11)} ${s.scheme}://${tunnel.host}:${tunnel.port}  → ${target}` });

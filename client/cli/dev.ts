@@ -1,19 +1,27 @@
 /**
- * `mortarmq dev`: the local broker (what `npm start` runs). Starts
- * `wrangler dev` with on-disk state and, next to it, the TCP bridges for
- * MortarMQ v0 (default port 7070) and NATS (default port 4222); prints one
+ * `mortarmq dev`: the local broker (what `npm start` runs). Hosts the Worker
+ * in Miniflare in this process (client/local/embedded.ts: one Node process
+ * and its workerd, on-disk state) with the TCP bridges for MortarMQ v0
+ * (default port 7070) and NATS (default port 4222) next to it; prints one
  * line per listening address and the auth mode (open or tokens); Ctrl-C
- * shuts everything down. If wrangler exits, or /healthz stops answering for
- * HEALTH_DEAD_AFTER_MS (probed every HEALTH_INTERVAL_MS), it says so,
- * stops the bridges and exits with status 1. Bridge connection failures
- * (e.g. the broker is down) are logged to stderr.
+ * shuts everything down. A port already in use — HTTP or a bridge — stops
+ * it before anything starts (PORT_IN_USE; 0 picks a free port). If workerd
+ * exits, or /healthz stops answering for HEALTH_DEAD_AFTER_MS (probed every
+ * HEALTH_INTERVAL_MS), it says so, stops the bridges and exits with status 1.
+ * Quiet by default: `--verbose` logs one line per HTTP request; colour codes
+ * only on a terminal. Bridge connection failures are logged to stderr.
  *
  * Worker vars (wrangler.toml `[vars]`: AUTH_TOKENS, CORS_ORIGINS, …) are set
  * with `--var NAME=value` (repeatable) or the `--auth-tokens <list>` shortcut.
+ *
+ * Started by startLocalBroker (client/local/broker.ts) with an IPC channel,
+ * it sends one `DevReadyMessage` once ready and stops when the channel closes.
  */
 import type { Command } from "commander";
-import { HEALTH_DEAD_AFTER_MS, HEALTH_INTERVAL_MS, HealthWatch } from "../local/health";
-import { usageError } from "./errors";
+import { HEALTH_INTERVAL_MS, HealthWatch } from "../local/health";
+import type { PortInUseError } from "../local/ports";
+import type { StateDirInUseError } from "../local/state-lock";
+import { CliError, usageError } from "./errors";
 import { parseIntOption } from "./parse";
 
 interface DevOptions {
@@ -24,6 +32,26 @@ interface DevOptions {
   natsPort: string | false;
   var: string[];
   authTokens?: string;
+  verbose?: boolean;
+}
+
+/** What `mortarmq dev` sends its parent over an IPC channel once ready (client/local/broker.ts). */
+export interface DevReadyMessage {
+  type: "mortarmq-dev-ready";
+  url: string;
+  port: number;
+  stateDir: string;
+  auth: "open" | "tokens";
+  /** Ports of the bridges that were started. */
+  bridges: { mortar?: number; nats?: number };
+  /** Pid of the workerd process, if found. */
+  runtimePid?: number;
+}
+
+/** The report for a port in use: what it is for, and how to choose another. */
+export function portInUse(e: PortInUseError): CliError {
+  const no = e.flag === "--port" ? "" : `, or ${e.flag.replace("--", "--no-")}`;
+  return new CliError("PORT_IN_USE", e.message, `stop the other broker, or choose another port with ${e.flag} <port> (0 picks a free one)${no}`);
 }
 
 /** Worker var names: what wrangler accepts as a binding name. */
@@ -60,80 +88,94 @@ export function authLine(auth: "open" | "tokens"): string {
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
+/** The report for a state directory another running broker holds. */
+export function stateDirInUse(e: StateDirInUseError): CliError {
+  return new CliError("STATE_DIR_IN_USE", `state directory ${e.stateDir} is in use by another broker (pid ${e.owner})`,
+    `stop it, or choose another --state (if no broker runs, delete ${e.lockPath})`);
+}
+
 /** Registers the `dev` command on `program`. */
 export function registerDev(program: Command): void {
   program
     .command("dev")
-    .description("run the broker locally (wrangler dev, on-disk state, no account needed) with its TCP bridges")
+    .description("run the broker locally (the Worker in Miniflare, on-disk state, no account needed) with its TCP bridges")
     .option("--host <host>", "address to listen on", "127.0.0.1")
-    .option("--port <port>", "HTTP/WebSocket port", "8787")
+    .option("--port <port>", "HTTP/WebSocket port (0: a free one)", "8787")
     .option("--state <dir>", "directory for on-disk state", ".mortarmq/state")
-    .option("--bridge-port <port>", "MortarMQ v0 TCP bridge port", "7070")
+    .option("--bridge-port <port>", "MortarMQ v0 TCP bridge port (0: a free one)", "7070")
     .option("--no-bridge-port", "do not start the MortarMQ v0 TCP bridge")
-    .option("--nats-port <port>", "NATS TCP bridge port", "4222")
+    .option("--nats-port <port>", "NATS TCP bridge port (0: a free one)", "4222")
     .option("--no-nats-port", "do not start the NATS TCP bridge")
     .option("--var <NAME=value>", "set a Worker var (repeatable), e.g. --var CORS_ORIGINS=https://app.example", collect, [])
     .option("--auth-tokens <list>", 'require tokens: comma-separated "token:tenant" pairs (same as --var AUTH_TOKENS=<list>)')
+    .option("--verbose", "log one line per HTTP request")
     .action(async (opts: DevOptions) => {
       let vars: Record<string, string>;
       try {
-        vars = devVars(opts.var, opts.authTokens);
+        // push endpoints on this machine (http://127.0.0.1:…) are allowed locally; `--var PUSH_ALLOW_LOOPBACK=0` turns it off (docs/push.md)
+        vars = { PUSH_ALLOW_LOOPBACK: "1", ...devVars(opts.var, opts.authTokens) };
       } catch (e) {
         throw usageError((e as Error).message, "see `mortarmq dev --help`"); // reported by main(), like a bad --port
       }
       const port = parseIntOption("--port", opts.port, 0, 65535);
       const bridgePort = opts.bridgePort ? parseIntOption("--bridge-port", opts.bridgePort, 0, 65535) : undefined;
       const natsPort = opts.natsPort ? parseIntOption("--nats-port", opts.natsPort, 0, 65535) : undefined;
-      const [{ startLocalBroker }, { startBridges }] = await Promise.all([import("../local/broker"), import("../bridge/bridges")]);
-      const broker = await startLocalBroker({
-        host: opts.host,
-        port,
-        stateDir: opts.state,
-        vars,
-        inheritLogs: true,
-      });
-      const { started, failed } = await startBridges({
-        url: broker.url,
-        mortar: bridgePort !== undefined ? { host: opts.host, port: bridgePort } : undefined,
-        nats: natsPort !== undefined ? { host: opts.host, port: natsPort } : undefined,
-        onConnectionError: (kind, e) => console.error(`mortarmq: ${kind === "mortar" ? "MortarMQ v0" : "NATS"} bridge: ${e.message}`),
-      });
-      console.log(`mortarmq: broker      http://${opts.host}:${broker.port}  (state: ${broker.stateDir})`);
-      console.log(`mortarmq: health      http://${opts.host}:${broker.port}/healthz`);
-      console.log(`mortarmq: NATS/WS     ws://${opts.host}:${broker.port}/nats`);
-      for (const s of started) console.log(`mortarmq: ${s.line}`);
-      for (const f of failed) console.warn(`mortarmq: ${f.line}`);
+      const [{ startEmbeddedBroker }, { PortInUseError }, { StateDirInUseError }, { PACKAGE_ROOT }, { running }] = await Promise.all([
+        import("../local/embedded"), import("../local/ports"), import("../local/state-lock"), import("../local/root"), import("../local/process-tree"),
+      ]);
+      let broker: Awaited<ReturnType<typeof startEmbeddedBroker>>;
+      try {
+        broker = await startEmbeddedBroker({
+          root: PACKAGE_ROOT, host: opts.host, port, stateDir: opts.state, vars, bridgePort, natsPort,
+          verbose: opts.verbose === true, readyTimeoutMs: 60_000,
+          onBridgeError: (kind, e) => console.error(`mortarmq: ${kind === "mortar" ? "MortarMQ v0" : "NATS"} bridge: ${e.message}`),
+        });
+      } catch (e) {
+        if (e instanceof PortInUseError) throw portInUse(e);
+        if (e instanceof StateDirInUseError) throw stateDirInUse(e);
+        throw e;
+      }
+      if (broker.stoppedOrphan !== undefined) {
+        console.warn(`mortarmq: the previous broker on ${broker.stateDir} was killed and left its workerd (pid ${broker.stoppedOrphan}) running; stopped it`);
+      }
+      console.log(`mortarmq: broker      ${broker.url}  (state: ${broker.stateDir})`);
+      console.log(`mortarmq: health      ${broker.url}/healthz`);
+      console.log(`mortarmq: NATS/WS     ${broker.url.replace(/^http/, "ws")}/nats`);
+      for (const s of broker.bridges) console.log(`mortarmq: ${s.line}`);
       console.log(authLine(broker.auth));
       let stopping = false;
-      const stop = async () => {
+      const stop = async (code: number) => {
         if (stopping) return;
         stopping = true;
-        await Promise.all(started.map((s) => s.tunnel.close()));
+        clearInterval(health);
         await broker.stop();
-        process.exit(0);
+        process.exit(code);
       };
-      process.once("SIGINT", stop);
-      process.once("SIGTERM", stop);
+      for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, () => void stop(0));
+      if (process.send) {
+        const ready: DevReadyMessage = {
+          type: "mortarmq-dev-ready", url: broker.url, port: broker.port, stateDir: broker.stateDir, auth: broker.auth,
+          bridges: Object.fromEntries(broker.bridges.map((b) => [b.kind, b.tunnel.port])), runtimePid: broker.runtimePid,
+        };
+        process.send(ready);
+        process.once("disconnect", () => void stop(0)); // the process that started this one is gone
+      }
       const watch = new HealthWatch(Date.now());
       const health = setInterval(() => {
-        void fetch(`${broker.url}/healthz`, { signal: AbortSignal.timeout(HEALTH_INTERVAL_MS) }).then(
+        if (stopping) return;
+        if (broker.runtimePid !== undefined && !running(broker.runtimePid)) {
+          console.error(`mortarmq: workerd (pid ${broker.runtimePid}) exited; stopping`);
+          void stop(1);
+          return;
+        }
+        void fetch(`${broker.loopbackUrl}/healthz`, { signal: AbortSignal.timeout(HEALTH_INTERVAL_MS) }).then(
           (r) => r.ok, () => false,
-        ).then(async (ok) => {
+        ).then((ok) => {
           if (stopping || !watch.observe(ok, Date.now())) return;
           console.error(`mortarmq: the broker at ${broker.url} has not answered /healthz for ${Math.round(watch.silentFor(Date.now()) / 1000)} s `
-            + "(wrangler or workerd died or hangs); stopping");
-          stopping = true;
-          clearInterval(health);
-          await Promise.all(started.map((s) => s.tunnel.close()));
-          await broker.stop();
-          process.exit(1);
+            + "(workerd hangs); stopping");
+          void stop(1);
         });
       }, HEALTH_INTERVAL_MS);
-      health.unref();
-      const code = await broker.exited;
-      clearInterval(health);
-      if (!stopping) console.error(`mortarmq: wrangler dev exited (${code === null ? "killed by a signal" : `code ${code}`}); stopping the bridges`);
-      await Promise.all(started.map((s) => s.tunnel.close()));
-      if (!stopping) process.exitCode = 1;
     });
 }

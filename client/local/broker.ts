@@ -1,23 +1,21 @@
 /**
- * Starts and stops a real local broker: `wrangler dev` (workerd) with
- * on-disk state. Used by `mortarmq dev`, the end-to-end tests and the
- * benchmarks.
+ * Starts and stops a real local broker in a child process: `mortarmq dev`
+ * (the Worker in Miniflare, ./embedded.ts) with on-disk state — what
+ * `npm start` runs. The one way the end-to-end tests and the benchmarks
+ * start a broker. `launcher: "wrangler"` runs the earlier `wrangler dev`
+ * launcher instead (./wrangler-launcher.ts), for comparisons only.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { createRequire } from "node:module";
-import { resolve, dirname } from "node:path";
-import { fileURLToPath } from "node:url";
-import { mkdirSync } from "node:fs";
-import { createServer } from "node:net";
-import { createInterface } from "node:readline";
-import type { Readable, Writable } from "node:stream";
-import { isHealthProbeLog } from "./health";
+import type { ChildProcess } from "node:child_process";
+import { resolve } from "node:path";
+import type { DevReadyMessage } from "../cli/dev";
 import { killTree } from "./process-tree";
-import { lockStateDir } from "./state-lock";
+import type { AuthMode } from "./ready";
+import { PACKAGE_ROOT } from "./root";
+import { spawnLauncher, stopChild } from "./launcher-process";
+import { launchWranglerDev } from "./wrangler-launcher";
 
-const require = createRequire(import.meta.url);
-/** Root of this package (holds wrangler.toml). */
-export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export { PACKAGE_ROOT } from "./root";
+export { assertPortFree, freePort } from "./ports";
 
 export interface LocalBrokerOptions {
   host?: string;
@@ -25,12 +23,22 @@ export interface LocalBrokerOptions {
   port?: number;
   /** On-disk state directory (created if missing). */
   stateDir: string;
-  /** Extra `--var NAME:value` bindings (e.g. AUTH_TOKENS). */
+  /** Extra Worker vars (e.g. AUTH_TOKENS), on top of wrangler.toml `[vars]` and `.dev.vars`. */
   vars?: Record<string, string>;
-  /** Pass wrangler's output through to this process's stdout/stderr (without the request-log lines of /healthz probes). */
+  /** TCP bridges to start with the broker (port 0 picks a free one); none when absent. */
+  bridges?: { mortar?: number; nats?: number };
+  /** Pass the broker's output through to this process's stdout/stderr. */
   inheritLogs?: boolean;
+  /** `mortarmq dev --verbose`: one log line per HTTP request. */
+  verbose?: boolean;
   /** How long to wait for /healthz, ms (default 60000). */
   readyTimeoutMs?: number;
+  /**
+   * Internal, for benchmarks and the upgrade test: "wrangler" runs the
+   * earlier launcher (`wrangler dev`, a proxy workerd in front of the
+   * broker's; bridges in a `mortarmq bridge` process). Default "miniflare".
+   */
+  launcher?: "miniflare" | "wrangler";
 }
 
 export interface LocalBroker {
@@ -38,117 +46,60 @@ export interface LocalBroker {
   url: string;
   stateDir: string;
   /** Auth mode the broker reported on /healthz: "open" (no tokens, tenant `default`) or "tokens". */
-  auth: "open" | "tokens";
+  auth: AuthMode;
+  /** Which launcher runs it. */
+  launcher: "miniflare" | "wrangler";
+  /** Ports of the bridges that were started. */
+  bridges: { mortar?: number; nats?: number };
+  /** The launcher process (`mortarmq dev`, or wrangler); workerd is its child. */
   process: ChildProcess;
-  /** Resolves when the wrangler process exits. */
+  /** Every process of this broker with its descendants: the launcher (and, for "wrangler", its bridge process). */
+  pids: number[];
+  /** Resolves when the launcher process exits. */
   exited: Promise<number | null>;
-  /** Stops wrangler (SIGINT, then SIGKILL after 5 s) and waits for exit. */
+  /** Stops the broker (SIGINT, then SIGKILL of its process tree after 5 s) and waits for exit. */
   stop(): Promise<void>;
 }
 
-/** Finds a free TCP port on `host`. */
-export async function freePort(host = "127.0.0.1"): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.once("error", rej);
-    srv.listen(0, host, () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => res(port));
-    });
-  });
-}
-
-/** Resolves when `port` on `host` can be listened on; rejects (EADDRINUSE, …) otherwise. */
-export async function assertPortFree(host: string, port: number): Promise<void> {
-  await new Promise<void>((res, rej) => {
-    const srv = createServer();
-    srv.once("error", (e: NodeJS.ErrnoException) =>
-      rej(new Error(e.code === "EADDRINUSE" ? `${host}:${port} is already in use (another broker running? choose another --port)` : `${host}:${port}: ${e.message}`)));
-    srv.listen(port, host, () => srv.close(() => res()));
-  });
-}
-
 /**
- * Spawns `wrangler dev` and resolves once GET /healthz answers 200.
+ * Starts a broker and resolves once GET /healthz answered 200.
  * Throws if the requested port is taken (so another broker's /healthz is
  * never mistaken for this one), if another running broker uses the state
- * directory (client/local/state-lock.ts), if wrangler exits first, or if the
- * broker is not ready in time.
+ * directory (client/local/state-lock.ts), if the launcher exits first, or if
+ * the broker is not ready in time; the error carries the launcher's output.
  */
 export async function startLocalBroker(opts: LocalBrokerOptions): Promise<LocalBroker> {
   const host = opts.host ?? "127.0.0.1";
-  const port = opts.port && opts.port > 0 ? opts.port : await freePort(host);
-  if (opts.port && opts.port > 0) await assertPortFree(host, port);
-  const stateDir = resolve(opts.stateDir);
-  mkdirSync(stateDir, { recursive: true });
-  const wranglerBin = require.resolve("wrangler/bin/wrangler.js");
-  const args = [
-    wranglerBin, "dev",
-    "--config", resolve(PACKAGE_ROOT, "wrangler.toml"),
-    "--ip", host,
-    "--port", String(port),
-    "--persist-to", stateDir,
-    "--inspector-port", String(await freePort(host)),
-    "--show-interactive-dev-session=false",
-    "--log-level", opts.inheritLogs ? "info" : "warn",
-  ];
-  for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
-  const unlock = lockStateDir(stateDir); // one broker per state directory (client/local/state-lock.ts)
-  const child = spawn(process.execPath, args, {
-    cwd: PACKAGE_ROOT,
-    env: {
-      ...process.env, WRANGLER_SEND_METRICS: "false", CI: process.env.CI ?? "1", NO_UPDATE_NOTIFIER: "1", CLOUDFLARE_CF_FETCH_ENABLED: "false",
-      ...(opts.inheritLogs && process.stdout.isTTY && process.env.FORCE_COLOR === undefined ? { FORCE_COLOR: "1" } : {}),
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  if (opts.inheritLogs) {
-    forwardLogs(child.stdout!, process.stdout);
-    forwardLogs(child.stderr!, process.stderr);
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
+  if (opts.launcher === "wrangler") {
+    const b = await launchWranglerDev({
+      host, port: opts.port ?? 0, stateDir: opts.stateDir, vars: opts.vars ?? {}, bridges: opts.bridges ?? {},
+      inheritLogs: opts.inheritLogs === true, readyTimeoutMs,
+    });
+    return { ...b, launcher: "wrangler" };
   }
-  let log = "";
-  child.stdout?.on("data", (d) => { log = (log + d).slice(-8000); });
-  child.stderr?.on("data", (d) => { log = (log + d).slice(-8000); });
-  const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
-  let dead = false;
-  exited.then(() => { dead = true; unlock(); });
-  const url = `http://${host}:${port}`;
-  const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
-  let auth: LocalBroker["auth"] = "open";
-  while (true) {
-    if (dead) throw new Error(`wrangler dev exited before the broker was ready:\n${log}`);
-    if (Date.now() > deadline) {
-      if (child.pid !== undefined) killTree(child.pid); // wrangler's workerd children too
-      throw new Error(`broker not ready on ${url} in time:\n${log}`);
-    }
-    try {
-      const r = await fetch(`${url}/healthz`);
-      if (r.status === 200) {
-        auth = ((await r.json()) as { auth?: string }).auth === "tokens" ? "tokens" : "open";
-        break;
-      }
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 200));
+  const args = [resolve(PACKAGE_ROOT, "client/bin/mortarmq.js"), "dev", "--host", host, "--port", String(opts.port ?? 0), "--state", resolve(opts.stateDir)];
+  const { mortar, nats } = opts.bridges ?? {};
+  args.push(...(mortar === undefined ? ["--no-bridge-port"] : ["--bridge-port", String(mortar)]));
+  args.push(...(nats === undefined ? ["--no-nats-port"] : ["--nats-port", String(nats)]));
+  for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}=${v}`);
+  if (opts.verbose) args.push("--verbose");
+  const { child, exited, log } = spawnLauncher(args, { ipc: true, inheritLogs: opts.inheritLogs });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const ready = await Promise.race([
+    new Promise<DevReadyMessage>((res) => child.on("message", (m: DevReadyMessage) => m?.type === "mortarmq-dev-ready" && res(m))),
+    exited.then((code) => new Error(`mortarmq dev exited (${code === null ? "killed by a signal" : `code ${code}`}) before the broker was ready:\n${log()}`)),
+    new Promise<Error>((res) => (timer = setTimeout(() => res(new Error(`broker not ready in ${Math.round(readyTimeoutMs / 1000)} s:\n${log()}`)), readyTimeoutMs))),
+  ]);
+  clearTimeout(timer);
+  if (ready instanceof Error) {
+    if (child.pid !== undefined) killTree(child.pid); // its workerd too
+    throw ready;
   }
+  child.channel?.unref(); // the channel alone does not keep this process alive
   return {
-    port, url, stateDir, auth, process: child, exited,
-    async stop() {
-      if (dead) return;
-      child.kill("SIGINT");
-      // wrangler stops its workerd children on SIGINT; if it hangs, kill the whole tree (not wrangler alone)
-      const t = setTimeout(() => child.pid !== undefined && killTree(child.pid), 5000);
-      await exited;
-      clearTimeout(t);
-    },
+    port: ready.port, url: ready.url, stateDir: ready.stateDir, auth: ready.auth, launcher: "miniflare", bridges: ready.bridges,
+    process: child, pids: [child.pid!], exited,
+    stop: () => stopChild(child, exited),
   };
-}
-
-/** Copies `from` to `to` line by line, leaving out wrangler's log lines of successful /healthz probes. */
-function forwardLogs(from: Readable, to: Writable): void {
-  createInterface({ input: from, crlfDelay: Infinity }).on("line", (line) => {
-    if (!isHealthProbeLog(line)) to.write(line + "\n");
-  });
 }

@@ -10,13 +10,26 @@ export const HEALTH_INTERVAL_MS = 3_000;
 export const HEALTH_DEAD_AFTER_MS = 10_000;
 
 /**
- * True for wrangler's request-log line of a successful `/healthz` probe
- * (`[wrangler:info] GET /healthz 200 OK (2ms)`, colours or not): `mortarmq dev`
- * does not show those, or its probe would print one every HEALTH_INTERVAL_MS.
+ * True for the request-log line of a successful `/healthz` probe —
+ * Miniflare's `[mf:info] GET /healthz 200 OK (2ms)` or wrangler's
+ * `[wrangler:info] …`, colours or not: `mortarmq dev --verbose` does not show
+ * those, or its probe would print one every HEALTH_INTERVAL_MS.
  */
 export function isHealthProbeLog(line: string): boolean {
   // eslint-disable-next-line no-control-regex
   return /\bGET \/healthz 200\b/.test(line.replace(/\x1b\[[0-9;]*m/g, ""));
+}
+
+/**
+ * True for workerd output lines that say nothing to a user of the broker:
+ * the symbolizer notice, the recursive-isolate-lock notice, and the `stack:`
+ * lines of raw addresses that follow a runtime error (the error line itself
+ * is kept). The filter Miniflare applies for wrangler, on our own output.
+ */
+export function isRuntimeNoise(line: string): boolean {
+  return line.includes("Not symbolizing stack traces because $LLVM_SYMBOLIZER is not set")
+    || line.includes("took recursive isolate lock")
+    || /^\s*stack:( (0|[a-f\d]{4,}|\S+@[a-f\d]+))+;?( .*)?$/.test(line);
 }
 
 export class HealthWatch {

@@ -1,31 +1,71 @@
 /**
- * Killing a local broker for good: `wrangler dev` runs workerd as child
- * processes, and a SIGKILL to wrangler alone leaves them running (holding
- * the port and the state directory).
+ * Processes of a local broker: `wrangler dev` runs workerd as child
+ * processes, and so does Miniflare in `mortarmq dev`; a SIGKILL to the
+ * Node process alone leaves workerd running (holding the port and the
+ * state directory).
  */
 import { execFileSync } from "node:child_process";
 
-/**
- * Pids of `root` and all its descendants, root first, from `ps -A -o
- * pid=,ppid=` (Linux, macOS). Just `[root]` where `ps` is unavailable.
- */
-export function processTree(root: number): number[] {
+/** `ps -A -o pid=,ppid=,comm=` as rows; null where `ps` is unavailable. */
+function processTable(): { pid: number; ppid: number; comm: string }[] | null {
   let table: string;
   try {
-    table = execFileSync("ps", ["-A", "-o", "pid=,ppid="], { encoding: "utf8" });
+    table = execFileSync("ps", ["-A", "-o", "pid=,ppid=,comm="], { encoding: "utf8" });
   } catch {
-    return [root];
+    return null;
   }
-  const children = new Map<number, number[]>();
+  const rows: { pid: number; ppid: number; comm: string }[] = [];
   for (const line of table.split("\n")) {
-    const [pid, ppid] = line.trim().split(/\s+/).map(Number);
-    if (!pid || ppid === undefined || Number.isNaN(ppid)) continue;
+    const m = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line);
+    if (m) rows.push({ pid: Number(m[1]), ppid: Number(m[2]), comm: m[3]!.trim() });
+  }
+  return rows;
+}
+
+/**
+ * Pids of `root` and all its descendants, root first, from `ps` (Linux,
+ * macOS). Just `[root]` where `ps` is unavailable.
+ */
+export function processTree(root: number): number[] {
+  const rows = processTable();
+  if (!rows) return [root];
+  const children = new Map<number, number[]>();
+  for (const { pid, ppid } of rows) {
     if (!children.has(ppid)) children.set(ppid, []);
     children.get(ppid)!.push(pid);
   }
   const out = [root];
   for (let i = 0; i < out.length; i++) out.push(...(children.get(out[i]!) ?? []));
   return out;
+}
+
+/**
+ * The command name of running process `pid` (the executable's base name, as
+ * `ps -o comm` shows it, e.g. "workerd"); undefined when no such process runs
+ * or `ps` is unavailable.
+ */
+export function processCommand(pid: number): string | undefined {
+  try {
+    const comm = execFileSync("ps", ["-o", "comm=", "-p", String(pid)], { encoding: "utf8" }).trim();
+    return comm ? comm.split("/").pop() : undefined;
+  } catch {
+    return undefined; // ps exits 1: no such process
+  }
+}
+
+/** Direct children of `parent` whose command name is `comm` (e.g. the workerd a Miniflare instance started). */
+export function childrenNamed(parent: number, comm: string): number[] {
+  return (processTable() ?? []).filter((r) => r.ppid === parent && r.comm.split("/").pop() === comm).map((r) => r.pid);
+}
+
+/** True when a process with this id exists (signal 0 checks without signalling; a zombie still counts). */
+export function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 /** Sends SIGKILL to `root` and every descendant (the ones already gone are skipped). */

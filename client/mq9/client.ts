@@ -12,6 +12,7 @@
  */
 import { mailAddressProblem } from "../../wire/mq9/address"; // not the index: that loads zod
 import { echo } from "../../wire/mq9/errors";
+import type { PushInfo } from "../../wire/mq9/push";
 import { Mq9Agents } from "./agents";
 import { Mq9Consumer, CONSUME_MAX_WAIT_MS, type ConsumeOptions } from "./consume";
 import { Mq9ClientError } from "./errors";
@@ -69,6 +70,27 @@ export interface RequestOptions extends Omit<SendOptions, "replyTo" | "correlati
   timeoutMs?: number;
 }
 
+/** createPush() options (docs/push.md "PUSH.CREATE"); the broker's defaults where absent. */
+export interface PushOptions {
+  /** The consumer group the endpoint consumes as (required). */
+  group: string;
+  /** The endpoint: https:// (http:// to loopback only on a local broker). */
+  url: string;
+  /** Signing secret, 32–256 bytes; absent: the broker generates one and returns it once. */
+  secret?: string;
+  /** Attempts per message before it is dead-lettered (default 8, 1–100). */
+  maxAttempts?: number;
+  /** Where a new group starts: latest (default), earliest, from_time, from_id. */
+  deliver?: "latest" | "earliest" | "from_time" | "from_id";
+  fromTime?: number | Date;
+  fromId?: number;
+  /** Messages in flight (default 1: strictly ordered; up to 32). */
+  concurrency?: number;
+  /** An attempt without an answer this long fails, ms (default 10 000). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
 /** call() options. */
 export interface CallOptions {
   /** Request headers (`mq9-*`), sent as given. */
@@ -99,6 +121,7 @@ export const mq9Subjects = {
   query: (address: string) => `$mq9.AI.MSG.QUERY.${address}`,
   delete: (address: string, msgId: number) => `$mq9.AI.MSG.DELETE.${address}.${msgId}`,
   agent: (verb: "REGISTER" | "UNREGISTER" | "REPORT" | "DISCOVER") => `$mq9.AI.AGENT.${verb}`,
+  push: (verb: "CREATE" | "LIST" | "DELETE", address: string) => `$mq9.AI.PUSH.${verb}.${address}`,
 } as const;
 
 /** `address`, checked with the broker's own rules (a bad address must never reach a NATS subject). */
@@ -296,6 +319,41 @@ export class Mq9Client implements MessageOwner {
   async delete(address: string, msgId: number, o: { signal?: AbortSignal } = {}): Promise<void> {
     if (!Number.isSafeInteger(msgId) || msgId < 0) throw Mq9ClientError.client(`msg_id must be a whole number ≥ 0, not ${msgId}`);
     await this.call(mq9Subjects.delete(checked(address), msgId), new Uint8Array(0), { signal: o.signal });
+  }
+
+  /**
+   * Creates a push subscription ($mq9.AI.PUSH.CREATE, docs/push.md): the
+   * broker POSTs every message of `o.group` to `o.url`, signed with the
+   * secret (`verifyPushSignature` checks it on the receiving side).
+   * @returns the push_id, and the secret when the broker generated it (shown only here)
+   * @throws Mq9ClientError mailbox_not_found; invalid_request (URL refused, bad option, group already pushed); quota_exceeded (push limit)
+   */
+  async createPush(address: string, o: PushOptions): Promise<{ pushId: string; secret?: string }> {
+    const body: Record<string, unknown> = { group_name: o.group, url: o.url };
+    if (o.secret !== undefined) body.secret = o.secret;
+    if (o.maxAttempts !== undefined) body.max_attempts = o.maxAttempts;
+    if (o.concurrency !== undefined) body.concurrency = o.concurrency;
+    if (o.timeoutMs !== undefined) body.timeout_ms = o.timeoutMs;
+    Object.assign(body, fetchBody({ deliver: o.deliver, fromTime: o.fromTime, fromId: o.fromId }));
+    const r = await this.call(mq9Subjects.push("CREATE", checked(address)), body, { signal: o.signal });
+    return r.secret === undefined ? { pushId: String(r.push_id) } : { pushId: String(r.push_id), secret: String(r.secret) };
+  }
+
+  /**
+   * The mailbox's push subscriptions with their counters ($mq9.AI.PUSH.LIST; never the secret).
+   * @throws Mq9ClientError mailbox_not_found
+   */
+  async listPushes(address: string, o: { signal?: AbortSignal } = {}): Promise<PushInfo[]> {
+    const r = await this.call(mq9Subjects.push("LIST", checked(address)), {}, { signal: o.signal });
+    return r.pushes as PushInfo[];
+  }
+
+  /**
+   * Deletes a push subscription ($mq9.AI.PUSH.DELETE); its group stays, at its ack floors.
+   * @throws Mq9ClientError invalid_request (`push subscription not found`); mailbox_not_found
+   */
+  async deletePush(address: string, pushId: string, o: { signal?: AbortSignal } = {}): Promise<void> {
+    await this.call(mq9Subjects.push("DELETE", checked(address)), { push_id: pushId }, { signal: o.signal });
   }
 
   /**

@@ -131,6 +131,8 @@ const RULES: readonly { re: RegExp; kind: Mq9ErrorKind; retryable: boolean }[] =
   { re: /^(storage|mailbox) quota exceeded: /, kind: "quota_exceeded", retryable: false },
   { re: /^mailbox .* already has \d+ consumer groups: /s, kind: "quota_exceeded", retryable: false },
   { re: /^agent registry is full/, kind: "quota_exceeded", retryable: false },
+  { re: /^push subscription limit reached: /, kind: "quota_exceeded", retryable: false },
+  { re: /^mailbox .* already has \d+ push subscriptions: /s, kind: "quota_exceeded", retryable: false },
   { re: /^unavailable: /, kind: "unavailable", retryable: true },
   { re: /^mailbox temporarily unavailable, retry: /, kind: "unavailable", retryable: true },
   { re: /^semantic search is unavailable: /, kind: "unavailable", retryable: true },

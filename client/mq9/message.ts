@@ -5,6 +5,7 @@
  */
 import type { Mq9Message as Mq9WireMessage } from "../../wire/mq9/messages";
 import type { Priority } from "../../wire/mq9/priority";
+import type { DeadLetterInfo } from "../../wire/mq9/push";
 import { Mq9ClientError } from "./errors";
 import { decodePayload, type Mq9Payload } from "./payload";
 
@@ -55,6 +56,8 @@ export class Mq9Message {
   readonly replyTo: string | null;
   /** `mq9-correlation-id`, or null. */
   readonly correlationId: string | null;
+  /** On a dead-letter copy (a `<mail_address>.dlq` mailbox): where it came from and why its push failed (docs/push.md), else null. */
+  readonly deadLetter: DeadLetterInfo | null;
 
   /**
    * @param mailAddress the mailbox it was read from
@@ -74,6 +77,7 @@ export class Mq9Message {
     this.tags = wire.tags ?? [];
     this.replyTo = wire.reply_to ?? null;
     this.correlationId = wire.correlation_id ?? null;
+    this.deadLetter = wire.dead_letter ?? null;
   }
 
   /** The payload as UTF-8 text (invalid sequences become U+FFFD). */

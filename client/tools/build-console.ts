@@ -8,13 +8,18 @@
  *   dist/console/app-<hash>.css      styles, uPlot's included
  *
  * Run by wrangler's `[build]` command (`wrangler dev`, `wrangler deploy`),
- * by the local broker launcher and by the test configuration, so every
- * runtime finds a fresh build; it takes ~0.1 s. `node --import tsx
- * client/tools/build-console.ts` builds by hand. Exits non-zero when the
- * bundle does not build.
+ * by the local broker launcher (`mortarmq dev`, through ensureConsole) and
+ * by the test configuration, so every runtime finds a fresh build; it takes
+ * ~0.1 s. `node --import tsx client/tools/build-console.ts` builds by hand.
+ * Exits non-zero when the bundle does not build.
+ *
+ * Each build records what went into it in `dist/console.inputs.json` (next
+ * to the directory, so it is not served): the SHA-256 of every source file
+ * esbuild read (console/, preact, uPlot), of console/index.html and of this
+ * file, and the files written. ensureConsole rebuilds only when one differs.
  */
-import { build } from "esbuild";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -28,13 +33,68 @@ export interface ConsoleBuild {
   files: Record<string, number>;
 }
 
+/** `<outDir>.inputs.json`: what the build in `outDir` was made from. */
+interface ConsoleManifest {
+  format: 1;
+  /** Path relative to the package root → SHA-256 (hex) of its contents. */
+  inputs: Record<string, string>;
+  /** The build's files (relative to outDir) → size in bytes. */
+  files: Record<string, number>;
+}
+
+const manifestPath = (outDir: string) => `${outDir}.inputs.json`;
+
+/** SHA-256 (hex) of a file under the package root; null when it cannot be read. */
+function hashOf(relPath: string): string | null {
+  try {
+    return createHash("sha256").update(readFileSync(join(ROOT, relPath))).digest("hex");
+  } catch {
+    return null;
+  }
+}
+
+/** Inputs besides esbuild's: the page template and this builder. */
+const EXTRA_INPUTS = ["console/index.html", "client/tools/build-console.ts"];
+
+/**
+ * True when `outDir` holds a build whose recorded inputs are all unchanged
+ * and whose files are all there (a build by an older builder, or with no
+ * record, is not current).
+ */
+export function consoleBuildCurrent(outDir = CONSOLE_DIST): boolean {
+  let m: ConsoleManifest;
+  try {
+    m = JSON.parse(readFileSync(manifestPath(outDir), "utf8")) as ConsoleManifest;
+  } catch {
+    return false;
+  }
+  if (m.format !== 1 || Object.keys(m.inputs).length === 0) return false;
+  for (const [file, hash] of Object.entries(m.inputs)) if (hashOf(file) !== hash) return false;
+  return Object.keys(m.files).every((f) => existsSync(join(outDir, f)));
+}
+
+/**
+ * Builds the console unless `outDir` already holds a build of the current
+ * sources (consoleBuildCurrent): a start with unchanged sources rewrites no
+ * file under a broker that is serving them.
+ * @returns whether it built
+ * @throws as buildConsole
+ */
+export async function ensureConsole(outDir = CONSOLE_DIST): Promise<boolean> {
+  if (consoleBuildCurrent(outDir)) return false;
+  await buildConsole(outDir);
+  return true;
+}
+
 /**
  * Bundles console/app.tsx with esbuild and writes index.html with the
  * hashed names; removes the previous build's files first.
  * @throws when esbuild reports an error
  */
 export async function buildConsole(outDir = CONSOLE_DIST): Promise<ConsoleBuild> {
+  const { build } = await import("esbuild"); // only when building (ensureConsole's check needs none of it)
   const out = await build({
+    absWorkingDir: ROOT, // metafile inputs relative to the package root
     entryPoints: { app: join(ROOT, "console/app.tsx") },
     bundle: true,
     format: "esm",
@@ -65,6 +125,10 @@ export async function buildConsole(outDir = CONSOLE_DIST): Promise<ConsoleBuild>
   const html = readFileSync(join(ROOT, "console/index.html"), "utf8").replace("%APP_JS%", js).replace("%APP_CSS%", css);
   writeFileSync(join(outDir, "index.html"), html);
   files["index.html"] = Buffer.byteLength(html);
+  const inputs: Record<string, string> = {};
+  for (const file of [...Object.keys(out.metafile.inputs), ...EXTRA_INPUTS]) inputs[file] = hashOf(file) ?? "";
+  const manifest: ConsoleManifest = { format: 1, inputs, files };
+  writeFileSync(manifestPath(outDir), JSON.stringify(manifest, null, 1));
   return { files };
 }
 

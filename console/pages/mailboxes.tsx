@@ -6,6 +6,7 @@
  */
 import { useState } from "preact/hooks";
 import type { MailboxDetail, MailboxPage } from "../../wire/admin/console";
+import type { PushInfo } from "../../wire/mq9/push";
 import { ApiError, get, mq9, seg } from "../api";
 import { bytes, count, payloadText, time } from "../format";
 import { Pager, Status, Table, useAction, usePages, usePoll } from "../ui";
@@ -36,7 +37,7 @@ export function Mailbox({ tenant, address }: { tenant: string; address: string }
   const msgs = usePoll(() => mq9<{ messages: Msg[] }>(`$mq9.AI.MSG.QUERY.${address}`, { limit: 200 }), 5000, [tenant, address]);
   const push = usePoll(async () => {
     try {
-      return await mq9<{ subscriptions?: unknown[] }>(`$mq9.AI.PUSH.LIST.${address}`, {});
+      return await mq9<{ pushes: PushInfo[] }>(`$mq9.AI.PUSH.LIST.${address}`, {});
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) return null; // a broker without push delivery
       throw e;
@@ -86,8 +87,12 @@ export function Mailbox({ tenant, address }: { tenant: string; address: string }
       <Table caption={`Consumer groups (${count(d.groups_total)}): every msg_id below a floor is acknowledged`} numeric={[1, 2, 3]}
         head={["Group", "Critical floor", "Urgent floor", "Normal floor"]}
         rows={d.groups.map((g) => [g.group_name, g.floors.critical, g.floors.urgent, g.floors.normal])} />
-      {push.data?.subscriptions && (
-        <Table caption="Push subscriptions" head={["Subscription"]} rows={push.data.subscriptions.map((s) => [JSON.stringify(s)])} />
+      {push.data && (
+        <Table caption={`Push subscriptions (${count(push.data.pushes.length)})`} numeric={[3, 4]}
+          head={["push_id", "Group", "URL", "Concurrency", "Backlog (in flight)", "Delivered · failed · dead-lettered", "State", "Last success"]}
+          rows={push.data.pushes.map((p) => [p.push_id, p.group_name, p.url, p.concurrency, `${count(p.backlog)} (${count(p.in_flight)})`,
+            `${count(p.delivered)} · ${count(p.failed)} · ${count(p.dead_lettered)}`, p.last_error ? `${p.state}: ${p.last_error}` : p.state,
+            p.last_success_time === null ? "never" : time(new Date(p.last_success_time * 1000).toISOString())])} />
       )}
     </section>
   );

@@ -27,6 +27,8 @@ import {
   type Lane,
   type Mq9Message,
   type Mq9SendOptions,
+  type PushCreateSpec,
+  type PushInfo,
   type QuerySpec,
 } from "../../wire/mq9";
 import { ReplyBudget } from "./batch";
@@ -40,9 +42,21 @@ import { MailboxTelemetry } from "./telemetry";
 import { IndexSync } from "./index-sync";
 import { rememberedName } from "../shared/object-name";
 import { tenantOfName } from "../shared/names";
+import { tenantStub } from "../tenants/stub";
+import { mailboxStub } from "./stub";
+import { PushDriver, type DeadLetterCopy } from "./push/driver";
+import { PushStore } from "./push/store";
+import { PUSH_IN_FLIGHT_BUDGET_BYTES, pushAttemptsPerS, pushBackoff } from "../shared/push-config";
 
 /** Due schedule rows handled per SQL round while catching up. */
 const DUE_BATCH = 256;
+
+/**
+ * Longest one alarm handler keeps running push deliveries, ms; then it
+ * returns and the alarm fires again at once (Durable Object alarm handlers
+ * have a wall-clock limit).
+ */
+const ALARM_RUN_MS = 60_000;
 
 type SendItem = { address: string; opts: Mq9SendOptions; payload: Uint8Array };
 
@@ -78,6 +92,11 @@ export class Mailbox extends DurableObject<Env> {
   private readonly telemetry: MailboxTelemetry;
   /** When the telemetry wants its flush (ms), shares the one alarm; null = nothing to report. */
   private telemetryDue: number | null = null;
+  /** The object's name (`mailbox/<tenant>/<address>`), null when never addressed by name. */
+  private readonly name: string | null;
+  private readonly pushStore: PushStore;
+  /** Push subscriptions and their deliveries (push/driver.ts). */
+  private readonly push: PushDriver;
   /** The tenant's mailbox index entry (index-sync.ts). */
   private readonly index: IndexSync;
   /** When a failed index update is retried (ms), shares the one alarm; null = nothing pending. */
@@ -86,23 +105,50 @@ export class Mailbox extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new MailboxStore(ctx.storage.sql);
+    this.pushStore = new PushStore(ctx.storage.sql);
+    this.name = rememberedName(ctx);
     this.sends = new GroupCommit<SendItem, SendResult>(
       (item) => this.applySend(item),
       () => {
+        try {
+          this.push.afterSends(Date.now()); // attempts of the messages just sent start in the SENDs' commit
+        } catch {
+          // the alarm's loop (woken by the SEND) starts them and meets the error there
+        }
         this.telemetry.persist(); // the group's SEND counts commit with the group
         return ctx.storage.sync();
       },
       (e) => failure(e),
+      (items) => this.applySends(items),
     );
     this.telemetry = new MailboxTelemetry({
-      storage: ctx.storage, env, reporter: ctx.id.toString(), name: rememberedName(ctx) ?? undefined,
-      levels: () => ({ exists: this.meta !== null, heldFetches: this.waiters.size, storedBytes: this.meta ? this.store.storedBytes() : 0 }),
+      storage: ctx.storage, env, reporter: ctx.id.toString(), name: this.name ?? undefined,
+      levels: () => ({
+        exists: this.meta !== null, heldFetches: this.waiters.size, storedBytes: this.meta ? this.store.storedBytes() : 0,
+        pushes: this.push.size, pushInFlight: this.push.attemptsInFlight, pushBacklog: this.meta ? this.push.backlog(Date.now()) : 0,
+      }),
       schedule: (at) => {
         this.telemetryDue = earliest(this.telemetryDue, at);
         this.rearm();
       },
     });
-    this.index = new IndexSync(ctx.storage, env, tenantOfName(rememberedName(ctx)), (at) => {
+    const tenant = tenantOfName(this.name);
+    const attemptsPerLease = Math.max(1, Math.ceil(pushAttemptsPerS(env) / 10));
+    this.push = new PushDriver({
+      storage: ctx.storage, store: this.store, pushes: this.pushStore, telemetry: this.telemetry,
+      backoff: pushBackoff(env), inFlightBudgetBytes: PUSH_IN_FLIGHT_BUDGET_BYTES,
+      meta: () => this.meta,
+      laneTops: () => this.laneTops,
+      rearm: () => this.rearm(),
+      deadLetter: async (dlq, ttlSec, copy) => {
+        if (tenant === null) return { ok: false, code: "internal", error: "the mailbox has no tenant (not addressed by name)" };
+        return await mailboxStub(env, tenant, dlq).deadLetter(dlq, ttlSec, copy);
+      },
+      leaseAttempts: async () => (tenant === null ? Infinity : await tenantStub(env, tenant).leasePushAttempts(attemptsPerLease)),
+      random: Math.random,
+      fillRandom: (b) => crypto.getRandomValues(b),
+    });
+    this.index = new IndexSync(ctx.storage, env, tenant, (at) => {
       this.indexDue = at;
       this.rearm();
     });
@@ -111,8 +157,10 @@ export class Mailbox extends DurableObject<Env> {
       this.meta = this.store.loadMeta();
       this.nextDueMs = this.store.earliestDue();
       this.laneTops = this.store.laneTops();
+      if (this.meta) this.push.load(Date.now());
       this.telemetry.resume();
       this.index.resume();
+      this.rearm(); // a subscription with work found on load gets its alarm
     });
   }
 
@@ -121,18 +169,24 @@ export class Mailbox extends DurableObject<Env> {
     return this.sends.after(() => this.run(() => {
       const now = this.catchUp();
       if (this.meta) throw new Mq9Error("mailbox_exists", mq9Messages.mailboxExists(address));
-      const meta: MailboxMeta = { address, createdMs: now, ttlSec, expiresMs: mailboxExpiry(now, ttlSec), nextMsgId: 0 };
-      this.ctx.storage.transactionSync(() => {
-        this.store.createMailbox(meta);
-        this.index.added(address, now, meta.expiresMs);
-      });
-      this.index.push();
-      this.meta = meta;
-      this.telemetry.touch();
-      this.nextDueMs = earliest(this.nextDueMs, meta.expiresMs);
-      this.rearm();
+      this.createNow(address, ttlSec, now);
       return {};
     }));
+  }
+
+  /** Creates the mailbox (none exists) with TTL `ttlSec` at `now`; the tenant's mailbox index is told (index-sync.ts). */
+  private createNow(address: string, ttlSec: number, now: number): MailboxMeta {
+    const meta: MailboxMeta = { address, createdMs: now, ttlSec, expiresMs: mailboxExpiry(now, ttlSec), nextMsgId: 0 };
+    this.ctx.storage.transactionSync(() => {
+      this.store.createMailbox(meta);
+      this.index.added(address, now, meta.expiresMs);
+    });
+    this.index.push();
+    this.meta = meta;
+    this.telemetry.touch();
+    this.nextDueMs = earliest(this.nextDueMs, meta.expiresMs);
+    this.rearm();
+    return meta;
   }
 
   /**
@@ -154,20 +208,78 @@ export class Mailbox extends DurableObject<Env> {
     return this.sends.submitAll(items.map((i) => ({ address, opts: i.opts, payload: i.payload })));
   }
 
+  /** The message a SEND stores. */
+  private newMessage(opts: Mq9SendOptions, payload: Uint8Array, now: number): NewMessage {
+    return {
+      lane: laneOf(opts.priority),
+      key: opts.key,
+      tags: opts.tags,
+      payload,
+      sentMs: now,
+      expiresMs: messageExpiry(now, opts.ttlSec),
+      replyTo: opts.replyTo ?? null, // ?? null: options from a caller that predates the conversation headers
+      correlationId: opts.correlationId ?? null,
+    };
+  }
+
+  /**
+   * Several SENDs in one turn (a `sendMany`, or a group commit's waiting
+   * SENDs), in order, with the results applySend would give each: every
+   * run of plain SENDs (no key, no delay) is stored with one statement per
+   * 11 messages (MailboxStore.appendVisibleMany); the others one at a time.
+   */
+  private applySends(items: readonly SendItem[]): SendResult[] {
+    const out: SendResult[] = [];
+    let plain: SendItem[] = [];
+    const flushPlain = () => {
+      if (plain.length === 1) out.push(this.applySend(plain[0]!));
+      else if (plain.length > 1) out.push(...this.appendPlain(plain));
+      plain = [];
+    };
+    for (const item of items) {
+      if (item.opts.key === null && !(item.opts.delaySec > 0)) {
+        plain.push(item);
+        continue;
+      }
+      flushPlain();
+      out.push(this.applySend(item));
+    }
+    flushPlain();
+    return out;
+  }
+
+  /** Plain SENDs (no key, no delay) stored together; all fail alike when the mailbox is missing or the write fails. */
+  private appendPlain(items: readonly SendItem[]): SendResult[] {
+    let first: number;
+    let ms: NewMessage[];
+    let now: number;
+    try {
+      now = this.catchUp();
+      const meta = this.requireMailbox(items[0]!.address);
+      first = meta.nextMsgId;
+      ms = items.map((i) => this.newMessage(i.opts, i.payload, now));
+      this.ctx.storage.transactionSync(() => this.store.appendVisibleMany(first, ms, now));
+      meta.nextMsgId = first + ms.length;
+    } catch (e) {
+      const f = failure(e);
+      return items.map(() => ({ ...f }));
+    }
+    ms.forEach((m, i) => {
+      this.telemetry.sent(m.payload.byteLength);
+      this.laneTops[m.lane] = first + i;
+      this.nextDueMs = earliest(this.nextDueMs, m.expiresMs);
+    });
+    this.waiters.wake();
+    this.push.onVisible(now);
+    this.rearm();
+    return ms.map((_, i) => ({ ok: true as const, msgId: first + i }));
+  }
+
   private applySend({ address, opts, payload }: SendItem): SendResult {
     return this.run(() => {
       const now = this.catchUp();
       const meta = this.requireMailbox(address);
-      const m: NewMessage = {
-        lane: laneOf(opts.priority),
-        key: opts.key,
-        tags: opts.tags,
-        payload,
-        sentMs: now,
-        expiresMs: messageExpiry(now, opts.ttlSec),
-        replyTo: opts.replyTo ?? null, // ?? null: options from a caller that predates the conversation headers
-        correlationId: opts.correlationId ?? null,
-      };
+      const m = this.newMessage(opts, payload, now);
       if (opts.delaySec > 0) {
         const due = dueAt(now, opts.delaySec);
         this.ctx.storage.transactionSync(() => this.store.addDelayed(m, due));
@@ -183,6 +295,7 @@ export class Mailbox extends DurableObject<Env> {
       this.laneTops[m.lane] = msgId;
       this.nextDueMs = earliest(this.nextDueMs, m.expiresMs);
       this.waiters.wake();
+      this.push.onVisible(now);
       this.rearm();
       return { msgId };
     });
@@ -227,6 +340,7 @@ export class Mailbox extends DurableObject<Env> {
       const floors = cursorAt(this.startId(spec.deliver)).floors;
       return () => this.readStateless(floors, spec.numMsgs);
     }
+    this.refusePushed(address, group, "FETCH");
     const opening = openGroup(
       this.store.loadGroup(group), spec.forceDeliver,
       () => this.store.groupCount(), () => this.startId(spec.deliver), MAX_GROUPS_PER_MAILBOX,
@@ -255,6 +369,7 @@ export class Mailbox extends DurableObject<Env> {
    * records the batch on the cursor and commits it with the counts.
    */
   private readForGroup(group: string, numMsgs: number): Mq9Message[] | null {
+    if (this.push.pushIdOf(group) !== null) return null; // pushed since this FETCH was held
     const cursor = this.store.loadGroup(group);
     if (!cursor) return null;
     const batch = this.readBatch(cursor.floors, numMsgs, Date.now());
@@ -331,6 +446,7 @@ export class Mailbox extends DurableObject<Env> {
       this.catchUp();
       const meta = this.requireMailbox(address);
       if (msgId >= meta.nextMsgId) throw new Mq9Error("message_not_found", mq9Messages.messageNotFound());
+      this.refusePushed(address, group, "ACK");
       const cursor = this.store.loadGroup(group);
       if (!cursor) throw new Mq9Error("group_not_found", `consumer group ${echo(group)} has not fetched from mailbox ${echo(address)}`);
       // A message that is gone and was not in the last batch has nothing left to acknowledge.
@@ -421,6 +537,7 @@ export class Mailbox extends DurableObject<Env> {
       this.meta = null;
       this.nextDueMs = null;
       this.laneTops = [-1, -1, -1];
+      this.push.clear(); // attempts in flight are aborted, their answers ignored; the push tables go with deleteAll
       this.waiters.failAll(new Mq9Error("mailbox_not_found", mq9Messages.mailboxNotFound(address)));
       this.telemetryDue = null;
       this.index.forget();
@@ -431,19 +548,110 @@ export class Mailbox extends DurableObject<Env> {
     this.alarmAt = null;
   }
 
-  /** The one alarm: due schedule rows, long-poll deadlines, the telemetry flush, an index update retry; re-arms. Idempotent. */
+  /**
+   * PUSH.CREATE (docs/push.md): a push subscription delivering consumer
+   * group `spec.group` to `spec.url` (already checked against the
+   * deployment's URL policy). Answers the push_id, and the secret when it
+   * was generated. Errors: mailbox missing, group_pushed, too_many_requests.
+   */
+  createPush(address: string, spec: PushCreateSpec): MailboxResult<{ pushId: string; secret?: string }> | Promise<MailboxResult<{ pushId: string; secret?: string }>> {
+    return this.sends.after(() => this.run(() => {
+      const now = this.catchUp();
+      const meta = this.requireMailbox(address);
+      return this.push.create(meta, spec, () => this.startId(spec.deliver), now);
+    }));
+  }
+
+  /** PUSH.LIST: the mailbox's push subscriptions with their counters (never the secret). */
+  listPushes(address: string): MailboxResult<{ pushes: PushInfo[] }> | Promise<MailboxResult<{ pushes: PushInfo[] }>> {
+    return this.sends.after(() => this.run(() => {
+      const now = this.catchUp();
+      this.requireMailbox(address);
+      return { pushes: this.push.list(now) };
+    }));
+  }
+
+  /** PUSH.DELETE: stops push subscription `pushId`; its group stays at its ack floors. Error `push subscription not found`. */
+  deletePush(address: string, pushId: string): MailboxResult | Promise<MailboxResult> {
+    return this.sends.after(() => this.run(() => {
+      this.catchUp();
+      this.requireMailbox(address);
+      this.push.remove(pushId);
+      return {};
+    }));
+  }
+
+  /**
+   * Stores a dead-letter copy in this mailbox (`address`, a `<source>.dlq`
+   * mailbox), creating the mailbox with `ttlSec` when it does not exist.
+   * Called by the source Mailbox after a pushed message used its
+   * max_attempts. Idempotent by `copy.ref`: a copy resent after a lost
+   * answer is stored once (answers the stored msg_id).
+   */
+  deadLetter(address: string, ttlSec: number, copy: DeadLetterCopy): MailboxResult<{ msgId: number }> | Promise<MailboxResult<{ msgId: number }>> {
+    return this.sends.after(() => this.run(() => {
+      const now = this.catchUp();
+      const meta = this.meta ?? this.createNow(address, ttlSec, now);
+      const known = this.pushStore.deadLetterRef(copy.ref);
+      if (known !== null) return { msgId: known };
+      const msgId = meta.nextMsgId;
+      const m: NewMessage = {
+        lane: copy.lane, key: copy.key, tags: copy.tags, payload: copy.payload, sentMs: now, expiresMs: null,
+        replyTo: copy.replyTo, correlationId: copy.correlationId, deadLetter: JSON.stringify(copy.info),
+      };
+      this.ctx.storage.transactionSync(() => {
+        this.store.appendVisible(msgId, m, now);
+        this.pushStore.addDeadLetterRef(copy.ref, msgId, now);
+      });
+      meta.nextMsgId = msgId + 1;
+      this.laneTops[m.lane] = msgId;
+      this.telemetry.touch();
+      this.waiters.wake();
+      this.push.onVisible(now);
+      this.rearm();
+      return { msgId };
+    }));
+  }
+
+  /** Throws group_pushed when a push subscription delivers `group` (pull FETCH and ACK on it are refused). */
+  private refusePushed(address: string, group: string, verb: "FETCH" | "ACK"): void {
+    const pushId = this.push.pushIdOf(group);
+    if (pushId !== null) throw new Mq9Error("group_pushed", mq9Messages.groupPushed(group, address, pushId, verb));
+  }
+
+  /**
+   * The one alarm: due schedule rows, long-poll deadlines, the telemetry
+   * flush, an index update retry, and push deliveries — it starts the attempts that are due and
+   * keeps running while any is in flight and LINGER_MS after (doing the
+   * other work as it comes due), at most ALARM_RUN_MS; re-arms. Idempotent.
+   */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
-    const now = this.catchUp();
-    this.waiters.expireDue(now);
-    const flush = this.telemetryDue !== null && this.telemetryDue <= now;
-    if (flush) this.telemetryDue = null;
-    if (this.indexDue !== null && this.indexDue <= now) {
-      this.indexDue = null;
-      this.index.push();
+    const stopAt = Date.now() + ALARM_RUN_MS;
+    this.push.beginRun();
+    try {
+      for (;;) {
+        const now = this.catchUp();
+        this.waiters.expireDue(now);
+        if (this.telemetryDue !== null && this.telemetryDue <= now) {
+          this.telemetryDue = null;
+          this.rearm();
+          await this.telemetry.flush(); // a failed flush re-schedules itself
+          continue;
+        }
+        if (this.indexDue !== null && this.indexDue <= now) {
+          this.indexDue = null;
+          this.index.push();
+        }
+        if (this.meta) this.push.step(now);
+        if (this.push.done(Date.now()) || Date.now() >= stopAt) break;
+        if (this.push.watchdog(now)) this.rearm();
+        await this.push.wait(earliest(this.nextDueMs, this.waiters.earliestDeadline(), this.telemetryDue, this.indexDue, this.push.nextWake()));
+      }
+    } finally {
+      this.push.endRun(Date.now());
+      this.rearm();
     }
-    this.rearm();
-    if (flush) await this.telemetry.flush(); // a failed flush re-schedules itself
   }
 
   /** Runs every schedule row due now (if any); returns now (ms). */
@@ -478,7 +686,10 @@ export class Mailbox extends DurableObject<Env> {
     meta.nextMsgId = nextId;
     this.telemetry.touch(); // messages may have expired
     this.nextDueMs = this.store.earliestDue();
-    if (promoted) this.waiters.wake();
+    if (promoted) {
+      this.waiters.wake();
+      this.push.onVisible(now);
+    }
     this.rearm();
   }
 
@@ -493,14 +704,20 @@ export class Mailbox extends DurableObject<Env> {
     this.meta = null;
     this.nextDueMs = null;
     this.laneTops = [-1, -1, -1];
+    this.push.clear();
     this.waiters.failAll(new Mq9Error("mailbox_not_found", mq9Messages.mailboxNotFound(address)));
     this.telemetry.touch();
     this.rearm();
   }
 
-  /** Arms the alarm for the earliest schedule row or long-poll deadline. */
+  /**
+   * Arms the alarm for the earliest schedule row, long-poll deadline,
+   * telemetry flush or push need; wakes a running push loop so that it
+   * waits for the new earliest time.
+   */
   private rearm(): void {
-    const next = earliest(this.nextDueMs, this.waiters.earliestDeadline(), this.telemetryDue, this.indexDue);
+    this.push.kick();
+    const next = earliest(this.nextDueMs, this.waiters.earliestDeadline(), this.telemetryDue, this.push.dueAt(), this.indexDue);
     const change = alarmChange(this.alarmAt, next);
     if (change.kind === "set") void this.ctx.storage.setAlarm(change.at);
     else if (change.kind === "delete") void this.ctx.storage.deleteAlarm();

@@ -10,6 +10,13 @@
  * The object's other operations go through {@link GroupCommit.after}, so
  * they take effect in arrival order relative to the queued items.
  */
+/** A waiting entry: a submitted item (applied with its neighbours) or an operation queued with `after`. */
+interface Entry<I, R> {
+  item?: { value: I; resolve: (r: R) => void };
+  run?: () => void;
+  fail: (error: unknown) => void;
+}
+
 export class GroupCommit<I, R> {
   private inflight = false;
   /**
@@ -17,7 +24,9 @@ export class GroupCommit<I, R> {
    * queued with {@link after}. `run` executes the entry in the batch's
    * turn; `fail` answers it when the commit in flight failed.
    */
-  private queue: { run: () => void; fail: (error: unknown) => void; isItem: boolean }[] = [];
+  private queue: Entry<I, R>[] = [];
+  /** Applies consecutive items in one call (the constructor's `applyMany`, or `apply` on each). */
+  private readonly applyAll: (items: readonly I[]) => R[];
 
   constructor(
     /** Applies one item synchronously (its writes join the current commit) and returns its reply. */
@@ -26,12 +35,21 @@ export class GroupCommit<I, R> {
     private readonly durable: () => Promise<void>,
     /** Reply for items that cannot be applied because the storage failed. */
     private readonly onFailure: (error: unknown) => R,
-  ) {}
+    /**
+     * Optional: applies several items synchronously, in order, as `apply` on
+     * each would (one reply per item, same order), e.g. with one statement
+     * for all of them. Used for `submitAll` and for each run of consecutive
+     * items of a batch turn.
+     */
+    applyMany?: (items: readonly I[]) => R[],
+  ) {
+    this.applyAll = applyMany ?? ((items) => items.map((item) => this.apply(item)));
+  }
 
   /** Items waiting for the commit in flight (operations queued with {@link after} not counted). */
   get queued(): number {
     let n = 0;
-    for (const q of this.queue) if (q.isItem) n++;
+    for (const q of this.queue) if (q.item) n++;
     return n;
   }
 
@@ -53,7 +71,7 @@ export class GroupCommit<I, R> {
           reject(e);
         }
       };
-      this.queue.push({ run, fail: run, isItem: false });
+      this.queue.push({ run, fail: run });
     });
   }
 
@@ -73,15 +91,34 @@ export class GroupCommit<I, R> {
    */
   submitAll(items: readonly I[]): R[] | Promise<R[]> {
     if (!this.inflight) {
-      const rs = items.map((item) => this.apply(item));
-      if (items.length > 0) this.watch();
+      if (items.length === 0) return [];
+      const rs = items.length === 1 ? [this.apply(items[0]!)] : this.applyAll(items);
+      this.watch();
       return rs;
     }
     return Promise.all(items.map((item) => new Promise<R>((resolve) => this.enqueue(item, resolve))));
   }
 
   private enqueue(item: I, resolve: (r: R) => void): void {
-    this.queue.push({ run: () => resolve(this.apply(item)), fail: (e) => resolve(this.onFailure(e)), isItem: true });
+    this.queue.push({ item: { value: item, resolve }, fail: (e) => resolve(this.onFailure(e)) });
+  }
+
+  /** Runs a batch turn: each run of consecutive items in one applyAll call, operations in between in their place. */
+  private runBatch(batch: Entry<I, R>[]): void {
+    for (let i = 0; i < batch.length; ) {
+      const q = batch[i]!;
+      if (!q.item) {
+        q.run!();
+        i++;
+        continue;
+      }
+      let j = i;
+      while (j < batch.length && batch[j]!.item) j++;
+      const run = batch.slice(i, j).map((e) => e.item!);
+      const rs = run.length === 1 ? [this.apply(run[0]!.value)] : this.applyAll(run.map((e) => e.value));
+      run.forEach((e, k) => e.resolve(rs[k]!));
+      i = j;
+    }
   }
 
   private watch(): void {
@@ -91,7 +128,7 @@ export class GroupCommit<I, R> {
         this.inflight = false;
         const batch = this.queue.splice(0);
         if (batch.length === 0) return;
-        for (const q of batch) q.run();
+        this.runBatch(batch);
         this.watch();
       },
       (e: unknown) => {

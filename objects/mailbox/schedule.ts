@@ -1,6 +1,7 @@
 /**
  * Schedule math for the Mailbox's ONE alarm (pure). Persistent schedule
- * rows (delayed deliveries, message TTLs, the mailbox TTL) live in the
+ * rows (delayed deliveries, message TTLs, the mailbox TTL, push
+ * subscriptions' next attempts) live in the
  * `schedule` table; long-poll deadlines live in memory with the held
  * requests. The alarm is armed for the earliest of both.
  */
@@ -13,6 +14,8 @@ export const ScheduleKind = {
   expire: "expire",
   /** The mailbox TTL ends; ref = 0. */
   mailbox: "mailbox",
+  /** A push subscription needs the alarm (an attempt or retry is due); ref = `pushes.seq` (push/store.ts). */
+  push: "push",
 } as const;
 export type ScheduleKind = (typeof ScheduleKind)[keyof typeof ScheduleKind];
 

@@ -18,14 +18,19 @@
  * - `groups`   consumer-group cursors (see cursor.ts): floors, last batch,
  *              highest delivered msg_id per lane (`delivered`, added after
  *              the first release: rows from before it read as null).
+ * - `pushes`, `push_open`, `dead_letter_refs`: push subscriptions
+ *              (push/store.ts; created on load in mailboxes from before
+ *              them). `messages.dead_letter` (JSON, added later) is set on
+ *              the copies a dead-letter mailbox holds.
  *
  * Adding a column: add it to SCHEMA (new mailboxes) and to ADDED_COLUMNS
  * (mailboxes a released version created without it; added when the object
  * loads). Existing rows read the new column as NULL or its DEFAULT.
  */
-import { LANE_COUNT, bytesToBase64, priorityOfLane, type Lane, type Mq9Message, type QuerySpec } from "../../wire/mq9";
+import { LANE_COUNT, bytesToBase64, priorityOfLane, type DeadLetterInfo, type Lane, type Mq9Message, type QuerySpec } from "../../wire/mq9";
 import { decodeCursor, encodeCursor, type GroupCursor } from "./cursor";
 import { ScheduleKind } from "./schedule";
+import { PUSH_SCHEMA, PUSH_TABLES } from "./push/store";
 
 /** The mailbox row, cached in memory by the object. */
 export interface MailboxMeta {
@@ -50,6 +55,8 @@ export interface NewMessage {
   replyTo: string | null;
   /** `mq9-correlation-id`, or null. */
   correlationId: string | null;
+  /** A dead-letter copy's DeadLetterInfo as JSON (push delivery), else absent/null. */
+  deadLetter?: string | null;
 }
 
 /** A visible message as read for a reply. */
@@ -63,6 +70,8 @@ export interface StoredMessage {
   createMs: number;
   replyTo: string | null;
   correlationId: string | null;
+  /** DeadLetterInfo JSON of a dead-letter copy, or null. */
+  deadLetter: string | null;
 }
 
 type Row = Record<string, SqlStorageValue>;
@@ -76,6 +85,7 @@ const ADDED_COLUMNS: readonly { table: string; column: string; type: string }[] 
   { table: "messages", column: "correlation_id", type: "TEXT" },
   { table: "delayed", column: "reply_to", type: "TEXT" },
   { table: "delayed", column: "correlation_id", type: "TEXT" },
+  { table: "messages", column: "dead_letter", type: "TEXT" }, // push delivery's dead-letter copies (issue 17)
 ];
 
 const SCHEMA = [
@@ -83,7 +93,7 @@ const SCHEMA = [
      created_ms INTEGER NOT NULL, ttl_s INTEGER NOT NULL, expires_ms INTEGER, next_msg_id INTEGER NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS messages (msg_id INTEGER PRIMARY KEY, lane INTEGER NOT NULL, key TEXT, tags TEXT,
      payload BLOB NOT NULL, size INTEGER NOT NULL, create_ms INTEGER NOT NULL, expires_ms INTEGER,
-     reply_to TEXT, correlation_id TEXT)`,
+     reply_to TEXT, correlation_id TEXT, dead_letter TEXT)`,
   `CREATE INDEX IF NOT EXISTS messages_by_lane ON messages (lane, msg_id)`,
   `CREATE UNIQUE INDEX IF NOT EXISTS messages_by_key ON messages (key) WHERE key IS NOT NULL`,
   CORRELATION_INDEX,
@@ -94,15 +104,16 @@ const SCHEMA = [
      PRIMARY KEY (kind, ref))`,
   `CREATE INDEX IF NOT EXISTS schedule_by_due ON schedule (due_ms)`,
   `CREATE TABLE IF NOT EXISTS groups (name TEXT PRIMARY KEY, floors TEXT NOT NULL, batch TEXT, delivered TEXT)`,
+  ...PUSH_SCHEMA,
 ];
-const TABLES = ["mailbox", "messages", "delayed", "schedule", "groups"];
+const TABLES = ["mailbox", "messages", "delayed", "schedule", "groups", ...PUSH_TABLES];
 
 /**
- * Columns added to a table after a release created it without them:
- * [table, column, type and constraints]. Each is added, once, to a mailbox
- * that lacks it (upgradeSchema). Keep every entry: a mailbox of any earlier
- * release may still be loaded.
+ * Tables added after a release created mailboxes without them: created
+ * (IF NOT EXISTS) when such a mailbox loads (upgradeSchema).
  */
+const ADDED_TABLES: readonly string[] = [...PUSH_SCHEMA]; // push delivery (issue 17)
+
 /** Tags column form: ",a,b," (so `instr(tags, ',a,')` matches whole tags), or null. */
 export function encodeTags(tags: readonly string[]): string | null {
   return tags.length ? `,${tags.join(",")},` : null;
@@ -124,6 +135,7 @@ export function toMq9Message(m: StoredMessage): Mq9Message {
     tags: decodeTags(m.tags),
     ...(m.replyTo !== null ? { reply_to: m.replyTo } : {}),
     ...(m.correlationId !== null ? { correlation_id: m.correlationId } : {}),
+    ...(m.deadLetter !== null ? { dead_letter: JSON.parse(m.deadLetter) as DeadLetterInfo } : {}),
   };
 }
 
@@ -144,10 +156,21 @@ function toStored(r: Row): StoredMessage {
     createMs: r.create_ms as number,
     replyTo: r.reply_to as string | null,
     correlationId: r.correlation_id as string | null,
+    deadLetter: (r.dead_letter as string | null) ?? null,
   };
 }
 
-const SELECT_MSG = "SELECT msg_id, lane, key, tags, payload, size, create_ms, reply_to, correlation_id FROM messages";
+/**
+ * Rows per multi-row INSERT of appendVisibleMany: 9 bound values a row, and a
+ * Durable Object SQL statement takes at most 100 bound values.
+ */
+const ROWS_PER_INSERT = 11;
+/** Schedule rows per INSERT (3 bound values a row). */
+const SCHEDULE_ROWS_PER_INSERT = 33;
+const INSERT_UNKEYED = "INSERT INTO messages (msg_id, lane, key, tags, payload, size, create_ms, expires_ms, reply_to, correlation_id) VALUES ";
+const VALUES_UNKEYED = ",(?, ?, NULL, ?, ?, ?, ?, ?, ?, ?)";
+
+const SELECT_MSG = "SELECT msg_id, lane, key, tags, payload, size, create_ms, reply_to, correlation_id, dead_letter FROM messages";
 
 /** Storage access for one mailbox. */
 export class MailboxStore {
@@ -159,11 +182,13 @@ export class MailboxStore {
   }
 
   /**
-   * Brings a schema created by an older version up to date: adds the
-   * columns of ADDED_COLUMNS that a table lacks (existing rows read them as
-   * null) and the indexes on them. Idempotent; one catalog query when current.
+   * Brings a schema created by an older version up to date: creates the
+   * tables of ADDED_TABLES that are missing, adds the columns of
+   * ADDED_COLUMNS that a table lacks (existing rows read them as null) and
+   * the indexes on them. Idempotent; cheap when current.
    */
   private upgradeSchema(): void {
+    for (const stmt of ADDED_TABLES) this.sql.exec(stmt);
     const tables = new Set<string>();
     const present = new Set<string>();
     for (const r of this.sql.exec(
@@ -238,10 +263,41 @@ export class MailboxStore {
       }
     }
     this.sql.exec(
-      "INSERT INTO messages (msg_id, lane, key, tags, payload, size, create_ms, expires_ms, reply_to, correlation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      msgId, m.lane, m.key, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, createMs, m.expiresMs, m.replyTo, m.correlationId,
+      "INSERT INTO messages (msg_id, lane, key, tags, payload, size, create_ms, expires_ms, reply_to, correlation_id, dead_letter) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      msgId, m.lane, m.key, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, createMs, m.expiresMs, m.replyTo, m.correlationId, m.deadLetter ?? null,
     );
     if (m.expiresMs !== null) this.schedule(ScheduleKind.expire, msgId, m.expiresMs);
+  }
+
+  /**
+   * Appends visible messages without keys, msg_ids `firstId`, `firstId + 1`,
+   * … (greater than every stored id), as appendVisible would one at a time,
+   * in multi-row INSERTs of at most ROWS_PER_INSERT rows (one statement per
+   * 11 SENDs of a group instead of one per SEND: the SQL calls were the
+   * largest part of a pipelined SEND's CPU) and their TTL schedule rows.
+   * @throws Error when a message has a key (use appendVisible: compaction)
+   */
+  appendVisibleMany(firstId: number, ms: readonly NewMessage[], createMs: number): void {
+    for (let o = 0; o < ms.length; o += ROWS_PER_INSERT) {
+      const part = ms.slice(o, o + ROWS_PER_INSERT);
+      const args: SqlStorageValue[] = [];
+      part.forEach((m, i) => {
+        if (m.key !== null) throw new Error("appendVisibleMany: a message with a key");
+        args.push(firstId + o + i, m.lane, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, createMs, m.expiresMs, m.replyTo, m.correlationId);
+      });
+      this.sql.exec(`${INSERT_UNKEYED}${VALUES_UNKEYED.repeat(part.length).slice(1)}`, ...args);
+    }
+    const timed: number[] = [];
+    ms.forEach((m, i) => {
+      if (m.expiresMs !== null) timed.push(firstId + i, m.expiresMs);
+    });
+    for (let o = 0; o < timed.length; o += 2 * SCHEDULE_ROWS_PER_INSERT) {
+      const part = timed.slice(o, o + 2 * SCHEDULE_ROWS_PER_INSERT);
+      this.sql.exec(
+        `INSERT INTO schedule (kind, ref, due_ms) VALUES ${",(?, ?, ?)".repeat(part.length / 2).slice(1)} ON CONFLICT (kind, ref) DO UPDATE SET due_ms = excluded.due_ms`,
+        ...part.flatMap((v, i) => (i % 2 === 0 ? [ScheduleKind.expire, v] : [v])),
+      );
+    }
   }
 
   /** Stores a delayed message due at `dueMs`. */
@@ -300,10 +356,16 @@ export class MailboxStore {
     return refs.length;
   }
 
-  /** Earliest due time in the schedule, or null. */
+  /** Earliest due time in the schedule, push rows left out (the push driver keeps its own, push/store.ts), or null. */
   earliestDue(): number | null {
     if (!this.hasSchema()) return null;
-    return (this.sql.exec("SELECT MIN(due_ms) AS t FROM schedule").one().t as number | null) ?? null;
+    return (this.sql.exec("SELECT MIN(due_ms) AS t FROM schedule WHERE kind <> ?", ScheduleKind.push).one().t as number | null) ?? null;
+  }
+
+  /** The visible, unexpired message `msgId`, or null. */
+  message(msgId: number, nowMs: number): StoredMessage | null {
+    const r = this.sql.exec(`${SELECT_MSG} WHERE msg_id = ? AND (expires_ms IS NULL OR expires_ms > ?)`, msgId, nowMs).toArray()[0];
+    return r ? toStored(r) : null;
   }
 
   /**

@@ -1,8 +1,10 @@
 /**
  * What a Mailbox counts for /metrics and usage metering (objects/usage/,
  * docs/operations.md): messages stored by SEND and returned by FETCH /
- * QUERY with their payload bytes, and levels read at flush time (the
- * mailbox exists, held long-poll FETCHes, stored payload bytes). SEND counts
+ * QUERY and sent by push attempts with their payload bytes, push attempt
+ * outcomes and dead letters, and levels read at flush time (the mailbox
+ * exists, held long-poll FETCHes, stored payload bytes, push subscriptions,
+ * their attempts in flight and backlog). SEND counts
  * are stored with the SEND group commit and a stateful FETCH's counts with
  * its cursor commit; read-only requests (stateless FETCH, QUERY) keep their
  * counts in memory until the next commit or the flush (≤ one interval).
@@ -12,11 +14,19 @@ import type { Env } from "../env";
 import { series } from "../usage/catalog";
 import { Meter } from "../usage/meter";
 import { telemetryFlushMs, tenantOfName, usageStub } from "../usage/stub";
+import { OUTCOME_LABELS, type OutcomeLabel } from "./push/state";
 
 const SENT = series("mortarmq_mq9_messages_sent_total");
 const SENT_BYTES = series("mortarmq_mq9_sent_bytes_total");
-const RETURNED = { fetch: series("mortarmq_mq9_messages_returned_total", { verb: "fetch" }), query: series("mortarmq_mq9_messages_returned_total", { verb: "query" }) };
-const RETURNED_BYTES = { fetch: series("mortarmq_mq9_returned_bytes_total", { verb: "fetch" }), query: series("mortarmq_mq9_returned_bytes_total", { verb: "query" }) };
+type Verb = "fetch" | "query" | "push";
+const VERBS: readonly Verb[] = ["fetch", "query", "push"];
+const RETURNED = Object.fromEntries(VERBS.map((verb) => [verb, series("mortarmq_mq9_messages_returned_total", { verb })])) as Record<Verb, string>;
+const RETURNED_BYTES = Object.fromEntries(VERBS.map((verb) => [verb, series("mortarmq_mq9_returned_bytes_total", { verb })])) as Record<Verb, string>;
+const PUSH_ATTEMPTS = Object.fromEntries(OUTCOME_LABELS.map((outcome) => [outcome, series("mortarmq_push_attempts_total", { outcome })])) as Record<OutcomeLabel, string>;
+const PUSH_DEAD = series("mortarmq_push_dead_lettered_total");
+const PUSHES = series("mortarmq_push_subscriptions");
+const PUSH_IN_FLIGHT = series("mortarmq_push_in_flight");
+const PUSH_BACKLOG = series("mortarmq_push_backlog");
 const MAILBOXES = series("mortarmq_mq9_mailboxes");
 const WAITING = series("mortarmq_long_polls_waiting", { kind: "mq9_fetch" });
 const STORED = series("mortarmq_stored_bytes", { system: "mq9" });
@@ -26,6 +36,10 @@ export interface MailboxLevels {
   exists: boolean;
   heldFetches: number;
   storedBytes: number;
+  /** Push subscriptions, their attempts waiting for an answer, and their unacknowledged messages (summed). */
+  pushes: number;
+  pushInFlight: number;
+  pushBacklog: number;
 }
 
 /** What the telemetry needs from its Mailbox. */
@@ -52,9 +66,12 @@ export class MailboxTelemetry {
       send: (r) => usageStub(host.env, tenant).report(r),
       levels: () => {
         const l = host.levels();
-        return { [MAILBOXES]: l.exists ? 1 : 0, [WAITING]: l.heldFetches, [STORED]: l.storedBytes };
+        return {
+          [MAILBOXES]: l.exists ? 1 : 0, [WAITING]: l.heldFetches, [STORED]: l.storedBytes,
+          [PUSHES]: l.pushes, [PUSH_IN_FLIGHT]: l.pushInFlight, [PUSH_BACKLOG]: l.pushBacklog,
+        };
       },
-      memoryLevels: [WAITING],
+      memoryLevels: [WAITING, PUSH_IN_FLIGHT],
       schedule: (at) => host.schedule(at),
     });
   }
@@ -71,12 +88,23 @@ export class MailboxTelemetry {
     this.meter?.add(SENT_BYTES, bytes, now);
   }
 
-  /** FETCH or QUERY returned `count` messages of `bytes` payload bytes (memory; see persist). */
-  returned(verb: "fetch" | "query", count: number, bytes: number): void {
+  /** FETCH or QUERY returned, or a push attempt sent, `count` messages of `bytes` payload bytes (memory; see persist). */
+  returned(verb: Verb, count: number, bytes: number): void {
     if (count === 0) return;
     const now = Date.now();
     this.meter?.add(RETURNED[verb], count, now);
     this.meter?.add(RETURNED_BYTES[verb], bytes, now);
+  }
+
+  /** A push attempt of `bytes` payload bytes ended with `outcome` (memory; see persist). */
+  pushAttempt(outcome: OutcomeLabel, bytes: number): void {
+    this.meter?.add(PUSH_ATTEMPTS[outcome], 1);
+    this.returned("push", 1, bytes);
+  }
+
+  /** A pushed message was copied to the dead-letter mailbox (memory; see persist). */
+  pushDeadLettered(): void {
+    this.meter?.add(PUSH_DEAD, 1);
   }
 
   /** Stores the counts with the commit of the current turn. */

@@ -5,7 +5,8 @@
  * spec plus an HTTP status for transports that have one.
  *
  * Mailbox subjects go to the Mailbox Durable Object of
- * `objectName("mailbox", tenant, address)`; `$mq9.AI.AGENT.*` subjects go
+ * `objectName("mailbox", tenant, address)` (`$mq9.AI.PUSH.*` through
+ * `handlePushRequest`, objects/mq9/push.ts); `$mq9.AI.AGENT.*` subjects go
  * to `handleAgentRequest` (objects/mq9/agents.ts).
  */
 import {
@@ -31,6 +32,7 @@ import type { Mailbox } from "../mailbox/Mailbox";
 import type { MailboxResult } from "../mailbox/rpc";
 import type { Env } from "../env";
 import { handleAgentRequest } from "./agents";
+import { handlePushRequest } from "./push";
 import { DIRECT, type MailboxCalls } from "./sendbatch";
 import { freshMailboxTarget, type MailboxStubs, type MailboxTarget } from "./stubs";
 import { CREATE_ADMITTED, CREATE_ADMITTED_NOW, type CreateAdmission, type Mq9Quota } from "../tenants/connection-auth";
@@ -147,6 +149,12 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
         const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
         const r = await ordered(ctx, t, async () => t.stub.deleteMessage(subject.mailAddress, subject.msgId));
         return reply(r, () => ({ deleted: true }));
+      }
+      case "PUSH.CREATE":
+      case "PUSH.LIST":
+      case "PUSH.DELETE": {
+        const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
+        return await handlePushRequest(env, tenant, subject, req.payload, (rpc) => ordered(ctx, t, () => rpc(t.stub)));
       }
       default:
         return await handleAgentRequest(env, tenant, subject.verb, req.payload);

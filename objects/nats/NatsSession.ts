@@ -73,6 +73,8 @@ export class NatsSession extends SocketSession<ConnectionState> {
    * (nats.js with many requests in flight) batch its next requests too.
    */
   private outQueue: Uint8Array[] = [];
+  /** Replies delivered in this microtask round, not yet flushed (replyBox). */
+  private replies: Outbox | null = null;
   /** Aborted when the connection closes: its held long-poll FETCHes are released in their Mailboxes at once. */
   private readonly closing = new AbortController();
   /** The connection's requests to each mailbox, in order; same-mailbox SENDs of one inbound message as one RPC. */
@@ -233,9 +235,23 @@ export class NatsSession extends SocketSession<ConnectionState> {
     this.tally.add(mq9RequestSeries(req.subject, reply, "nats"));
     this.telemetry.touch();
     if (!req.reply || conn !== this.conn || conn.state.closed) return;
-    const box = newOutbox();
-    conn.deliver(req.reply, undefined, undefined, te.encode(replyJson(reply)), box);
-    this.flush(box);
+    conn.deliver(req.reply, undefined, undefined, te.encode(replyJson(reply)), this.replyBox(conn));
+  }
+
+  /**
+   * The outbox of the replies completing in this microtask round (one
+   * Mailbox group commit answers many SENDs at once), flushed once when the
+   * round ends: one persist and one queueing for all of them instead of one
+   * per reply.
+   */
+  private replyBox(conn: NatsConnection): Outbox {
+    if (this.replies) return this.replies;
+    const box = (this.replies = newOutbox());
+    queueMicrotask(() => {
+      this.replies = null;
+      if (conn === this.conn && !conn.state.closed) this.flush(box);
+    });
+    return box;
   }
 }
 

@@ -30,7 +30,6 @@ const FANOUT = 16;
 /** Groups described on a topic page (the rest are not; a topic rarely has more). */
 export const MAX_DESCRIBED_GROUPS = 100;
 
-
 /**
  * One page of `tenant`'s topics by name (see TopicRegistry.page).
  * @throws when an object does not answer in time

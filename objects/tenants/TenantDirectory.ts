@@ -31,6 +31,7 @@ import { TenantStore, type DirectoryRow, type TenantRecord, type TokenRow } from
 import { leaseTtlMs, purgeDelayMs } from "./stub";
 import { newPurge, nextStepAt, purgeDoc, type PurgeState } from "./purge";
 import { purgeStep } from "./purger";
+import { pushAttemptsPerS, pushMaxSubscriptions } from "../shared/push-config";
 import type { AdminResult, AdmitAnswer, ConnectAnswer, ConnectRequest, LeaseAnswer, TenantState } from "./rpc";
 
 /** How long a read of the tenant's usage (stored bytes, mailboxes) is reused, ms. */
@@ -38,6 +39,7 @@ export const STATE_CACHE_MS = 500;
 
 const STORED = [series("mortarmq_stored_bytes", { system: "mortar" }), series("mortarmq_stored_bytes", { system: "mq9" })];
 const MAILBOXES = series("mortarmq_mq9_mailboxes");
+const PUSHES = series("mortarmq_push_subscriptions");
 
 const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
 
@@ -45,10 +47,14 @@ export class TenantDirectory extends DurableObject<Env> {
   private readonly store: TenantStore;
   private readonly tenant: string;
   private bucket: RateBucket | null = null;
-  private usageRead: { at: number; stored: number; mailboxes: number } | null = null;
+  private usageRead: Usage | null = null;
   private usageReading: Promise<void> | null = null;
   /** Times of mailbox CREATEs admitted recently (not yet in the pipeline's gauge). */
   private recentCreates: number[] = [];
+  /** Times of PUSH.CREATEs admitted recently (not yet in the pipeline's gauge). */
+  private recentPushes: number[] = [];
+  /** The tenant's push attempt bucket (PUSH_MAX_ATTEMPTS_PER_S), memory. */
+  private pushBucket: RateBucket | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -281,20 +287,60 @@ export class TenantDirectory extends DurableObject<Env> {
     const max = this.store.quotas().mailboxes;
     if (max === null) return { ok: true };
     const usage = await this.usage(now);
-    const lag = 2 * telemetryFlushMs(this.env);
-    this.recentCreates = this.recentCreates.filter((t) => t > now - lag - STATE_CACHE_MS - 1_000);
-    const pending = this.recentCreates.filter((t) => t > usage.at - lag).length;
-    if (usage.mailboxes + pending >= max) {
-      return { ok: false, message: `mailbox quota exceeded: the tenant has ${usage.mailboxes + pending} mailboxes, quota ${max}; nothing was created`, retryAfterMs: lag };
-    }
-    this.recentCreates.push(now);
-    return { ok: true, at: now };
+    return this.admitCounted(this.recentCreates, usage.mailboxes, usage.at, max, now,
+      (n) => `mailbox quota exceeded: the tenant has ${n} mailboxes, quota ${max}; nothing was created`);
   }
 
   /** An admitted CREATE (`admitMailbox` answered `at`) created nothing: its slot is free again. */
   unadmitMailbox(at: number): void {
-    const i = this.recentCreates.lastIndexOf(at);
-    if (i >= 0) this.recentCreates.splice(i, 1);
+    unadmit(this.recentCreates, at);
+  }
+
+  /**
+   * A PUSH.CREATE under the tenant's push subscription limit
+   * (PUSH_MAX_SUBSCRIPTIONS, docs/push.md), counted like mailboxes: the
+   * pipeline's `mortarmq_push_subscriptions` gauge plus the CREATEs
+   * admitted since it was read.
+   */
+  async admitPush(now = Date.now()): Promise<AdmitAnswer> {
+    const max = pushMaxSubscriptions(this.env);
+    const usage = await this.usage(now);
+    return this.admitCounted(this.recentPushes, usage.pushes, usage.at, max, now,
+      (n) => `push subscription limit reached: the tenant has ${n} push subscriptions, limit ${max}; nothing was created`);
+  }
+
+  /** An admitted PUSH.CREATE (`admitPush` answered `at`) created nothing: its slot is free again. */
+  unadmitPush(at: number): void {
+    unadmit(this.recentPushes, at);
+  }
+
+  /**
+   * Push attempts from the tenant's bucket (PUSH_MAX_ATTEMPTS_PER_S; the
+   * burst is one second of it): how many of `want` may start now. Every
+   * Mailbox of the tenant leases here before it pushes (push/driver.ts).
+   */
+  leasePushAttempts(want: number, now = Date.now()): number {
+    const rate = pushAttemptsPerS(this.env);
+    if (!this.pushBucket || !this.pushBucket.sameRates(rate, null)) this.pushBucket = new RateBucket(rate, null, now);
+    return this.pushBucket.grant(want, 0, now).msgs;
+  }
+
+  /**
+   * Admits one more of something counted by a pipeline gauge (mailboxes,
+   * push subscriptions): admitted while `existing` (the gauge as read at
+   * `readAt`) plus the admissions in `recent` since `readAt` − 2 flush
+   * intervals (possibly not in that gauge yet) is below `max`, so a burst
+   * cannot overshoot; something removed frees its slot once the pipeline
+   * reported it.
+   */
+  private admitCounted(recent: number[], existing: number, readAt: number, max: number, now: number, refusal: (n: number) => string): AdmitAnswer {
+    const lag = 2 * telemetryFlushMs(this.env);
+    const keep = recent.filter((t) => t > now - lag - STATE_CACHE_MS - 1_000);
+    recent.splice(0, recent.length, ...keep);
+    const n = existing + recent.filter((t) => t > readAt - lag).length;
+    if (n >= max) return { ok: false, message: refusal(n), retryAfterMs: lag };
+    recent.push(now);
+    return { ok: true, at: now };
   }
 
   /** The tenant's quotas and storage state. */
@@ -324,14 +370,16 @@ export class TenantDirectory extends DurableObject<Env> {
     return null;
   }
 
-  /** Stored bytes and mailboxes from the UsageAggregator, read at most every STATE_CACHE_MS. */
-  private async usage(now: number): Promise<{ at: number; stored: number; mailboxes: number }> {
+  /** Stored bytes, mailboxes and push subscriptions from the UsageAggregator, read at most every STATE_CACHE_MS. */
+  private async usage(now: number): Promise<Usage> {
     if (this.usageRead && now - this.usageRead.at < STATE_CACHE_MS) return this.usageRead;
     this.usageReading ??= (async () => {
       try {
         const agg = usageStub(this.env, this.tenant);
-        const [a, b, m] = await Promise.all([agg.seriesValue(STORED[0]!), agg.seriesValue(STORED[1]!), agg.seriesValue(MAILBOXES)]);
-        this.usageRead = { at: Date.now(), stored: Math.max(0, a + b), mailboxes: Math.max(0, m) };
+        const [a, b, m, p] = await Promise.all([
+          agg.seriesValue(STORED[0]!), agg.seriesValue(STORED[1]!), agg.seriesValue(MAILBOXES), agg.seriesValue(PUSHES),
+        ]);
+        this.usageRead = { at: Date.now(), stored: Math.max(0, a + b), mailboxes: Math.max(0, m), pushes: Math.max(0, p) };
       } catch (e) {
         // Aggregator unreachable: keep the last read (quotas fail open until it answers again).
         console.warn(`TenantDirectory ${this.tenant}: usage read failed: ${e instanceof Error ? e.message : String(e)}`);
@@ -340,7 +388,7 @@ export class TenantDirectory extends DurableObject<Env> {
       }
     })();
     await this.usageReading;
-    return this.usageRead ?? { at: 0, stored: 0, mailboxes: 0 };
+    return this.usageRead ?? { at: 0, stored: 0, mailboxes: 0, pushes: 0 };
   }
 
   private doc(rec: TenantRecord | null): TenantDoc {
@@ -356,6 +404,20 @@ export class TenantDirectory extends DurableObject<Env> {
       tokens: this.store.tokens().map(tokenInfo),
     };
   }
+}
+
+/** The tenant's usage levels as read from its aggregator at `at`. */
+interface Usage {
+  at: number;
+  stored: number;
+  mailboxes: number;
+  pushes: number;
+}
+
+/** Gives back the admission made at `at` (the last one with that time). */
+function unadmit(recent: number[], at: number): void {
+  const i = recent.lastIndexOf(at);
+  if (i >= 0) recent.splice(i, 1);
 }
 
 function tokenInfo(r: TokenRow): TokenInfo {

@@ -1,6 +1,6 @@
 /**
  * `mortarmq admin …` (the real binary) against a real hosted-mode broker
- * (wrangler dev with ADMIN_TOKEN): a tenant's whole life — create, issue a
+ * (mortarmq dev with ADMIN_TOKEN): a tenant's whole life — create, issue a
  * token, use it, quotas, usage, revoke, delete — with exit codes, `--json`
  * and the errors an operator meets (docs/tenants.md, docs/cli.md "Admin").
  */

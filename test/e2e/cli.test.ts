@@ -1,6 +1,6 @@
 /**
  * The real `mortarmq` binary (`node client/bin/mortarmq.js …`) against a real
- * local broker (wrangler dev, tokens configured, its own state dir): topics
+ * local broker (mortarmq dev, tokens configured, its own state dir): topics
  * create/delete, pub from a 1,000-line file and from stdin, sub with a
  * consumer group, error cases and exit codes, every mq9 subcommand, `--json` outputs,
  * `topics list/describe` (the lag a publish and a consume created, read from

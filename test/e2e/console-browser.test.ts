@@ -5,11 +5,14 @@
  * with the CLI and see the record count and a consumer group's lag change;
  * reset the group and see the lag return; open a mailbox and see a message
  * sent over HTTP (node fetch, as curl would); DISCOVER ranks the expected
- * agent first; another tenant's token does not see the topic. No page
+ * agent first; a push subscription to a node:http receiver shows on the
+ * mailbox page with its delivered count; another tenant's token does not see the topic. No page
  * breaks the Content-Security-Policy; the layout reflows at 200 % zoom.
  * Screenshots of every page go to test-artifacts/console/ (gitignored).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -31,7 +34,7 @@ const problems: string[] = [];
 
 beforeAll(async () => {
   stateDir = mkdtempSync(join(tmpdir(), "mortarmq-e2e-console-"));
-  broker = await startLocalBroker({ stateDir, port: 0, vars: { AUTH_TOKENS: `${ACME}:acme,${BETA}:beta`, TELEMETRY_FLUSH_MS: "1000" } });
+  broker = await startLocalBroker({ stateDir, port: 0, vars: { AUTH_TOKENS: `${ACME}:acme,${BETA}:beta`, TELEMETRY_FLUSH_MS: "1000", PUSH_ALLOW_LOOPBACK: "1" } });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   mkdirSync(SHOTS, { recursive: true });
 });
@@ -140,8 +143,20 @@ describe("the web console in Chromium", () => {
     await other.close();
   });
 
-  it("mailboxes: a message sent over HTTP shows in its lane; the CLI lists the mailbox", async () => {
+  it("mailboxes: a message sent over HTTP shows in its lane; the CLI lists the mailbox; push subscriptions are listed", async () => {
+    const received: string[] = [];
+    const receiver: Server = createServer((req, res) => {
+      req.on("data", () => {});
+      req.on("end", () => {
+        received.push(String(req.headers["mq9-msg-id"]));
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((ok) => receiver.listen(0, "127.0.0.1", ok));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     expect((await mq9(ACME, "$mq9.AI.MAILBOX.CREATE", { name: "task.inbox", ttl: 3600 })).error).toBe("");
+    const push = await mq9(ACME, "$mq9.AI.PUSH.CREATE.task.inbox", { group_name: "hook", url, deliver: "earliest" });
+    expect(push.error).toBe("");
     expect((await mq9(ACME, "$mq9.AI.MSG.SEND.task.inbox", "hello from curl", { "mq9-priority": "urgent" })).msg_id).toBe(0);
     const list = await runCli(["mq9", "list", "task."], cliEnv());
     expect(list.code, list.stderr).toBe(0);
@@ -159,6 +174,14 @@ describe("the web console in Chromium", () => {
     await page.getByRole("button", { name: "Send" }).click();
     await page.getByText("sent msg_id 1").waitFor();
     await page.getByRole("table", { name: /^normal lane: 1 messages/ }).waitFor();
+    const pushes = page.getByRole("table", { name: /^Push subscriptions \(1\)/ });
+    await pushes.waitFor();
+    const cells = await pushes.locator("tbody tr td").allTextContents();
+    expect(cells.slice(0, 4)).toEqual([push.push_id, "hook", url, "1"]);
+    expect(received[0]).toBe("0"); // the first SEND was pushed before the page loaded its list
+    expect(cells[5]).toMatch(/^[1-9]\d* · 0 · 0$/); // delivered · failed · dead-lettered
+    expect(cells[6]).toBe("active");
+    receiver.close();
     await shot(page, "mailbox");
     await page.getByRole("button", { name: "Delete message 1" }).click();
     await page.getByText("deleted msg_id 1").waitFor();

@@ -1,9 +1,11 @@
 /**
- * Crash safety against a real `wrangler dev`: under load (idempotent PUBs to
- * three partitions, a consumer group acking, mq9 SENDs over HTTP, a delayed
- * mq9 message), the WHOLE broker process tree (wrangler and its workerd
- * children) is SIGKILLed at a random moment, then restarted on the same
- * state dir. Checked: every PUB answered OK is readable exactly once per
+ * Crash safety of the local broker (`mortarmq dev`, the Worker in
+ * Miniflare): under load (idempotent PUBs to three partitions, a consumer
+ * group acking, mq9 SENDs over HTTP, a delayed mq9 message), the WHOLE
+ * broker process tree (the launcher and its workerd) is SIGKILLed at a
+ * random moment, then restarted on the same state dir. (A SIGKILL of the
+ * launcher alone leaves workerd running; the restart stops it first:
+ * local-broker.test.ts.) Checked: every PUB answered OK is readable exactly once per
  * (producer id, sequence), also after the unanswered ones are retried over
  * a new connection; nothing the group acked is delivered again and the rest
  * is; every SEND answered with a msg_id is stored; the delayed message comes

@@ -1,5 +1,5 @@
 /**
- * End-to-end MortarMQ read path against a real local broker (wrangler dev,
+ * End-to-end MortarMQ read path against a real local broker (mortarmq dev,
  * its own state dir) through the client SDK: two consumers in one group,
  * one killed mid-batch (socket closed, no acks, no LEAVE) — every message
  * it held is delivered again to the survivor; then a broker restart on the

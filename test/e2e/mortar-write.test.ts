@@ -1,5 +1,5 @@
 /**
- * End-to-end MortarMQ write path against a real local broker (wrangler dev,
+ * End-to-end MortarMQ write path against a real local broker (mortarmq dev,
  * its own state dir), through raw TCP via the bridge: CONNECT, DECLARE,
  * 10,000 lines of a generated log file published by an idempotent producer,
  * 100 retries deduplicated with their original sequences, then a broker

@@ -1,12 +1,11 @@
 /**
- * QA scenario against the real local broker (wrangler dev): 1,000 long-poll
+ * QA scenario against the real local broker (mortarmq dev): 1,000 long-poll
  * FETCHes (max_wait_ms 30000) whose client goes away after 1.5 s must not
  * keep the mailbox's 1,000 long-poll slots for 30 s. Here the client is the
  * real `nats` client over the TCP bridge, closing its connection; the
  * NatsSession releases its held FETCHes. (An HTTP client's disconnect is
- * seen through Request.signal in the workers-pool test; `wrangler dev`
- * itself answers HTTP through a proxy that does not pass disconnects on,
- * see docs/mq9.md.)
+ * seen through Request.signal in the workers-pool test; local workerd does
+ * not pass it on to Request.signal, see docs/mq9.md.)
  */
 import { connect } from "nats";
 import { until } from "../fixtures/until";
@@ -25,7 +24,7 @@ async function http(subject: string, body: string): Promise<{ status: number; te
 const probe = async (address: string) => (await http(`$mq9.AI.MSG.FETCH.${address}`, JSON.stringify({ config: { max_wait_ms: 1 } }))).status;
 
 
-describe("long-poll slots of departed clients (wrangler dev)", () => {
+describe("long-poll slots of departed clients (local broker)", () => {
   it("1000 FETCHes of a NATS client that disconnects after 1.5 s free their slots at once", async () => {
     const address = "longpoll.release";
     expect((await http("$mq9.AI.MAILBOX.CREATE", JSON.stringify({ name: address, ttl: 0 }))).status).toBe(200);

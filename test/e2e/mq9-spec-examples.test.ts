@@ -1,6 +1,6 @@
 /**
  * Replays every mailbox `nats request` example of the mq9 spec through
- * `POST /mq9/<subject>` against a real local broker (wrangler dev) and
+ * `POST /mq9/<subject>` against a real local broker (mortarmq dev) and
  * compares the replies with the spec's, byte for byte where the spec prints
  * one.
  *
@@ -44,7 +44,7 @@ async function natsRequest(subject: string, payload: string, headers: string[] =
 type Msg = Mq9Message;
 const payloads = (text: string) => (JSON.parse(text) as { messages: Msg[] }).messages.map((m) => Buffer.from(m.payload, "base64").toString());
 
-describe("mq9 spec examples over HTTP against wrangler dev", () => {
+describe("mq9 spec examples over HTTP against the local broker", () => {
   it("MAILBOX.CREATE examples", async () => {
     expect(await natsRequest("$mq9.AI.MAILBOX.CREATE", '{"name": "agent.translator.inbox", "ttl": 0}'))
       .toEqual({ status: 200, text: '{"error":"","mail_address":"agent.translator.inbox"}' });

@@ -1,7 +1,7 @@
 /**
  * End-to-end: the real `nats` npm client (v2, TCP through the bridge) and
  * `nats.ws` (WebSocket straight to /nats) against a real local broker
- * (wrangler dev) with tokens configured.
+ * (mortarmq dev) with tokens configured.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

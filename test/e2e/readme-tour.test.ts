@@ -70,7 +70,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (broker && broker.exitCode === null && broker.signalCode === null) {
     const exited = new Promise((r) => broker!.once("exit", r));
-    process.kill(-broker.pid!, "SIGINT"); // npm, mortarmq dev and wrangler: the whole process group
+    process.kill(-broker.pid!, "SIGINT"); // npm, mortarmq dev and workerd: the whole process group
     const t = setTimeout(() => process.kill(-broker!.pid!, "SIGKILL"), 10_000);
     await exited;
     clearTimeout(t);

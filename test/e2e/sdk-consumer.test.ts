@@ -1,6 +1,6 @@
 /**
  * End-to-end: the SDK consumer as an application uses it, against a real
- * local broker (wrangler dev). How a Subscription ends (close(), the
+ * local broker (mortarmq dev). How a Subscription ends (close(), the
  * connection closing) with messages still buffered, mode misuse (pull() on a
  * push subscription, next() on a pull one), and exact at-least-once
  * accounting under membership churn (members joining, leaving cleanly and

@@ -1,5 +1,5 @@
 /**
- * Metering round trip against a real `wrangler dev` (issue 9): a known
+ * Metering round trip against a real local broker (issue 9): a known
  * workload over MortarMQ (SDK), mq9 over HTTP and mq9 over NATS (nats.ws),
  * then `GET /admin/tenants/default/usage` must equal it exactly — requests,
  * messages and bytes both ways, storage high-water — and /metrics (parsed

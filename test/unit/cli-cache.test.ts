@@ -22,7 +22,7 @@ describe("CLI start-up cache", () => {
     const main = await loadCachedCli({ cacheDir });
     expect(typeof main).toBe("function");
     const m = manifest(cacheDir);
-    expect(Object.keys(m.inputs)).toEqual(expect.arrayContaining([join(ROOT, "client/cli/main.ts"), join(ROOT, "wire/mortar/constants.ts"), join(ROOT, "client/local/broker.ts")]));
+    expect(Object.keys(m.inputs)).toEqual(expect.arrayContaining([join(ROOT, "client/cli/main.ts"), join(ROOT, "wire/mortar/constants.ts"), join(ROOT, "client/local/root.ts")]));
     expect(Object.keys(m.inputs).some((f) => f.includes("node_modules"))).toBe(false); // packages stay imports
     const main2 = join(ROOT, "client/cli/main.ts");
     expect(m.inputs[main2]).toEqual([statSync(main2).mtimeMs, statSync(main2).size]);
@@ -31,10 +31,10 @@ describe("CLI start-up cache", () => {
     expect(await loadCachedCli({ cacheDir })).toBeTypeOf("function");
     expect(manifest(cacheDir).build).toBe(m.build); // not rebuilt
     expect(readdirSync(cacheDir).filter((e) => e.startsWith("build-"))).toEqual([m.build]);
-    // the bundle keeps each file's own import.meta.url (client/local/broker.ts finds the repository with it)
+    // the bundle keeps each file's own import.meta.url (client/local/root.ts finds the repository with it)
     const chunks = readdirSync(join(cacheDir, m.build)).map((f) => readFileSync(join(cacheDir, m.build, f), "utf8")).join("\n");
     expect(chunks).not.toContain("import.meta.url");
-    expect(chunks).toContain(JSON.stringify(pathToFileURL(join(ROOT, "client/local/broker.ts")).href));
+    expect(chunks).toContain(JSON.stringify(pathToFileURL(join(ROOT, "client/local/root.ts")).href));
   });
 
   it("a changed input or another esbuild version makes the build stale", () => {

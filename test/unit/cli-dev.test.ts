@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { authLine, devVars } from "../../client/cli/dev";
-import { HealthWatch, isHealthProbeLog } from "../../client/local/health";
+import { HealthWatch, isHealthProbeLog, isRuntimeNoise } from "../../client/local/health";
+import { loopbackHost } from "../../client/local/miniflare-host";
+import { parseLock } from "../../client/local/state-lock";
 
 describe("mortarmq dev --var / --auth-tokens", () => {
   it("collects repeated --var NAME=value (values may contain = and :) and the --auth-tokens shortcut", () => {
@@ -45,5 +47,34 @@ describe("mortarmq dev output", () => {
     expect(isHealthProbeLog("[wrangler:info] GET /healthz 503 Service Unavailable (3002ms)")).toBe(false);
     expect(isHealthProbeLog("[wrangler:info] GET /stats 200 OK (5ms)")).toBe(false);
     expect(isHealthProbeLog("[wrangler:info] Ready on http://127.0.0.1:8787")).toBe(false);
+    expect(isHealthProbeLog("[mf:info] GET /healthz 200 OK (1ms)")).toBe(true); // Miniflare's request log (--verbose)
+    expect(isHealthProbeLog("\x1b[32m[mf:info]\x1b[39m \x1b[1mGET\x1b[22m /healthz \x1b[32m\x1b[1m200\x1b[22m OK \x1b[39m\x1b[90m(1ms)\x1b[39m")).toBe(true);
+    expect(isHealthProbeLog("[mf:info] POST /mq9/$mq9.AI.MSG.SEND.a 200 OK (4ms)")).toBe(false);
+  });
+
+  it("leaves out workerd's raw-address stack lines and notices, keeps the error lines", () => {
+    expect(isRuntimeNoise("stack: /x/node_modules/@cloudflare/workerd-linux-64/bin/workerd@5219ad8 /x/workerd@5217791 /lib/x86_64-linux-gnu/libc.so.6@27249")).toBe(true);
+    expect(isRuntimeNoise("stack: /x/workerd@37c2334 /x/workerd@1fd6e81; sentryErrorContext = jsgInternalError; wdErrId = 966ufdv9")).toBe(true);
+    expect(isRuntimeNoise("stack: 0 7f3a2b1c 55d0e0a1 55d0e0b2")).toBe(true);
+    expect(isRuntimeNoise("Not symbolizing stack traces because $LLVM_SYMBOLIZER is not set. To symbolize stack traces, set $LLVM_SYMBOLIZER")).toBe(true);
+    expect(isRuntimeNoise("workerd/server/server.c++:5492: error: Uncaught exception: kj/compat/url.c++:165: failed")).toBe(false);
+    expect(isRuntimeNoise("mortarmq: running OPEN — no AUTH_TOKENS and no ADMIN_TOKEN configured")).toBe(false);
+    expect(isRuntimeNoise("stack: see above")).toBe(false);
+  });
+});
+
+describe("mortarmq dev addresses and state lock", () => {
+  it("reaches a wildcard listen address over loopback", () => {
+    expect(loopbackHost("0.0.0.0")).toBe("127.0.0.1");
+    expect(loopbackHost("::")).toBe("[::1]");
+    expect(loopbackHost("127.0.0.1")).toBe("127.0.0.1");
+    expect(loopbackHost("::1")).toBe("[::1]");
+  });
+
+  it("reads the lock's owner and, once recorded, its workerd; an older lock holds the owner only", () => {
+    expect(parseLock("4242\nruntime 4250\n")).toEqual({ owner: 4242, runtime: 4250 });
+    expect(parseLock("4242\n")).toEqual({ owner: 4242 });
+    expect(parseLock("4242")).toEqual({ owner: 4242 }); // written by the earlier wrangler dev launcher
+    expect(parseLock("4242\nruntime x\n")).toEqual({ owner: 4242 });
   });
 });

@@ -60,6 +60,30 @@ describe("GroupCommit", () => {
     expect(gc.submitAll([])).toEqual([]);
   });
 
+  it("with applyMany: submitAll and every run of waiting items go through it in one call; operations in between keep their place", async () => {
+    const s = fakeStorage();
+    const calls: string[][] = [];
+    const gc = new GroupCommit<string, string>(
+      (x) => (s.write(x), `ok ${x}`),
+      s.sync,
+      () => "failed",
+      (xs) => (calls.push([...xs]), xs.map((x) => (s.write(x), `many ${x}`))),
+    );
+    expect(gc.submitAll(["a", "b"])).toEqual(["many a", "many b"]);
+    const c = gc.submit("c");
+    const d = gc.submitAll(["d", "e"]);
+    const op = gc.after(() => (s.write("op"), "op done"));
+    const f = gc.submit("f");
+    s.commit();
+    await tick();
+    expect([await c, await d, await op, await f]).toEqual(["many c", ["many d", "many e"], "op done", "ok f"]);
+    expect(calls).toEqual([["a", "b"], ["c", "d", "e"]]); // a lone item (f) goes through apply
+    s.commit();
+    await tick();
+    expect(s.commits).toEqual([["a", "b"], ["c", "d", "e", "op", "f"]]);
+    expect(gc.submitAll(["g"])).toEqual(["ok g"]);
+  });
+
   it("answers queued items with the failure reply when storage fails", async () => {
     const s = fakeStorage();
     const gc = new GroupCommit<string, string>((x) => (s.write(x), `ok ${x}`), s.sync, (e) => `failed: ${String(e)}`);

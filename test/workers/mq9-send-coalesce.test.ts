@@ -9,7 +9,8 @@ import type { Mailbox } from "../../objects/mailbox/Mailbox";
 import { parseFetchRequest, parseMq9Headers, parseQueryRequest } from "../../wire/mq9";
 import { objectName } from "../../objects/shared/names";
 import { CREATE_ADMITTED_NOW } from "../../objects/tenants/connection-auth";
-import { handleMq9Request } from "../../objects/mq9/dispatch";
+import { handleMq9Request, mailboxStub } from "../../objects/mq9/dispatch";
+import type { Env } from "../../objects/env";
 import { MailboxLanes } from "../../objects/mq9/sendbatch";
 import { MailboxStubs } from "../../objects/mq9/stubs";
 import { createMailbox, freshAddress, query, text } from "./mq9-helpers";
@@ -41,6 +42,34 @@ describe("SEND coalescing", () => {
     expect(stored[3].priority).toBe("urgent");
     // later SENDs (another run) keep counting
     expect((await send(sends, a, "later")).body).toEqual({ error: "", msg_id: 20 });
+  });
+});
+
+describe("SENDs of one group stored together (Mailbox.appendPlain: one INSERT per 11 plain SENDs)", () => {
+  it("a pipelined run of 25 SENDs (13 plain ones in a row) with TTLs, tags, reply-to and a keyed and a delayed SEND among them: ids, rows and TTL schedule as one at a time", async () => {
+    const a = await createMailbox();
+    const sends = new MailboxLanes();
+    const headers = (i: number): Record<string, string> =>
+      i === 13 ? { "mq9-key": "k" } : i === 20 ? { "mq9-delay": "30" } : i % 3 === 0 ? { "mq9-ttl": "60", "mq9-tags": "x,y" } : i % 5 === 0 ? { "mq9-reply-to": "back.box", "mq9-correlation-id": `c${i}` } : {};
+    const replies = await Promise.all(Array.from({ length: 25 }, (_, i) => send(sends, a, `m${i}`, headers(i))));
+    // the delayed SEND answers -1 and takes no id; the rest count up in order
+    const ids = replies.map((r) => r.body.msg_id);
+    expect(ids).toEqual([...Array.from({ length: 20 }, (_, i) => i), -1, ...Array.from({ length: 4 }, (_, i) => 20 + i)]);
+    const stub = mailboxStub(env as unknown as Env, "default", a);
+    const { messages, schedule } = await runInDurableObject(stub, (_o: Mailbox, state) => ({
+      messages: state.storage.sql.exec("SELECT msg_id, key, tags, size, expires_ms - create_ms AS ttl_ms, reply_to, correlation_id FROM messages ORDER BY msg_id").toArray(),
+      schedule: state.storage.sql.exec("SELECT kind, ref FROM schedule ORDER BY kind, ref").toArray(),
+    }));
+    const sent = Array.from({ length: 25 }, (_, i) => i).filter((i) => i !== 20);
+    expect(messages).toEqual(sent.map((i, n) => ({
+      msg_id: n, key: i === 13 ? "k" : null, tags: i % 3 === 0 ? ",x,y," : null, size: `m${i}`.length,
+      ttl_ms: i % 3 === 0 ? 60_000 : null,
+      reply_to: i % 3 !== 0 && i % 5 === 0 ? "back.box" : null, correlation_id: i % 3 !== 0 && i % 5 === 0 ? `c${i}` : null,
+    })));
+    const expiring = sent.map((i, n) => (i % 3 === 0 ? n : -1)).filter((n) => n >= 0);
+    expect(schedule.filter((r) => r.kind === "deliver").length).toBe(1); // the delayed one
+    expect(schedule.filter((r) => r.kind === "expire").map((r) => r.ref)).toEqual(expiring);
+    expect((await query(a)).map(text)).toEqual(sent.map((i) => `m${i}`));
   });
 });
 

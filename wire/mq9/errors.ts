@@ -13,6 +13,8 @@ export type Mq9ErrorCode =
   | "message_not_found"
   | "group_not_found"
   | "message_not_delivered"
+  | "push_not_found"
+  | "group_pushed"
   | "mailbox_exists"
   | "payload_too_large"
   | "too_many_requests"
@@ -29,6 +31,8 @@ export const MQ9_HTTP_STATUS: Readonly<Record<Mq9ErrorCode, number>> = {
   message_not_found: 404,
   group_not_found: 404,
   message_not_delivered: 409,
+  push_not_found: 404,
+  group_pushed: 409,
   mailbox_exists: 409,
   payload_too_large: 413,
   too_many_requests: 429,
@@ -83,4 +87,11 @@ export const mq9Messages = {
   notDelivered: (msgId: number, group: string, priority: string, highest: number) =>
     `msg_id ${msgId} has not been delivered to consumer group ${echo(group)}: FETCH it before acknowledging it ` +
     `(highest ${priority} msg_id delivered to the group: ${highest < 0 ? "none" : highest})`,
+  /** PUSH.DELETE of an unknown push_id (docs/push.md). */
+  pushNotFound: () => "push subscription not found",
+  /** FETCH/ACK of a group that a push subscription delivers, or a second push on it (docs/push.md). */
+  groupPushed: (group: string, address: string, pushId: string, verb: "FETCH" | "ACK" | "PUSH.CREATE") =>
+    verb === "PUSH.CREATE"
+      ? `consumer group ${echo(group)} of mailbox ${echo(address)} already has push subscription ${pushId}: DELETE it first or use another group_name`
+      : `consumer group ${echo(group)} of mailbox ${echo(address)} is delivered by push subscription ${pushId}: ${verb} on it is refused while the push exists (DELETE the push, or ${verb === "FETCH" ? "FETCH with another group_name" : "use another group"})`,
 } as const;

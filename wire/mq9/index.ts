@@ -7,5 +7,8 @@ export * from "./headers";
 export * from "./limits";
 export * from "./messages";
 export * from "./priority";
+export * from "./push";
+export * from "./push-signature";
+export * from "./push-url";
 export * from "./schemas";
 export * from "./subject";

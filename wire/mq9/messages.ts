@@ -1,5 +1,6 @@
 /** Shapes of mq9 replies shared by the mailbox object and every transport. */
 import type { Priority } from "./priority";
+import type { DeadLetterInfo } from "./push";
 
 /** One message in a FETCH/QUERY reply. */
 export interface Mq9Message {
@@ -18,4 +19,6 @@ export interface Mq9Message {
   reply_to?: string;
   /** `mq9-correlation-id` (conversation extension); present only when the SEND carried it. */
   correlation_id?: string;
+  /** Only on a dead-letter copy (a `<mail_address>.dlq` mailbox): where it came from and why it failed (docs/push.md). */
+  dead_letter?: DeadLetterInfo;
 }

@@ -30,9 +30,11 @@ export function wholeNumber(min: number, max: number, unit = "") {
 }
 
 /** msg_ids and unix times: exact integers only (a larger JSON number is not one). */
-const exactId = wholeNumber(0, Number.MAX_SAFE_INTEGER);
-const unixSeconds = wholeNumber(0, Number.MAX_SAFE_INTEGER, " of unix seconds");
-const groupName = z.string().min(1, "must not be empty").max(MAX_GROUP_NAME_CHARS);
+export const msgIdSchema = wholeNumber(0, Number.MAX_SAFE_INTEGER);
+export const unixSecondsSchema = wholeNumber(0, Number.MAX_SAFE_INTEGER, " of unix seconds");
+export const groupNameSchema = z.string().min(1, "must not be empty").max(MAX_GROUP_NAME_CHARS);
+/** FETCH / PUSH.CREATE start policy names. */
+export const deliverSchema = z.enum(["latest", "earliest", "from_time", "from_id"]);
 
 /** `$mq9.AI.MAILBOX.CREATE` body: `{name?, ttl?}` (ttl seconds, 0 = never, at most MAX_DURATION_S). */
 export const createRequestSchema = z.object({
@@ -42,10 +44,10 @@ export const createRequestSchema = z.object({
 
 /** `$mq9.AI.MSG.FETCH.*` body. */
 export const fetchRequestSchema = z.object({
-  group_name: groupName.nullish(),
-  deliver: z.enum(["latest", "earliest", "from_time", "from_id"]).nullish(),
-  from_time: unixSeconds.nullish(),
-  from_id: exactId.nullish(),
+  group_name: groupNameSchema.nullish(),
+  deliver: deliverSchema.nullish(),
+  from_time: unixSecondsSchema.nullish(),
+  from_id: msgIdSchema.nullish(),
   force_deliver: z.boolean().nullish(),
   config: z
     .object({
@@ -58,9 +60,9 @@ export const fetchRequestSchema = z.object({
 
 /** `$mq9.AI.MSG.ACK.*` body: all three fields required. */
 export const ackRequestSchema = z.object({
-  group_name: groupName,
+  group_name: groupNameSchema,
   mail_address: z.string(),
-  msg_id: exactId,
+  msg_id: msgIdSchema,
 });
 
 /**
@@ -70,7 +72,7 @@ export const ackRequestSchema = z.object({
 export const queryRequestSchema = z.object({
   key: z.string().min(1).max(MAX_KEY_CHARS).nullish(),
   limit: wholeNumber(1, Infinity).nullish(), // clamped to MAX_BATCH_MSGS
-  since: unixSeconds.nullish(),
+  since: unixSecondsSchema.nullish(),
   tags: z.union([z.array(z.string()), z.string()]).nullish(),
   correlation_id: z.string().nullish(),
 });
@@ -163,24 +165,35 @@ export function parseCreateRequest(payload: Uint8Array): CreateSpec {
  */
 export function parseFetchRequest(payload: Uint8Array): FetchSpec {
   const b = parseJsonBody(payload, fetchRequestSchema);
-  const kind = b.deliver ?? "latest";
-  let deliver: DeliverPolicy;
-  if (kind === "from_time") {
-    if (b.from_time == null) throw new Mq9Error("bad_request", 'deliver "from_time" needs the from_time field (unix seconds)');
-    deliver = { kind, fromTimeSec: b.from_time };
-  } else if (kind === "from_id") {
-    if (b.from_id == null) throw new Mq9Error("bad_request", 'deliver "from_id" needs the from_id field');
-    deliver = { kind, fromId: b.from_id };
-  } else {
-    deliver = { kind };
-  }
   return {
     group: b.group_name ?? null,
-    deliver,
+    deliver: deliverPolicy(b),
     forceDeliver: b.force_deliver ?? false,
     numMsgs: Math.min(b.config?.num_msgs ?? DEFAULT_NUM_MSGS, MAX_BATCH_MSGS),
     maxWaitMs: Math.min(b.config?.max_wait_ms ?? DEFAULT_MAX_WAIT_MS, MAX_WAIT_MS),
   };
+}
+
+/**
+ * The start policy of the `deliver`, `from_time` and `from_id` fields
+ * (FETCH, PUSH.CREATE): `deliver` defaults to latest; `from_time` /
+ * `from_id` are required by their policies (Mq9Error bad_request).
+ */
+export function deliverPolicy(b: {
+  deliver?: "latest" | "earliest" | "from_time" | "from_id" | null;
+  from_time?: number | null;
+  from_id?: number | null;
+}): DeliverPolicy {
+  const kind = b.deliver ?? "latest";
+  if (kind === "from_time") {
+    if (b.from_time == null) throw new Mq9Error("bad_request", 'deliver "from_time" needs the from_time field (unix seconds)');
+    return { kind, fromTimeSec: b.from_time };
+  }
+  if (kind === "from_id") {
+    if (b.from_id == null) throw new Mq9Error("bad_request", 'deliver "from_id" needs the from_id field');
+    return { kind, fromId: b.from_id };
+  }
+  return { kind };
 }
 
 /** Parses an ACK body. */

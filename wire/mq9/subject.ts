@@ -1,6 +1,7 @@
 /**
- * `$mq9.AI.*` subject parser (mq9 spec, 协议总览), shared by the HTTP and
- * NATS transports. The mail_address is everything after the verb; for
+ * `$mq9.AI.*` subject parser (mq9 spec, 协议总览, plus the push delivery
+ * extension `$mq9.AI.PUSH.{CREATE,LIST,DELETE}.<mail_address>`, DESIGN §8),
+ * shared by the HTTP and NATS transports. The mail_address is everything after the verb; for
  * DELETE the msg_id is the LAST dot-separated token
  * (`$mq9.AI.MSG.DELETE.task.001.7` → address `task.001`, msg_id 7).
  *
@@ -22,6 +23,9 @@ export const MQ9_SUBJECT_PREFIX = "$mq9.AI.";
 /** Verbs of `$mq9.AI.MSG.<verb>.<mail_address>`. */
 export type MsgVerb = "SEND" | "FETCH" | "ACK" | "QUERY";
 
+/** Verbs of `$mq9.AI.PUSH.<verb>.<mail_address>` (push delivery extension, docs/push.md). */
+export type PushVerb = "CREATE" | "LIST" | "DELETE";
+
 /** Verbs of `$mq9.AI.AGENT.<verb>`. */
 export type AgentVerb = "REGISTER" | "UNREGISTER" | "REPORT" | "DISCOVER";
 
@@ -30,6 +34,7 @@ export type Mq9Subject =
   | { kind: "MAILBOX.CREATE" }
   | { kind: `MSG.${MsgVerb}`; mailAddress: string }
   | { kind: "MSG.DELETE"; mailAddress: string; msgId: number }
+  | { kind: `PUSH.${PushVerb}`; mailAddress: string }
   | { kind: `AGENT.${AgentVerb}`; verb: AgentVerb };
 
 /** The kind of a parsed subject, e.g. `"MSG.SEND"`. */
@@ -37,6 +42,7 @@ export type Mq9SubjectKind = Mq9Subject["kind"];
 
 const MSG_VERBS: readonly MsgVerb[] = ["SEND", "FETCH", "ACK", "QUERY"];
 const AGENT_VERBS: readonly AgentVerb[] = ["REGISTER", "UNREGISTER", "REPORT", "DISCOVER"];
+const PUSH_VERBS: readonly PushVerb[] = ["CREATE", "LIST", "DELETE"];
 
 /** True when `subject` is in the mq9 namespace (`$mq9.AI.` prefix), known or not. */
 export function isMq9Subject(subject: string): boolean {
@@ -58,11 +64,13 @@ export function parseMq9Subject(subject: string): Mq9Subject {
     if (AGENT_VERBS.includes(verb)) return { kind: `AGENT.${verb}`, verb };
     throw unknown(subject);
   }
+  if (rest.startsWith("PUSH.")) {
+    const { verb, tail } = verbAndTail(rest.slice("PUSH.".length));
+    if (!PUSH_VERBS.includes(verb as PushVerb)) throw unknown(subject);
+    return { kind: `PUSH.${verb as PushVerb}`, mailAddress: addressOf(tail, subject) };
+  }
   if (!rest.startsWith("MSG.")) throw unknown(subject);
-  const afterMsg = rest.slice("MSG.".length);
-  const dot = afterMsg.indexOf(".");
-  const verb = dot < 0 ? afterMsg : afterMsg.slice(0, dot);
-  const tail = dot < 0 ? "" : afterMsg.slice(dot + 1);
+  const { verb, tail } = verbAndTail(rest.slice("MSG.".length));
   if (verb === "DELETE") {
     const last = tail.lastIndexOf(".");
     if (last < 0) throw new Mq9Error("bad_request", `subject ${echo(subject)}: expected ${DELETE_SUBJECT_FORM}`);
@@ -72,9 +80,20 @@ export function parseMq9Subject(subject: string): Mq9Subject {
     return { kind: "MSG.DELETE", mailAddress, msgId: parseMsgIdToken(idText, subject) };
   }
   if (!MSG_VERBS.includes(verb as MsgVerb)) throw unknown(subject);
+  return { kind: `MSG.${verb as MsgVerb}`, mailAddress: addressOf(tail, subject) };
+}
+
+/** `VERB.rest` → the verb and what follows its dot ("" when nothing does). */
+function verbAndTail(s: string): { verb: string; tail: string } {
+  const dot = s.indexOf(".");
+  return dot < 0 ? { verb: s, tail: "" } : { verb: s.slice(0, dot), tail: s.slice(dot + 1) };
+}
+
+/** The mail_address after a verb; Mq9Error(bad_request) when missing or invalid. */
+function addressOf(tail: string, subject: string): string {
   if (tail === "") throw new Mq9Error("bad_request", `subject ${echo(subject)}: missing mail_address`);
   assertMailAddress(tail);
-  return { kind: `MSG.${verb as MsgVerb}`, mailAddress: tail };
+  return tail;
 }
 
 /** The DELETE msg_id token: canonical decimal (no sign, no leading zeros), a safe integer. */

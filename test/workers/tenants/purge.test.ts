@@ -88,6 +88,10 @@ describe("tenant purge", () => {
       expect((await mq9As(token, `$mq9.AI.MSG.SEND.${box}`, `hello ${box}`)).body.error).toBe("");
     }
     expect((await mq9As(token, "$mq9.AI.AGENT.REGISTER", { name: "alpha", description: "purge me", mailbox: "box.one" })).body.error).toBe("");
+    // A push subscription of box.one, retrying (the endpoint does not answer here) when the purge comes.
+    const push = await mq9As(token, "$mq9.AI.PUSH.CREATE.box.one", { group_name: "hook", url: "https://hooks.example.com/purge", deliver: "earliest" });
+    expect(push.body.error).toBe("");
+    expect((await mq9As(token, "$mq9.AI.PUSH.LIST.box.one", {})).body.pushes).toHaveLength(1);
     // The counting pipeline has the stored bytes; the index lists the mailboxes; the twin holds the dead letter.
     for (let i = 0; i < 60 && (await storedBytes(tenant)) === 0; i++) await sleep(100);
     expect(await storedBytes(tenant)).toBeGreaterThan(0);
@@ -151,6 +155,7 @@ describe("tenant purge", () => {
     expect((await mq9As(fresh, "$mq9.AI.MSG.SEND.box.one", "new life")).body).toEqual({ error: "", msg_id: 0 });
     const q = (await mq9As(fresh, "$mq9.AI.MSG.QUERY.box.one", {})).body.messages as { payload: string }[];
     expect(q.map((m) => atob(m.payload))).toEqual(["new life"]);
+    expect((await mq9As(fresh, "$mq9.AI.PUSH.LIST.box.one", {})).body).toEqual({ error: "", pushes: [] }); // the purged subscription is gone
     for (let i = 0; i < 50 && (await mailboxIndexStub(testEnv, tenant).count()) === 0; i++) await sleep(20);
     expect((await mailboxIndexStub(testEnv, tenant).page(null, 10)).mailboxes.map((m) => m.address)).toEqual(["box.one"]);
     expect((await mq9As(fresh, "$mq9.AI.AGENT.DISCOVER", {})).body.agents).toEqual([]);

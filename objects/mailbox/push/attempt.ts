@@ -1,0 +1,57 @@
+/**
+ * One push attempt (platform glue; docs/push.md "The request"): POSTs a
+ * message's payload to the subscription's endpoint with the `mq9-*`
+ * headers and the `mq9-signature`, and reports how it ended. No retries
+ * here, no storage: the driver records the outcome. Redirects are not
+ * followed (`redirect: "manual"`, a 3xx is a failed attempt), and the
+ * answer's body is not read. The timeout is the caller's: it aborts
+ * `signal` with reason {@link ATTEMPT_TIMED_OUT} (the driver checks every
+ * attempt's deadline from its one loop timer — a timer per attempt cost
+ * more CPU in workerd than the rest of the attempt's JavaScript).
+ */
+import { PUSH_SIGNATURE_HEADER, signPush } from "../../../wire/mq9";
+import { VERSION } from "../../../wire/version";
+import { outcomeOfStatus, type AttemptOutcome } from "./state";
+
+/** What to send. */
+export interface AttemptRequest {
+  url: string;
+  /** The `mq9-*` headers and content-type (pushHeaders, wire/mq9/push.ts). */
+  headers: Record<string, string>;
+  body: Uint8Array;
+  /** HMAC key of the subscription's secret (pushSigningKey). */
+  key: CryptoKey;
+  /** The subscription's timeout, ms (reported in the outcome when `signal` is aborted with ATTEMPT_TIMED_OUT). */
+  timeoutMs: number;
+}
+
+/** The abort reason that makes an attempt a `timeout` (no answer — status line and headers — in time). */
+export const ATTEMPT_TIMED_OUT = "push attempt timed out";
+
+/**
+ * Sends one attempt. Resolves (never rejects) with the outcome: `ok` for a
+ * 2xx answer, `http_error` with its Retry-After for any other status,
+ * `timeout` when `signal` was aborted with ATTEMPT_TIMED_OUT, or
+ * `connection_error` (DNS, refused, reset, TLS, …). Aborting `signal` for
+ * another reason (the subscription was deleted, the mailbox purged) ends
+ * the request; the outcome is then ignored by the caller.
+ */
+export async function sendAttempt(req: AttemptRequest, signal: AbortSignal): Promise<AttemptOutcome> {
+  try {
+    const t = Math.floor(Date.now() / 1000);
+    const signature = await signPush(req.key, t, req.body);
+    const res = await fetch(req.url, {
+      method: "POST",
+      headers: { ...req.headers, [PUSH_SIGNATURE_HEADER]: signature, "user-agent": `mortarmq-push/${VERSION}` },
+      body: req.body,
+      redirect: "manual",
+      signal,
+    });
+    const outcome = outcomeOfStatus(res.status, res.headers.get("retry-after"), Date.now());
+    res.body?.cancel().catch(() => {}); // the answer's body is not needed
+    return outcome;
+  } catch (e) {
+    if (signal.aborted && signal.reason === ATTEMPT_TIMED_OUT) return { kind: "timeout", timeoutMs: req.timeoutMs };
+    return { kind: "connection_error", detail: e instanceof Error ? e.message : String(e) };
+  }
+}
