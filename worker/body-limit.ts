@@ -35,7 +35,10 @@ export type LimitedBody =
 export async function readLimitedBody(req: Request, maxBytes: number): Promise<LimitedBody> {
   const declared = req.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) {
-    return { ok: false, size: declared.trim(), rest: req.body ? req.body.getReader() : null };
+    // A client that asked `Expect: 100-continue` sends no body after an early final answer
+    // (RFC 9110 §10.1.1; curl does so above 1 MiB): nothing to discard, the answer ends at once.
+    const rest = req.body && !waitsForContinue(req) ? req.body.getReader() : null;
+    return { ok: false, size: declared.trim(), rest };
   }
   if (declared !== null) return { ok: true, bytes: new Uint8Array(await req.arrayBuffer()) };
   if (!req.body) return { ok: true, bytes: new Uint8Array() };
@@ -62,7 +65,16 @@ export async function readLimitedBody(req: Request, maxBytes: number): Promise<L
  * or is reading (locked: e.g. the rest of a refused one), is left alone.
  */
 export async function drainUnreadBody(req: Request): Promise<void> {
-  if (req.body && !req.bodyUsed && !req.body.locked) await discard(req.body.getReader());
+  if (req.body && !req.bodyUsed && !req.body.locked && !waitsForContinue(req)) await discard(req.body.getReader());
+}
+
+/**
+ * True when the client sent `Expect: 100-continue`: it holds its body until
+ * told to go on, and sends none after a final answer that came first — so
+ * an unread body of such a request is not waited for.
+ */
+function waitsForContinue(req: Request): boolean {
+  return (req.headers.get("expect") ?? "").trim().toLowerCase() === "100-continue";
 }
 
 /**

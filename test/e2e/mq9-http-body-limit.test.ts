@@ -93,6 +93,36 @@ describe("over-size request bodies (real local broker, node:http)", () => {
     }
   });
 
+  it("Expect: 100-continue over the limit (curl's default above 1 MiB): the 413 ends at once, no body is sent", async () => {
+    const address = await createMailbox();
+    const url = new URL(e2e.broker.url);
+    for (const path of [`/mq9/$mq9.AI.MSG.SEND.${address}`, "/v0/topics"]) {
+      const outcome = await new Promise<{ answer: Answer; sentBody: boolean } | "still open">((resolve, reject) => {
+        let sentBody = false;
+        const req = request({
+          host: url.hostname, port: url.port, method: "POST", path,
+          headers: { "content-length": String(3 * MiB), expect: "100-continue", "content-type": "application/json" },
+        }, (res) => readAnswer(res).then((answer) => { clearTimeout(giveUp); resolve({ answer, sentBody }); }, reject));
+        req.on("continue", () => {
+          sentBody = true;
+          req.end(Buffer.alloc(3 * MiB, 0x61));
+        });
+        req.on("error", reject);
+        req.flushHeaders();
+        // A refused body's rest is otherwise awaited for DISCARD_MAX_MS (30 s): a client that
+        // never sends it (as curl, on an early final answer) then waits that long for the end.
+        const giveUp = setTimeout(() => { req.destroy(); resolve("still open"); }, 15_000);
+      });
+      expect(outcome).not.toBe("still open");
+      const { answer, sentBody } = outcome as { answer: Answer; sentBody: boolean };
+      expect(answer.status).toBe(413);
+      expect(answer.contentType).toBe("application/json");
+      expect(JSON.parse(answer.body).error).toMatch(/1048576 bytes/);
+      expect(sentBody).toBe(false);
+    }
+    expect(await (await fetch(`${e2e.broker.url}/mq9/$mq9.AI.MSG.QUERY.${address}`, { method: "POST", body: "{}" })).json()).toMatchObject({ messages: [] });
+  });
+
   it("a body of exactly 1 MiB is still stored", async () => {
     const address = await createMailbox();
     const { answer } = await post(`/mq9/$mq9.AI.MSG.SEND.${address}`, MiB, 0);
