@@ -30,6 +30,8 @@ export interface Env {
   MORTAR_GROUP_SESSION_TIMEOUT_MS?: string;
   /** Read path: revocation timeout, ms (default 10000). */
   MORTAR_REVOCATION_TIMEOUT_MS?: string;
+  /** MortarMQ: a connection without a successful CONNECT is closed this long after it opened, ms (default 10000; objects/session/timers.ts). */
+  MORTAR_CONNECT_TIMEOUT_MS?: string;
   /** Largest partition_count a DECLARE may create (default 1024, at most 65535). */
   MORTAR_MAX_PARTITIONS_PER_TOPIC?: string;
   /**

@@ -35,9 +35,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { ErrorCode, MortarError } from "../../wire/mortar/errors";
-import { KEEPALIVE_CLOSE_MS } from "../../wire/mortar/constants";
 import { CloseCode, Connection } from "./connection";
-import { expired, nextDeadline, type TimerState } from "./timers";
+import { connectTimeoutMs, expired, nextDeadline, type TimerState } from "./timers";
 import type { NoticeDelivery } from "../group/rpc";
 import type { Subscription } from "./subscription";
 import { groupStub } from "../group/stub";
@@ -68,6 +67,8 @@ interface Attachment {
   tenant: string | null;
   lastFrameAt: number;
   partialSince: number | null;
+  /** The CONNECT deadline while not connected (timers.ts), ms since the epoch. */
+  connectBy?: number | null;
   /** Tenant side (token id, lease, last check, quotas): objects/tenants/connection-auth.ts. */
   auth?: ConnectionAuthSnapshot | null;
 }
@@ -75,7 +76,7 @@ interface Attachment {
 export class MortarSession extends DurableObject<Env> {
   private ws: WebSocket | null = null;
   private conn: Connection | null = null;
-  private timers: TimerState = { lastFrameAt: Date.now(), partialSince: null };
+  private timers: TimerState = { lastFrameAt: Date.now(), partialSince: null, connectBy: null };
   private attached: Attachment | null = null;
   private armedAt = 0;
   private lostPartial = false;
@@ -127,7 +128,7 @@ export class MortarSession extends DurableObject<Env> {
       if (a?.tenant) this.telemetry.start(a.tenant, false);
       if (a) {
         this.attached = a;
-        this.timers = { lastFrameAt: a.lastFrameAt + ATTACH_EVERY_MS, partialSince: a.partialSince };
+        this.timers = { lastFrameAt: a.lastFrameAt + ATTACH_EVERY_MS, partialSince: a.partialSince, connectBy: a.tenant ? null : (a.connectBy ?? null) };
         this.lostPartial = a.partialSince !== null;
       }
       this.armedAt = Number.MAX_SAFE_INTEGER; // unknown: let the next partial frame pull the alarm in
@@ -161,6 +162,7 @@ export class MortarSession extends DurableObject<Env> {
       },
       ended: () => void this.endConnection(),
       connected: (tenant) => {
+        this.timers.connectBy = null;
         this.attach(Date.now(), true);
         this.telemetry.start(tenant, true);
         const due = this.deadline();
@@ -182,9 +184,9 @@ export class MortarSession extends DurableObject<Env> {
     this.ws = server;
     this.conn = this.newConnection(null);
     const now = Date.now();
-    this.timers = { lastFrameAt: now, partialSince: null };
+    this.timers = { lastFrameAt: now, partialSince: null, connectBy: now + connectTimeoutMs(this.env) };
     this.attach(now, true);
-    await this.arm(now + KEEPALIVE_CLOSE_MS);
+    await this.arm(nextDeadline(this.timers));
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -344,7 +346,9 @@ export class MortarSession extends DurableObject<Env> {
     }
     const now = Date.now();
     const why = expired(this.timers, now);
-    if (why === "half-frame") {
+    if (why === "connect") {
+      conn.fail(new MortarError(ErrorCode.CONNECTION_TIMEOUT, `no CONNECT within ${connectTimeoutMs(this.env) / 1000} s of opening the connection`), CloseCode.POLICY);
+    } else if (why === "half-frame") {
       conn.fail(new MortarError(ErrorCode.CONNECTION_TIMEOUT, "a partial frame stayed buffered for 10 s"));
     } else if (why === "keepalive") {
       conn.fail(new MortarError(ErrorCode.CONNECTION_TIMEOUT, "no complete frame for 45 s"), CloseCode.NORMAL);
@@ -372,7 +376,7 @@ export class MortarSession extends DurableObject<Env> {
     const tenant = this.conn?.tenant ?? null;
     const partialSince = this.timers.partialSince;
     if (!force && a && a.tenant === tenant && a.partialSince === partialSince && now - a.lastFrameAt < ATTACH_EVERY_MS) return;
-    const next: Attachment = { tenant, lastFrameAt: this.timers.lastFrameAt, partialSince, auth: this.auth.snapshot() };
+    const next: Attachment = { tenant, lastFrameAt: this.timers.lastFrameAt, partialSince, connectBy: this.timers.connectBy, auth: this.auth.snapshot() };
     try {
       this.ws?.serializeAttachment(next);
       this.attached = next;

@@ -370,6 +370,44 @@ describe("session storage", () => {
 });
 
 describe("timers (one alarm, times in memory)", () => {
+  it("closes a connection that sends no CONNECT within 10 s (CONNECTION_TIMEOUT), PINGs do not extend it", async () => {
+    const opened = Date.now();
+    const { stub, c } = await directSession();
+    const alarm = await runInDurableObject(stub, async (_s, ctx) => ctx.storage.getAlarm());
+    expect(alarm).not.toBeNull();
+    expect(alarm!).toBeGreaterThanOrEqual(opened + 10_000);
+    expect(alarm!).toBeLessThan(opened + 10_000 + 5_000); // the CONNECT deadline, not the 45 s keepalive
+    c.send([{ op: Op.PING }]);
+    expectOk((await c.take(1))[0], Op.PING);
+    await runInDurableObject(stub, async (s: MortarSession) => {
+      const t = (s as unknown as { timers: { lastFrameAt: number; connectBy: number | null } }).timers;
+      expect(t.connectBy).not.toBeNull();
+      t.connectBy! -= 10_001; // the deadline passed; the PING just now is a recent frame
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const [err] = await c.take(1);
+    expectErr(err, ErrorCode.CONNECTION_TIMEOUT, 0);
+    expect(errText(err)).toMatch(/no CONNECT within 10 s/);
+    expect((await c.waitClosed()).code).toBe(1008);
+    expect(c.frames).toEqual([]);
+  });
+
+  it("a CONNECT before the deadline lifts it: the alarm then fires for the keepalive", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    await runInDurableObject(stub, async (s: MortarSession) => {
+      const t = (s as unknown as { timers: { connectBy: number | null } }).timers;
+      expect(t.connectBy).toBeNull();
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true); // whatever it was armed for: nothing expired
+    const alarm = await runInDurableObject(stub, async (_s, ctx) => ctx.storage.getAlarm());
+    expect(alarm!).toBeGreaterThan(Date.now() + 20_000); // re-armed for the token re-check (30 s) or the keepalive (45 s), not the 10 s deadline
+    c.send([{ op: Op.PING }]);
+    expectOk((await c.take(1))[0], Op.PING);
+    expect(c.closed).toBeNull();
+    c.close();
+  });
+
   it("closes with CONNECTION_TIMEOUT after 45 s without a complete frame", async () => {
     const { stub, c } = await directSession();
     await c.connect();
