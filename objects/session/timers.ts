@@ -12,7 +12,7 @@
  * that a partial frame starting earlier than the armed time pulls it in.
  */
 import { CONNECT_TIMEOUT_MS, HALF_FRAME_TIMEOUT_MS, KEEPALIVE_CLOSE_MS } from "../../wire/mortar/constants";
-import { positive } from "../shared/read-config";
+import { positive } from "../shared/positive";
 
 /** Times the timers depend on, ms since the epoch. */
 export interface TimerState {
