@@ -16,7 +16,6 @@ import {
 import type { Env } from "../env";
 import { positive } from "./positive";
 
-export { positive };
 
 export interface ReadConfig {
   /** Work deadline per delivery, ms. */
