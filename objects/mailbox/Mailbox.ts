@@ -37,6 +37,7 @@ import type { MailboxResult } from "./types";
 import { WaiterSet } from "./waiters";
 import { MailboxTelemetry } from "./telemetry";
 import { rememberedName } from "../shared/object-name";
+import { mq9Fault } from "../mq9/faults";
 
 /** Due schedule rows handled per SQL round while catching up. */
 const DUE_BATCH = 256;
@@ -423,7 +424,8 @@ export class Mailbox extends DurableObject<Env> {
   }
 }
 
-function failure(e: unknown): { ok: false; code: Mq9Error["code"]; error: string } {
+/** The failed result for `e`: an Mq9Error as it is; anything else as a platform fault, without its text (mq9/faults.ts). */
+function failure(e: unknown): Extract<MailboxResult, { ok: false }> {
   if (e instanceof Mq9Error) return { ok: false, code: e.code, error: e.message };
-  return { ok: false, code: "internal", error: `internal error: ${e instanceof Error ? e.message : String(e)}` };
+  return { ok: false, ...mq9Fault(e, "Mailbox") };
 }

@@ -35,6 +35,7 @@ import type { SendCoalescer } from "./sendbatch";
 import { freshMailboxTarget, type MailboxStubs, type MailboxTarget } from "./stubs";
 import { CREATE_ADMITTED, type CreateAdmission, type Mq9Quota } from "../tenants/connection-auth";
 import type { Refusal } from "../tenants/gate";
+import { mq9Fault } from "./faults";
 
 /** One mq9 request as every transport sees it. */
 export interface Mq9Request {
@@ -75,7 +76,7 @@ export interface Mq9Reply {
    * {@link replyJson}, never `JSON.stringify(body)` directly.
    */
   json?: string;
-  /** Refused by a quota: seconds after which a retry may succeed (HTTP `Retry-After`). */
+  /** Refused by a quota or an overload: seconds after which a retry may succeed (HTTP `Retry-After`). */
   retryAfterS?: number;
 }
 
@@ -83,9 +84,6 @@ export interface Mq9Reply {
 export function replyJson(reply: Mq9Reply): string {
   return reply.json ?? JSON.stringify(reply.body);
 }
-
-/** Longest platform error detail quoted in an `internal error: …` reply, characters. */
-const MAX_DETAIL_CHARS = 512;
 
 /** Generated-address collisions tolerated before giving up (never expected: 160 random bits). */
 const CREATE_ATTEMPTS = 3;
@@ -275,7 +273,7 @@ export function mailboxStub(env: Env, tenant: string, address: string): DurableO
 function reply<R extends MailboxResult>(r: R, fields: (v: Extract<R, { ok: true }>) => Record<string, unknown>): Mq9Reply {
   if (!r.ok) {
     const f = r as Extract<MailboxResult, { ok: false }>;
-    return { status: MQ9_HTTP_STATUS[f.code], code: f.code, body: { error: f.error } };
+    return { status: MQ9_HTTP_STATUS[f.code], code: f.code, body: { error: f.error }, ...(f.retryAfterS !== undefined ? { retryAfterS: f.retryAfterS } : {}) };
   }
   return { status: 200, body: { error: "", ...fields(r as Extract<R, { ok: true }>) } };
 }
@@ -286,25 +284,13 @@ export function quotaReply(r: Refusal): Mq9Reply {
   return { status: MQ9_HTTP_STATUS[code], code, body: { error: r.message }, retryAfterS: Math.max(1, Math.ceil(r.retryAfterMs / 1000)) };
 }
 
-/** Maps a thrown value to an mq9 error reply (platform faults included). */
+/**
+ * Maps a thrown value to an mq9 error reply: an Mq9Error as it is, a
+ * platform fault without the platform's text (mq9/faults.ts: 429/503 with
+ * `Retry-After` for overloads, 500 with a log reference otherwise).
+ */
 export function errorReply(e: unknown): Mq9Reply {
-  let code: Mq9ErrorCode = "internal";
-  let message: string;
-  if (e instanceof Mq9Error) {
-    code = e.code;
-    message = e.message;
-  } else {
-    const err = e as { message?: string; overloaded?: boolean; retryable?: boolean };
-    const detail = echo(err?.message ?? String(e), MAX_DETAIL_CHARS);
-    if (err?.overloaded) {
-      code = "too_many_requests";
-      message = `broker overloaded, retry later: ${detail}`;
-    } else if (err?.retryable) {
-      code = "unavailable";
-      message = `mailbox temporarily unavailable, retry: ${detail}`;
-    } else {
-      message = `internal error: ${detail}`;
-    }
-  }
-  return { status: MQ9_HTTP_STATUS[code], code, body: { error: message } };
+  if (e instanceof Mq9Error) return { status: MQ9_HTTP_STATUS[e.code], code: e.code, body: { error: e.message } };
+  const f = mq9Fault(e, "mq9 request");
+  return { status: MQ9_HTTP_STATUS[f.code], code: f.code, body: { error: f.error }, ...(f.retryAfterS !== undefined ? { retryAfterS: f.retryAfterS } : {}) };
 }

@@ -39,6 +39,7 @@ import { readConfig } from "../shared/read-config";
 import { Consumers, type PartitionIdentity } from "./consumers";
 import { registryStub } from "../registry/stub";
 import { PartitionTelemetry } from "./telemetry";
+import { isOutOfMemory, logFault, logOverload } from "../shared/platform-faults";
 
 /** Segments deleted per purge step (one alarm run). */
 const PURGE_PAGE = 256;
@@ -250,11 +251,20 @@ export class Partition extends DurableObject<Env> {
     }
   }
 
-  /** A failed commit of `n` records: STORAGE_FULL when SQLite is full, else STORAGE_UNAVAILABLE. */
+  /**
+   * A failed commit of `n` records: STORAGE_FULL when SQLite is full,
+   * BACKPRESSURE when the runtime is out of memory, else STORAGE_UNAVAILABLE
+   * (logged under the reference the message names). The SQLite text stays
+   * in the log (objects/shared/platform-faults.ts).
+   */
   private commitFailed(n: number, e: unknown): AppendResult {
     const msg = String((e as Error)?.message ?? e);
-    const code = /SQLITE_FULL|database or disk is full/i.test(msg) ? ErrorCode.STORAGE_FULL : ErrorCode.STORAGE_UNAVAILABLE;
-    return this.failed(n, code, `append failed: ${msg}`);
+    if (/SQLITE_FULL|database or disk is full/i.test(msg)) return this.failed(n, ErrorCode.STORAGE_FULL, "append failed: storage full, nothing was appended");
+    if (isOutOfMemory(e)) {
+      logOverload("Partition", e);
+      return this.failed(n, ErrorCode.BACKPRESSURE, "append failed: broker out of memory, nothing was appended; retry later");
+    }
+    return this.failed(n, ErrorCode.STORAGE_UNAVAILABLE, `append failed: storage unavailable, nothing was appended (ref ${logFault("Partition", e)})`);
   }
 
   private failed(n: number, code: number, message: string): AppendResult {

@@ -111,7 +111,10 @@ export class PubPipeline {
     if (this.spare.length < 4) this.spare.push(batch.builder);
     withDeadline(this.host.append(lane.topic, lane.partition, bytes), this.deadlineMs).then(
       (res) => this.answer(batch.slots, res),
-      (e) => this.fail(batch.slots, faultOf(e).code, faultOf(e).message),
+      (e) => {
+        const f = faultOf(e);
+        this.fail(batch.slots, f.code, f.message);
+      },
     ).finally(() => {
       lane.inFlight = false;
       this.flush();
