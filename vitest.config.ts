@@ -37,7 +37,7 @@ function afterTeardown(error: { name?: string; message?: string; VITEST_TEST_PAT
  * - workers-telemetry: the same with a 100 ms telemetry flush interval, so the
  *   counting pipeline reports within a test (test/workers/telemetry/).
  * - workers-tenants: a hosted broker — ADMIN_TOKEN set, one static tenant,
- *   short token re-check and telemetry intervals (test/workers/tenants/).
+ *   short token re-check and telemetry intervals, small mailbox limits (test/workers/tenants/).
  * - e2e:     a real `wrangler dev` process started by the test, driven from Node.
  */
 export default defineConfig({
@@ -111,6 +111,9 @@ export default defineConfig({
                 AUTH_TOKENS: "test-static-token:static-tenant",
                 TENANT_REVALIDATE_MS: "300",
                 TELEMETRY_FLUSH_MS: "100",
+                // small mailbox defaults, so the limit tests need few CREATEs (test/workers/tenants/mailbox-limits.test.ts)
+                MQ9_MAILBOX_CREATES_PER_S: "2",
+                MQ9_MAILBOXES_PER_TENANT: "40",
               },
             },
           }),

@@ -45,6 +45,14 @@ export interface Env {
    * within which a revoked token's open connections close.
    */
   TENANT_REVALIDATE_MS?: string;
+  /**
+   * mq9 (objects/tenants/mailbox-limits.ts, docs/tenants.md "Default limits"):
+   * mailbox CREATEs per second per tenant without a `mailbox_creates_per_s`
+   * quota (default 20; bursts of 10 s of it).
+   */
+  MQ9_MAILBOX_CREATES_PER_S?: string;
+  /** mq9: mailboxes per tenant without a `mailboxes` quota (default 10000). */
+  MQ9_MAILBOXES_PER_TENANT?: string;
   /** Counting pipeline: how often each object reports its counters, ms (default 10000; docs/operations.md). */
   TELEMETRY_FLUSH_MS?: string;
   SESSION: DurableObjectNamespace;

@@ -9,7 +9,7 @@
 import { Option, type Command } from "commander";
 import { z } from "zod";
 import {
-  QUOTA_FIELDS, TENANT_ID_RE, TOKEN_ID_RE, firstIssue, issuedTokenSchema, quotasAnswerSchema, tenantListSchema, tenantSchema,
+  DEFAULTED_QUOTA_FIELDS, QUOTA_FIELDS, TENANT_ID_RE, TOKEN_ID_RE, firstIssue, issuedTokenSchema, quotasAnswerSchema, tenantListSchema, tenantSchema,
   usageAnswerSchema, type Quotas, type TenantDoc, type UsageAnswer, type UsageHours,
 } from "../../wire/admin/tenants";
 import { action, printJson, printLine, type GlobalOptions } from "./context";
@@ -51,12 +51,18 @@ export async function adminRequest<S extends z.ZodType>(g: GlobalOptions, adminT
 
 /**
  * A quota flag value: a whole number ≥ 1 (bytes may use KiB/MiB/GiB, e.g.
- * `10MiB`), or `unlimited`.
+ * `10MiB`), or `unlimited` (null). A quota with a broker default
+ * (`defaulted`: the mailbox quotas) takes `default` (null) instead of
+ * `unlimited`.
  * @throws CliError USAGE otherwise
  */
-export function parseQuota(flag: string, value: string): number | null {
+export function parseQuota(flag: string, value: string, defaulted = false): number | null {
   const v = value.trim();
-  if (/^(unlimited|none|null)$/i.test(v)) return null;
+  if (defaulted && /^default$/i.test(v)) return null;
+  if (/^(unlimited|none|null)$/i.test(v)) {
+    if (defaulted) throw usageError(`${flag} has a broker default and cannot be unlimited: give a number (e.g. 1000000) or "default"`);
+    return null;
+  }
   const m = /^(\d+)\s*(k|ki|kib|m|mi|mib|g|gi|gib)?b?$/i.exec(v);
   const unit = { "": 1, k: 1024, ki: 1024, kib: 1024, m: 1024 ** 2, mi: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gi: 1024 ** 3, gib: 1024 ** 3 } as Record<string, number>;
   const n = m ? Number(m[1]) * (unit[(m[2] ?? "").toLowerCase()] ?? NaN) : NaN;
@@ -69,7 +75,7 @@ export function mergeQuotas(current: Quotas, flags: Record<string, string | unde
   const next: Quotas = { ...current };
   for (const f of QUOTA_FIELDS) {
     const v = flags[camel(f)];
-    if (v !== undefined) next[f] = parseQuota(`--${f.replace(/_/g, "-")}`, v);
+    if (v !== undefined) next[f] = parseQuota(`--${f.replace(/_/g, "-")}`, v, DEFAULTED_QUOTA_FIELDS.includes(f));
   }
   return next;
 }
@@ -78,7 +84,7 @@ export function mergeQuotas(current: Quotas, flags: Record<string, string | unde
 export function renderQuotas(q: Quotas): string {
   const show = (f: (typeof QUOTA_FIELDS)[number]): Cell => {
     const v = q[f];
-    if (v === null) return "unlimited";
+    if (v === null) return DEFAULTED_QUOTA_FIELDS.includes(f) ? "broker default" : "unlimited";
     return f.includes("bytes") ? `${v} (${formatBytes(v)}${f.endsWith("_per_s") ? "/s" : ""})` : v;
   };
   return formatFields(QUOTA_FIELDS.map((f) => [f.replace(/_/g, " "), show(f)]));
@@ -209,7 +215,8 @@ const QUOTA_HELP: Readonly<Record<(typeof QUOTA_FIELDS)[number], string>> = {
   publish_bytes_per_s: "published value/payload bytes per second (KiB/MiB/GiB allowed)",
   storage_bytes: "stored message bytes (KiB/MiB/GiB allowed)",
   connections: "concurrent MortarMQ + NATS connections",
-  mailboxes: "mq9 mailboxes",
+  mailboxes: "mq9 mailboxes (\"default\": the broker's default, 10000)",
+  mailbox_creates_per_s: "mq9 mailbox CREATEs per second (\"default\": the broker's default, 20)",
 };
 
 /** snake_case → camelCase (commander's option keys). */

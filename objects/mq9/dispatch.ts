@@ -33,7 +33,7 @@ import type { Env } from "../env";
 import { handleAgentRequest } from "./agents";
 import type { SendCoalescer } from "./sendbatch";
 import { freshMailboxTarget, type MailboxStubs, type MailboxTarget } from "./stubs";
-import { CREATE_ADMITTED, type CreateAdmission, type Mq9Quota } from "../tenants/connection-auth";
+import { CREATE_ADMITTED, admitMailbox, type CreateAdmission, type Mq9Quota } from "../tenants/connection-auth";
 import type { Refusal } from "../tenants/gate";
 import { mq9Fault } from "./faults";
 
@@ -194,7 +194,7 @@ async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9Req
   const spec = parseCreateRequest(payload);
   const ttlSec = spec.ttlSec ?? DEFAULT_MAILBOX_TTL_S;
   if (spec.name !== null) assertMailAddress(spec.name);
-  const admitting = ctx.quota ? ctx.quota.admitCreate() : CREATE_ADMITTED;
+  const admitting = ctx.quota ? ctx.quota.admitCreate() : admitMailbox(env, tenant); // every CREATE is under the tenant's mailbox limits
   if (!(admitting instanceof Promise) && !admitting.ok) return createRefused(admitting.refuse);
   // no await without a quota check under way: the CREATE keeps its place among the connection's requests
   let granted: CreateAdmission = admitting instanceof Promise ? CREATE_ADMITTED : admitting;
@@ -278,9 +278,13 @@ function reply<R extends MailboxResult>(r: R, fields: (v: Extract<R, { ok: true 
   return { status: 200, body: { error: "", ...fields(r as Extract<R, { ok: true }>) } };
 }
 
-/** The reply to a request refused by a tenant quota: 429, `too_many_requests` (rate) or `quota_exceeded`. */
+/**
+ * The reply to a request refused by a tenant limit: 429 `too_many_requests`
+ * (a rate) or `quota_exceeded`; 503 `unavailable` when the check found the
+ * broker overloaded. Always with `Retry-After`.
+ */
 export function quotaReply(r: Refusal): Mq9Reply {
-  const code: Mq9ErrorCode = r.kind === "rate" ? "too_many_requests" : "quota_exceeded";
+  const code: Mq9ErrorCode = r.kind === "rate" ? "too_many_requests" : r.kind === "overloaded" ? "unavailable" : "quota_exceeded";
   return { status: MQ9_HTTP_STATUS[code], code, body: { error: r.message }, retryAfterS: Math.max(1, Math.ceil(r.retryAfterMs / 1000)) };
 }
 

@@ -22,6 +22,7 @@ import { UNLIMITED, timingSafeEqualStr, type Quotas, type TenantDoc, type Issued
 import { series } from "../usage/catalog";
 import { telemetryFlushMs, tenantOfName, usageStub } from "../usage/stub";
 import { RateBucket } from "./bucket";
+import { CREATE_BURST_S, RecentAdmissions, mailboxLimits } from "./mailbox-limits";
 import { newIssuedToken } from "./crypto";
 import { TenantStore, type DirectoryRow, type TenantRecord, type TokenRow } from "./store";
 import { leaseTtlMs } from "./stub";
@@ -29,6 +30,12 @@ import type { AdminResult, AdmitAnswer, ConnectAnswer, ConnectRequest, LeaseAnsw
 
 /** How long a read of the tenant's usage (stored bytes, mailboxes) is reused, ms. */
 export const STATE_CACHE_MS = 500;
+/**
+ * How long an admitted CREATE may take to create its mailbox and have the
+ * pipeline report it, on top of 2 flush intervals, before the count relies
+ * on the gauge alone, ms (a CREATE of a loaded local broker took seconds).
+ */
+export const CREATE_REPORT_SLACK_MS = 10_000;
 
 const STORED = [series("mortarmq_stored_bytes", { system: "mortar" }), series("mortarmq_stored_bytes", { system: "mq9" })];
 const MAILBOXES = series("mortarmq_mq9_mailboxes");
@@ -42,7 +49,9 @@ export class TenantDirectory extends DurableObject<Env> {
   private usageRead: { at: number; stored: number; mailboxes: number } | null = null;
   private usageReading: Promise<void> | null = null;
   /** Times of mailbox CREATEs admitted recently (not yet in the pipeline's gauge). */
-  private recentCreates: number[] = [];
+  private readonly recentCreates = new RecentAdmissions();
+  /** The tenant's mailbox-creation bucket (memory; mailbox-limits.ts). */
+  private createBucket: RateBucket | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -194,30 +203,45 @@ export class TenantDirectory extends DurableObject<Env> {
   }
 
   /**
-   * A mailbox CREATE: admitted while the mailboxes that exist (the
-   * pipeline's gauge, as read at time R) plus the CREATEs admitted since
-   * R − 2 flush intervals (possibly not in that gauge yet) are below the
-   * quota. So a burst of CREATEs cannot overshoot; a mailbox that expired
-   * frees its slot once the pipeline reported it.
+   * A mailbox CREATE, under the tenant's mailbox limits (mailbox-limits.ts:
+   * its quotas, else the broker's defaults — for every tenant):
+   * - creation rate: one token of the tenant's bucket (`createsPerS`,
+   *   holding CREATE_BURST_S seconds of it); none left → refused `rate`
+   *   with the time until the next token;
+   * - count: admitted while the mailboxes that exist (the pipeline's gauge,
+   *   as read at time R) plus the CREATEs admitted since R − (2 flush
+   *   intervals + CREATE_REPORT_SLACK_MS) (possibly not in that gauge yet)
+   *   are below `maxMailboxes`. So a burst of CREATEs cannot overshoot
+   *   unless one takes longer than the slack to create and report; a
+   *   mailbox that did report within the window counts twice meanwhile (the
+   *   count may refuse a little below the limit while creating fast); a
+   *   mailbox that expired frees its slot once the pipeline reported it.
    */
   async admitMailbox(now = Date.now()): Promise<AdmitAnswer> {
-    const max = this.store.quotas().mailboxes;
-    if (max === null) return { ok: true };
-    const usage = await this.usage(now);
-    const lag = 2 * telemetryFlushMs(this.env);
-    this.recentCreates = this.recentCreates.filter((t) => t > now - lag - STATE_CACHE_MS - 1_000);
-    const pending = this.recentCreates.filter((t) => t > usage.at - lag).length;
-    if (usage.mailboxes + pending >= max) {
-      return { ok: false, message: `mailbox quota exceeded: the tenant has ${usage.mailboxes + pending} mailboxes, quota ${max}; nothing was created`, retryAfterMs: lag };
+    const limits = mailboxLimits(this.env, this.store.quotas());
+    const rate = limits.createsPerS;
+    if (!this.createBucket || !this.createBucket.sameRates(rate, null)) this.createBucket = new RateBucket(rate, null, now, CREATE_BURST_S);
+    if (this.createBucket.grant(1, 0, now).msgs < 1) {
+      return {
+        ok: false, kind: "rate", retryAfterMs: Math.ceil(1000 / rate),
+        message: `mailbox creation rate exceeded: ${rate} CREATEs per second per tenant (bursts of ${Math.round(rate * CREATE_BURST_S)}); nothing was created, retry later`,
+      };
     }
-    this.recentCreates.push(now);
+    const max = limits.maxMailboxes;
+    const usage = await this.usage(now);
+    const lag = 2 * telemetryFlushMs(this.env) + CREATE_REPORT_SLACK_MS;
+    this.recentCreates.pruneUpTo(now - lag - STATE_CACHE_MS - 1_000);
+    const pending = this.recentCreates.countAfter(usage.at - lag);
+    if (usage.mailboxes + pending >= max) {
+      return { ok: false, kind: "mailboxes", message: `mailbox quota exceeded: the tenant has ${usage.mailboxes + pending} mailboxes, quota ${max}; nothing was created`, retryAfterMs: lag };
+    }
+    this.recentCreates.add(now);
     return { ok: true, at: now };
   }
 
-  /** An admitted CREATE (`admitMailbox` answered `at`) created nothing: its slot is free again. */
+  /** An admitted CREATE (`admitMailbox` answered `at`) created nothing: its count slot is free again (its rate token is not). */
   unadmitMailbox(at: number): void {
-    const i = this.recentCreates.lastIndexOf(at);
-    if (i >= 0) this.recentCreates.splice(i, 1);
+    this.recentCreates.remove(at);
   }
 
   /** The tenant's quotas and storage state. */
