@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
@@ -26,6 +27,22 @@ function afterTeardown(error: { name?: string; message?: string; VITEST_TEST_PAT
   console.warn(`ignored after teardown${file ? ` of ${file}` : ""}: ${error.message}`);
   return false;
 }
+
+/**
+ * The MCP SDK ships source maps that name sources it does not ship, and Vite
+ * warns about each of its modules when the workers pool transforms them
+ * ("Sourcemap for … points to missing source files"). This loads those
+ * modules without their `sourceMappingURL` comment: nothing to resolve, no
+ * warning; stack traces inside the SDK show its dist files.
+ */
+const mcpSdkWithoutSourceMaps = {
+  name: "mcp-sdk-without-source-maps",
+  enforce: "pre" as const,
+  load(id: string): string | undefined {
+    if (!/\/node_modules\/@modelcontextprotocol\/sdk\/dist\/.+\.js$/.test(id)) return undefined;
+    return readFileSync(id, "utf8").replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n");
+  },
+};
 
 /**
  * Seven projects:
@@ -64,8 +81,9 @@ export default defineConfig({
         },
       },
       {
-        // The same Worker with tokens configured (AUTH_TOKENS), for auth tests.
+        // The same Worker with tokens configured (AUTH_TOKENS), for auth tests (POST /mcp among them).
         plugins: [
+          mcpSdkWithoutSourceMaps,
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: { bindings: { AUTH_TOKENS: "test-token-acme:acme,test-token-beta:beta" } },

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm run bench`: runs every suite in bench/suites (TypeScript, via tsx).
-// Usage: npm run bench [-- suiteName ...]
+// Usage: npm run bench [-- suiteName ...] [--baseline <git rev>]
 import { register } from "tsx/esm/api";
 
 register();
-const { runBenchmarks } = await import("./runner.ts");
-await runBenchmarks(process.argv.slice(2));
+const { parseBenchArgs, runBenchmarks } = await import("./runner.ts");
+const { only, baseline } = parseBenchArgs(process.argv.slice(2));
+await runBenchmarks(only, baseline);

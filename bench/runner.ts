@@ -3,12 +3,19 @@
  * `suite: BenchSuite`. The runner starts one local broker (real wrangler dev,
  * fresh state dir), runs the selected suites in order, prints their tables
  * and writes each result as JSON to bench/results/<suite>.json.
+ *
+ * `--baseline <rev>` also starts a broker built from that revision
+ * (bench/baseline.ts) and runs every suite against it first, then against
+ * this checkout: before and after in one run on the same machine. The
+ * record then holds `baseline: {rev, commit, rows, detail}` beside the
+ * current `rows`/`detail`.
  */
 import { readdirSync, writeFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve, dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { startLocalBroker, type LocalBroker } from "../client/local/broker";
+import { PACKAGE_ROOT, startLocalBroker, type LocalBroker } from "../client/local/broker";
+import { startBaseline, type Baseline } from "./baseline";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -24,8 +31,22 @@ export interface BenchSuite {
   run(ctx: BenchContext): Promise<{ rows: Record<string, string | number>[]; detail?: unknown }>;
 }
 
-/** Runs the suites named in `only` (all when empty). */
-export async function runBenchmarks(only: string[]): Promise<void> {
+/** Splits `npm run bench` arguments into suite names and `--baseline <rev>` / `--baseline=<rev>`. */
+export function parseBenchArgs(args: string[]): { only: string[]; baseline?: string } {
+  const only: string[] = [];
+  let baseline: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--baseline") baseline = args[++i];
+    else if (a.startsWith("--baseline=")) baseline = a.slice("--baseline=".length);
+    else only.push(a);
+  }
+  if (baseline === "") throw new Error("--baseline needs a git revision");
+  return { only, baseline };
+}
+
+/** Runs the suites named in `only` (all when empty), each against the `baseline` revision first when given. */
+export async function runBenchmarks(only: string[], baselineRev?: string): Promise<void> {
   const dir = join(here, "suites");
   const files = readdirSync(dir).filter((f) => f.endsWith(".ts")).sort();
   const suites: BenchSuite[] = [];
@@ -37,20 +58,33 @@ export async function runBenchmarks(only: string[]): Promise<void> {
     console.log("no benchmark suites selected");
     return;
   }
+  const baseline: Baseline | undefined = baselineRev === undefined ? undefined : await startBaseline(PACKAGE_ROOT, baselineRev);
   const stateDir = mkdtempSync(join(tmpdir(), "mortarmq-bench-"));
-  const broker = await startLocalBroker({ stateDir, port: 0 });
   const outDir = resolve(here, "results");
   mkdirSync(outDir, { recursive: true });
+  let broker: LocalBroker | undefined;
   try {
+    broker = await startLocalBroker({ stateDir, port: 0 });
     for (const s of suites) {
       console.log(`\n## ${s.name} — ${s.description}`);
+      let before: Awaited<ReturnType<BenchSuite["run"]>> | undefined;
+      if (baseline) {
+        console.log(`baseline ${baseline.rev} (${baseline.commit.slice(0, 10)}):`);
+        before = await s.run({ broker: baseline.broker });
+        console.table(before.rows);
+        console.log("this checkout:");
+      }
       const res = await s.run({ broker });
       console.table(res.rows);
-      const record = { suite: s.name, date: new Date().toISOString(), node: process.version, rows: res.rows, detail: res.detail };
+      const record = {
+        suite: s.name, date: new Date().toISOString(), node: process.version, rows: res.rows, detail: res.detail,
+        ...(baseline && before ? { baseline: { rev: baseline.rev, commit: baseline.commit, rows: before.rows, detail: before.detail } } : {}),
+      };
       writeFileSync(join(outDir, `${s.name}.json`), JSON.stringify(record, null, 2) + "\n");
     }
   } finally {
-    await broker.stop();
+    await broker?.stop();
+    await baseline?.dispose();
     rmSync(stateDir, { recursive: true, force: true });
   }
 }

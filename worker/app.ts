@@ -3,9 +3,10 @@
  * forward. See README.md for the route table.
  */
 import { Hono } from "hono";
-import { brokerCors } from "./cors";
+import { brokerCors, refuseUpgradeOrigin } from "./cors";
 import type { Env } from "../objects/env";
 import { mq9HttpHandler } from "./mq9/http";
+import { mcpHandler, mcpMethodNotAllowed } from "./mcp/route";
 import { healthHandler } from "./admin/health";
 import { metricsHandler } from "./admin/metrics";
 import { statsHandler } from "./admin/stats";
@@ -41,27 +42,37 @@ app.options("/nats", (c) => c.body(null, 204, { Allow: "GET, OPTIONS" }));
 app.post("/mq9/*", mq9HttpHandler);
 app.all("/mq9/*", (c) => c.json({ error: "mq9 requests use POST /mq9/<subject>" }, 405, { Allow: "POST, OPTIONS" }));
 
+/** MCP (Streamable HTTP, stateless): one tool per mq9 command (worker/mcp/, docs/mcp.md). */
+app.post("/mcp", mcpHandler);
+app.on(["GET", "DELETE"], "/mcp", mcpMethodNotAllowed);
+
 /**
  * MortarMQ v0 over WebSocket (DESIGN.md §1): each connection gets its own
  * MortarSession object (`newUniqueId()`), which terminates the socket.
- * Authentication happens in the protocol (CONNECT token), not here.
+ * Authentication happens in the protocol (CONNECT token), not here; a
+ * browser page's origin is checked against CORS_ORIGINS (worker/cors.ts).
  */
 app.get("/v0/mortar", (c) => {
   if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
     return c.text("MortarMQ v0: connect with a WebSocket (binary messages carry the frame stream)", 426);
   }
+  const refused = refuseUpgradeOrigin(c.env, c.req.raw);
+  if (refused) return refused;
   const ns = c.env.SESSION;
   return ns.get(ns.newUniqueId()).fetch(c.req.raw);
 });
 
 /**
  * NATS client protocol over WebSocket (docs/nats.md): every connection gets
- * its own NatsSession object.
+ * its own NatsSession object; a browser page's origin is checked against
+ * CORS_ORIGINS (worker/cors.ts).
  */
 app.get("/nats", async (c) => {
   if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
     return c.text("GET /nats expects a WebSocket upgrade (NATS client protocol)", 426);
   }
+  const refused = refuseUpgradeOrigin(c.env, c.req.raw);
+  if (refused) return refused;
   const stub = c.env.NATS_SESSION.get(c.env.NATS_SESSION.newUniqueId());
   return stub.fetch(c.req.raw);
 });

@@ -4,11 +4,14 @@
  * `CORS_ORIGINS` (comma-separated; `*` allowed); when it is empty the
  * broker allows every origin (`*`) while it runs open and none once tokens
  * are configured. Preflights allow the `mq9-*` headers, `Authorization`
- * and `Content-Type`.
+ * and `Content-Type`; answers expose `Retry-After` and `WWW-Authenticate`
+ * to page scripts. WebSocket upgrades (`/nats`, `/v0/mortar`), which
+ * browsers do not subject to CORS, are checked against `CORS_ORIGINS`
+ * here (docs/mq9.md "CORS").
  */
 import { cors } from "hono/cors";
 import type { MiddlewareHandler } from "hono";
-import { MQ9_HEADER_NAMES } from "../wire/mq9";
+import { MQ9_HEADER_NAMES, echo } from "../wire/mq9";
 import { isOpen } from "../objects/tenants/auth";
 import type { Env } from "../objects/env";
 
@@ -18,6 +21,14 @@ export const CORS_ALLOW_HEADERS = ["authorization", "content-type", ...MQ9_HEADE
 /** Methods allowed cross-origin. */
 export const CORS_ALLOW_METHODS = ["GET", "POST", "OPTIONS"];
 
+/**
+ * Response headers a page script may read (`Access-Control-Expose-Headers`):
+ * `Retry-After` of a 429/503, so a browser agent can back off as documented,
+ * and `WWW-Authenticate` of a 401. mq9 sends no `mq9-*` reply headers (the
+ * reply is the JSON body).
+ */
+export const CORS_EXPOSE_HEADERS = ["Retry-After", "WWW-Authenticate"];
+
 /** Preflight cache lifetime, seconds. */
 export const CORS_MAX_AGE_S = 600;
 
@@ -26,7 +37,7 @@ export const CORS_MAX_AGE_S = 600;
  * null when that origin is not allowed.
  */
 export function allowedOrigin(env: Env, origin: string): string | null {
-  const list = (env.CORS_ORIGINS ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const list = corsOrigins(env);
   if (list.length === 0) return isOpen(env) ? "*" : null;
   if (list.includes("*")) return "*";
   return list.includes(origin) ? origin : null;
@@ -41,7 +52,31 @@ export function brokerCors(): MiddlewareHandler<{ Bindings: Env }> {
     origin: (origin, c) => allowedOrigin(c.env as Env, origin),
     allowHeaders: CORS_ALLOW_HEADERS,
     allowMethods: CORS_ALLOW_METHODS,
+    exposeHeaders: CORS_EXPOSE_HEADERS,
     maxAge: CORS_MAX_AGE_S,
   });
   return (c, next) => (c.req.header("origin") === undefined ? next() : handler(c, next));
+}
+
+/** The `CORS_ORIGINS` entries (empty when unset). */
+function corsOrigins(env: Env): string[] {
+  return (env.CORS_ORIGINS ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+}
+
+/**
+ * The 403 for a WebSocket upgrade whose `Origin` is refused, or null to go
+ * on. Applies only when `CORS_ORIGINS` is set: an upgrade without `Origin`
+ * (nats.go, the TCP bridges, server-side clients), from the broker's own
+ * origin, or from a listed origin (or with `*` listed) is allowed; any
+ * other origin — `null` included — is refused. With `CORS_ORIGINS` unset
+ * upgrades are not checked (as before; the broker's token still is).
+ */
+export function refuseUpgradeOrigin(env: Env, req: Request): Response | null {
+  const origin = req.headers.get("origin");
+  if (origin === null || corsOrigins(env).length === 0) return null;
+  if (origin === new URL(req.url).origin || allowedOrigin(env, origin) !== null) return null;
+  return new Response(`WebSocket upgrade from origin ${JSON.stringify(echo(origin))} refused: it is not in CORS_ORIGINS`, {
+    status: 403,
+    headers: { "Content-Type": "text/plain; charset=utf-8" },
+  });
 }

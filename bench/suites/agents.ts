@@ -7,30 +7,45 @@
  *    queries of test/fixtures/agent-queries.ts against the 20 fixture cards:
  *    the development set (the lexicon was checked against it) and the
  *    held-out set (never used for tuning), with `text` (FTS5) on the same
- *    queries as a baseline.
- * 2. The same recall with 980 synthetic distractor agents added (1,000).
- * 3. DISCOVER latency (p50/p99, sequential requests) with 1,000 agents:
+ *    queries as a baseline. Every quality row also gives precision as
+ *    irrelevant cards returned per query (in the first page of 10: cards
+ *    not in the query's `relevant` list).
+ * 2. Identifier-like `text` and `semantic` queries
+ *    (test/fixtures/agent-identifiers.ts) once their 12 cards are added.
+ * 3. The same measures with synthetic distractor agents added (1,000 in all).
+ * 4. DISCOVER latency (p50/p99, sequential requests) with 1,000 agents:
  *    text, semantic, list-all page 1 and a deep list-all page; REGISTER.
+ *
+ * `npm run bench -- agents --baseline <rev>` measures another revision in
+ * the same run (bench/baseline.ts); the record then holds both.
  */
 import type { BenchSuite } from "../runner";
 import { summarize } from "../stats";
 import { AGENT_CARDS } from "../../test/fixtures/agent-cards";
 import { AGENT_QUERIES, AGENT_QUERIES_HELDOUT, type LabelledQuery } from "../../test/fixtures/agent-queries";
+import { IDENTIFIER_CARDS, IDENTIFIER_QUERIES } from "../../test/fixtures/agent-identifiers";
 
 const TOTAL_AGENTS = 1_000;
 const LATENCY_SAMPLES = 150;
 
 type Reply = { error: string; agents?: { name: string }[] };
 
-/** Recall@3, hit@1 and MRR@10 of `mode` over `queries`; also the misses. */
+/**
+ * Recall@3, hit@1, MRR@10 and irrelevant cards per query (precision: cards
+ * of the first page of 10 not in `relevant`) of `mode` over `queries`;
+ * also the misses.
+ */
 async function quality(call: Call, mode: "semantic" | "text", queries: LabelledQuery[]) {
   let recall = 0;
   let hit1 = 0;
   let mrr = 0;
+  let irrelevant = 0;
   const misses: { query: string; top3: string[] }[] = [];
   for (const q of queries) {
     const r = await call("DISCOVER", { [mode]: q.query, limit: 10 });
+    if (r.error) throw new Error(`DISCOVER ${mode} ${JSON.stringify(q.query)}: ${r.error}`);
     const names = (r.agents ?? []).map((a) => a.name);
+    irrelevant += names.filter((n) => !q.relevant.includes(n)).length;
     const top3 = names.slice(0, 3);
     recall += top3.filter((n) => q.relevant.includes(n)).length / Math.min(q.relevant.length, 3);
     if (q.relevant.includes(names[0])) hit1++;
@@ -40,7 +55,7 @@ async function quality(call: Call, mode: "semantic" | "text", queries: LabelledQ
   }
   const n = queries.length;
   const r3 = (x: number) => Math.round((x / n) * 1000) / 1000;
-  return { queries: n, recallAt3: r3(recall), hitAt1: r3(hit1), mrrAt10: r3(mrr), misses };
+  return { queries: n, recallAt3: r3(recall), hitAt1: r3(hit1), mrrAt10: r3(mrr), irrelevantPerQuery: r3(irrelevant), misses };
 }
 
 type Call = (verb: string, body: unknown) => Promise<Reply>;
@@ -67,7 +82,7 @@ function syntheticCards(count: number): { name: string; description: string; mai
 
 export const suite: BenchSuite = {
   name: "agents",
-  description: "agent registry: semantic Recall@3 (built-in embedder) and DISCOVER latency with 1,000 agents",
+  description: "agent registry: Recall@3 and precision (irrelevant cards per query) of semantic (built-in embedder) and text DISCOVER, latency with 1,000 agents",
   async run({ broker }) {
     const call: Call = async (verb, body) => {
       const res = await fetch(`${broker.url}/mq9/$mq9.AI.AGENT.${verb}`, { method: "POST", body: JSON.stringify(body) });
@@ -91,9 +106,18 @@ export const suite: BenchSuite = {
       textDev: await quality(call, "text", AGENT_QUERIES),
       textHeldout: await quality(call, "text", AGENT_QUERIES_HELDOUT),
     };
+    for (const card of IDENTIFIER_CARDS) {
+      const r = await call("REGISTER", card);
+      if (r.error) throw new Error(`REGISTER ${card.name}: ${r.error}`);
+    }
+    const small = AGENT_CARDS.length + IDENTIFIER_CARDS.length;
+    const qIdent = {
+      text: await quality(call, "text", IDENTIFIER_QUERIES),
+      semantic: await quality(call, "semantic", IDENTIFIER_QUERIES),
+    };
 
     const registerMs: number[] = [];
-    for (const card of syntheticCards(TOTAL_AGENTS - AGENT_CARDS.length)) {
+    for (const card of syntheticCards(TOTAL_AGENTS - small)) {
       const t = performance.now();
       const r = await call("REGISTER", card);
       registerMs.push(performance.now() - t);
@@ -102,6 +126,9 @@ export const suite: BenchSuite = {
     const q1000 = {
       semanticDev: await quality(call, "semantic", AGENT_QUERIES),
       semanticHeldout: await quality(call, "semantic", AGENT_QUERIES_HELDOUT),
+      textDev: await quality(call, "text", AGENT_QUERIES),
+      textHeldout: await quality(call, "text", AGENT_QUERIES_HELDOUT),
+      textIdentifiers: await quality(call, "text", IDENTIFIER_QUERIES),
     };
 
     const queries = [...AGENT_QUERIES, ...AGENT_QUERIES_HELDOUT].map((q) => q.query);
@@ -130,18 +157,26 @@ export const suite: BenchSuite = {
       for (const a of batch) await call("UNREGISTER", { name: a.name });
     }
 
-    const row = (set: string, agents: number, q: { queries: number; recallAt3: number; hitAt1: number; mrrAt10: number }) => ({
-      measure: `${set} (${q.queries} queries, ${agents} agents)`, "recall@3": q.recallAt3, "hit@1": q.hitAt1, "mrr@10": q.mrrAt10, p50_ms: "", p99_ms: "",
+    const row = (set: string, agents: number, q: Awaited<ReturnType<typeof quality>>) => ({
+      measure: `${set} (${q.queries} queries, ${agents} agents)`, "recall@3": q.recallAt3, "hit@1": q.hitAt1, "mrr@10": q.mrrAt10,
+      "irrelevant/query": q.irrelevantPerQuery, p50_ms: "", p99_ms: "",
     });
-    const latRow = (what: string, s: { p50: number; p99: number }) => ({ measure: what, "recall@3": "", "hit@1": "", "mrr@10": "", p50_ms: s.p50, p99_ms: s.p99 });
+    const latRow = (what: string, s: { p50: number; p99: number }) => ({
+      measure: what, "recall@3": "", "hit@1": "", "mrr@10": "", "irrelevant/query": "", p50_ms: s.p50, p99_ms: s.p99,
+    });
     return {
       rows: [
         row("semantic built-in, dev set", 20, q20.semanticDev),
         row("semantic built-in, held-out set", 20, q20.semanticHeldout),
         row("text FTS5, dev set", 20, q20.textDev),
         row("text FTS5, held-out set", 20, q20.textHeldout),
+        row("text FTS5, identifier queries", small, qIdent.text),
+        row("semantic built-in, identifier queries", small, qIdent.semantic),
         row("semantic built-in, dev set", TOTAL_AGENTS, q1000.semanticDev),
         row("semantic built-in, held-out set", TOTAL_AGENTS, q1000.semanticHeldout),
+        row("text FTS5, dev set", TOTAL_AGENTS, q1000.textDev),
+        row("text FTS5, held-out set", TOTAL_AGENTS, q1000.textHeldout),
+        row("text FTS5, identifier queries", TOTAL_AGENTS, q1000.textIdentifiers),
         latRow(`DISCOVER text, ${TOTAL_AGENTS} agents`, lat.text),
         latRow(`DISCOVER semantic, ${TOTAL_AGENTS} agents`, lat.semantic),
         latRow(`DISCOVER list-all page 1, ${TOTAL_AGENTS} agents`, lat.listAllPage1),
@@ -152,6 +187,7 @@ export const suite: BenchSuite = {
         embedder: "builtin (local wrangler dev; Workers AI not available offline, not measured)",
         latencySamplesPerMode: LATENCY_SAMPLES,
         quality20: q20,
+        qualityIdentifiers: qIdent,
         quality1000: q1000,
         latencyMs: { ...lat, register: reg },
       },

@@ -9,6 +9,10 @@
  * paused while the TCP socket's write buffer is full. Used for MortarMQ v0
  * (`/v0/mortar`) and NATS (`/nats`).
  *
+ * Each upgrade carries `X-Forwarded-For: <the TCP client's address>`: the
+ * broker sees the bridge's address, and the NATS session reports the
+ * client's own as INFO `client_ip` (docs/nats.md).
+ *
  * Closing: the WebSocket closing ends the TCP side (after what was written).
  * TCP half-close is supported (`printf … | nc -N host port`): when the TCP
  * client ends its side, the WebSocket is NOT closed at once — answers keep
@@ -102,6 +106,8 @@ function pipe(socket: Socket, opts: TunnelOptions, done: () => void): () => void
   const high = opts.highWaterMark ?? 1024 * 1024;
   const maxMsg = opts.maxMessageBytes ?? 64 * 1024;
   const headers: Record<string, string> = opts.token ? { Authorization: `Bearer ${opts.token}` } : {};
+  // the broker sees the bridge's address; this names the TCP client's (NATS INFO client_ip)
+  if (socket.remoteAddress) headers["X-Forwarded-For"] = socket.remoteAddress;
   const ws = new WebSocket(opts.target, { headers, perMessageDeflate: false, handshakeTimeout: opts.handshakeTimeoutMs ?? 10_000 });
   let opened = false;
   const peer = `${socket.remoteAddress}:${socket.remotePort}`;

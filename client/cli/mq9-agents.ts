@@ -1,6 +1,7 @@
 /**
  * `mortarmq mq9 register|unregister|report|discover`: the agent registry
- * subjects ($mq9.AI.AGENT.*, docs/agents.md). Cards and reports are JSON
+ * subjects ($mq9.AI.AGENT.*, docs/agents.md), through the mq9 client's
+ * `agents` API (client/mq9/agents.ts). Cards and reports are JSON
  * objects from an argument, `--file` or stdin; `--name`, `--mailbox`,
  * `--description` and `--status` set those fields on top.
  */
@@ -8,7 +9,8 @@ import type { Command } from "commander";
 import { action, output } from "./context";
 import { usageError } from "./errors";
 import { readJsonObject } from "./input";
-import { mq9Request, mq9Subject } from "./mq9-http";
+import type { AgentCard, AgentRef, DiscoverOptions } from "../mq9";
+import { withMq9 } from "./mq9-http";
 import { renderAgents } from "./mq9-render";
 import { parseIntOption } from "./parse";
 
@@ -24,9 +26,9 @@ function agentLabel(body: Record<string, unknown>): string {
   return typeof body.name === "string" ? body.name : typeof body.mailbox === "string" ? `with mailbox ${body.mailbox}` : "?";
 }
 
-/** The DISCOVER body for the flags (docs/agents.md, DISCOVER). */
-export function discoverBody(o: { text?: string; semantic?: string; limit?: string; page?: string }): Record<string, unknown> {
-  const body: Record<string, unknown> = {};
+/** The DISCOVER options for the flags (docs/agents.md, DISCOVER). */
+export function discoverOptions(o: { text?: string; semantic?: string; limit?: string; page?: string }): DiscoverOptions {
+  const body: DiscoverOptions = {};
   if (o.text !== undefined) body.text = o.text;
   if (o.semantic !== undefined) body.semantic = o.semantic;
   if (o.limit !== undefined) body.limit = parseIntOption("--limit", o.limit, 1, Number.MAX_SAFE_INTEGER);
@@ -46,8 +48,8 @@ export function registerMq9Agents(mq9: Command): void {
     .action(action(async (g, card: string | undefined, o: { file?: string; name?: string; description?: string; mailbox?: string }) => {
       const body = withFields(await readJsonObject(card, o.file, "agent card"), { name: o.name, description: o.description, mailbox: o.mailbox });
       if (typeof body.name !== "string" || body.name === "") throw usageError("the agent card needs a name: put \"name\" in the card or pass --name");
-      const r = await mq9Request(g, mq9Subject.agent("REGISTER"), body);
-      output(g, r, () => `registered agent ${String(body.name)}`);
+      await withMq9(g, (mq) => mq.agents.register(body as AgentCard));
+      output(g, { error: "" }, () => `registered agent ${String(body.name)}`);
     }));
 
   mq9
@@ -58,8 +60,8 @@ export function registerMq9Agents(mq9: Command): void {
     .action(action(async (g, o: { name?: string; mailbox?: string }) => {
       if (o.name === undefined && o.mailbox === undefined) throw usageError("give --name or --mailbox");
       const body = withFields({}, { name: o.name, mailbox: o.mailbox });
-      const r = await mq9Request(g, mq9Subject.agent("UNREGISTER"), body);
-      output(g, r, () => (r.removed === false ? `agent ${agentLabel(body)} was not registered` : `unregistered agent ${agentLabel(body)}`));
+      const { removed } = await withMq9(g, (mq) => mq.agents.unregister(body as AgentRef));
+      output(g, { error: "", removed }, () => (removed ? `unregistered agent ${agentLabel(body)}` : `agent ${agentLabel(body)} was not registered`));
     }));
 
   mq9
@@ -72,8 +74,8 @@ export function registerMq9Agents(mq9: Command): void {
     .action(action(async (g, report: string | undefined, o: { file?: string; name?: string; mailbox?: string; status?: string }) => {
       const body = withFields(await readJsonObject(report, o.file, "report"), { name: o.name, mailbox: o.mailbox, status: o.status });
       if (body.name === undefined && body.mailbox === undefined) throw usageError("a report names its agent: pass --name or --mailbox (or put them in the body)");
-      const r = await mq9Request(g, mq9Subject.agent("REPORT"), body);
-      output(g, r, () => `reported for agent ${agentLabel(body)}`);
+      await withMq9(g, (mq) => mq.agents.report(body as AgentRef & Record<string, unknown>));
+      output(g, { error: "" }, () => `reported for agent ${agentLabel(body)}`);
     }));
 
   mq9
@@ -84,8 +86,8 @@ export function registerMq9Agents(mq9: Command): void {
     .option("--limit <n>", "results per page (broker default 20, max 100)")
     .option("--page <n>", "1-based page (default 1)")
     .action(action(async (g, o: { text?: string; semantic?: string; limit?: string; page?: string }) => {
-      const r = await mq9Request(g, mq9Subject.agent("DISCOVER"), discoverBody(o));
-      const agents = Array.isArray(r.agents) ? (r.agents as Record<string, unknown>[]) : [];
-      output(g, r, () => renderAgents(agents));
+      const query = discoverOptions(o);
+      const agents = await withMq9(g, (mq) => mq.agents.discover(query));
+      output(g, { error: "", agents }, () => renderAgents(agents));
     }));
 }

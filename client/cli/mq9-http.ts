@@ -1,26 +1,16 @@
 /**
- * mq9 requests from the CLI over HTTP (`POST /mq9/<subject>`, docs/mq9.md):
- * the subject builders, and one request function that returns the JSON reply
- * or throws a CliError named after the HTTP status, carrying the broker's
- * `error` string and what to do.
+ * The CLI's mq9 requests go through the typed mq9 client (client/mq9/)
+ * over its `http` transport (`POST /mq9/<subject>`, docs/mq9.md). This
+ * module opens the client for the global options and turns its errors into
+ * CliErrors: named after the HTTP status, with the broker's `error` string
+ * and what to do; BROKER_UNREACHABLE and TIMEOUT when nothing answered.
  */
-import type { Mq9Message } from "../../wire/mq9";
+import type { Mq9Client, Mq9ClientError, Mq9WireMessage } from "../mq9";
 import type { GlobalOptions } from "./context";
-import { CliError } from "./errors";
-import { brokerRequest } from "./http";
+import { CliError, unreachable } from "./errors";
+import { HTTP_TIMEOUT_MS, httpBase } from "./http";
 
-/** The spec's subjects (mq9 spec, 协议总览). */
-export const mq9Subject = {
-  create: () => "$mq9.AI.MAILBOX.CREATE",
-  send: (addr: string) => `$mq9.AI.MSG.SEND.${addr}`,
-  fetch: (addr: string) => `$mq9.AI.MSG.FETCH.${addr}`,
-  ack: (addr: string) => `$mq9.AI.MSG.ACK.${addr}`,
-  query: (addr: string) => `$mq9.AI.MSG.QUERY.${addr}`,
-  delete: (addr: string, msgId: number) => `$mq9.AI.MSG.DELETE.${addr}.${msgId}`,
-  agent: (verb: "REGISTER" | "UNREGISTER" | "REPORT" | "DISCOVER") => `$mq9.AI.AGENT.${verb}`,
-} as const;
-
-/** A JSON reply of the broker (`error` is "" on success). */
+/** A JSON reply of the broker (`error` is "" on success), as `--json` prints it. */
 export type Mq9Reply = Record<string, unknown> & { error: string };
 
 /** Error names by HTTP status, for mq9 failures. */
@@ -45,36 +35,53 @@ export function mq9Hint(status: number, error: string): string {
   }
 }
 
-/** Options for one mq9 request. */
-export interface Mq9RequestOptions {
-  /** `mq9-*` headers (name → value); undefined values are left out. */
-  headers?: Record<string, string | undefined>;
-  /** Extra time on top of the default HTTP timeout, ms (long-poll FETCH). */
-  extraTimeoutMs?: number;
+/** The short cause of a failed fetch (`ECONNREFUSED`, …). */
+function causeOf(e: unknown): string {
+  const err = e as { message?: string; cause?: { code?: string; message?: string } } | undefined;
+  return err?.cause?.code ?? err?.cause?.message ?? err?.message ?? "";
+}
+
+/** True for the mq9 client's errors (checked by name: the client module is loaded lazily). */
+function isMq9ClientError(e: unknown): e is Mq9ClientError {
+  return e instanceof Error && e.name === "Mq9ClientError" && "source" in e;
+}
+
+/** The CliError for a client error (other errors unchanged). `base` is the broker's http(s) origin. */
+export function mq9CliError(e: unknown, base: string): unknown {
+  if (!isMq9ClientError(e)) return e;
+  switch (e.source) {
+    case "broker": {
+      const status = e.status ?? 0;
+      return new CliError(STATUS_NAMES[status] ?? `HTTP_${status}`, e.message, mq9Hint(status, e.message), e.status);
+    }
+    case "connection":
+      return unreachable(base, causeOf(e.cause));
+    case "timeout":
+      return new CliError("TIMEOUT", `no answer from ${base}/mq9/${encodeURIComponent(e.subject ?? "")} within ${e.timeoutMs} ms`, "check that the broker is healthy (GET /healthz)");
+    case "client":
+      return new CliError("BAD_REQUEST", e.message, mq9Hint(400, e.message));
+  }
 }
 
 /**
- * Sends `payload` (bytes, or an object sent as JSON) to `subject` and
- * returns the reply.
- * @throws CliError named after the status (NOT_FOUND, CONFLICT, …) when `error` is not empty; BROKER_UNREACHABLE
+ * Runs `fn` with an mq9 client for the broker named by `g` (http
+ * transport, bearer token), closes it, and turns its errors into CliErrors.
+ * @throws CliError USAGE for a URL that is not http(s)/ws(s); the CliError of any mq9 failure
  */
-export async function mq9Request(g: GlobalOptions, subject: string, payload: Uint8Array | object, o: Mq9RequestOptions = {}): Promise<Mq9Reply> {
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(o.headers ?? {})) if (v !== undefined) headers[k] = v;
-  const body = payload instanceof Uint8Array ? payload : JSON.stringify(payload);
-  if (!(payload instanceof Uint8Array)) headers["content-type"] = "application/json";
-  const a = await brokerRequest(g, `/mq9/${encodeURIComponent(subject)}`, {
-    method: "POST", body, headers, timeoutMs: 30_000 + (o.extraTimeoutMs ?? 0),
-  });
-  const reply = a.json as Partial<Mq9Reply> | undefined;
-  const error = typeof reply?.error === "string" ? reply.error : a.status === 200 ? "" : `HTTP ${a.status}: ${a.text.slice(0, 200)}`;
-  if (a.status !== 200 || error !== "") {
-    throw new CliError(STATUS_NAMES[a.status] ?? `HTTP_${a.status}`, error || `HTTP ${a.status}`, mq9Hint(a.status, error), a.status);
+export async function withMq9<T>(g: GlobalOptions, fn: (mq: Mq9Client) => Promise<T>): Promise<T> {
+  const base = httpBase(g.url);
+  const { Mq9Client: Client } = await import("../mq9"); // loaded by the commands that use it (docs/cli.md "Startup")
+  const mq = await Client.connect(base, { transport: "http", token: g.token, timeoutMs: HTTP_TIMEOUT_MS });
+  try {
+    return await fn(mq);
+  } catch (e) {
+    throw mq9CliError(e, base);
+  } finally {
+    await mq.close();
   }
-  return reply as Mq9Reply;
 }
 
-/** The `messages` of a FETCH/QUERY reply (an empty list when absent). */
-export function replyMessages(reply: Mq9Reply): Mq9Message[] {
-  return Array.isArray(reply.messages) ? (reply.messages as Mq9Message[]) : [];
+/** The `--json` form of a FETCH/QUERY result: the broker's reply. */
+export function messagesReply(messages: readonly { toJSON(): Mq9WireMessage }[]): Mq9Reply & { messages: Mq9WireMessage[] } {
+  return { error: "", messages: messages.map((m) => m.toJSON()) };
 }

@@ -1,15 +1,17 @@
 /**
  * `mortarmq mq9 …`: one subcommand per mq9 subject (mq9 spec, 协议总览),
- * sent as `POST /mq9/<subject>` with the `mq9-*` headers and JSON fields as
- * flags. `--json` prints the broker's reply as it came; otherwise a line or
- * a table. `mq9 request` sends any subject raw, like `nats request`.
+ * sent through the typed mq9 client (client/mq9/, http transport:
+ * `POST /mq9/<subject>`) with the `mq9-*` headers and JSON fields as
+ * flags. `--json` prints the broker's reply; otherwise a line or a table.
+ * `mq9 request` sends any subject raw, like `nats request`.
  */
 import type { Command } from "commander";
+import type { FetchOptions, QueryOptions, SendOptions } from "../mq9";
 import { PRIORITIES } from "../../wire/mq9/priority"; // not the index: that loads zod
 import { action, output, printJson } from "./context";
 import { usageError } from "./errors";
 import { readPayload } from "./input";
-import { mq9Request, mq9Subject, replyMessages, type Mq9Reply } from "./mq9-http";
+import { messagesReply, withMq9 } from "./mq9-http";
 import { renderMessages } from "./mq9-render";
 import { parseChoice, parseIntOption, parseList, parseTimeOption } from "./parse";
 import { registerMq9Agents } from "./mq9-agents";
@@ -17,7 +19,7 @@ import { registerMq9Agents } from "./mq9-agents";
 const U32_MAX = 0xffff_ffff;
 const DELIVER = ["latest", "earliest", "from_time", "from_id"] as const;
 
-interface FetchOptions {
+interface FetchFlags {
   group?: string;
   deliver?: string;
   fromTime?: string;
@@ -28,46 +30,48 @@ interface FetchOptions {
   ack?: boolean;
 }
 
-/** The FETCH request body for the flags (mq9 spec, FETCH 请求字段); `--from-time`/`--from-id` imply their `deliver`. */
-export function fetchBody(o: FetchOptions): Record<string, unknown> {
-  const body: Record<string, unknown> = {};
-  if (o.group !== undefined) body.group_name = o.group;
-  let deliver = o.deliver === undefined ? undefined : parseChoice("--deliver", o.deliver.replace("-", "_"), DELIVER);
-  if (o.fromTime !== undefined) {
-    body.from_time = parseTimeOption("--from-time", o.fromTime);
-    deliver ??= "from_time";
-  }
-  if (o.fromId !== undefined) {
-    body.from_id = parseIntOption("--from-id", o.fromId, 0, Number.MAX_SAFE_INTEGER);
-    deliver ??= "from_id";
-  }
+/** The FETCH options for the flags (mq9 spec, FETCH 请求字段); `--from-time`/`--from-id` imply their `deliver`. */
+export function fetchOptions(o: FetchFlags): FetchOptions {
+  const out: FetchOptions = {};
+  if (o.group !== undefined) out.group = o.group;
+  if (o.deliver !== undefined) out.deliver = parseChoice("--deliver", o.deliver.replace("-", "_"), DELIVER);
   if (o.fromTime !== undefined && o.fromId !== undefined) throw usageError("give --from-time or --from-id, not both");
-  if (deliver !== undefined) body.deliver = deliver;
+  if (o.fromTime !== undefined) out.fromTime = parseTimeOption("--from-time", o.fromTime);
+  if (o.fromId !== undefined) out.fromId = parseIntOption("--from-id", o.fromId, 0, Number.MAX_SAFE_INTEGER);
   if (o.forceDeliver) {
     if (o.group === undefined) throw usageError("--force-deliver needs --group (it resets a group's position)");
-    body.force_deliver = true;
+    out.forceDeliver = true;
   }
-  const config: Record<string, number> = {};
-  if (o.numMsgs !== undefined) config.num_msgs = parseIntOption("--num-msgs", o.numMsgs, 1, U32_MAX);
-  if (o.maxWaitMs !== undefined) config.max_wait_ms = parseIntOption("--max-wait-ms", o.maxWaitMs, 0, Number.MAX_SAFE_INTEGER);
-  if (Object.keys(config).length > 0) body.config = config;
-  return body;
+  if (o.numMsgs !== undefined) out.numMsgs = parseIntOption("--num-msgs", o.numMsgs, 1, U32_MAX);
+  if (o.maxWaitMs !== undefined) out.maxWaitMs = parseIntOption("--max-wait-ms", o.maxWaitMs, 0, Number.MAX_SAFE_INTEGER);
+  return out;
 }
 
-/** The QUERY request body for the flags (docs/mq9.md, QUERY). */
-export function queryBody(o: { key?: string; limit?: string; since?: string; tags?: string }): Record<string, unknown> {
-  const body: Record<string, unknown> = {};
-  if (o.key !== undefined) body.key = o.key;
-  if (o.limit !== undefined) body.limit = parseIntOption("--limit", o.limit, 1, Number.MAX_SAFE_INTEGER);
-  if (o.since !== undefined) body.since = parseTimeOption("--since", o.since);
-  if (o.tags !== undefined) body.tags = parseList(o.tags);
-  return body;
+/** The QUERY options for the flags (docs/mq9.md, QUERY). */
+export function queryOptions(o: { key?: string; limit?: string; since?: string; tags?: string; correlationId?: string }): QueryOptions {
+  const out: QueryOptions = {};
+  if (o.key !== undefined) out.key = o.key;
+  if (o.limit !== undefined) out.limit = parseIntOption("--limit", o.limit, 1, Number.MAX_SAFE_INTEGER);
+  if (o.since !== undefined) out.since = parseTimeOption("--since", o.since);
+  if (o.tags !== undefined) out.tags = parseList(o.tags);
+  if (o.correlationId !== undefined) out.correlationId = o.correlationId;
+  return out;
 }
 
-/** The `mq9-*` SEND headers for the flags (values passed as given; the broker validates them). */
-export function sendHeaders(o: { key?: string; delay?: string; ttl?: string; tags?: string; priority?: string }): Record<string, string | undefined> {
-  if (o.priority !== undefined) parseChoice("--priority", o.priority, PRIORITIES);
-  return { "mq9-key": o.key, "mq9-delay": o.delay, "mq9-ttl": o.ttl, "mq9-tags": o.tags, "mq9-priority": o.priority };
+/** SEND flags. */
+interface SendFlags { key?: string; delay?: string; ttl?: string; tags?: string; priority?: string; replyTo?: string; correlationId?: string }
+
+/** The SEND options (`mq9-*` headers) for the flags; the broker checks what the CLI does not (ranges, ttl > delay, addresses). */
+export function sendOptions(o: SendFlags): SendOptions {
+  const out: SendOptions = {};
+  if (o.key !== undefined) out.key = o.key;
+  if (o.delay !== undefined) out.delay = parseIntOption("--delay", o.delay, 0, Number.MAX_SAFE_INTEGER);
+  if (o.ttl !== undefined) out.ttl = parseIntOption("--ttl", o.ttl, 0, Number.MAX_SAFE_INTEGER);
+  if (o.tags !== undefined) out.tags = parseList(o.tags);
+  if (o.priority !== undefined) out.priority = parseChoice("--priority", o.priority, PRIORITIES);
+  if (o.replyTo !== undefined) out.replyTo = o.replyTo;
+  if (o.correlationId !== undefined) out.correlationId = o.correlationId;
+  return out;
 }
 
 /** Registers `mq9` and its subcommands on `program`. */
@@ -79,11 +83,9 @@ export function registerMq9(program: Command): void {
     .description("create a mailbox ($mq9.AI.MAILBOX.CREATE); without an address the broker generates one")
     .option("--ttl <seconds>", "mailbox lifetime in seconds; 0 = never expires (broker default: 86400)")
     .action(action(async (g, address: string | undefined, o: { ttl?: string }) => {
-      const body: Record<string, unknown> = {};
-      if (address !== undefined) body.name = address;
-      if (o.ttl !== undefined) body.ttl = parseIntOption("--ttl", o.ttl, 0, Number.MAX_SAFE_INTEGER);
-      const r = await mq9Request(g, mq9Subject.create(), body);
-      output(g, r, () => `created mailbox ${String(r.mail_address)}`);
+      const ttl = o.ttl === undefined ? undefined : parseIntOption("--ttl", o.ttl, 0, Number.MAX_SAFE_INTEGER);
+      const { mailAddress } = await withMq9(g, (mq) => mq.createMailbox({ name: address, ttl }));
+      output(g, { error: "", mail_address: mailAddress }, () => `created mailbox ${mailAddress}`);
     }));
 
   mq9
@@ -95,13 +97,15 @@ export function registerMq9(program: Command): void {
     .option("--ttl <seconds>", "mq9-ttl: message expires this many seconds after sending")
     .option("--tags <a,b>", "mq9-tags: comma-separated tags (QUERY --tags filters on them)")
     .option("--priority <p>", "mq9-priority: normal (default), urgent or critical")
-    .action(action(async (g, address: string, payload: string | undefined, o: { file?: string; key?: string; delay?: string; ttl?: string; tags?: string; priority?: string }) => {
-      const headers = sendHeaders(o);
+    .option("--reply-to <address>", "mq9-reply-to: the mailbox answers should go to (conversations)")
+    .option("--correlation-id <id>", "mq9-correlation-id: the exchange this message belongs to (conversations)")
+    .action(action(async (g, address: string, payload: string | undefined, o: SendFlags & { file?: string }) => {
+      const opts = sendOptions(o);
       const bytes = await readPayload({ arg: payload, file: o.file }, "payload");
-      const r = await mq9Request(g, mq9Subject.send(address), bytes, { headers });
-      output(g, r, () => (r.msg_id === -1
-        ? `scheduled for ${address} in ${o.delay} s (msg_id -1: the id is assigned when it becomes visible)`
-        : `sent to ${address}: msg_id ${String(r.msg_id)}`));
+      const { msgId } = await withMq9(g, (mq) => mq.send(address, bytes, opts));
+      output(g, { error: "", msg_id: msgId }, () => (msgId === -1
+        ? `scheduled for ${address} in ${opts.delay} s (msg_id -1: the id is assigned when it becomes visible)`
+        : `sent to ${address}: msg_id ${msgId}`));
     }));
 
   mq9
@@ -116,21 +120,23 @@ export function registerMq9(program: Command): void {
     .option("--max-wait-ms <ms>", "long-poll: wait up to this long for a message (broker default 500; 0 = answer at once)")
     .option("--ack", "with --group: ACK the last message of the batch (acknowledges the whole batch)")
     .option("--payload-width <n>", "cut payloads in the table to this many characters", "80")
-    .action(action(async (g, address: string, o: FetchOptions & { payloadWidth: string }) => {
+    .action(action(async (g, address: string, o: FetchFlags & { payloadWidth: string }) => {
       if (o.ack && o.group === undefined) throw usageError("--ack needs --group");
       const width = parseIntOption("--payload-width", o.payloadWidth, 8, 1_000_000);
-      const body = fetchBody(o);
-      const wait = (body.config as { max_wait_ms?: number } | undefined)?.max_wait_ms ?? 500;
-      const r: Mq9Reply = await mq9Request(g, mq9Subject.fetch(address), body, { extraTimeoutMs: Math.min(wait, 30_000) });
-      const messages = replyMessages(r);
-      const last = messages[messages.length - 1];
+      const opts = fetchOptions(o);
       let acked: number | null = null;
-      if (o.ack && last) {
-        await mq9Request(g, mq9Subject.ack(address), { group_name: o.group, mail_address: address, msg_id: last.msg_id });
-        acked = last.msg_id;
-      }
+      const messages = await withMq9(g, async (mq) => {
+        const batch = await mq.fetch(address, opts);
+        const last = batch[batch.length - 1];
+        if (o.ack && last) {
+          await last.ack();
+          acked = last.msgId;
+        }
+        return batch;
+      });
+      const r = messagesReply(messages);
       output(g, o.ack ? { ...r, acked_msg_id: acked } : r, () =>
-        renderMessages(messages, width) + (acked !== null ? `acked the batch through msg_id ${acked} for group ${o.group}\n` : ""));
+        renderMessages(r.messages, width) + (acked !== null ? `acked the batch through msg_id ${acked} for group ${o.group}\n` : ""));
     }));
 
   mq9
@@ -139,8 +145,8 @@ export function registerMq9(program: Command): void {
     .requiredOption("-g, --group <name>", "consumer group, as used with fetch")
     .action(action(async (g, address: string, msgId: string, o: { group: string }) => {
       const id = parseIntOption("msg_id", msgId, 0, Number.MAX_SAFE_INTEGER);
-      const r = await mq9Request(g, mq9Subject.ack(address), { group_name: o.group, mail_address: address, msg_id: id });
-      output(g, r, () => `acked msg_id ${id} in ${address} for group ${o.group}`);
+      await withMq9(g, (mq) => mq.ack(address, o.group, id));
+      output(g, { error: "" }, () => `acked msg_id ${id} in ${address} for group ${o.group}`);
     }));
 
   mq9
@@ -150,11 +156,13 @@ export function registerMq9(program: Command): void {
     .option("--limit <n>", "the newest N matching messages (broker default and max 1000)")
     .option("--since <time>", "created at or after: unix seconds or ISO-8601")
     .option("--tags <a,b>", "only messages carrying every one of these tags")
+    .option("--correlation-id <id>", "only messages sent with this mq9-correlation-id")
     .option("--payload-width <n>", "cut payloads in the table to this many characters", "80")
-    .action(action(async (g, address: string, o: { key?: string; limit?: string; since?: string; tags?: string; payloadWidth: string }) => {
+    .action(action(async (g, address: string, o: { key?: string; limit?: string; since?: string; tags?: string; correlationId?: string; payloadWidth: string }) => {
       const width = parseIntOption("--payload-width", o.payloadWidth, 8, 1_000_000);
-      const r = await mq9Request(g, mq9Subject.query(address), queryBody(o));
-      output(g, r, () => renderMessages(replyMessages(r), width));
+      const opts = queryOptions(o);
+      const r = messagesReply(await withMq9(g, (mq) => mq.query(address, opts)));
+      output(g, r, () => renderMessages(r.messages, width));
     }));
 
   mq9
@@ -162,8 +170,8 @@ export function registerMq9(program: Command): void {
     .description("delete one message ($mq9.AI.MSG.DELETE)")
     .action(action(async (g, address: string, msgId: string) => {
       const id = parseIntOption("msg_id", msgId, 0, Number.MAX_SAFE_INTEGER);
-      const r = await mq9Request(g, mq9Subject.delete(address, id), new Uint8Array(0));
-      output(g, r, () => `deleted msg_id ${id} from ${address}`);
+      await withMq9(g, (mq) => mq.delete(address, id));
+      output(g, { error: "", deleted: true }, () => `deleted msg_id ${id} from ${address}`);
     }));
 
   registerMq9Agents(mq9);
@@ -181,6 +189,6 @@ export function registerMq9(program: Command): void {
         headers[h.slice(0, i).trim()] = h.slice(i + 1).trim();
       }
       const bytes = await readPayload({ arg: payload, file: o.file }, "payload", new Uint8Array(0));
-      printJson(await mq9Request(g, subject, bytes, { headers }));
+      printJson(await withMq9(g, (mq) => mq.call(subject, bytes, { headers })));
     }));
 }

@@ -5,13 +5,10 @@
  */
 import { connect as netConnect, type Socket } from "node:net";
 import WebSocket from "ws";
+import { MAX_WS_MESSAGE_BYTES } from "../../wire/bytes";
 
-/**
- * Largest WebSocket message sent, bytes. Workers limit received WebSocket
- * messages (1 MiB historically); the byte stream does not care where
- * messages split, so bigger writes are cut into pieces of this size.
- */
-export const MAX_WS_MESSAGE = 1024 * 1024;
+/** Largest WebSocket message sent, bytes (the broker's limit too; bigger writes are cut into pieces of this size). */
+export const MAX_WS_MESSAGE = MAX_WS_MESSAGE_BYTES;
 
 /** A connected byte stream. */
 export interface Transport {

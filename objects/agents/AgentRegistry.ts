@@ -2,7 +2,7 @@
  * AgentRegistry Durable Object: the mq9 agent registry of one tenant
  * (`objectName("agents", tenant)`), implementing `$mq9.AI.AGENT.*`
  * (docs/agents.md). Requests arrive decoded and validated by the Worker
- * (worker/mq9/agents.ts); the object persists through AgentIndex and
+ * (objects/mq9/agents.ts); the object persists through AgentIndex and
  * replies after the commit.
  */
 import { DurableObject } from "cloudflare:workers";

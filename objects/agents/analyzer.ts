@@ -82,6 +82,15 @@ export const ENGLISH_STOPWORDS: ReadonlySet<string> = new Set(
  * query syntax in user input is inert. A CJK run of one character searches
  * that character; longer runs search their bigrams. English stopwords are
  * dropped unless nothing else is left.
+ *
+ * A Latin word that splits into parts (camelCase, letter/digit boundaries:
+ * `jsokapic1808f89` → jsokapic 1808 f 89) is searched as the whole word,
+ * as the phrase of its parts (the index holds both, so the phrase finds the
+ * same compound written apart, `build 1808` for `build1808`, and adds
+ * weight to a card that has it), and as those parts that are words of two
+ * letters or more. A part of one character or of digits only never matches
+ * alone: `f` or `89` split off an identifier says nothing about a card
+ * (docs/agents.md, full-text search).
  */
 export function ftsMatchQuery(query: string): string | null {
   const terms: string[] = [];
@@ -90,13 +99,21 @@ export function ftsMatchQuery(query: string): string | null {
     if (run.cjk) {
       const chars = [...run.text];
       terms.push(...(chars.length === 1 ? chars : cjkBigrams(run.text)));
-    } else {
-      const words = [run.text, ...(splitCamel(run.text).length > 1 ? splitCamel(run.text) : [])];
-      for (const w of words) (ENGLISH_STOPWORDS.has(w.toLowerCase()) ? stop : terms).push(w);
+      continue;
     }
+    (ENGLISH_STOPWORDS.has(run.text.toLowerCase()) ? stop : terms).push(run.text);
+    const parts = splitCamel(run.text);
+    if (parts.length < 2) continue;
+    terms.push(parts.join(" "));
+    for (const p of parts) if (matchesAlone(p) && !ENGLISH_STOPWORDS.has(p.toLowerCase())) terms.push(p);
   }
   const chosen = terms.length > 0 ? terms : stop;
   const unique = [...new Set(chosen.map((t) => t.toLowerCase()))];
   if (unique.length === 0) return null;
   return unique.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
+}
+
+/** A part of a split word that may match on its own: two characters or more, not digits only. */
+function matchesAlone(part: string): boolean {
+  return [...part].length >= 2 && !/^\p{N}+$/u.test(part);
 }

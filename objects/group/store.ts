@@ -14,6 +14,7 @@
  *   them and deleted once executed, so a restart resumes where it stopped
  *   (an effect may run twice; both kinds are idempotent at the receiver).
  */
+import { MetaTable } from "../shared/meta-table";
 import { GroupState, type Effect, type GroupTimers } from "./state";
 
 interface MemberRow extends Record<string, SqlStorageValue> {
@@ -33,9 +34,11 @@ export interface OutboxEntry {
 }
 
 export class GroupStore {
+  private readonly metaTable: MetaTable;
+
   constructor(private readonly sql: SqlStorage) {
-    sql.exec(`CREATE TABLE IF NOT EXISTS group_meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS members(id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, sub_id INTEGER NOT NULL,
+    this.metaTable = new MetaTable(sql, "group_meta");
+    sql.exec(`CREATE TABLE IF NOT EXISTS members(id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, sub_id INTEGER NOT NULL,
         membership_epoch INTEGER NOT NULL, assignment_epoch INTEGER NOT NULL, join_seq INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS parts(p INTEGER PRIMARY KEY, owner INTEGER, epoch INTEGER NOT NULL, fenced INTEGER NOT NULL,
         revoke_notice INTEGER, revoke_deadline INTEGER);
@@ -46,12 +49,12 @@ export class GroupStore {
 
   /** A meta value, or `dflt` when unset. */
   meta(k: string, dflt = 0): number {
-    for (const r of this.sql.exec<{ v: number }>("SELECT v FROM group_meta WHERE k = ?", k)) return r.v;
-    return dflt;
+    return this.metaTable.get(k, dflt);
   }
 
+  /** Sets a meta value. */
   setMeta(k: string, v: number): void {
-    this.sql.exec("INSERT OR REPLACE INTO group_meta(k, v) VALUES (?, ?)", k, v);
+    this.metaTable.set(k, v);
   }
 
   /** Loads the stored state (null when the group was never joined). Members' last-seen = `now`. */

@@ -5,8 +5,8 @@
  * decisions of DESIGN.md §5 and docs/mq9.md.
  *
  * Every RPC: catch up on due schedule rows → decide with the pure modules
- * (cursor.ts, schedule.ts, batch.ts) → persist in one `transactionSync` →
- * reply. Delayed deliveries, message TTLs, the mailbox TTL and long-poll
+ * (cursor.ts, schedule.ts, batch.ts, waiters.ts) → persist in one
+ * `transactionSync` (all SQL in store.ts) → reply. Delayed deliveries, message TTLs, the mailbox TTL and long-poll
  * deadlines all share the object's one alarm (schedule.ts).
  */
 import { DurableObject } from "cloudflare:workers";
@@ -29,11 +29,11 @@ import {
   type QuerySpec,
 } from "../../wire/mq9";
 import { ReplyBudget } from "./batch";
-import { applyAck, cursorAt, laneFromLastBatch, recordBatch } from "./cursor";
+import { applyAck, cursorAt, laneFromLastBatch, openGroup, recordBatch } from "./cursor";
 import { GroupCommit } from "./groupcommit";
 import { alarmChange, dueAt, earliest, mailboxExpiry, messageExpiry } from "./schedule";
 import { MailboxStore, toMq9Message, type MailboxMeta, type NewMessage, type StoredMessage } from "./store";
-import type { MailboxResult } from "./types";
+import type { MailboxResult, MessagesResult, SendResult } from "./rpc";
 import { WaiterSet } from "./waiters";
 import { MailboxTelemetry } from "./telemetry";
 import { rememberedName } from "../shared/object-name";
@@ -42,14 +42,13 @@ import { mq9Fault } from "../mq9/faults";
 /** Due schedule rows handled per SQL round while catching up. */
 const DUE_BATCH = 256;
 
-type Messages = { messages: Mq9Message[] };
 type SendItem = { address: string; opts: Mq9SendOptions; payload: Uint8Array };
-type SendResult = MailboxResult<{ msgId: number }>;
 
 /**
- * One mq9 mailbox. RPC methods (called through `mailboxStub` in
- * worker/mq9/dispatch.ts) return `MailboxResult`s and never throw for mq9
- * errors. `address` is passed on every call for the spec's error strings.
+ * One mq9 mailbox. RPC methods (called by the mq9 service,
+ * objects/mq9/dispatch.ts, through `mailboxStub`, stub.ts) return
+ * `MailboxResult`s (rpc.ts) and never throw for mq9 errors. `address` is
+ * passed on every call for the spec's error strings.
  */
 export class Mailbox extends DurableObject<Env> {
   private readonly store: MailboxStore;
@@ -127,7 +126,7 @@ export class Mailbox extends DurableObject<Env> {
 
   /**
    * Several MSG.SENDs to this mailbox in one call (a NATS connection
-   * pipelining SENDs, see worker/mq9/sendbatch.ts): applied in order in one
+   * pipelining SENDs, see objects/mq9/sendbatch.ts): applied in order in one
    * turn, sharing one commit; one result per item, as `send` would answer.
    */
   sendMany(address: string, items: { opts: Mq9SendOptions; payload: Uint8Array }[]): SendResult[] | Promise<SendResult[]> {
@@ -145,6 +144,8 @@ export class Mailbox extends DurableObject<Env> {
         payload,
         sentMs: now,
         expiresMs: messageExpiry(now, opts.ttlSec),
+        replyTo: opts.replyTo ?? null, // ?? null: options from a caller that predates the conversation headers
+        correlationId: opts.correlationId ?? null,
       };
       if (opts.delaySec > 0) {
         const due = dueAt(now, opts.delaySec);
@@ -174,68 +175,106 @@ export class Mailbox extends DurableObject<Env> {
    * per request, chosen by the caller) lets {@link cancelFetch} release the
    * held request when its client goes away.
    */
-  async fetchMessages(address: string, spec: FetchSpec, waiterId: string | null = null): Promise<MailboxResult<Messages>> {
+  async fetchMessages(address: string, spec: FetchSpec, waiterId: string | null = null): Promise<MessagesResult> {
     return await this.sends.after(() => this.fetchNow(address, spec, waiterId));
   }
 
-  private async fetchNow(address: string, spec: FetchSpec, waiterId: string | null): Promise<MailboxResult<Messages>> {
+  private async fetchNow(address: string, spec: FetchSpec, waiterId: string | null): Promise<MessagesResult> {
     try {
       const now = this.catchUp();
       this.requireMailbox(address);
-      const group = spec.group;
-      let stateless: number[] = [];
-      if (group !== null) {
-        const exists = this.store.loadGroup(group) !== null;
-        if (!exists && this.store.groupCount() >= MAX_GROUPS_PER_MAILBOX) {
-          throw new Mq9Error(
-            "too_many_requests",
-            `mailbox ${echo(address)} already has ${MAX_GROUPS_PER_MAILBOX} consumer groups: reuse an existing group_name or FETCH without one (stateless)`,
-          );
-        }
-        if (spec.forceDeliver || !exists) {
-          const c = cursorAt(this.startId(spec.deliver));
-          this.ctx.storage.transactionSync(() => this.store.saveGroup(group, c));
-        }
-      } else {
-        stateless = cursorAt(this.startId(spec.deliver)).floors;
-      }
-      const attempt = (): Mq9Message[] | null => {
-        const cursor = group !== null ? this.store.loadGroup(group) : null;
-        const batch = this.readBatch(cursor ? cursor.floors : stateless, spec.numMsgs, Date.now());
-        if (batch.length === 0) return null;
-        if (group !== null && cursor) {
-          const next = recordBatch(cursor, batch.map((m) => ({ lane: m.lane, msgId: m.msgId })));
-          this.ctx.storage.transactionSync(() => this.store.saveGroup(group, next));
-        }
-        this.telemetry.returned("fetch", batch.length, batch.reduce((n, m) => n + m.size, 0));
-        if (group !== null) this.telemetry.persist(); // commits with the cursor
-        return batch.map(toMq9Message);
-      };
-      const first = attempt();
+      const read = this.openFetch(address, spec);
+      const first = read();
       if (first || spec.maxWaitMs === 0) return { ok: true, messages: first ?? [] };
-      if (this.waiters.size >= MAX_PENDING_FETCHES) {
-        throw new Mq9Error("too_many_requests", `mailbox ${echo(address)} already holds ${MAX_PENDING_FETCHES} waiting FETCH requests`);
-      }
-      this.telemetry.touch(); // a long-poll is held (and again when it is answered, below)
-      const held = await new Promise<MailboxResult<Messages>>((resolve) => {
-        this.waiters.add({
-          id: waiterId,
-          deadline: now + spec.maxWaitMs,
-          poll: () => {
-            const messages = attempt();
-            if (messages) resolve({ ok: true, messages });
-            return messages !== null;
-          },
-          expire: () => resolve({ ok: true, messages: attempt() ?? [] }),
-          fail: (e) => resolve(failure(e)),
-        });
-        this.rearm();
-      });
-      this.telemetry.touch();
-      return held;
+      return await this.hold(address, waiterId, now + spec.maxWaitMs, read);
     } catch (e) {
       return failure(e);
     }
+  }
+
+  /**
+   * Opens a FETCH's position and returns its reader (the next batch, or
+   * null when nothing is there). Stateless: a fixed start from `deliver`.
+   * Stateful: the group per {@link openGroup} — a new or force_deliver'd
+   * group's cursor is saved now (so a `latest` group sees what is sent
+   * after its first FETCH), a new group past MAX_GROUPS_PER_MAILBOX is
+   * refused (too_many_requests).
+   */
+  private openFetch(address: string, spec: FetchSpec): () => Mq9Message[] | null {
+    const group = spec.group;
+    if (group === null) {
+      const floors = cursorAt(this.startId(spec.deliver)).floors;
+      return () => this.readStateless(floors, spec.numMsgs);
+    }
+    const opening = openGroup(
+      this.store.loadGroup(group), spec.forceDeliver,
+      () => this.store.groupCount(), () => this.startId(spec.deliver), MAX_GROUPS_PER_MAILBOX,
+    );
+    if (opening.kind === "full") {
+      throw new Mq9Error(
+        "too_many_requests",
+        `mailbox ${echo(address)} already has ${MAX_GROUPS_PER_MAILBOX} consumer groups: reuse an existing group_name or FETCH without one (stateless)`,
+      );
+    }
+    if (opening.kind === "start") this.ctx.storage.transactionSync(() => this.store.saveGroup(group, opening.cursor));
+    return () => this.readForGroup(group, spec.numMsgs);
+  }
+
+  /** One stateless FETCH attempt from fixed `floors`; counts what it returns. */
+  private readStateless(floors: number[], numMsgs: number): Mq9Message[] | null {
+    const batch = this.readBatch(floors, numMsgs, Date.now());
+    if (batch.length === 0) return null;
+    this.telemetry.returned("fetch", batch.length, payloadBytes(batch));
+    return batch.map(toMq9Message);
+  }
+
+  /**
+   * One stateful FETCH attempt from the group's stored floors (read again
+   * each time: an ACK may have moved them while the request was held);
+   * records the batch on the cursor and commits it with the counts.
+   */
+  private readForGroup(group: string, numMsgs: number): Mq9Message[] | null {
+    const cursor = this.store.loadGroup(group);
+    if (!cursor) return null;
+    const batch = this.readBatch(cursor.floors, numMsgs, Date.now());
+    if (batch.length === 0) return null;
+    const next = recordBatch(cursor, batch.map((m) => ({ lane: m.lane, msgId: m.msgId })));
+    this.ctx.storage.transactionSync(() => this.store.saveGroup(group, next));
+    this.telemetry.returned("fetch", batch.length, payloadBytes(batch));
+    this.telemetry.persist(); // commits with the cursor
+    return batch.map(toMq9Message);
+  }
+
+  /**
+   * Holds a FETCH that found nothing (long-poll): `read` is tried again
+   * whenever messages become visible and answers as soon as it finds some;
+   * at `deadline` (ms) the request is answered with what `read` finds then
+   * (usually nothing). `waiterId` lets {@link cancelFetch} release it.
+   * Refused (too_many_requests) while MAX_PENDING_FETCHES are held.
+   */
+  private async hold(
+    address: string, waiterId: string | null, deadline: number, read: () => Mq9Message[] | null,
+  ): Promise<MessagesResult> {
+    if (this.waiters.size >= MAX_PENDING_FETCHES) {
+      throw new Mq9Error("too_many_requests", `mailbox ${echo(address)} already holds ${MAX_PENDING_FETCHES} waiting FETCH requests`);
+    }
+    this.telemetry.touch(); // a long-poll is held (and again when it is answered, below)
+    const held = await new Promise<MessagesResult>((resolve) => {
+      this.waiters.add({
+        id: waiterId,
+        deadline,
+        poll: () => {
+          const messages = read();
+          if (messages) resolve({ ok: true, messages });
+          return messages !== null;
+        },
+        expire: () => resolve({ ok: true, messages: read() ?? [] }),
+        fail: (e) => resolve(failure(e)),
+      });
+      this.rearm();
+    });
+    this.telemetry.touch();
+    return held;
   }
 
   /**
@@ -287,7 +326,7 @@ export class Mailbox extends DurableObject<Env> {
    * MSG.QUERY: visible messages matching every filter (AND), the newest
    * `limit` of them, returned in msg_id order. Moves no cursor.
    */
-  query(address: string, spec: QuerySpec): MailboxResult<Messages> | Promise<MailboxResult<Messages>> {
+  query(address: string, spec: QuerySpec): MessagesResult | Promise<MessagesResult> {
     return this.sends.after(() => this.run(() => {
       const now = this.catchUp();
       this.requireMailbox(address);
@@ -297,7 +336,7 @@ export class Mailbox extends DurableObject<Env> {
         if (!budget.admit(m.size)) break;
         picked.push(m);
       }
-      this.telemetry.returned("query", picked.length, picked.reduce((n, m) => n + m.size, 0));
+      this.telemetry.returned("query", picked.length, payloadBytes(picked));
       return { messages: picked.reverse().map(toMq9Message) };
     }));
   }
@@ -422,6 +461,11 @@ export class Mailbox extends DurableObject<Env> {
       return failure(e);
     }
   }
+}
+
+/** Payload bytes of stored messages. */
+function payloadBytes(messages: readonly StoredMessage[]): number {
+  return messages.reduce((n, m) => n + m.size, 0);
 }
 
 /** The failed result for `e`: an Mq9Error as it is; anything else as a platform fault, without its text (mq9/faults.ts). */

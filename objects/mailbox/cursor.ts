@@ -50,6 +50,33 @@ export function cursorAt(start: number): GroupCursor {
 }
 
 /**
+ * How a stateful FETCH opens its group (docs/mq9.md "FETCH"):
+ * - `read`: the group exists and the FETCH keeps its position;
+ * - `start`: a new group, or `force_deliver` — the group (re)starts at
+ *   `cursor` (every lane at the FETCH's start id), which must be saved;
+ * - `full`: a new group while the mailbox already holds `maxGroups` groups
+ *   (an existing group is never refused).
+ */
+export type GroupOpening = { kind: "read" } | { kind: "start"; cursor: GroupCursor } | { kind: "full" };
+
+/**
+ * Decides {@link GroupOpening} for a FETCH of a group whose stored cursor is
+ * `stored` (null = the group never fetched). `groupCount` and `startId` (the
+ * first msg_id the FETCH's deliver policy names) are asked only when needed.
+ */
+export function openGroup(
+  stored: GroupCursor | null,
+  forceDeliver: boolean,
+  groupCount: () => number,
+  startId: () => number,
+  maxGroups: number,
+): GroupOpening {
+  if (stored === null && groupCount() >= maxGroups) return { kind: "full" };
+  if (stored === null || forceDeliver) return { kind: "start", cursor: cursorAt(startId()) };
+  return { kind: "read" };
+}
+
+/**
  * Records the messages a FETCH delivered (in any order): the new last batch
  * and the per-lane highest delivered msg_id. An empty delivery keeps the
  * previous batch so that a late ACK of it still applies rule 2.

@@ -8,12 +8,20 @@
  *              removed (the next id is max(next_msg_id, MAX(msg_id) + 1), so
  *              an append needs no second write).
  * - `messages` visible messages: msg_id (PK), lane, key (unique when set),
- *              tags (",a,b,"), payload BLOB, create_ms, expires_ms.
- * - `delayed`  messages waiting for their delay; get a msg_id when due.
+ *              tags (",a,b,"), payload BLOB, create_ms, expires_ms,
+ *              reply_to and correlation_id (the conversation extension;
+ *              columns added later, see upgradeSchema; partial index on
+ *              correlation_id for QUERY).
+ * - `delayed`  messages waiting for their delay; get a msg_id when due
+ *              (reply_to, correlation_id as in `messages`).
  * - `schedule` (kind, ref, due_ms): every timed event; drives the one alarm.
  * - `groups`   consumer-group cursors (see cursor.ts): floors, last batch,
- *              highest delivered msg_id per lane (column added later: rows
- *              and tables from before it read as null, see upgradeSchema).
+ *              highest delivered msg_id per lane (`delivered`, added after
+ *              the first release: rows from before it read as null).
+ *
+ * Adding a column: add it to SCHEMA (new mailboxes) and to ADDED_COLUMNS
+ * (mailboxes a released version created without it; added when the object
+ * loads). Existing rows read the new column as NULL or its DEFAULT.
  */
 import { LANE_COUNT, bytesToBase64, priorityOfLane, type Lane, type Mq9Message, type QuerySpec } from "../../wire/mq9";
 import { decodeCursor, encodeCursor, type GroupCursor } from "./cursor";
@@ -38,6 +46,10 @@ export interface NewMessage {
   payload: Uint8Array;
   sentMs: number;
   expiresMs: number | null;
+  /** `mq9-reply-to`, or null. */
+  replyTo: string | null;
+  /** `mq9-correlation-id`, or null. */
+  correlationId: string | null;
 }
 
 /** A visible message as read for a reply. */
@@ -49,19 +61,35 @@ export interface StoredMessage {
   payload: ArrayBuffer;
   size: number;
   createMs: number;
+  replyTo: string | null;
+  correlationId: string | null;
 }
 
 type Row = Record<string, SqlStorageValue>;
+
+const CORRELATION_INDEX = "CREATE INDEX IF NOT EXISTS messages_by_correlation ON messages (correlation_id) WHERE correlation_id IS NOT NULL";
+
+/** Columns added after the first release, per table: created by upgradeSchema in mailboxes that predate them. */
+const ADDED_COLUMNS: readonly { table: string; column: string; type: string }[] = [
+  { table: "groups", column: "delivered", type: "TEXT" }, // released main 8e7de12 … 70ff807 had groups(name, floors, batch)
+  { table: "messages", column: "reply_to", type: "TEXT" },
+  { table: "messages", column: "correlation_id", type: "TEXT" },
+  { table: "delayed", column: "reply_to", type: "TEXT" },
+  { table: "delayed", column: "correlation_id", type: "TEXT" },
+];
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS mailbox (id INTEGER PRIMARY KEY CHECK (id = 1), address TEXT NOT NULL,
      created_ms INTEGER NOT NULL, ttl_s INTEGER NOT NULL, expires_ms INTEGER, next_msg_id INTEGER NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS messages (msg_id INTEGER PRIMARY KEY, lane INTEGER NOT NULL, key TEXT, tags TEXT,
-     payload BLOB NOT NULL, size INTEGER NOT NULL, create_ms INTEGER NOT NULL, expires_ms INTEGER)`,
+     payload BLOB NOT NULL, size INTEGER NOT NULL, create_ms INTEGER NOT NULL, expires_ms INTEGER,
+     reply_to TEXT, correlation_id TEXT)`,
   `CREATE INDEX IF NOT EXISTS messages_by_lane ON messages (lane, msg_id)`,
   `CREATE UNIQUE INDEX IF NOT EXISTS messages_by_key ON messages (key) WHERE key IS NOT NULL`,
+  CORRELATION_INDEX,
   `CREATE TABLE IF NOT EXISTS delayed (seq INTEGER PRIMARY KEY, lane INTEGER NOT NULL, key TEXT, tags TEXT,
-     payload BLOB NOT NULL, size INTEGER NOT NULL, sent_ms INTEGER NOT NULL, expires_ms INTEGER)`,
+     payload BLOB NOT NULL, size INTEGER NOT NULL, sent_ms INTEGER NOT NULL, expires_ms INTEGER,
+     reply_to TEXT, correlation_id TEXT)`,
   `CREATE TABLE IF NOT EXISTS schedule (kind TEXT NOT NULL, ref INTEGER NOT NULL, due_ms INTEGER NOT NULL,
      PRIMARY KEY (kind, ref))`,
   `CREATE INDEX IF NOT EXISTS schedule_by_due ON schedule (due_ms)`,
@@ -69,6 +97,12 @@ const SCHEMA = [
 ];
 const TABLES = ["mailbox", "messages", "delayed", "schedule", "groups"];
 
+/**
+ * Columns added to a table after a release created it without them:
+ * [table, column, type and constraints]. Each is added, once, to a mailbox
+ * that lacks it (upgradeSchema). Keep every entry: a mailbox of any earlier
+ * release may still be loaded.
+ */
 /** Tags column form: ",a,b," (so `instr(tags, ',a,')` matches whole tags), or null. */
 export function encodeTags(tags: readonly string[]): string | null {
   return tags.length ? `,${tags.join(",")},` : null;
@@ -88,6 +122,8 @@ export function toMq9Message(m: StoredMessage): Mq9Message {
     create_time: Math.floor(m.createMs / 1000),
     key: m.key,
     tags: decodeTags(m.tags),
+    ...(m.replyTo !== null ? { reply_to: m.replyTo } : {}),
+    ...(m.correlationId !== null ? { correlation_id: m.correlationId } : {}),
   };
 }
 
@@ -106,10 +142,12 @@ function toStored(r: Row): StoredMessage {
     payload: r.payload as ArrayBuffer,
     size: r.size as number,
     createMs: r.create_ms as number,
+    replyTo: r.reply_to as string | null,
+    correlationId: r.correlation_id as string | null,
   };
 }
 
-const SELECT_MSG = "SELECT msg_id, lane, key, tags, payload, size, create_ms FROM messages";
+const SELECT_MSG = "SELECT msg_id, lane, key, tags, payload, size, create_ms, reply_to, correlation_id FROM messages";
 
 /** Storage access for one mailbox. */
 export class MailboxStore {
@@ -120,10 +158,24 @@ export class MailboxStore {
     return this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'mailbox'").toArray().length > 0;
   }
 
-  /** Brings a schema created by an older version up to date (idempotent; cheap when current). */
+  /**
+   * Brings a schema created by an older version up to date: adds the
+   * columns of ADDED_COLUMNS that a table lacks (existing rows read them as
+   * null) and the indexes on them. Idempotent; one catalog query when current.
+   */
   private upgradeSchema(): void {
-    const hasDelivered = this.sql.exec("SELECT 1 FROM pragma_table_info('groups') WHERE name = 'delivered'").toArray().length > 0;
-    if (!hasDelivered) this.sql.exec("ALTER TABLE groups ADD COLUMN delivered TEXT");
+    const tables = new Set<string>();
+    const present = new Set<string>();
+    for (const r of this.sql.exec(
+      "SELECT m.name AS t, p.name AS c FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table' AND m.name IN ('groups', 'messages', 'delayed')",
+    )) {
+      tables.add(r.t as string);
+      present.add(`${r.t as string}.${r.c as string}`);
+    }
+    for (const { table, column, type } of ADDED_COLUMNS) {
+      if (tables.has(table) && !present.has(`${table}.${column}`)) this.sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+    }
+    if (tables.has("messages")) this.sql.exec(CORRELATION_INDEX);
   }
 
   /** Loads the mailbox row (upgrading an older schema first), or null when there is no mailbox. */
@@ -155,13 +207,15 @@ export class MailboxStore {
 
   /**
    * Bytes of the stored messages, visible and delayed: payload plus the
-   * UTF-8 bytes of key and tags as stored (tags column `,a,b,`). Metadata
-   * counts because a SEND can store up to ~4.6 kB of it with an empty
-   * payload (docs/operations.md `mortarmq_stored_bytes`).
+   * UTF-8 bytes of key and tags as stored (tags column `,a,b,`), reply-to
+   * and correlation id (ASCII). Metadata counts because a SEND can store up
+   * to ~4.9 kB of it with an empty payload (docs/operations.md
+   * `mortarmq_stored_bytes`); it matches sendMetadataBytes (wire/mq9).
    */
   storedBytes(): number {
     const sum = (t: string) => this.sql.exec<{ b: number | null }>(
-      `SELECT sum(size + coalesce(length(CAST(key AS BLOB)), 0) + coalesce(length(CAST(tags AS BLOB)), 0)) AS b FROM ${t}`,
+      `SELECT sum(size + coalesce(length(CAST(key AS BLOB)), 0) + coalesce(length(CAST(tags AS BLOB)), 0)
+         + coalesce(length(reply_to), 0) + coalesce(length(correlation_id), 0)) AS b FROM ${t}`,
     ).one().b ?? 0;
     return sum("messages") + sum("delayed");
   }
@@ -184,8 +238,8 @@ export class MailboxStore {
       }
     }
     this.sql.exec(
-      "INSERT INTO messages (msg_id, lane, key, tags, payload, size, create_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      msgId, m.lane, m.key, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, createMs, m.expiresMs,
+      "INSERT INTO messages (msg_id, lane, key, tags, payload, size, create_ms, expires_ms, reply_to, correlation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      msgId, m.lane, m.key, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, createMs, m.expiresMs, m.replyTo, m.correlationId,
     );
     if (m.expiresMs !== null) this.schedule(ScheduleKind.expire, msgId, m.expiresMs);
   }
@@ -193,8 +247,8 @@ export class MailboxStore {
   /** Stores a delayed message due at `dueMs`. */
   addDelayed(m: NewMessage, dueMs: number): void {
     const seq = this.sql.exec(
-      "INSERT INTO delayed (lane, key, tags, payload, size, sent_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-      m.lane, m.key, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, m.sentMs, m.expiresMs,
+      "INSERT INTO delayed (lane, key, tags, payload, size, sent_ms, expires_ms, reply_to, correlation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+      m.lane, m.key, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, m.sentMs, m.expiresMs, m.replyTo, m.correlationId,
     ).one().seq as number;
     this.schedule(ScheduleKind.deliver, seq, dueMs);
   }
@@ -205,7 +259,7 @@ export class MailboxStore {
    */
   takeDueDelayed(nowMs: number, limit: number): { m: NewMessage; dueMs: number }[] {
     const rows = this.sql.exec(
-      `SELECT s.ref AS seq, s.due_ms, d.seq AS found, d.lane, d.key, d.tags, d.payload, d.sent_ms, d.expires_ms
+      `SELECT s.ref AS seq, s.due_ms, d.seq AS found, d.lane, d.key, d.tags, d.payload, d.sent_ms, d.expires_ms, d.reply_to, d.correlation_id
          FROM schedule s LEFT JOIN delayed d ON d.seq = s.ref
         WHERE s.kind = ? AND s.due_ms <= ? ORDER BY s.due_ms, s.ref LIMIT ?`,
       ScheduleKind.deliver, nowMs, limit,
@@ -224,6 +278,8 @@ export class MailboxStore {
           payload: new Uint8Array(r.payload as ArrayBuffer),
           sentMs: r.sent_ms as number,
           expiresMs: r.expires_ms as number | null,
+          replyTo: r.reply_to as string | null,
+          correlationId: r.correlation_id as string | null,
         },
       });
     }
@@ -315,6 +371,10 @@ export class MailboxStore {
     for (const tag of spec.tags) {
       where.push("instr(tags, ?) > 0");
       args.push(`,${tag},`);
+    }
+    if (spec.correlationId !== null) {
+      where.push("correlation_id = ?");
+      args.push(spec.correlationId);
     }
     const cursor = this.sql.exec(`${SELECT_MSG} WHERE ${where.join(" AND ")} ORDER BY msg_id DESC LIMIT ?`, ...args, spec.limit);
     for (const r of cursor) yield toStored(r);

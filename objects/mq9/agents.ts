@@ -6,8 +6,8 @@
  * `{"error": "", "agents": [...]}` (DISCOVER; its reply text is built by
  * splicing the stored cards in verbatim, see {@link discoverReply}).
  */
-import type { AgentRegistry } from "../agents/AgentRegistry";
 import type { AgentResult } from "../agents/results";
+import { agentRegistryStub } from "../agents/stub";
 import {
   parseDiscoverRequest,
   parseRegisterRequest,
@@ -15,18 +15,12 @@ import {
   parseUnregisterRequest,
 } from "../../wire/mq9/agent-requests";
 import type { Env } from "../env";
-import { objectName } from "../shared/names";
 import type { Mq9Reply } from "./dispatch";
 
 export { agentRegistryInfo, type AgentRegistryInfo } from "../agents/embed/select";
 
 /** Agent verbs of the mq9 spec. */
 export type AgentVerb = "REGISTER" | "UNREGISTER" | "REPORT" | "DISCOVER";
-
-/** The AgentRegistry stub of `tenant`. */
-export function agentRegistryStub(env: Env, tenant: string): DurableObjectStub<AgentRegistry> {
-  return env.AGENTS.get(env.AGENTS.idFromName(objectName("agents", tenant)));
-}
 
 /**
  * Handles one agent request for `tenant`; returns the HTTP status and the

@@ -6,7 +6,7 @@
  *
  * Mailbox subjects go to the Mailbox Durable Object of
  * `objectName("mailbox", tenant, address)`; `$mq9.AI.AGENT.*` subjects go
- * to `handleAgentRequest` (worker/mq9/agents.ts).
+ * to `handleAgentRequest` (objects/mq9/agents.ts).
  */
 import {
   MAX_PAYLOAD_BYTES,
@@ -28,10 +28,10 @@ import {
   type Mq9Message,
 } from "../../wire/mq9";
 import type { Mailbox } from "../mailbox/Mailbox";
-import type { MailboxResult } from "../mailbox/types";
+import type { MailboxResult } from "../mailbox/rpc";
 import type { Env } from "../env";
 import { handleAgentRequest } from "./agents";
-import type { SendCoalescer } from "./sendbatch";
+import { DIRECT, type MailboxCalls } from "./sendbatch";
 import { freshMailboxTarget, type MailboxStubs, type MailboxTarget } from "./stubs";
 import { CREATE_ADMITTED, admitMailbox, type CreateAdmission, type Mq9Quota } from "../tenants/connection-auth";
 import type { Refusal } from "../tenants/gate";
@@ -56,8 +56,12 @@ export interface Mq9RequestContext {
   signal?: AbortSignal;
   /** Keeps the invocation alive for the release call (the Worker's `ctx.waitUntil`). */
   waitUntil?: (p: Promise<unknown>) => void;
-  /** The connection's SEND coalescer (NATS sessions): same-mailbox SENDs of one run share one RPC. */
-  sends?: SendCoalescer;
+  /**
+   * The connection's mailbox lanes (NATS sessions, objects/mq9/sendbatch.ts):
+   * requests reach each mailbox in order, same-mailbox SENDs of one run
+   * share one RPC. Absent: each request is issued at once (HTTP).
+   */
+  sends?: MailboxCalls;
   /** The connection's Mailbox stub cache (NATS sessions); absent = a fresh stub per request. */
   stubs?: MailboxStubs;
   /** The tenant's quotas (publish rate and storage for SEND, mailbox count for CREATE); absent = none checked. */
@@ -110,13 +114,9 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
       case "MSG.SEND": {
         const opts = parseMq9Headers(req.headers);
         const address = subject.mailAddress;
-        const admission = ctx.quota?.admitSend(req.payload.byteLength + sendMetadataBytes(opts)) ?? null;
-        if (admission !== null && !(admission instanceof Promise)) return quotaReply(admission);
+        const admission = ctx.quota?.admitSend(req.payload.byteLength + sendMetadataBytes(opts));
         const t = (target = mailboxTarget(env, tenant, address, ctx));
-        const sends = ctx.sends;
-        const r = sends
-          ? await sends.inOrder(t.key, () => sends.send(t.key, t.stub, address, opts, req.payload), admission)
-          : await admitted(admission, async () => t.stub.send(address, opts, req.payload));
+        const r = await calls(ctx).send(t, address, opts, req.payload, admission);
         if ("refused" in r) return quotaReply(r.refused);
         return reply(r, (v) => ({ msg_id: v.msgId }));
       }
@@ -162,61 +162,43 @@ function mailboxTarget(env: Env, tenant: string, address: string, ctx: Mq9Reques
   return ctx.stubs ? ctx.stubs.get(tenant, address) : freshMailboxTarget(env, tenant, address);
 }
 
+/** How this request reaches its Mailbox: the connection's lanes, or at once. */
+function calls(ctx: Mq9RequestContext): MailboxCalls {
+  return ctx.sends ?? DIRECT;
+}
+
 /**
- * Issues an RPC other than SEND to mailbox `t` in the connection's order:
- * the SENDs the connection queued for it before this request are issued
- * first, on the same stub (calls on one stub are delivered in order), and
- * a request still waiting (for a quota check) before it goes first
- * (sendbatch.ts). `call` issues the RPC and returns its reply.
+ * Issues an RPC other than SEND to mailbox `t` in the connection's order
+ * (after the requests the connection queued for it before this one, on the
+ * same stub: sendbatch.ts). `call` issues the RPC and returns its reply.
  */
 async function ordered<R>(ctx: Mq9RequestContext, t: MailboxTarget, call: () => Promise<R>): Promise<R> {
-  const sends = ctx.sends;
-  if (!sends) return call();
-  const r = await sends.inOrder(t.key, () => {
-    sends.flush(t.key);
-    return call();
-  });
-  return r as R; // no admission: never refused
-}
-
-/** Runs `call` once `admission` (a quota check; null = none) admits; else the refusal. */
-async function admitted<R>(admission: Promise<Refusal | null> | null, call: () => Promise<R>): Promise<R | { refused: Refusal }> {
-  const refused = admission && (await admission);
-  return refused ? { refused } : call();
+  return (await calls(ctx).call(t, call)) as R; // no admission: never refused
 }
 
 /**
- * MAILBOX.CREATE: validates the request, asks the mailbox quota, then
- * creates the mailbox (the given or a generated address) in its object. A
- * CREATE that creates nothing gives its quota slot back.
+ * MAILBOX.CREATE: validates the request, asks the mailbox quota (awaited in
+ * the mailbox's lane, in the first attempt), then creates the mailbox (the
+ * given or a generated address) in its object. A CREATE that creates
+ * nothing gives its quota slot back.
  */
 async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9RequestContext): Promise<Mq9Reply> {
   const spec = parseCreateRequest(payload);
   const ttlSec = spec.ttlSec ?? DEFAULT_MAILBOX_TTL_S;
   if (spec.name !== null) assertMailAddress(spec.name);
-  const admitting = ctx.quota ? ctx.quota.admitCreate() : admitMailbox(env, tenant); // every CREATE is under the tenant's mailbox limits
-  if (!(admitting instanceof Promise) && !admitting.ok) return createRefused(admitting.refuse);
-  // no await without a quota check under way: the CREATE keeps its place among the connection's requests
-  let granted: CreateAdmission = admitting instanceof Promise ? CREATE_ADMITTED : admitting;
-  const admission =
-    admitting instanceof Promise
-      ? admitting.then((a) => {
-          granted = a;
-          return a.ok ? null : a.refuse;
-        })
-      : null;
+  let granted: CreateAdmission = CREATE_ADMITTED;
+  // every CREATE is under the tenant's mailbox limits (objects/tenants/mailbox-limits.ts)
+  const admission = (ctx.quota ? ctx.quota.admitCreate() : admitMailbox(env, tenant)).then((a) => {
+    granted = a;
+    return a.ok ? null : a.refuse;
+  });
   for (let attempt = 0; ; attempt++) {
     const address = spec.name ?? generateMailAddress();
     const t = mailboxTarget(env, tenant, address, ctx);
-    const sends = ctx.sends;
     let r: MailboxResult | { refused: Refusal };
     try {
-      const call = async (): Promise<MailboxResult> => {
-        sends?.flush(t.key);
-        return t.stub.create(address, ttlSec);
-      };
-      const check = attempt === 0 ? admission : null; // the quota check is waited for once, in the first attempt
-      r = sends ? await sends.inOrder(t.key, call, check) : await admitted(check, call);
+      // the quota check is waited for once, in the first attempt
+      r = await calls(ctx).call(t, async () => t.stub.create(address, ttlSec), attempt === 0 ? admission : undefined);
     } catch (e) {
       ctx.stubs?.evict(t.key); // a platform error can leave the stub broken
       throw e;

@@ -1,7 +1,7 @@
 /**
  * The series of one mq9 request for `mortarmq_mq9_requests_total` (verb,
- * outcome, transport), shared by the HTTP and NATS transports
- * (docs/operations.md).
+ * outcome, transport), shared by the HTTP and NATS transports and the MCP
+ * tools (docs/operations.md).
  */
 import { parseMq9Subject } from "../../wire/mq9";
 import { series } from "../usage/catalog";
@@ -20,7 +20,7 @@ const cache = new Map<string, string>();
  * `mailbox_create`, `agent_discover`), `unknown` for a subject that is not
  * an mq9 subject; `outcome`: `ok` or the error kind.
  */
-export function mq9RequestSeries(subject: string, reply: Mq9Reply, transport: "http" | "nats"): string {
+export function mq9RequestSeries(subject: string, reply: Mq9Reply, transport: "http" | "nats" | "mcp"): string {
   let verb = "unknown";
   try {
     verb = parseMq9Subject(subject).kind.toLowerCase().replace(".", "_");

@@ -11,7 +11,7 @@
  */
 import type { Mailbox } from "../mailbox/Mailbox";
 import type { Env } from "../env";
-import { mailboxName } from "../shared/names";
+import { mailboxStub } from "../mailbox/stub";
 
 /** Default number of cached stubs. */
 export const MAILBOX_STUB_CACHE_SIZE = 256;
@@ -25,7 +25,7 @@ export interface MailboxTarget {
 
 /** The stub of `address` in `tenant`, made fresh (no cache). */
 export function freshMailboxTarget(env: Env, tenant: string, address: string): MailboxTarget {
-  return { key: `${tenant}/${address}`, stub: env.MAILBOX.get(env.MAILBOX.idFromName(mailboxName(tenant, address))) };
+  return { key: `${tenant}/${address}`, stub: mailboxStub(env, tenant, address) };
 }
 
 /** LRU cache of Mailbox stubs for one caller. */

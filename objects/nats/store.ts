@@ -1,7 +1,8 @@
 /**
  * SQLite persistence of one NATS connection's subscriptions, so they
  * survive hibernation. The table is created lazily on the first SUB: a
- * connection that never subscribes writes nothing.
+ * connection that never subscribes writes nothing. The session base deletes
+ * the object's storage when the connection ends.
  */
 import type { Subscription } from "../../wire/nats/subscriptions";
 
@@ -22,11 +23,6 @@ export class SubscriptionStore {
       storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'subs'").toArray().length > 0;
   }
 
-  /** True once anything was written (the caller must clean up on close). */
-  get used(): boolean {
-    return this.ready;
-  }
-
   /** All stored subscriptions. */
   load(): Subscription[] {
     if (!this.ready) return [];
@@ -41,10 +37,9 @@ export class SubscriptionStore {
       });
   }
 
-  /** Applies changes (sid → row, or null = delete) in one transaction. Returns true if the table was just created. */
-  apply(changes: Map<string, Subscription | null>): boolean {
-    if (changes.size === 0) return false;
-    const created = !this.ready;
+  /** Applies changes (sid → row, or null = delete) in one transaction. */
+  apply(changes: Map<string, Subscription | null>): void {
+    if (changes.size === 0) return;
     this.storage.transactionSync(() => {
       if (!this.ready) {
         this.storage.sql.exec(
@@ -61,15 +56,5 @@ export class SubscriptionStore {
           );
       }
     });
-    return created;
-  }
-
-  /** Deletes everything this object stored (connection closed). */
-  async clear(): Promise<void> {
-    if (!this.ready) return;
-    this.storage.sql.exec("DROP TABLE IF EXISTS subs");
-    this.ready = false;
-    await this.storage.deleteAlarm();
-    await this.storage.deleteAll();
   }
 }

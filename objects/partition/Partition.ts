@@ -5,7 +5,9 @@
  * in-flight deliveries (DESIGN.md §3, §4; spec §2 PUB, §2.1; the read path
  * lives in consumers.ts).
  *
- * append(): decode the batch → plan (pure, dedupe) → one transactionSync →
+ * append(): decode the batch → plan (pure, plan.ts/dedupe.ts) → lay the
+ * stored records out into segments (pure, segments.ts; dead letters too) →
+ * one transactionSync (all SQL in store.ts and the stores it opens) →
  * reply. The reply leaves only after the commit (output gate; nothing but
  * storage is awaited between write and reply).
  *
@@ -24,8 +26,10 @@ import { frameSize } from "../../wire/mortar/codec";
 import type { PubFrame } from "../../wire/mortar/frames";
 import { readPubBatch } from "./batch";
 import { ProducerCache } from "./dedupe";
-import { LogStore, SEGMENT_BYTES, ensureLogSchema } from "./log-store";
-import { ProducerStore, ensureProducerSchema } from "./producer-store";
+import type { LogStore } from "./log-store";
+import type { ProducerStore } from "./producer-store";
+import { SegmentLayout } from "./segments";
+import { PartitionStore } from "./store";
 import { planAppend, type RejectReason } from "./plan";
 import {
   AppendStatus, type AppendResult, type AssignResult, type DeliverRequest, type DeliverResult, type OwnerRef,
@@ -49,16 +53,8 @@ const REJECT_CODE: Record<RejectReason, number> = {
   "out-of-window": ErrorCode.PRODUCER_SEQ_OUT_OF_WINDOW,
 };
 
-/** A run of appended records stored as one segment. */
-interface Segment {
-  firstSeq: number;
-  count: number;
-  /** [start, end) byte ranges in the batch, in order. */
-  ranges: number[];
-  bytes: number;
-}
-
 export class Partition extends DurableObject<Env> {
+  private readonly store: PartitionStore;
   private readonly log: LogStore;
   private readonly producerStore: ProducerStore;
   private readonly schedule: Schedule;
@@ -77,14 +73,11 @@ export class Partition extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    const sql = ctx.storage.sql;
     this.name = rememberedName(ctx);
-    ensureLogSchema(sql);
-    ensureProducerSchema(ctx.storage);
-    sql.exec("CREATE TABLE IF NOT EXISTS partition_meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
+    this.store = new PartitionStore(ctx.storage);
     this.schedule = new Schedule(ctx.storage);
-    this.log = new LogStore(sql);
-    this.producerStore = new ProducerStore(sql);
+    this.log = this.store.log;
+    this.producerStore = this.store.producers;
     this.leaderEpoch = ctx.storage.transactionSync(() => {
       const next = this.meta("leader_epoch") + 1;
       this.setMeta("leader_epoch", next);
@@ -122,12 +115,11 @@ export class Partition extends DurableObject<Env> {
   }
 
   private meta(k: string): number {
-    for (const r of this.ctx.storage.sql.exec<{ v: number }>("SELECT v FROM partition_meta WHERE k = ?", k)) return r.v;
-    return 0;
+    return this.store.meta.get(k);
   }
 
   private setMeta(k: string, v: number): void {
-    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO partition_meta(k, v) VALUES (?, ?)", k, v);
+    this.store.meta.set(k, v);
   }
 
   /**
@@ -186,8 +178,7 @@ export class Partition extends DurableObject<Env> {
     const status = new Uint8Array(n);
     const sequences = new Float64Array(n);
     const codes = new Uint16Array(n);
-    const segments: Segment[] = [];
-    let seg: Segment | undefined;
+    const layout = new SegmentLayout();
     let off = 0;
     let valueBytes = 0, storedBytes = 0, duplicates = 0;
     for (let i = 0; i < n; i++) {
@@ -208,20 +199,13 @@ export class Partition extends DurableObject<Env> {
       }
       valueBytes += frames[i].value.length;
       storedBytes += frames[i].key.length + frames[i].value.length;
-      if (!seg || seg.bytes + size > SEGMENT_BYTES) {
-        segments.push((seg = { firstSeq: o.sequence, count: 0, ranges: [], bytes: 0 }));
-      }
-      seg.count++;
-      seg.bytes += size;
-      const r = seg.ranges;
-      if (r.length && r[r.length - 1] === start) r[r.length - 1] = off;
-      else r.push(start, off);
+      layout.add(o.sequence, start, off);
     }
     if (plan.appended) {
       try {
         const ts = Date.now();
         this.ctx.storage.transactionSync(() => {
-          for (const s of segments) this.log.appendSegment(s.firstSeq, s.count, gather(batch, s), ts);
+          this.log.appendSegments(batch, layout.segments, ts);
           if (plan.producerAppends.length) {
             this.producerStore.commit(plan.producerAppends, plan.producers, (pid) => this.producers.get(pid)?.highest);
           }
@@ -328,25 +312,17 @@ export class Partition extends DurableObject<Env> {
     if (!Array.isArray(frames)) return frames;
     const n = frames.length;
     const first = this.lastSeq + 1;
+    const layout = new SegmentLayout();
     let stored = 0;
+    for (let i = 0, off = 0; i < n; i++) {
+      const start = off;
+      off += frameSize(frames[i]!);
+      stored += frames[i]!.key.length + frames[i]!.value.length;
+      layout.add(first + i, start, off);
+    }
     try {
       const ts = Date.now();
-      this.ctx.storage.transactionSync(() => {
-        let start = 0, off = 0, seq = first, count = 0;
-        for (let i = 0; i < n; i++) {
-          const size = frameSize(frames[i]!);
-          stored += frames[i]!.key.length + frames[i]!.value.length;
-          if (count > 0 && off + size - start > SEGMENT_BYTES) {
-            this.log.appendSegment(seq, count, batch.subarray(start, off), ts);
-            seq += count;
-            start = off;
-            count = 0;
-          }
-          off += size;
-          count++;
-        }
-        if (count > 0) this.log.appendSegment(seq, count, batch.subarray(start, off), ts);
-      });
+      this.ctx.storage.transactionSync(() => this.log.appendSegments(batch, layout.segments, ts));
       this.telemetry.stored(stored);
     } catch (e) {
       return this.commitFailed(n, e);
@@ -406,11 +382,7 @@ export class Partition extends DurableObject<Env> {
     for (const job of this.schedule.due(now)) {
       if (await this.consumers.runJob(job, now)) continue;
       if (job === "purge") {
-        const deleted = this.ctx.storage.transactionSync(() => {
-          const d = this.log.deleteOldest(PURGE_PAGE);
-          if (d < PURGE_PAGE) this.ctx.storage.sql.exec("DELETE FROM producer_appends; DELETE FROM producer_window;");
-          return d;
-        });
+        const deleted = this.ctx.storage.transactionSync(() => this.store.purgePage(PURGE_PAGE));
         if (deleted < PURGE_PAGE) this.schedule.clear("purge");
         else this.schedule.put("purge", now);
         this.telemetry.purged();
@@ -422,17 +394,4 @@ export class Partition extends DurableObject<Env> {
     }
     await this.schedule.rearm();
   }
-}
-
-/** The bytes of a segment: one view when its records are contiguous in the batch, else a copy. */
-function gather(batch: Uint8Array, s: Segment): Uint8Array {
-  const r = s.ranges;
-  if (r.length === 2) return batch.subarray(r[0], r[1]);
-  const out = new Uint8Array(s.bytes);
-  let o = 0;
-  for (let i = 0; i < r.length; i += 2) {
-    out.set(batch.subarray(r[i], r[i + 1]), o);
-    o += r[i + 1] - r[i];
-  }
-  return out;
 }

@@ -1,11 +1,12 @@
 /**
  * The Session → Partition append batch: whole PUB frames (spec §1–§2 byte
- * format) back to back. The Session encodes each accepted PUB into the
- * batch as it arrives; the Partition decodes the batch with the streaming
- * frame decoder. One format, one codec. The same builder packs the MSG
- * frames a Partition returns from `deliver`.
+ * format) back to back. The Session copies each accepted PUB into the batch
+ * exactly as the client sent it (`addFrameBody`: no re-encoding); the
+ * Partition decodes the batch once, with the streaming frame decoder. One
+ * format, one codec. The same builder packs (`add`) the MSG frames a
+ * Partition returns from `deliver`.
  */
-import { Op } from "../../wire/mortar/constants";
+import { FRAME_HEADER_LEN, Op } from "../../wire/mortar/constants";
 import { encodeFrameInto, frameSize } from "../../wire/mortar/codec";
 import type { Frame, PubFrame } from "../../wire/mortar/frames";
 import { FrameDecoder } from "../../wire/mortar/stream";
@@ -24,21 +25,42 @@ export class PubBatchBuilder {
 
   /** Encodes one frame into the batch (copies key and value). */
   add(f: Frame): void {
-    const need = this.length + frameSize(f);
-    if (need > this.buf.length) {
-      let size = this.buf.length * 2;
-      while (size < need) size *= 2;
-      const next = new Uint8Array(size);
-      next.set(this.buf.subarray(0, this.length));
-      this.buf = next;
-    }
+    this.reserve(this.length + frameSize(f));
     this.length = encodeFrameInto(f, this.buf, this.length);
+    this.count++;
+  }
+
+  /**
+   * Appends one frame given as its body (op byte + payload, as a decoder
+   * read it): writes the u32 length prefix, then copies the body.
+   */
+  addFrameBody(body: Uint8Array): void {
+    this.reserve(this.length + FRAME_HEADER_LEN + body.length);
+    const b = this.buf;
+    const n = body.length;
+    let o = this.length;
+    b[o++] = n >>> 24;
+    b[o++] = (n >>> 16) & 0xff;
+    b[o++] = (n >>> 8) & 0xff;
+    b[o++] = n & 0xff;
+    b.set(body, o);
+    this.length = o + n;
     this.count++;
   }
 
   /** A copy of the packed batch (exactly `length` bytes, safe to send over RPC). */
   finish(): Uint8Array {
     return this.buf.slice(0, this.length);
+  }
+
+  /** Grows the buffer to hold at least `need` bytes (keeping what it holds). */
+  private reserve(need: number): void {
+    if (need <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < need) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.length));
+    this.buf = next;
   }
 
   /** Empties the builder, keeping its buffer for reuse. */

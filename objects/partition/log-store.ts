@@ -3,7 +3,7 @@
  * segments: each row holds a run of consecutive records, encoded exactly as
  * their PUB frames (spec §2; the wire format is frozen for v0), so a group
  * commit writes ONE row per ≤ SEGMENT_BYTES of records instead of one row
- * per record.
+ * per record. Which records share a segment is decided in segments.ts.
  *
  * Tables:
  * - `log(first_seq PK, last_seq, count, bytes, ts, data)`: record i of the
@@ -18,11 +18,13 @@
 import { FrameDecoder } from "../../wire/mortar/stream";
 import type { PubFrame } from "../../wire/mortar/frames";
 import type { StoredRecord } from "./rpc";
+import { segmentBytes, type Segment } from "./segments";
 
-/** Max bytes of a row's blob; larger segments continue in `log_chunk`. */
+/**
+ * Max bytes of a row's blob; larger segments continue in `log_chunk`. Not
+ * below SEGMENT_BYTES, so a segment of several records fits one row.
+ */
 export const CHUNK_BYTES = 1024 * 1024;
-/** Records are grouped into segments of at most this many encoded bytes (one record may exceed it). */
-export const SEGMENT_BYTES = CHUNK_BYTES;
 
 /** Creates the log tables if missing. */
 export function ensureLogSchema(sql: SqlStorage): void {
@@ -69,6 +71,14 @@ export class LogStore {
   /** Number of stored records. */
   count(): number {
     return this.sql.exec<{ n: number | null }>("SELECT sum(count) AS n FROM log").one().n ?? 0;
+  }
+
+  /**
+   * Stores the records of `batch` as laid out in `segments` (segments.ts):
+   * one row (plus chunks) per segment. Call inside `transactionSync`.
+   */
+  appendSegments(batch: Uint8Array, segments: readonly Segment[], ts: number): void {
+    for (const s of segments) this.appendSegment(s.firstSeq, s.count, segmentBytes(batch, s), ts);
   }
 
   /**

@@ -136,6 +136,11 @@ export class ProducerStore {
     }
   }
 
+  /** Forgets every producer's dedupe state (the purge of a deleted topic). */
+  clear(): void {
+    this.sql.exec("DELETE FROM producer_appends; DELETE FROM producer_window;");
+  }
+
   /** Upserts the state of `pid`. */
   put(pid: bigint, s: ProducerState): void {
     this.sql.exec("INSERT OR REPLACE INTO producer_window(pid, highest, seen) VALUES (?,?,?)", u64Bytes(pid), u64Bytes(s.highest), s.seen);

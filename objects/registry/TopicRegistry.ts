@@ -2,7 +2,8 @@
  * TopicRegistry Durable Object: one per tenant (name `registry/<tenant>`,
  * see registryStub()). Maps topic names to paired topic_ids (source odd,
  * `.dlq` twin even), partition counts and incarnations (DESIGN.md §3;
- * spec §2 DECLARE, §2.1). Rules are in topics.ts; this class persists them.
+ * spec §2 DECLARE, §2.1). Rules are in topics.ts (pure), all SQL in
+ * store.ts; this class is the glue: check → decide → persist → reply.
  *
  * Deleting a topic removes its row, leaves a tombstone (so a late PUB gets
  * TOPIC_DELETED instead of UNKNOWN_TOPIC) and queues a purge: the alarm tells
@@ -18,51 +19,30 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { DeclareCreated, DeclareFlags, Op } from "../../wire/mortar/constants";
+import { DEFAULT_MAX_PARTITIONS_PER_TOPIC, DeclareCreated, DeclareFlags, Op } from "../../wire/mortar/constants";
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Schedule } from "../shared/schedule";
 import { rememberedName } from "../shared/object-name";
+import { tenantOfName } from "../shared/names";
 import { partitionStub } from "../partition/stub";
 import { checkClientFrame, decodeUtf8Strict, dlqSourceName } from "../../wire/mortar/validate";
-import { choosePair, isTwinId, pairOf, sourceTopicId, twinTopicId } from "./topics";
+import { choosePair, isTwinId, pairOf, purgePage, sourceTopicId, topicInfo, twinTopicId, type StoredTopic } from "./topics";
+import { RegistryStore } from "./store";
 import type { DeclareResult, LookupResult, TopicInfo } from "./rpc";
-import { DEFAULT_MAX_PARTITIONS_PER_TOPIC } from "../../wire/mortar/constants";
 
 /** Partitions told to purge per alarm run. */
 const PURGE_FANOUT = 64;
 
-interface TopicRow extends Record<string, SqlStorageValue> {
-  name: string;
-  pair: number;
-  partitions: number;
-  incarnation: number;
-  created_at: number;
-}
-
 export class TopicRegistry extends DurableObject<Env> {
-  private readonly sql: SqlStorage;
+  private readonly store: RegistryStore;
   /** The object's name, also when the runtime started it for its alarm (shared/object-name.ts). */
   private readonly name: string | null;
   private readonly schedule: Schedule;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
     this.name = rememberedName(ctx);
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS topics(
-      name TEXT PRIMARY KEY, pair INTEGER NOT NULL UNIQUE, partitions INTEGER NOT NULL,
-      incarnation INTEGER NOT NULL, created_at INTEGER NOT NULL)`);
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS tombstones(
-      pair INTEGER PRIMARY KEY, name TEXT NOT NULL, incarnation INTEGER NOT NULL, deleted_at INTEGER NOT NULL)`);
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS purges(
-      incarnation INTEGER NOT NULL, topic_id INTEGER NOT NULL, partitions INTEGER NOT NULL,
-      next INTEGER NOT NULL, PRIMARY KEY(incarnation, topic_id))`);
-    this.sql.exec("CREATE TABLE IF NOT EXISTS registry_meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS written(
-      incarnation INTEGER NOT NULL, topic_id INTEGER NOT NULL, partition INTEGER NOT NULL,
-      PRIMARY KEY(incarnation, topic_id, partition)) WITHOUT ROWID`);
-    // Topics created from now on have their partitions registered (older ones are purged by full fan-out).
-    if (this.meta("written_from", 0) === 0) this.setMeta("written_from", this.meta("incarnation", 0) + 1);
+    this.store = new RegistryStore(ctx.storage.sql);
     this.schedule = new Schedule(ctx.storage);
   }
 
@@ -74,34 +54,9 @@ export class TopicRegistry extends DurableObject<Env> {
 
   /** Tenant this registry serves (from the object name `registry/<tenant>`). */
   private get tenant(): string {
-    const name = this.name;
-    if (!name) throw new Error("TopicRegistry must be addressed by name (registryStub)");
-    return decodeURIComponent(name.split("/")[1] ?? "");
-  }
-
-  private meta(k: string, dflt: number): number {
-    for (const r of this.sql.exec<{ v: number }>("SELECT v FROM registry_meta WHERE k = ?", k)) return r.v;
-    return dflt;
-  }
-
-  private setMeta(k: string, v: number): void {
-    this.sql.exec("INSERT OR REPLACE INTO registry_meta(k, v) VALUES (?, ?)", k, v);
-  }
-
-  private row(name: string): TopicRow | undefined {
-    for (const r of this.sql.exec<TopicRow>("SELECT * FROM topics WHERE name = ?", name)) return r;
-    return undefined;
-  }
-
-  private info(r: TopicRow, twin: boolean): TopicInfo {
-    return {
-      topicId: twin ? twinTopicId(r.pair) : sourceTopicId(r.pair),
-      name: twin ? `${r.name}.dlq` : r.name,
-      partitionCount: r.partitions,
-      incarnation: r.incarnation,
-      dlq: twin,
-      createdAt: r.created_at,
-    };
+    const tenant = tenantOfName(this.name);
+    if (tenant === null) throw new Error("TopicRegistry must be addressed by name (registryStub)");
+    return tenant;
   }
 
   /**
@@ -128,38 +83,30 @@ export class TopicRegistry extends DurableObject<Env> {
     if (flags & DeclareFlags.DELETE) return this.remove(name);
     const source = dlqSourceName(name);
     if (source !== null) {
-      const src = this.row(source);
+      const src = this.store.byName(source);
       if (!src) return fail(ErrorCode.TOPIC_NAME_RESERVED, `"${name}" is reserved: names ending in .dlq are dead-letter twins of existing topics`);
       return this.existing(src, true, partitionCount);
     }
-    const found = this.row(name);
+    const found = this.store.byName(name);
     if (found) return this.existing(found, false, partitionCount);
     if (partitionCount > this.maxPartitions) {
       return fail(ErrorCode.INVALID_PARTITION_COUNT,
         `partition_count ${partitionCount} is above this broker's limit of ${this.maxPartitions} partitions per topic (MORTAR_MAX_PARTITIONS_PER_TOPIC)`);
     }
-    const next = this.meta("next_pair", 1);
-    const pair = choosePair(next, () =>
-      this.sql.exec<{ pair: number }>("SELECT pair FROM topics ORDER BY pair").toArray().map((r) => r.pair));
+    const pair = choosePair(this.store.nextFreshPair(), () => this.store.usedPairs());
     if (pair === 0) return fail(ErrorCode.MUTATION_NOT_PACKABLE, "topic registry is full: all 32767 topic_id pairs are in use");
-    const r: TopicRow = {
+    const r: StoredTopic = {
       name, pair, partitions: partitionCount,
-      incarnation: this.meta("incarnation", 0) + 1,
-      created_at: Date.now(),
+      incarnation: this.store.lastIncarnation() + 1,
+      createdAt: Date.now(),
     };
-    this.ctx.storage.transactionSync(() => {
-      this.sql.exec("INSERT INTO topics(name, pair, partitions, incarnation, created_at) VALUES (?,?,?,?,?)",
-        r.name, r.pair, r.partitions, r.incarnation, r.created_at);
-      this.sql.exec("DELETE FROM tombstones WHERE pair = ?", pair);
-      this.setMeta("incarnation", r.incarnation);
-      if (pair === next) this.setMeta("next_pair", next + 1);
-    });
-    const info = this.info(r, false);
+    this.ctx.storage.transactionSync(() => this.store.insert(r));
+    const info = topicInfo(r, false);
     return { ok: true, topicId: info.topicId, partitionCount, created: DeclareCreated.CREATED, topic: info };
   }
 
-  private existing(r: TopicRow, twin: boolean, partitionCount: number): DeclareResult {
-    const info = this.info(r, twin);
+  private existing(r: StoredTopic, twin: boolean, partitionCount: number): DeclareResult {
+    const info = topicInfo(r, twin);
     if (partitionCount !== r.partitions) {
       return fail(ErrorCode.PARTITION_COUNT_MISMATCH,
         `topic "${info.name}" exists with ${r.partitions} partitions, not ${partitionCount}`);
@@ -168,20 +115,12 @@ export class TopicRegistry extends DurableObject<Env> {
   }
 
   private async remove(name: string): Promise<DeclareResult> {
-    const r = this.row(name);
+    const r = this.store.byName(name);
     if (!r) return fail(ErrorCode.UNKNOWN_TOPIC, `topic "${name}" does not exist`);
     const now = Date.now();
-    this.ctx.storage.transactionSync(() => {
-      this.sql.exec("DELETE FROM topics WHERE name = ?", name);
-      this.sql.exec("INSERT OR REPLACE INTO tombstones(pair, name, incarnation, deleted_at) VALUES (?,?,?,?)",
-        r.pair, name, r.incarnation, now);
-      for (const id of [sourceTopicId(r.pair), twinTopicId(r.pair)]) {
-        this.sql.exec("INSERT OR IGNORE INTO purges(incarnation, topic_id, partitions, next) VALUES (?,?,?,0)",
-          r.incarnation, id, r.partitions);
-      }
-    });
+    this.ctx.storage.transactionSync(() => this.store.remove(r, [sourceTopicId(r.pair), twinTopicId(r.pair)], now));
     await this.schedule.set("purge", now);
-    const info = this.info(r, false);
+    const info = topicInfo(r, false);
     return { ok: true, topicId: info.topicId, partitionCount: r.partitions, created: DeclareCreated.CREATED, topic: info };
   }
 
@@ -197,12 +136,10 @@ export class TopicRegistry extends DurableObject<Env> {
    */
   lookup(topicId: number): LookupResult {
     const pair = pairOf(topicId);
-    for (const r of this.sql.exec<TopicRow>("SELECT * FROM topics WHERE pair = ?", pair)) {
-      return { ok: true, topic: this.info(r, isTwinId(topicId)) };
-    }
-    for (const t of this.sql.exec<{ name: string }>("SELECT name FROM tombstones WHERE pair = ?", pair)) {
-      return fail(ErrorCode.TOPIC_DELETED, `topic_id ${topicId} belonged to "${t.name}", which was deleted`);
-    }
+    const r = this.store.byPair(pair);
+    if (r) return { ok: true, topic: topicInfo(r, isTwinId(topicId)) };
+    const deleted = this.store.tombstone(pair);
+    if (deleted !== undefined) return fail(ErrorCode.TOPIC_DELETED, `topic_id ${topicId} belonged to "${deleted}", which was deleted`);
     return fail(ErrorCode.UNKNOWN_TOPIC, `topic_id ${topicId} is not registered`);
   }
 
@@ -214,18 +151,14 @@ export class TopicRegistry extends DurableObject<Env> {
    * must then refuse the write as TOPIC_DELETED.
    */
   registerPartition(incarnation: number, topicId: number, partition: number): boolean {
-    const live = this.sql.exec("SELECT 1 FROM topics WHERE incarnation = ? AND pair = ?", incarnation, pairOf(topicId)).toArray().length > 0;
-    if (live) this.sql.exec("INSERT OR IGNORE INTO written(incarnation, topic_id, partition) VALUES (?,?,?)", incarnation, topicId, partition);
+    const live = this.store.isLive(incarnation, pairOf(topicId));
+    if (live) this.store.recordWritten(incarnation, topicId, partition);
     return live;
   }
 
   /** Every live topic with its twin, ordered by topic_id (for /stats). */
   list(): TopicInfo[] {
-    const out: TopicInfo[] = [];
-    for (const r of this.sql.exec<TopicRow>("SELECT * FROM topics ORDER BY pair")) {
-      out.push(this.info(r, false), this.info(r, true));
-    }
-    return out;
+    return this.store.all().flatMap((r) => [topicInfo(r, false), topicInfo(r, true)]);
   }
 
   /**
@@ -235,27 +168,19 @@ export class TopicRegistry extends DurableObject<Env> {
    */
   override async alarm(): Promise<void> {
     if (this.schedule.due(Date.now()).includes("purge")) {
-      const job = this.sql.exec<{ incarnation: number; topic_id: number; partitions: number; next: number }>(
-        "SELECT * FROM purges ORDER BY incarnation, topic_id LIMIT 1").toArray()[0];
+      const job = this.store.nextPurge();
       if (!job) {
         this.schedule.clear("purge");
       } else {
-        const legacy = job.incarnation < this.meta("written_from", 1);
-        const parts = legacy
-          ? Array.from({ length: Math.max(0, Math.min(job.partitions, job.next + PURGE_FANOUT) - job.next) }, (_, i) => job.next + i)
-          : this.sql.exec<{ partition: number }>(
-            "SELECT partition FROM written WHERE incarnation = ? AND topic_id = ? ORDER BY partition LIMIT ?",
-            job.incarnation, job.topic_id, PURGE_FANOUT).toArray().map((r) => r.partition);
+        const fullFanOut = job.incarnation < this.store.writtenFrom();
+        const page = purgePage(job, fullFanOut, (limit) => this.store.writtenPartitions(job, limit), PURGE_FANOUT);
+        const parts = page.partitions;
         // a failure throws: the alarm is retried and markDeleted is idempotent
-        await Promise.all(parts.map((p) => partitionStub(this.env, this.tenant, job.incarnation, job.topic_id, p).markDeleted()));
-        const done = parts.length < PURGE_FANOUT || (legacy && job.next + parts.length >= job.partitions);
+        await Promise.all(parts.map((p) => partitionStub(this.env, this.tenant, job.incarnation, job.topicId, p).markDeleted()));
         this.ctx.storage.transactionSync(() => {
-          if (!legacy && parts.length > 0) {
-            this.sql.exec("DELETE FROM written WHERE incarnation = ? AND topic_id = ? AND partition <= ?",
-              job.incarnation, job.topic_id, parts[parts.length - 1]!);
-          }
-          if (done) this.sql.exec("DELETE FROM purges WHERE incarnation = ? AND topic_id = ?", job.incarnation, job.topic_id);
-          else if (legacy) this.sql.exec("UPDATE purges SET next = ? WHERE incarnation = ? AND topic_id = ?", job.next + parts.length, job.incarnation, job.topic_id);
+          if (!fullFanOut && parts.length > 0) this.store.forgetWritten(job, parts[parts.length - 1]!);
+          if (page.done) this.store.finishPurge(job);
+          else if (fullFanOut) this.store.advancePurge(job, job.next + parts.length);
         });
         this.schedule.put("purge", Date.now());
       }

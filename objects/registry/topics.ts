@@ -11,6 +11,7 @@
  *   MUTATION_NOT_PACKABLE.
  */
 import { MAX_TOPIC_PAIRS } from "../../wire/mortar/constants";
+import type { TopicInfo } from "./rpc";
 
 /** Source (odd) topic_id of pair `pair`. */
 export function sourceTopicId(pair: number): number {
@@ -45,4 +46,54 @@ export function choosePair(nextFresh: number, usedAscending: () => Iterable<numb
     expect = p + 1;
   }
   return expect <= maxPairs ? expect : 0;
+}
+
+/** A live topic as the registry stores it (store.ts); its pair holds the source and the twin. */
+export interface StoredTopic {
+  name: string;
+  pair: number;
+  partitions: number;
+  incarnation: number;
+  /** ms since the epoch. */
+  createdAt: number;
+}
+
+/** The RPC view of a stored topic: its source (`twin` false) or its `.dlq` twin. */
+export function topicInfo(t: StoredTopic, twin: boolean): TopicInfo {
+  return {
+    topicId: twin ? twinTopicId(t.pair) : sourceTopicId(t.pair),
+    name: twin ? `${t.name}.dlq` : t.name,
+    partitionCount: t.partitions,
+    incarnation: t.incarnation,
+    dlq: twin,
+    createdAt: t.createdAt,
+  };
+}
+
+/** One alarm run's share of a purge job: which partitions to tell, and whether the job is then done. */
+export interface PurgePage {
+  partitions: number[];
+  done: boolean;
+}
+
+/**
+ * The next page of a purge job of `partitions` partitions, at most `fanout`
+ * of them. `fullFanOut` (a topic created before partitions registered
+ * themselves): partitions `next`, `next`+1, … in index order; otherwise the
+ * registered partitions still left (`registered(fanout)`, ascending; they
+ * are forgotten as they are purged, so the job is done when a page is short).
+ */
+export function purgePage(
+  job: { partitions: number; next: number },
+  fullFanOut: boolean,
+  registered: (limit: number) => number[],
+  fanout: number,
+): PurgePage {
+  if (!fullFanOut) {
+    const partitions = registered(fanout);
+    return { partitions, done: partitions.length < fanout };
+  }
+  const end = Math.min(job.partitions, job.next + fanout);
+  const partitions = Array.from({ length: Math.max(0, end - job.next) }, (_, i) => job.next + i);
+  return { partitions, done: partitions.length < fanout || end >= job.partitions };
 }

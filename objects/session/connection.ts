@@ -1,8 +1,12 @@
 /**
  * One MortarMQ v0 connection: decode → per-frame rules → answer in order
- * (spec §1, §2.1; DESIGN.md §4). The MortarSession Durable Object feeds it
- * the byte stream and writes what it returns; everything protocol-related
- * lives here.
+ * (spec §1, §2.1; DESIGN.md §4), sans-IO: every effect (authentication,
+ * quotas, Registry, Partition and ConsumerGroup calls, socket writes) goes
+ * through its port (port.ts), which the MortarSession Durable Object
+ * executes; the session feeds it the byte stream and the calls of other
+ * objects (Consumer.notice, wake, …). Everything protocol-related lives
+ * here and below (consumer, credit, fetch loop, lanes, response queue), and
+ * runs in Node against a fake port (test/unit/mortar-session.test.ts).
  *
  * - Frames are decoded as bytes arrive; each frame except a client ERR
  *   reserves a response slot at once, so answers leave in request order
@@ -37,19 +41,13 @@ import { encodeDeclareResult, okFrame } from "../../wire/mortar/results";
 import { FrameDecoder } from "../../wire/mortar/stream";
 import { checkClientFrame, parseGroupName } from "../../wire/mortar/validate";
 import { DeclareFlags } from "../../wire/mortar/constants";
-import type { Env } from "../env";
-import type { ConnectionAuth } from "../tenants/connection-auth";
-import type { Refusal } from "../tenants/gate";
-import { partitionStub } from "../partition/stub";
-import { registryStub } from "../registry/stub";
-import type { DeclareResult, LookupResult, TopicInfo } from "../registry/rpc";
-import type { AppendResult } from "../partition/rpc";
+import type { TopicInfo } from "../registry/rpc";
 import { faultOf, withDeadline } from "./faults";
+import type { MortarPort } from "./port";
 import { PubPipeline } from "./pub-pipeline";
 import { ResponseQueue, type CloseAction } from "./responses";
 import { TopicCache } from "./topic-cache";
 import { Consumer } from "./consumer";
-import type { Subscription } from "./subscription";
 
 /** Bound on bytes of requests received but not answered yet (32 MiB). */
 export const MAX_PENDING_BYTES = 32 * 1024 * 1024;
@@ -65,29 +63,18 @@ const BACKPRESSURE_TEXT = "session over its unanswered-request bound; retry late
 /** WebSocket close codes used. */
 export const CloseCode = { NORMAL: 1000, PROTOCOL_ERROR: 1002, POLICY: 1008 } as const;
 
-/** What a Connection needs from its host object. */
-export interface ConnectionIO {
-  env: Env;
-  /** The connection's tenant side: CONNECT authentication, quotas (objects/tenants/connection-auth.ts). */
-  auth: ConnectionAuth;
+/** Who a Connection is. */
+export interface ConnectionOptions {
   /** This session's Durable Object id (hex), where groups and partitions call back. */
   sessionId: string;
-  /** Writes bytes to the client (the host cuts them into WebSocket messages of at most 1 MiB). */
-  send(bytes: Uint8Array): void;
-  /** Closes the connection after everything before was sent. */
-  close(code: number, reason: string): void;
-  /** Called when the tenant is set (to persist it across hibernation). */
-  connected(tenant: string): void;
-  /** The open subscriptions changed. */
-  subscriptions(subs: ReadonlyMap<number, Subscription>): void;
-  /** The connection is over and its subscriptions were shut down (members left): the session's storage may go. Called once. */
-  ended(): void;
-  /** A complete frame with `op` was decoded (telemetry). */
-  frameIn?(op: number): void;
+  /** The tenant when the connection is already authenticated (restored after hibernation), else null. */
+  tenant?: string | null;
 }
 
 interface Pending {
   frame: Frame;
+  /** The frame's body as received (op + payload): a PUB is forwarded in these bytes. */
+  body: Uint8Array;
   slot: number;
 }
 
@@ -116,18 +103,21 @@ export class Connection {
   /** Hard bound on answer slots not yet written (beyond it: one closing BACKPRESSURE). */
   maxQueuedSlots = MAX_QUEUED_SLOTS;
 
-  constructor(private readonly io: ConnectionIO, tenant: string | null = null) {
-    this.tenant = tenant;
+  /**
+   * A connection whose effects go through `port`. `opts.tenant`: set when
+   * the connection was authenticated before (the session woke from
+   * hibernation).
+   */
+  constructor(private readonly port: MortarPort, opts: ConnectionOptions) {
+    this.tenant = opts.tenant ?? null;
     this.pipeline = new PubPipeline({
-      append: (topic, partition, batch) =>
-        partitionStub(this.io.env, this.tenant!, topic.incarnation, topic.topicId, partition).append(batch) as Promise<AppendResult>,
+      append: (topic, partition, batch) => this.port.append(topic, partition, batch),
       respond: (slot, frame) => this.responses.fill(slot, frame),
       answered: () => this.write(),
     });
     this.consumer = new Consumer({
-      env: io.env,
-      sessionId: io.sessionId,
-      tenant: () => this.tenant!,
+      port,
+      sessionId: opts.sessionId,
       topic: (topicId) => this.topic(topicId),
       respond: (slot, bytes, onWritten) => {
         this.responses.fill(slot, bytes, undefined, onWritten);
@@ -138,11 +128,11 @@ export class Connection {
         this.writeSoon();
       },
       push: (bytes) => {
-        if (!this.closed) this.io.send(bytes);
+        if (!this.closed) this.port.send(bytes);
       },
       write: () => this.write(),
       live: () => !this.closed,
-      changed: (subs) => this.io.subscriptions(subs),
+      changed: (subs) => this.port.subscriptions(subs),
     });
   }
 
@@ -157,10 +147,11 @@ export class Connection {
    */
   receive(chunk: Uint8Array): number {
     if (this.inputClosed) return 0;
-    const { frames, error } = this.decoder.push(chunk);
-    for (const f of frames) {
-      this.io.frameIn?.(f.op);
-      this.enqueue(f);
+    const { frames, bodies, error } = this.decoder.push(chunk);
+    for (let i = 0; i < frames.length; i++) {
+      const f = frames[i]!;
+      this.port.frameIn?.(f.op);
+      this.enqueue(f, bodies[i]!);
     }
     if (error) this.fail(error);
     this.kick();
@@ -176,8 +167,12 @@ export class Connection {
     this.write();
   }
 
-  /** The peer closed (or the socket failed): stop writing; members leave their groups. */
-  closedByPeer(): Promise<void> {
+  /**
+   * The connection is over (the peer closed, the socket failed, or this side
+   * closed it): stop reading and writing; members leave their groups.
+   * Resolves once they did (best effort). Idempotent.
+   */
+  end(): Promise<void> {
     this.closed = true;
     this.inputClosed = true;
     this.halted = true;
@@ -186,13 +181,13 @@ export class Connection {
 
   private shutdownDone: Promise<void> | null = null;
 
-  /** Shuts the read path down once, then tells the host the connection ended. */
+  /** Shuts the read path down once. */
   private shutdown(): Promise<void> {
-    this.shutdownDone ??= this.consumer.shutdown().finally(() => this.io.ended());
+    this.shutdownDone ??= this.consumer.shutdown();
     return this.shutdownDone;
   }
 
-  private enqueue(f: Frame): void {
+  private enqueue(f: Frame, body: Uint8Array): void {
     if (f.op === Op.ERR) return; // a client ERR needs no answer
     const size = frameSize(f);
     const q = this.responses;
@@ -206,7 +201,7 @@ export class Connection {
       this.responses.fill(q.reserve(0), this.backpressureFrame(f.op));
       return;
     }
-    this.inbox.push({ frame: f, slot: this.responses.reserve(size) });
+    this.inbox.push({ frame: f, body, slot: this.responses.reserve(size) });
     if (q.pendingBytes > this.highWater.pendingBytes) this.highWater.pendingBytes = q.pendingBytes;
   }
 
@@ -239,7 +234,7 @@ export class Connection {
           this.responses.fill(item.slot, new Uint8Array(0));
           continue;
         }
-        const wait = this.handle(item.frame, item.slot);
+        const wait = this.handle(item.frame, item.body, item.slot);
         if (wait) {
           this.pipeline.flush();
           this.consumer.flush();
@@ -258,7 +253,7 @@ export class Connection {
   }
 
   /** Handles one request; returns a promise when later frames must wait for it. */
-  private handle(f: Frame, slot: number): Promise<void> | undefined {
+  private handle(f: Frame, body: Uint8Array, slot: number): Promise<void> | undefined {
     try {
       if (this.tenant === null && f.op !== Op.CONNECT && f.op !== Op.PING) {
         this.respondErr(slot, ErrorCode.NOT_CONNECTED, f.op, "CONNECT first: only CONNECT, PING and ERR are allowed before it");
@@ -281,8 +276,11 @@ export class Connection {
       switch (f.op) {
         case Op.PUB: {
           const topic = this.topics.fresh(f.topicId, Date.now());
-          if (topic) return this.pub(topic, f, slot);
-          return this.lookupThenPub(f, slot);
+          if (topic) {
+            this.pub(topic, f, body, slot);
+            return;
+          }
+          return this.lookupThenPub(f, body, slot);
         }
         case Op.PING:
           this.responses.fill(slot, encodeFrame(okFrame(Op.PING)));
@@ -335,7 +333,7 @@ export class Connection {
     const cached = this.topics.fresh(topicId, Date.now());
     if (cached) return cached;
     try {
-      const r = await withDeadline(registryStub(this.io.env, this.tenant!).lookup(topicId) as Promise<LookupResult>);
+      const r = await withDeadline(this.port.lookup(topicId));
       if (!r.ok) return { code: r.code, message: r.message };
       this.topics.put(r.topic, Date.now());
       return r.topic;
@@ -345,45 +343,28 @@ export class Connection {
   }
 
   /**
-   * Queues an accepted PUB for its partition once the tenant's quotas admit
-   * it (objects/tenants/gate.ts). Returns a promise (a barrier) only when
-   * it must wait for a rate lease.
+   * Queues an accepted PUB for its partition; the tenant's quotas
+   * (objects/tenants/gate.ts) admit it inside the partition's lane, which
+   * answers a refusal with QUOTA_EXCEEDED 0x4002.
    */
-  private pub(topic: TopicInfo, f: PubFrame, slot: number): Promise<void> | undefined {
+  private pub(topic: TopicInfo, f: PubFrame, body: Uint8Array, slot: number): void {
     if (f.partition >= topic.partitionCount) {
       this.respondErr(slot, ErrorCode.PARTITION_OUT_OF_RANGE, Op.PUB,
         `partition ${f.partition} is not below partition_count ${topic.partitionCount} of topic_id ${topic.topicId}`);
       return;
     }
     const bytes = f.key.length + f.value.length; // what the record stores (docs/tenants.md "Quotas")
-    const v = this.io.auth.admitPublish(bytes);
-    if (v.ok) {
-      this.pipeline.submit(topic, f, slot);
-      return;
-    }
-    if ("refuse" in v) {
-      this.refuse(slot, v.refuse);
-      return;
-    }
-    return v.wait.then(() => this.io.auth.admitPublishAsync(bytes)).then((refused) => {
-      if (refused) this.refuse(slot, refused);
-      else this.pipeline.submit(topic, f, slot);
-    });
+    this.pipeline.submit(topic, f.partition, body, slot, this.port.admitPublish(bytes));
   }
 
-  /** Answers a PUB refused by a tenant quota (rate or storage): QUOTA_EXCEEDED 0x4002, the message says which. */
-  private refuse(slot: number, r: Refusal): void {
-    this.respondErr(slot, ErrorCode.QUOTA_EXCEEDED, Op.PUB, r.message);
-  }
-
-  private async lookupThenPub(f: PubFrame, slot: number): Promise<void> {
+  private async lookupThenPub(f: PubFrame, body: Uint8Array, slot: number): Promise<void> {
     const t = await this.topic(f.topicId);
     if ("code" in t) this.respondErr(slot, t.code, Op.PUB, t.message);
-    else await this.pub(t, f, slot);
+    else this.pub(t, f, body, slot);
   }
 
   private async connect(f: ConnectFrame, slot: number): Promise<void> {
-    const auth = await this.io.auth.connect(new TextDecoder().decode(f.token) || undefined);
+    const auth = await this.port.authenticate(new TextDecoder().decode(f.token) || undefined);
     if (!auth.ok) {
       const [code, message]: [number, string] = auth.reason === "connections" ? [ErrorCode.QUOTA_EXCEEDED, auth.message]
         : auth.reason === "unavailable" ? [ErrorCode.BACKPRESSURE, auth.message]
@@ -392,14 +373,12 @@ export class Connection {
       return;
     }
     this.tenant = auth.tenant;
-    this.io.connected(auth.tenant);
     this.responses.fill(slot, encodeFrame(okFrame(Op.CONNECT)));
   }
 
   private async declare(f: DeclareFrame, slot: number): Promise<void> {
     try {
-      const stub = registryStub(this.io.env, this.tenant!);
-      const r = await withDeadline(stub.declare(f.topic.slice(), f.partitionCount, f.flags) as Promise<DeclareResult>);
+      const r = await withDeadline(this.port.declare(f.topic.slice(), f.partitionCount, f.flags));
       if (!r.ok) {
         this.respondErr(slot, r.code, Op.DECLARE, r.message);
         return;
@@ -449,11 +428,11 @@ export class Connection {
   write(): void {
     if (this.closed) return;
     const { bytes, close, written } = this.responses.drain();
-    if (bytes) this.io.send(bytes);
+    if (bytes) this.port.send(bytes);
     for (const cb of written) cb();
     if (close) {
       this.closed = true;
-      this.io.close(close.code, close.reason);
+      this.port.close(close.code, close.reason);
       void this.shutdown();
     }
   }

@@ -20,14 +20,12 @@ import { concatBytes } from "../../wire/nats/encoder";
 import { ErrorCode } from "../../wire/mortar/errors";
 import type { AckFrame, ControlAckFrame, CreditFrame, HeartbeatFrame, NackFrame, PullFrame, SubFrame } from "../../wire/mortar/frames";
 import { encodeCreditResult, encodeSubResult, okFrame } from "../../wire/mortar/results";
-import type { Env } from "../env";
-import { groupStub } from "../group/stub";
 import type { NoticeDelivery } from "../group/rpc";
-import { partitionStub } from "../partition/stub";
-import { SettleKind, type DeliverResult, type SettleResult } from "../partition/rpc";
+import { SettleKind, type SettleResult } from "../partition/rpc";
 import type { TopicInfo } from "../registry/rpc";
 import { faultOf, withDeadline } from "./faults";
 import { FetchLoop } from "./fetch-loop";
+import type { MortarPort } from "./port";
 import { SettleLanes, type SettleOp } from "./settle-lanes";
 import { Subscription, type PendingPull } from "./subscription";
 
@@ -36,10 +34,10 @@ export const MAX_SUBSCRIPTIONS = 1024;
 
 /** What the read path needs from its Connection. */
 export interface ConsumerIO {
-  env: Env;
+  /** The connection's port: the ConsumerGroup and Partition calls (port.ts). */
+  port: Pick<MortarPort, "join" | "heartbeat" | "controlAck" | "leave" | "deliver" | "settle">;
   /** This session's object id (hex): where groups and partitions call back. */
   sessionId: string;
-  tenant(): string;
   /** Topic metadata (cached), or the error for an unknown / deleted topic_id. */
   topic(topicId: number): Promise<TopicInfo | { code: number; message: string }>;
   respond(slot: number, bytes: Uint8Array, onWritten?: () => void): void;
@@ -65,9 +63,9 @@ export class Consumer {
 
   constructor(private readonly io: ConsumerIO) {
     this.loop = new FetchLoop({
-      deliver: (sub, p, req) => withDeadline(this.partition(sub, p).deliver({
+      deliver: (sub, p, req) => withDeadline(io.port.deliver(sub.topic, p, {
         group: sub.group, caller: { sessionId: io.sessionId, subscriptionId: sub.id }, ...req,
-      }) as Promise<DeliverResult>),
+      })),
       push: (sub, frames) => this.push(sub, frames),
       answerPull: (sub, pull) => {
         const parts = [...pull.frames, encodeFrame(okFrame(Op.PULL))];
@@ -106,7 +104,7 @@ export class Consumer {
     this.nextId = (this.nextId % 0xffff) + 1;
     this.subs.set(sub.id, sub); // registered before joining: the group's first NOTICEs may arrive before its answer
     try {
-      const r = await withDeadline(this.group(sub).join({
+      const r = await withDeadline(this.io.port.join(topic, group, {
         session: { sessionId: this.io.sessionId, subscriptionId: sub.id }, partitionCount: topic.partitionCount, startPolicy: f.startPolicy,
       }));
       sub.memberId = r.memberId;
@@ -127,7 +125,7 @@ export class Consumer {
     this.io.respond(slot, encodeFrame(okFrame(Op.SUB, result)), () => this.announce(sub));
   }
 
-  /** ACK / NACK: returns credit now, settles at the Partition (batched per partition). */
+  /** ACK / NACK: returns credit now (when its ownership epoch is the delivery's), settles at the Partition (batched per partition). */
   settleRequest(f: AckFrame | NackFrame, slot: number): void {
     const sub = this.subs.get(f.subscriptionId);
     if (!sub) return this.io.respondErr(slot, ErrorCode.UNKNOWN_SUBSCRIPTION, f.op, `subscription ${f.subscriptionId} is not open on this connection`);
@@ -138,9 +136,10 @@ export class Consumer {
     const kind = f.op === Op.ACK
       ? ((f.flags & AckFlags.PROGRESS) !== 0 ? SettleKind.PROGRESS : SettleKind.ACK)
       : (f.reason === NackReason.RETRY ? SettleKind.RETRY : SettleKind.REJECT);
-    const seq = big(f.seq), deliveryId = big(f.deliveryId);
-    if (kind !== SettleKind.PROGRESS && sub.credit.settled(f.partition, seq, deliveryId)) this.loop.schedule(sub);
-    this.lanes.submit(sub.id, f.partition, { kind, seq, deliveryId, ownershipEpoch: big(f.ownershipEpoch), requestOp: f.op, slot });
+    const seq = big(f.seq), deliveryId = big(f.deliveryId), ownershipEpoch = big(f.ownershipEpoch);
+    // Credit returns now, unless the request is one the Partition will fence (an epoch the delivery was not made under).
+    if (kind !== SettleKind.PROGRESS && sub.credit.settled(f.partition, seq, deliveryId, ownershipEpoch)) this.loop.schedule(sub);
+    this.lanes.submit(sub.id, f.partition, { kind, seq, deliveryId, ownershipEpoch, requestOp: f.op, slot });
   }
 
   /** PULL: checks the member's epochs, then waits for records (not a barrier). */
@@ -175,7 +174,7 @@ export class Consumer {
     const leave = f.state === HeartbeatState.LEAVE;
     let code: number;
     try {
-      code = await withDeadline(this.group(sub).heartbeat(sub.memberId, f.membershipEpoch, f.assignmentEpoch, leave));
+      code = await withDeadline(this.io.port.heartbeat(sub.topic, sub.group, sub.memberId, f.membershipEpoch, f.assignmentEpoch, leave));
     } catch (e) {
       const fault = faultOf(e);
       return this.io.respondErr(slot, fault.code, Op.HEARTBEAT, fault.message);
@@ -195,7 +194,7 @@ export class Consumer {
     if (!sub) return this.io.respondErr(slot, ErrorCode.UNKNOWN_SUBSCRIPTION, Op.CONTROL_ACK, `group_id (subscription) ${f.groupId} is not open on this connection`);
     let code: number;
     try {
-      code = await withDeadline(this.group(sub).controlAck({
+      code = await withDeadline(this.io.port.controlAck(sub.topic, sub.group, {
         memberId: sub.memberId, noticeId: big(f.noticeId), kind: f.noticeKind, membershipEpoch: f.membershipEpoch,
         assignmentEpoch: f.assignmentEpoch, ownershipEpoch: big(f.ownershipEpoch), result: f.result,
       }));
@@ -349,7 +348,7 @@ export class Consumer {
   private async leaveGroup(sub: Subscription): Promise<void> {
     if (sub.memberId === 0 || sub.removed) return;
     try {
-      await withDeadline(this.group(sub).leave(sub.memberId, sub.membershipEpoch));
+      await withDeadline(this.io.port.leave(sub.topic, sub.group, sub.memberId, sub.membershipEpoch));
     } catch {
       /* the group's session timeout removes it */
     }
@@ -358,18 +357,10 @@ export class Consumer {
   private settle(subId: number, p: number, ops: readonly SettleOp[]): Promise<SettleResult> {
     const sub = this.subs.get(subId);
     if (!sub) return Promise.resolve({ codes: new Uint16Array(ops.length).fill(ErrorCode.UNKNOWN_SUBSCRIPTION) });
-    return this.partition(sub, p).settle({
+    return this.io.port.settle(sub.topic, p, {
       group: sub.group, caller: { sessionId: this.io.sessionId, subscriptionId: sub.id },
       kinds: Uint8Array.from(ops, (o) => o.kind), sequences: Float64Array.from(ops, (o) => o.seq),
       deliveryIds: Float64Array.from(ops, (o) => o.deliveryId), ownershipEpochs: Float64Array.from(ops, (o) => o.ownershipEpoch),
-    }) as Promise<SettleResult>;
-  }
-
-  private group(sub: Subscription) {
-    return groupStub(this.io.env, this.io.tenant(), sub.topic.incarnation, sub.topic.topicId, sub.group);
-  }
-
-  private partition(sub: Subscription, p: number) {
-    return partitionStub(this.io.env, this.io.tenant(), sub.topic.incarnation, sub.topic.topicId, p);
+    });
   }
 }

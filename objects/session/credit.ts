@@ -30,7 +30,7 @@ export class CreditWindow {
   readonly outstanding: Amount = { count: 0, bytes: 0 };
   readonly reserved: Amount = { count: 0, bytes: 0 };
   /** partition → sequence → the outstanding delivery of that record. */
-  private readonly deliveries = new Map<number, Map<number, { deliveryId: number; bytes: number }>>();
+  private readonly deliveries = new Map<number, Map<number, { deliveryId: number; bytes: number; ownershipEpoch: number }>>();
 
   /** Initial window from SUB (0 = the default 256 messages / 2 MiB); values above the maximum are clamped. */
   constructor(count: number, bytes: number) {
@@ -71,22 +71,31 @@ export class CreditWindow {
     this.reserved.bytes -= bytes;
   }
 
-  /** A delivery was sent to the client. */
-  delivered(partition: number, seq: number, deliveryId: number, bytes: number): void {
+  /** A delivery (made under `ownershipEpoch`) was sent to the client. */
+  delivered(partition: number, seq: number, deliveryId: number, bytes: number, ownershipEpoch = 0): void {
     let byP = this.deliveries.get(partition);
     if (!byP) this.deliveries.set(partition, (byP = new Map()));
     const old = byP.get(seq);
     if (old) this.take(old.bytes);
-    byP.set(seq, { deliveryId, bytes });
+    byP.set(seq, { deliveryId, bytes, ownershipEpoch });
     this.outstanding.count++;
     this.outstanding.bytes += bytes;
   }
 
-  /** ACK (not PROGRESS) or NACK of a delivery: returns its credit when it is the outstanding one. */
-  settled(partition: number, seq: number, deliveryId: number): boolean {
+  /**
+   * ACK (not PROGRESS) or NACK of a delivery: returns its credit when it is
+   * the outstanding one. With `ownershipEpoch` (a client's ACK/NACK) the
+   * request must also carry the epoch the delivery was made under: one
+   * with a stale or never-issued epoch is fenced by the Partition, and a
+   * fenced request changes nothing — its credit stays taken
+   * (docs/protocol.md). Without it (the Partition reports an expiry) the
+   * delivery id alone decides.
+   */
+  settled(partition: number, seq: number, deliveryId: number, ownershipEpoch?: number): boolean {
     const byP = this.deliveries.get(partition);
     const d = byP?.get(seq);
     if (!d || d.deliveryId !== deliveryId) return false;
+    if (ownershipEpoch !== undefined && d.ownershipEpoch !== ownershipEpoch) return false;
     byP!.delete(seq);
     this.take(d.bytes);
     return true;

@@ -195,7 +195,7 @@ export class FetchLoop {
           pull.count += n;
           pull.bytes += bytes;
         } else if (this.io.open(sub)) {
-          for (let i = 0; i < n; i++) sub.credit.delivered(p, r.sequences[i]!, r.deliveryIds[i]!, r.sizes[i]!);
+          for (let i = 0; i < n; i++) sub.credit.delivered(p, r.sequences[i]!, r.deliveryIds[i]!, r.sizes[i]!, epoch);
           this.io.push(sub, r.frames);
         }
       } else if (pull && allowOversize) {

@@ -1,6 +1,6 @@
 /**
  * Group commit for PUB (DESIGN.md §3 "Batch"), pure apart from the injected
- * append call.
+ * append call; the ordering is objects/shared/lanes.ts.
  *
  * Accepted PUBs are queued per partition ("lane"). A lane has at most ONE
  * append call in flight; PUBs arriving meanwhile accumulate and go together
@@ -8,6 +8,14 @@
  * consecutive PUBs that arrive together become one RPC, and under load the
  * batch size grows with the arrival rate. Answers go to the response slots
  * reserved when the frames arrived, so response order is kept across lanes.
+ *
+ * The batch carries each PUB's frame exactly as the client sent it (the
+ * bytes the session's decoder read, objects/partition/batch.ts format): the
+ * Partition decodes it once; nothing is re-encoded on the way.
+ *
+ * Admission: each PUB may wait for the tenant's quotas (a rate lease,
+ * objects/tenants/gate.ts) inside its lane; the PUBs behind it on that
+ * partition wait too, a refused one is answered QUOTA_EXCEEDED.
  *
  * Several lanes (a topic with several partitions): an idle lane sends its
  * queued PUBs at once only when they are on the critical path — its oldest
@@ -24,15 +32,16 @@
 import { Op } from "../../wire/mortar/constants";
 import { encodeFrame } from "../../wire/mortar/codec";
 import { ErrorCode, errFrame } from "../../wire/mortar/errors";
-import type { PubFrame } from "../../wire/mortar/frames";
 import { encodePubResult, okFrame } from "../../wire/mortar/results";
 import { PRODUCER_DEDUPE_WINDOW, PubResultFlags } from "../../wire/mortar/constants";
 import { PubBatchBuilder } from "../partition/batch";
 import { AppendStatus, type AppendResult } from "../partition/rpc";
 import type { TopicInfo } from "../registry/rpc";
+import type { Refusal } from "../tenants/gate";
+import { Lanes } from "../shared/lanes";
 import { faultOf, withDeadline, CALL_DEADLINE_MS } from "./faults";
 
-/** Largest batch sent in one call, bytes of encoded frames (a bigger PUB still goes alone). */
+/** Largest batch sent in one call, bytes of frames (a bigger PUB still goes alone). */
 export const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 
 /** What the pipeline needs from its Session. */
@@ -41,45 +50,48 @@ export interface PipelineHost {
   append(topic: TopicInfo, partition: number, batch: Uint8Array): Promise<AppendResult>;
   /** Answers response slot `slot` with one encoded frame. */
   respond(slot: number, frame: Uint8Array): void;
-  /** Called after a batch's answers were filled (the Session writes what is ready). */
+  /** Called after answers were filled outside a flush (the Session writes what is ready). */
   answered(): void;
 }
 
-interface Batch {
-  builder: PubBatchBuilder;
-  slots: number[];
-}
-
-interface Lane {
+/** One accepted PUB. */
+interface Pub {
   topic: TopicInfo;
   partition: number;
-  queue: Batch[];
-  inFlight: boolean;
-  /** Oldest response slot of the call in flight (valid while inFlight). */
-  inFlightSlot: number;
+  /** The frame as received: op byte + payload (the length prefix is rebuilt from its size). */
+  body: Uint8Array;
+  slot: number;
 }
 
 export class PubPipeline {
-  private readonly lanes = new Map<number | string, Lane>();
+  private readonly lanes: Lanes<number | string, Pub, Refusal>;
   private readonly spare: PubBatchBuilder[] = [];
 
-  constructor(private readonly host: PipelineHost, private readonly deadlineMs = CALL_DEADLINE_MS) {}
+  constructor(private readonly host: PipelineHost, private readonly deadlineMs = CALL_DEADLINE_MS) {
+    this.lanes = new Lanes<number | string, Pub, Refusal>({
+      issue: (_key, batch) => this.append(batch),
+      refused: (pub, r) => {
+        // QUOTA_EXCEEDED 0x4002 (rate or storage; the message says which)
+        this.host.respond(pub.slot, encodeFrame(errFrame(ErrorCode.QUOTA_EXCEEDED, Op.PUB, r.message)));
+        this.host.answered();
+      },
+      settled: () => this.host.answered(),
+    }, {
+      weight: (pub) => 4 + pub.body.length,
+      maxWeight: MAX_BATCH_BYTES,
+      order: (pub) => pub.slot,
+    });
+  }
 
   /**
-   * Queues an accepted PUB (already validated against `topic`) for its
-   * partition. Nothing is sent until flush().
+   * Queues an accepted PUB (already validated against `topic`) for
+   * `partition`. `body`: its frame's op byte and payload as received.
+   * `admission`: the tenant's quota check (null = admitted), awaited in the
+   * lane. Nothing is sent until flush() (or, for a PUB with an admission,
+   * the lanes' own flush after it was admitted).
    */
-  submit(topic: TopicInfo, frame: PubFrame, slot: number): void {
-    const key = laneKey(topic.incarnation, topic.topicId, frame.partition);
-    let lane = this.lanes.get(key);
-    if (!lane) this.lanes.set(key, (lane = { topic, partition: frame.partition, queue: [], inFlight: false, inFlightSlot: 0 }));
-    let b = lane.queue[lane.queue.length - 1];
-    if (!b || b.builder.length >= MAX_BATCH_BYTES) {
-      b = { builder: this.spare.pop() ?? new PubBatchBuilder(), slots: [] };
-      lane.queue.push(b);
-    }
-    b.builder.add(frame);
-    b.slots.push(slot);
+  submit(topic: TopicInfo, partition: number, body: Uint8Array, slot: number, admission?: Promise<Refusal | null>): void {
+    this.lanes.submit(laneKey(topic.incarnation, topic.topicId, partition), { topic, partition, body, slot }, admission);
   }
 
   /**
@@ -87,39 +99,29 @@ export class PubPipeline {
    * critical path (see the module comment); the others wait for a completion.
    */
   flush(): void {
-    let oldestInFlight = Infinity;
-    for (const lane of this.lanes.values()) if (lane.inFlight && lane.inFlightSlot < oldestInFlight) oldestInFlight = lane.inFlightSlot;
-    for (const [key, lane] of this.lanes) {
-      if (lane.inFlight) continue;
-      const next = lane.queue[0];
-      if (!next) this.lanes.delete(key);
-      else if (next.slots[0]! < oldestInFlight) this.dispatch(lane);
-    }
+    this.lanes.flush();
   }
 
   /** Lanes with a call in flight or queued PUBs. */
   get activeLanes(): number {
-    return this.lanes.size;
+    return this.lanes.active;
   }
 
-  private dispatch(lane: Lane): void {
-    const batch = lane.queue.shift()!;
-    lane.inFlight = true;
-    lane.inFlightSlot = batch.slots[0]!;
-    const bytes = batch.builder.finish();
-    batch.builder.reset();
-    if (this.spare.length < 4) this.spare.push(batch.builder);
-    withDeadline(this.host.append(lane.topic, lane.partition, bytes), this.deadlineMs).then(
-      (res) => this.answer(batch.slots, res),
+  private append(batch: Pub[]): Promise<void> {
+    const { topic, partition } = batch[0]!;
+    const builder = this.spare.pop() ?? new PubBatchBuilder();
+    for (const p of batch) builder.addFrameBody(p.body);
+    const bytes = builder.finish();
+    builder.reset();
+    if (this.spare.length < 4) this.spare.push(builder);
+    const slots = batch.map((p) => p.slot);
+    return withDeadline(this.host.append(topic, partition, bytes), this.deadlineMs).then(
+      (res) => this.answer(slots, res),
       (e) => {
         const f = faultOf(e);
-        this.fail(batch.slots, f.code, f.message);
+        this.fail(slots, f.code, f.message);
       },
-    ).finally(() => {
-      lane.inFlight = false;
-      this.flush();
-      this.host.answered();
-    });
+    );
   }
 
   private answer(slots: number[], res: AppendResult): void {
@@ -133,17 +135,17 @@ export class PubPipeline {
     for (let i = 0; i < slots.length; i++) {
       const st = res.status[i];
       if (st === AppendStatus.REJECTED) {
-        this.host.respond(slots[i], encodeFrame(errFrame(res.codes[i], Op.PUB, rejectText(res.codes[i]))));
+        this.host.respond(slots[i]!, encodeFrame(errFrame(res.codes[i]!, Op.PUB, rejectText(res.codes[i]!))));
         continue;
       }
       const result = encodePubResult({
-        sequence: BigInt(res.sequences[i]),
+        sequence: BigInt(res.sequences[i]!),
         durability: res.durability,
         leaderEpoch: epoch,
         commitSeq: commit,
         resultFlags: st === AppendStatus.DUPLICATE ? PubResultFlags.DEDUPLICATED : 0,
       });
-      this.host.respond(slots[i], encodeFrame(okFrame(Op.PUB, result)));
+      this.host.respond(slots[i]!, encodeFrame(okFrame(Op.PUB, result)));
     }
   }
 

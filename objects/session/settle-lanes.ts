@@ -1,14 +1,16 @@
 /**
  * Group commit for ACK/NACK (like pub-pipeline.ts for PUB), pure apart from
- * the injected settle call: one lane per (subscription, partition), at most
- * one Partition.settle call in flight per lane; ACK/NACKs arriving meanwhile
- * go together in the next call, which the Partition commits in one
- * transaction. Each operation answers its own response slot (OK or ERR).
+ * the injected settle call; the ordering is objects/shared/lanes.ts: one
+ * lane per (subscription, partition), at most one Partition.settle call in
+ * flight per lane; ACK/NACKs arriving meanwhile go together in the next
+ * call, which the Partition commits in one transaction. Each operation
+ * answers its own response slot (OK or ERR).
  */
 import { encodeFrame } from "../../wire/mortar/codec";
 import { ErrorCode, errFrame } from "../../wire/mortar/errors";
 import { okFrame } from "../../wire/mortar/results";
 import type { SettleResult } from "../partition/rpc";
+import { Lanes } from "../shared/lanes";
 import { CALL_DEADLINE_MS, faultOf, withDeadline } from "./faults";
 
 /** One ACK or NACK to settle. */
@@ -31,13 +33,6 @@ export interface SettleHost {
   answered(): void;
 }
 
-interface Lane {
-  subscriptionId: number;
-  partition: number;
-  queue: SettleOp[];
-  inFlight: boolean;
-}
-
 const TEXT: Record<number, string> = {
   [ErrorCode.STALE_OWNERSHIP_EPOCH]: "ownership_epoch is older than the partition's: another member owns it now",
   [ErrorCode.NOT_OWNER]: "this subscription does not own the partition under that ownership_epoch",
@@ -46,43 +41,34 @@ const TEXT: Record<number, string> = {
 };
 
 export class SettleLanes {
-  private readonly lanes = new Map<string, Lane>();
+  private readonly lanes: Lanes<string, SettleOp & { subscriptionId: number; partition: number }>;
 
-  constructor(private readonly host: SettleHost, private readonly deadlineMs = CALL_DEADLINE_MS) {}
+  constructor(private readonly host: SettleHost, private readonly deadlineMs = CALL_DEADLINE_MS) {
+    this.lanes = new Lanes({
+      issue: (_key, ops) => this.settle(ops),
+      settled: () => this.host.answered(),
+    });
+  }
 
   /** Queues one operation; nothing is sent until flush(). */
   submit(subscriptionId: number, partition: number, op: SettleOp): void {
-    const key = `${subscriptionId}/${partition}`;
-    let lane = this.lanes.get(key);
-    if (!lane) this.lanes.set(key, (lane = { subscriptionId, partition, queue: [], inFlight: false }));
-    lane.queue.push(op);
+    this.lanes.submit(`${subscriptionId}/${partition}`, { ...op, subscriptionId, partition });
   }
 
   /** Sends the queued operations of every lane with no call in flight. */
   flush(): void {
-    for (const [key, lane] of this.lanes) this.dispatch(key, lane);
+    this.lanes.flush();
   }
 
-  private dispatch(key: string, lane: Lane): void {
-    if (lane.inFlight) return;
-    if (lane.queue.length === 0) {
-      this.lanes.delete(key);
-      return;
-    }
-    const ops = lane.queue;
-    lane.queue = [];
-    lane.inFlight = true;
-    withDeadline(this.host.settle(lane.subscriptionId, lane.partition, ops), this.deadlineMs).then(
+  private settle(ops: (SettleOp & { subscriptionId: number; partition: number })[]): Promise<void> {
+    const { subscriptionId, partition } = ops[0]!;
+    return withDeadline(this.host.settle(subscriptionId, partition, ops), this.deadlineMs).then(
       (r) => ops.forEach((op, i) => this.answer(op, r.codes[i] ?? ErrorCode.INTERNAL_ERROR, "")),
       (e) => {
         const f = faultOf(e);
         for (const op of ops) this.answer(op, f.code, f.message);
       },
-    ).finally(() => {
-      lane.inFlight = false;
-      this.dispatch(key, lane);
-      this.host.answered();
-    });
+    );
   }
 
   private answer(op: SettleOp, code: number, message: string): void {

@@ -1,6 +1,7 @@
 /**
  * Per-connection MortarMQ wire counters (pure): frames received and sent by
- * op, ERR frames sent by error code, and bytes both ways. Counting is a few
+ * op, and ERR frames sent by error code (bytes both ways are counted by the
+ * session base, objects/session-base/SocketSession.ts). Counting is a few
  * array increments per frame; the session turns them into metric series
  * only when it reports (docs/operations.md).
  */
@@ -12,16 +13,6 @@ export class WireCounters {
   private framesIn = new Float64Array(256);
   private framesOut = new Float64Array(256);
   private errors = new Map<number, number>();
-  private bytesIn = 0;
-  private bytesOut = 0;
-  /** Something was counted since the last drain. */
-  changed = false;
-
-  /** A WebSocket message of `bytes` bytes arrived. */
-  received(bytes: number): void {
-    this.bytesIn += bytes;
-    this.changed = true;
-  }
 
   /** A complete frame with `op` was decoded. */
   frameIn(op: number): void {
@@ -30,12 +21,9 @@ export class WireCounters {
 
   /**
    * `bytes` (whole frames back to back) were written to the client: counts
-   * each frame by op, and ERR frames by code (u16 after the op byte). A
-   * trailing partial frame is counted in bytes only.
+   * each frame by op, and ERR frames by code (u16 after the op byte).
    */
   sent(bytes: Uint8Array): void {
-    this.bytesOut += bytes.length;
-    this.changed = true;
     for (let o = 0; o + 5 <= bytes.length; ) {
       const len = ((bytes[o]! << 24) >>> 0) + (bytes[o + 1]! << 16) + (bytes[o + 2]! << 8) + bytes[o + 3]!;
       const op = bytes[o + 4]!;
@@ -58,12 +46,8 @@ export class WireCounters {
     for (const [code, n] of this.errors) {
       add(series("mortarmq_errors_total", { code: formatErrorCode(code), name: errorByCode(code)?.name ?? "UNREGISTERED" }), n);
     }
-    if (this.bytesIn) add(series("mortarmq_bytes_received_total", { protocol: "mortar" }), this.bytesIn);
-    if (this.bytesOut) add(series("mortarmq_bytes_sent_total", { protocol: "mortar" }), this.bytesOut);
     this.framesIn.fill(0);
     this.framesOut.fill(0);
     this.errors.clear();
-    this.bytesIn = this.bytesOut = 0;
-    this.changed = false;
   }
 }

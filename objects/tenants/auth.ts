@@ -21,7 +21,7 @@ import type { Env } from "../env";
 import { TENANT_ID_RE, parseIssuedToken, timingSafeEqualStr } from "../../wire/admin/tenants";
 import { tokenHash } from "./crypto";
 import { tenantStub } from "./stub";
-import type { ConnectionProtocol, RefusalReason, TenantState } from "./rpc";
+import type { AuthResult, ConnectionProtocol } from "./rpc";
 import { logOverload } from "../shared/platform-faults";
 
 export { TENANT_ID_RE, timingSafeEqualStr };
@@ -29,18 +29,8 @@ export { TENANT_ID_RE, timingSafeEqualStr };
 /** Tenant used when the broker runs open (no tokens configured). */
 export const OPEN_TENANT = "default";
 
-/** Result of authenticating a token. */
-export type AuthResult =
-  | {
-    ok: true;
-    tenant: string;
-    open: boolean;
-    /** Set for an issued token (the connection re-checks it by id). */
-    tokenId?: string;
-    /** The tenant's quota state when the tenant object was asked (issued tokens, connections). */
-    state?: TenantState;
-  }
-  | { ok: false; reason: "missing" | "unavailable" | RefusalReason; message: string };
+/** Result of authenticating a token (defined with the tenant RPC shapes, so pure code can use it). */
+export type { AuthResult };
 
 /** Ask the tenant object to register a connection (connection quota) while authenticating. */
 export interface ConnectionRequest {

@@ -13,7 +13,7 @@
 import type { Env } from "../env";
 import { authenticateToken, type AuthResult } from "./auth";
 import { UNLIMITED } from "../../wire/admin/tenants";
-import { PublishGate, type Refusal, type Verdict } from "./gate";
+import { PublishGate, type Refusal } from "./gate";
 import type { ConnectionProtocol, TenantState } from "./rpc";
 
 /**
@@ -25,19 +25,22 @@ export type CreateAdmission = { ok: false; refuse: Refusal } | { ok: true; undo(
 
 /** Admitted, nothing to give back (no mailbox quota, or the directory could not be asked). */
 export const CREATE_ADMITTED: CreateAdmission = Object.freeze({ ok: true, undo: () => Promise.resolve() });
+/** CREATE_ADMITTED, as the settled answer of an admission. */
+export const CREATE_ADMITTED_NOW: Promise<CreateAdmission> = Promise.resolve(CREATE_ADMITTED);
+/** The settled answer of an admission without a quota. */
+const NO_REFUSAL: Promise<null> = Promise.resolve(null);
 
 /** The quota checks an mq9 request needs (handleMq9Request's `quota`). */
 export interface Mq9Quota {
   /**
-   * A SEND storing `bytes` (payload + key + tags, sendMetadataBytes; publish rate, storage): null =
-   * admitted, else the refusal — synchronously when the answer is known
-   * without waiting (no quota, budget at hand), so the SEND keeps its place
-   * among the connection's requests (worker/mq9/sendbatch.ts); a promise
-   * when it must wait for a lease.
+   * A SEND storing `bytes` (payload + key + tags, sendMetadataBytes; publish
+   * rate, storage): resolves null = admitted, else the refusal. Awaited in
+   * the mailbox's lane (objects/mq9/sendbatch.ts), so the SEND keeps its
+   * place among the connection's requests while it waits for a lease.
    */
-  admitSend(bytes: number): Refusal | null | Promise<Refusal | null>;
-  /** A mailbox CREATE (creation rate and mailbox count, mailbox-limits.ts): asks the tenant's directory object. */
-  admitCreate(): CreateAdmission | Promise<CreateAdmission>;
+  admitSend(bytes: number): Promise<Refusal | null>;
+  /** A mailbox CREATE (creation rate and mailbox count, mailbox-limits.ts): asks the tenant's directory object; resolves admitted or refused. */
+  admitCreate(): Promise<CreateAdmission>;
 }
 import { revalidateMs, tenantStub } from "./stub";
 import { RETRY_AFTER_S, faultKind, logOverload } from "../shared/platform-faults";
@@ -141,28 +144,27 @@ export class ConnectionAuth {
     }
   }
 
-  /** May a message of `bytes` be published now (rate and storage quotas)? See PublishGate.admit. */
-  admitPublish(bytes: number, now?: number): Verdict {
-    return this.gate().admit(bytes, now);
-  }
-
-  /** PublishGate.admitAsync: waits for leases as needed; null = admitted. */
-  admitPublishAsync(bytes: number): Promise<Refusal | null> {
+  /**
+   * May a message of `bytes` be published (rate and storage quotas)?
+   * Resolves null = admitted, else the refusal (PublishGate.admitAsync:
+   * waits for leases as needed; settled at once when no wait is needed).
+   */
+  admitPublish(bytes: number): Promise<Refusal | null> {
     return this.gate().admitAsync(bytes);
   }
 
   /** The mq9 quota checks of this connection (NATS sessions pass it to handleMq9Request). */
   mq9Quota(): Mq9Quota {
     return {
-      admitSend: (bytes) => (this.snap ? this.gate().admitSoon(bytes) : null),
+      admitSend: (bytes) => (this.snap ? this.gate().admitAsync(bytes) : NO_REFUSAL),
       admitCreate: () => this.admitMailbox(),
     };
   }
 
   /** A mailbox CREATE under the tenant's mailbox limits (one call to its directory object; none before authentication). */
-  admitMailbox(): CreateAdmission | Promise<CreateAdmission> {
+  admitMailbox(): Promise<CreateAdmission> {
     const s = this.snap;
-    if (!s) return CREATE_ADMITTED;
+    if (!s) return CREATE_ADMITTED_NOW;
     return admitMailbox(this.env, s.tenant);
   }
 

@@ -51,6 +51,8 @@ export type Verdict =
   | { ok: false; refuse: Refusal };
 
 const OK: Verdict = Object.freeze({ ok: true });
+/** The answer of every admission known at once. */
+const ADMITTED: Promise<null> = Promise.resolve(null);
 
 /** Whatever the gate asks its tenant: budget (0, 0 = only the current state). */
 export type LeaseFn = (wantMsgs: number, wantBytes: number) => Promise<LeaseAnswer>;
@@ -132,30 +134,28 @@ export class PublishGate {
   }
 
   /**
-   * `admit`, waiting for leases as needed: null = admitted, else the
-   * refusal. Ends: each wait is one lease, which either grants budget or
-   * comes back short (then the next `admit` refuses).
+   * `admit`, waiting for leases as needed: resolves null = admitted, else
+   * the refusal. Always a promise (callers await it inside their ordered
+   * lane, objects/shared/lanes.ts); when the answer is known at once (no
+   * quota, budget in hand) it is an already-settled one, so an admitted
+   * message loses no batching. Ends: each wait is one lease, which either
+   * grants budget or comes back short (then the next `admit` refuses).
    */
-  async admitAsync(bytes: number): Promise<Refusal | null> {
+  admitAsync(bytes: number): Promise<Refusal | null> {
+    const v = this.admit(bytes, this.clock());
+    if (v.ok) return ADMITTED;
+    if ("refuse" in v) return Promise.resolve(v.refuse);
+    return this.waitAndAdmit(v.wait, bytes);
+  }
+
+  private async waitAndAdmit(wait: Promise<void>, bytes: number): Promise<Refusal | null> {
     for (;;) {
+      await wait;
       const v = this.admit(bytes, this.clock());
       if (v.ok) return null;
       if ("refuse" in v) return v.refuse;
-      await v.wait;
+      wait = v.wait;
     }
-  }
-
-  /**
-   * `admit`, answered synchronously when it can be (the common case: no
-   * quota, or budget in hand), else `admitAsync`'s promise. Callers that
-   * must keep a connection's requests in order use it so an admitted
-   * message is not delayed by a microtask.
-   */
-  admitSoon(bytes: number): Refusal | null | Promise<Refusal | null> {
-    const v = this.admit(bytes, this.clock());
-    if (v.ok) return null;
-    if ("refuse" in v) return v.refuse;
-    return v.wait.then(() => this.admitAsync(bytes));
   }
 
   /** Budget below half a chunk (in a limited dimension). */

@@ -51,3 +51,16 @@ export type AdmitAnswer = { ok: true; at?: number } | { ok: false; kind: "rate" 
 export type AdminResult<T> = { ok: true; value: T } | { ok: false; status: 400 | 404 | 409; error: string };
 
 export type { Quotas, TenantDoc, TenantSummary, IssuedToken };
+
+/** Result of authenticating a token. */
+export type AuthResult =
+  | {
+    ok: true;
+    tenant: string;
+    open: boolean;
+    /** Set for an issued token (the connection re-checks it by id). */
+    tokenId?: string;
+    /** The tenant's quota state when the tenant object was asked (issued tokens, connections). */
+    state?: TenantState;
+  }
+  | { ok: false; reason: "missing" | "unavailable" | RefusalReason; message: string };

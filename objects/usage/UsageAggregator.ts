@@ -16,7 +16,8 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { AggregateStore, type HourUsage } from "./aggregate-store";
+import { AggregateStore } from "./store";
+import type { HourUsage, ReportAck } from "./rpc";
 import { checkReport, type UsageReport } from "./report";
 import { tenantOfName, usageIndexStub } from "./stub";
 import { rememberedName } from "../shared/object-name";
@@ -27,13 +28,6 @@ export const REPORTER_TTL_MS = 7 * 24 * 3_600_000;
 export const USAGE_TTL_MS = 400 * 24 * 3_600_000;
 /** Pruning interval, ms (1 day). */
 const PRUNE_EVERY_MS = 24 * 3_600_000;
-
-/** Answer to `report`. */
-export interface ReportAck {
-  /** False for a duplicate (already applied) or a malformed report (`error`). */
-  applied: boolean;
-  error?: string;
-}
 
 export class UsageAggregator extends DurableObject<Env> {
   private readonly store: AggregateStore;

@@ -100,7 +100,7 @@ export const METRICS: readonly MetricDef[] = [
     help: "Messages moved to the .dlq twin (NACK REJECT or the last attempt failed)." },
   // mq9
   { name: "mortarmq_mq9_requests_total", type: "counter", labels: ["verb", "outcome", "transport"], source: "NatsSession, Worker",
-    help: "mq9 requests by subject verb (e.g. msg_send), outcome (ok or the error kind) and transport (http, nats).",
+    help: "mq9 requests by subject verb (e.g. msg_send), outcome (ok or the error kind) and transport (http, nats, mcp).",
     usage: "requests" },
   { name: "mortarmq_mq9_messages_sent_total", type: "counter", labels: [], source: "Mailbox",
     help: "mq9 messages stored by MSG.SEND (delayed ones included).", usage: "messages_in" },

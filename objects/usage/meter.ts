@@ -22,11 +22,10 @@
  *   is resent with the same number; the aggregator ignores numbers it has
  *   already applied: nothing is counted twice, nothing committed is lost.
  *
- * Storage: table `telemetry(k, v)` with rows `pending` (entries JSON),
- * `state` ({no, reported, marks} JSON) and `outbox` (report JSON), created
- * on the first write.
+ * Storage: table `telemetry(k, v)`, all SQL in meter-store.ts.
  */
-import { Buckets, hourOf, levelDeltas, type ReportEntry, type UsageReport } from "./report";
+import { MeterStore } from "./meter-store";
+import { Buckets, hourOf, levelDeltas, type UsageReport } from "./report";
 
 /** What a Meter needs from its object. */
 export interface MeterOptions {
@@ -67,20 +66,17 @@ export class Meter {
   private outbox: UsageReport | null = null;
   private scheduled = false;
   private flushing: Promise<boolean> | null = null;
-  private tableReady: boolean;
+  private readonly store: MeterStore<MeterState>;
   private discarded = false;
   /** A final flush was asked for: levels are withdrawn from now on, whatever flush runs. */
   private ended = false;
 
-  constructor(private readonly storage: DurableObjectStorage, private readonly opts: MeterOptions) {
-    const sql = storage.sql;
-    this.tableReady = sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'telemetry'").toArray().length > 0;
-    if (!this.tableReady) return;
-    for (const r of sql.exec<{ k: string; v: string }>("SELECT k, v FROM telemetry")) {
-      if (r.k === "pending") this.buckets.addEntries(JSON.parse(r.v) as ReportEntry[]);
-      else if (r.k === "state") this.state = JSON.parse(r.v) as MeterState;
-      else if (r.k === "outbox") this.outbox = JSON.parse(r.v) as UsageReport;
-    }
+  constructor(storage: DurableObjectStorage, private readonly opts: MeterOptions) {
+    this.store = new MeterStore<MeterState>(storage);
+    const stored = this.store.load();
+    if (stored.pending) this.buckets.addEntries(stored.pending);
+    if (stored.state) this.state = stored.state;
+    this.outbox = stored.outbox;
   }
 
   /** Asks for a flush when something is left unreported from before a restart. Call once the object is ready. */
@@ -117,8 +113,7 @@ export class Meter {
   discard(): void {
     if (this.outbox || !this.buckets.empty) return; // something is still unreported: keep it
     this.discarded = true;
-    this.storage.sql.exec("DROP TABLE IF EXISTS telemetry");
-    this.tableReady = false;
+    this.store.drop();
   }
 
   /** A number kept with the meter's state (0 when never set). */
@@ -148,8 +143,7 @@ export class Meter {
    */
   persist(): void {
     if (!this.unsaved || this.discarded) return;
-    this.ensureTable();
-    this.storage.sql.exec("INSERT OR REPLACE INTO telemetry(k, v) VALUES ('pending', ?)", JSON.stringify(this.buckets.entries()));
+    this.store.savePending(this.buckets.entries());
     this.unsaved = false;
   }
 
@@ -198,12 +192,7 @@ export class Meter {
     for (const [k, v] of Object.entries(levels)) if (v !== 0) reported[k] = v;
     const state: MeterState = { no: this.state.no + 1, reported, marks: this.state.marks, tag: this.state.tag ?? null };
     const report: UsageReport = { reporter: this.opts.reporter, no: state.no, at: now, entries };
-    this.ensureTable();
-    this.storage.transactionSync(() => {
-      this.storage.sql.exec("INSERT OR REPLACE INTO telemetry(k, v) VALUES ('outbox', ?)", JSON.stringify(report));
-      this.storage.sql.exec("INSERT OR REPLACE INTO telemetry(k, v) VALUES ('state', ?)", JSON.stringify(state));
-      this.storage.sql.exec("DELETE FROM telemetry WHERE k = 'pending'");
-    });
+    if (!this.discarded) this.store.saveReport(report, state); // a discarded meter's object is gone: nothing more is stored
     this.state = state;
     this.outbox = report;
     this.buckets.clear();
@@ -221,7 +210,7 @@ export class Meter {
       return false;
     }
     if (this.outbox === report) {
-      this.storage.sql.exec("DELETE FROM telemetry WHERE k = 'outbox'");
+      this.store.dropOutbox();
       this.outbox = null;
     }
     return true;
@@ -230,11 +219,5 @@ export class Meter {
   private arm(at: number): void {
     this.scheduled = true;
     this.opts.schedule(at);
-  }
-
-  private ensureTable(): void {
-    if (this.tableReady) return;
-    this.storage.sql.exec("CREATE TABLE IF NOT EXISTS telemetry(k TEXT PRIMARY KEY, v TEXT NOT NULL)");
-    this.tableReady = true;
   }
 }

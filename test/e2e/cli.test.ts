@@ -252,9 +252,12 @@ describe("mq9", () => {
     const missing = await cli(["mq9", "fetch", "cli.nobox"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("mailbox cli.nobox does not exist");
-    const bad = await cli(["mq9", "send", "cli.box", "x", "--delay", "soon"]);
+    const bad = await cli(["mq9", "send", "cli.box", "x", "--delay", "10", "--ttl", "5"]);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain("BAD_REQUEST (HTTP 400)");
+    expect(bad.stderr).toBe("mortarmq: BAD_REQUEST (HTTP 400): mq9-ttl (5s) must be greater than mq9-delay (10s): the message would expire before it becomes visible\n  what to do: fix the request (docs/mq9.md lists the rules)\n");
+    const usage = await cli(["mq9", "send", "cli.box", "x", "--delay", "soon"]);
+    expect(usage).toMatchObject({ code: 1, stdout: "" });
+    expect(usage.stderr).toContain('USAGE: --delay must be a whole number, not "soon"');
   });
 
   it("fetch --ack acknowledges the batch; a generated address works", async () => {

@@ -8,34 +8,16 @@
  * itself answers HTTP through a proxy that does not pass disconnects on,
  * see docs/mq9.md.)
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { connect } from "nats";
 import { until } from "../fixtures/until";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTunnel, toWebSocketUrl, type Tunnel } from "../../client/bridge/tunnel";
-import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
+import { describe, expect, it } from "vitest";
+import { useLocalBroker } from "../fixtures/e2e-broker";
 
-let broker: LocalBroker;
-let bridge: Tunnel;
-let stateDir: string;
+const e2e = useLocalBroker("longpoll", { natsBridge: true });
 const te = new TextEncoder();
 
-beforeAll(async () => {
-  stateDir = mkdtempSync(join(tmpdir(), "mortarmq-e2e-longpoll-"));
-  broker = await startLocalBroker({ stateDir, port: 0 });
-  bridge = await startTunnel({ host: "127.0.0.1", port: 0, target: toWebSocketUrl(broker.url, "nats") });
-});
-
-afterAll(async () => {
-  await bridge?.close();
-  await broker?.stop();
-  rmSync(stateDir, { recursive: true, force: true });
-});
-
 async function http(subject: string, body: string): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${broker.url}/mq9/${subject}`, { method: "POST", body });
+  const res = await fetch(`${e2e.broker.url}/mq9/${subject}`, { method: "POST", body });
   return { status: res.status, text: await res.text() };
 }
 
@@ -47,7 +29,7 @@ describe("long-poll slots of departed clients (wrangler dev)", () => {
   it("1000 FETCHes of a NATS client that disconnects after 1.5 s free their slots at once", async () => {
     const address = "longpoll.release";
     expect((await http("$mq9.AI.MAILBOX.CREATE", JSON.stringify({ name: address, ttl: 0 }))).status).toBe(200);
-    const nc = await connect({ servers: `127.0.0.1:${bridge.port}`, reconnect: false });
+    const nc = await connect({ servers: `127.0.0.1:${e2e.natsBridge.port}`, reconnect: false });
     const body = te.encode(JSON.stringify({ config: { max_wait_ms: 30_000 } }));
     const requests = Array.from({ length: 1000 }, () => nc.request(`$mq9.AI.MSG.FETCH.${address}`, body, { timeout: 60_000 }).then(() => "answered", () => "gone"));
     await new Promise((r) => setTimeout(r, 1500));

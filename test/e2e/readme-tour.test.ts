@@ -13,35 +13,14 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, PACKAGE_ROOT } from "../../client/local/broker";
+import { copyRepository, docBlocks, runShellBlocks } from "../fixtures/doc-run";
 
-/** One tour block of the README. */
-interface TourBlock {
-  kind: "sh" | "file";
-  /** For `file=NAME` blocks: the file name. */
-  file?: string;
-  text: string;
-}
-
-/** The tour blocks of a Markdown text, in order (see the file comment for the markers). */
-function tourBlocks(markdown: string): TourBlock[] {
-  const blocks: TourBlock[] = [];
-  const fence = /^```([^\n]*)\n([\s\S]*?)^```$/gm;
-  for (const m of markdown.matchAll(fence)) {
-    const info = m[1]!.trim().split(/\s+/);
-    const file = info.find((w) => w.startsWith("file="))?.slice("file=".length);
-    if (file) blocks.push({ kind: "file", file, text: m[2]! });
-    else if (info[0] === "sh" && info.includes("tour")) blocks.push({ kind: "sh", text: m[2]! });
-  }
-  return blocks;
-}
-
-const MARK = "@@readme-tour-block@@";
-const blocks = tourBlocks(readFileSync(resolve(PACKAGE_ROOT, "README.md"), "utf8"));
+const blocks = docBlocks(readFileSync(resolve(PACKAGE_ROOT, "README.md"), "utf8"), "tour");
 const shell = blocks.filter((b) => b.kind === "sh");
 
 /** The copy is keyed by checkout, so repeated runs reuse one npx link (npx caches per project path). */
@@ -52,14 +31,6 @@ let env: NodeJS.ProcessEnv;
 /** Output of each shell block (stdout and stderr interleaved), in README order. */
 let outputs: string[] = [];
 let tourExit: number | null = null;
-
-/** A copy of the repository as a fresh clone has it, with the installed node_modules linked in. */
-function copyRepository(): void {
-  rmSync(repo, { recursive: true, force: true });
-  const skip = new Set(["node_modules", ".git", ".mortarmq", ".wrangler", "dist"]);
-  cpSync(PACKAGE_ROOT, repo, { recursive: true, filter: (src) => src === PACKAGE_ROOT || !skip.has(basename(src)) });
-  symlinkSync(join(PACKAGE_ROOT, "node_modules"), join(repo, "node_modules"), "dir");
-}
 
 /** Starts `npm start` (the README's command) on free ports; resolves once it printed its auth line. */
 async function startBroker(ports: { http: number; mortar: number; nats: number }): Promise<void> {
@@ -78,17 +49,11 @@ async function startBroker(ports: { http: number; mortar: number; nats: number }
 
 /** Runs every shell block in one bash session; splits the output by block. */
 async function runTour(): Promise<void> {
-  const script = ["set -euo pipefail", "exec 2>&1", ...shell.map((b) => `printf '\\n${MARK}\\n'\n${b.text}`)].join("\n");
-  const child = spawn("bash", ["-c", script], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  tourExit = await new Promise<number | null>((res) => child.once("close", res));
-  outputs = out.split(`\n${MARK}\n`).slice(1);
+  ({ exit: tourExit, outputs } = await runShellBlocks(shell.map((b) => b.text), repo, env));
 }
 
 beforeAll(async () => {
-  copyRepository();
+  copyRepository(repo);
   for (const b of blocks) if (b.kind === "file") writeFileSync(join(repo, b.file!), b.text);
   const ports = { http: await freePort(), mortar: await freePort(), nats: await freePort() };
   const { MORTARMQ_TOKEN: _t, NATS_URL: _n, ...rest } = process.env;

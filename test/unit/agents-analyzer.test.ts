@@ -34,6 +34,14 @@ describe("analyzer", () => {
     expect(ftsMatchQuery("!!! ...")).toBeNull();
   });
 
+  it("match query: a split word is the word, the phrase of its parts, and its parts of two letters or more", () => {
+    expect(ftsMatchQuery("jsokapic1808f89")).toBe('"jsokapic1808f89" OR "jsokapic 1808 f 89" OR "jsokapic"');
+    expect(ftsMatchQuery("InvoiceBot")).toBe('"invoicebot" OR "invoice bot" OR "invoice" OR "bot"');
+    expect(ftsMatchQuery("PayBot2 x509")).toBe('"paybot2" OR "pay bot 2" OR "pay" OR "bot" OR "x509" OR "x 509"');
+    expect(ftsMatchQuery("TheBot")).toBe('"thebot" OR "the bot" OR "bot"');
+    expect(ftsMatchQuery("f")).toBe('"f"'); // a one-letter word typed on its own is still searched
+  });
+
   it("documents: FTS columns and embedding text cover name, description and skills", () => {
     const f = { name: "payments-agent", mailbox: null, description: "收款", skillsText: "Refund\nrefunds" };
     expect(ftsColumns(f)).toEqual({ name: "payments agent", description: "收 款 收款", skills: "Refund refunds" });

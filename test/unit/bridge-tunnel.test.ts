@@ -78,6 +78,24 @@ describe("bridge tunnel", () => {
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(payload.length);
   });
 
+  it("names the TCP client's address in X-Forwarded-For on the upgrade", async () => {
+    let forwarded: unknown;
+    const srv = await wsServer((ws, headers) => {
+      forwarded = headers["x-forwarded-for"];
+      ws.send(Buffer.from("hi"), { binary: true });
+    });
+    cleanups.push(srv.close);
+    const t: Tunnel = await startTunnel({ host: "127.0.0.1", port: 0, target: srv.url });
+    cleanups.push(() => t.close());
+    const s = await new Promise<Socket>((resolve, reject) => {
+      const c = createConnection({ host: "127.0.0.1", port: t.port, localAddress: "127.0.0.2" }, () => resolve(c)); // another loopback address than the bridge's
+      c.once("error", reject);
+    });
+    cleanups.push(() => void s.destroy());
+    expect((await readAll(s, 2)).toString()).toBe("hi");
+    expect(forwarded).toBe("127.0.0.2");
+  });
+
   it("closes the TCP side when the WebSocket closes (after delivering what was sent)", async () => {
     const srv = await wsServer((ws) => {
       ws.send(Buffer.from("-ERR 'Unknown Protocol Operation'\r\n"));

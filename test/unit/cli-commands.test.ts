@@ -4,10 +4,17 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_URL, addGlobalOptions, globals, type GlobalOptions } from "../../client/cli/context";
 import { httpBase } from "../../client/cli/http";
 import { buildProgram } from "../../client/cli/main";
-import { discoverBody, withFields } from "../../client/cli/mq9-agents";
-import { mq9Hint, mq9Subject } from "../../client/cli/mq9-http";
+import { discoverOptions, withFields } from "../../client/cli/mq9-agents";
+import { mq9Hint } from "../../client/cli/mq9-http";
+import { mq9Subjects as mq9Subject } from "../../client/mq9";
 import { renderAgents, renderMessages, reportedStatus } from "../../client/cli/mq9-render";
-import { fetchBody, queryBody, sendHeaders } from "../../client/cli/mq9";
+import { fetchOptions, queryOptions, sendOptions } from "../../client/cli/mq9";
+import { fetchBody as clientFetchBody, queryBody as clientQueryBody, sendHeaders as clientSendHeaders } from "../../client/mq9/client";
+
+/** Flags → client options → the request the client sends. */
+const fetchBody = (o: Parameters<typeof fetchOptions>[0]) => clientFetchBody(fetchOptions(o));
+const queryBody = (o: Parameters<typeof queryOptions>[0]) => clientQueryBody(queryOptions(o));
+const sendHeaders = (o: Parameters<typeof sendOptions>[0]) => clientSendHeaders(sendOptions(o));
 import { StatsSchema, renderTopicDescribe, renderTopicList, topicTotals } from "../../client/cli/stats";
 
 /** Parses argv with a throwaway program that has the global options and one subcommand; returns what the subcommand saw. */
@@ -128,10 +135,14 @@ describe("mq9 request bodies", () => {
   it("QUERY, SEND headers, DISCOVER, agent fields", () => {
     expect(queryBody({ key: "status", limit: "10", since: "1767225600", tags: "billing, vip" }))
       .toEqual({ key: "status", limit: 10, since: 1767225600, tags: ["billing", "vip"] });
-    expect(sendHeaders({ key: "k", delay: "60", tags: "a,b", priority: "urgent" }))
-      .toEqual({ "mq9-key": "k", "mq9-delay": "60", "mq9-ttl": undefined, "mq9-tags": "a,b", "mq9-priority": "urgent" });
+    expect(sendHeaders({ key: "k", delay: "60", tags: "a, b", priority: "urgent" }))
+      .toEqual({ "mq9-key": "k", "mq9-delay": "60", "mq9-tags": "a,b", "mq9-priority": "urgent" });
+    expect(sendHeaders({ replyTo: "agent.a.inbox", correlationId: "req-1" })).toEqual({ "mq9-reply-to": "agent.a.inbox", "mq9-correlation-id": "req-1" });
     expect(() => sendHeaders({ priority: "high" })).toThrow(/normal/);
-    expect(discoverBody({ text: "payment", limit: "10", page: "2" })).toEqual({ text: "payment", limit: 10, page: 2 });
+    expect(() => sendHeaders({ delay: "soon" })).toThrow('--delay must be a whole number, not "soon"');
+    expect(() => sendHeaders({ ttl: "-1" })).toThrow("--ttl must be between 0 and");
+    expect(queryBody({ correlationId: "req-1" })).toEqual({ correlation_id: "req-1" });
+    expect(discoverOptions({ text: "payment", limit: "10", page: "2" })).toEqual({ text: "payment", limit: 10, page: 2 });
     expect(withFields({ name: "a", x: 1 }, { name: "b", mailbox: undefined })).toEqual({ name: "b", x: 1 });
   });
 

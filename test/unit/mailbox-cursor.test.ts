@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Lane } from "../../wire/mq9";
-import { applyAck, cursorAt, decodeCursor, encodeCursor, laneFromLastBatch, recordBatch, type GroupCursor } from "../../objects/mailbox/cursor";
+import { applyAck, cursorAt, decodeCursor, encodeCursor, laneFromLastBatch, openGroup, recordBatch, type GroupCursor } from "../../objects/mailbox/cursor";
 
 type Msg = { lane: Lane; msgId: number };
 
@@ -133,5 +133,30 @@ describe("group cursor and the ACK rule", () => {
         }
       }),
     );
+  });
+});
+
+describe("opening a group at FETCH", () => {
+  const never = (what: string) => () => {
+    throw new Error(`${what} must not be asked`);
+  };
+
+  it("a new group starts at the FETCH's start id and must be saved", () => {
+    expect(openGroup(null, false, () => 3, () => 7, 1000)).toEqual({ kind: "start", cursor: cursorAt(7) });
+  });
+
+  it("an existing group keeps its position without asking for a start or the group count", () => {
+    const stored = cursorAt(2);
+    expect(openGroup(stored, false, never("groupCount"), never("startId"), 1000)).toEqual({ kind: "read" });
+  });
+
+  it("force_deliver restarts an existing group even when the mailbox is at the cap", () => {
+    expect(openGroup(cursorAt(2), true, never("groupCount"), () => 9, 1)).toEqual({ kind: "start", cursor: cursorAt(9) });
+  });
+
+  it("a new group at the cap is refused, with or without force_deliver, and nothing is started", () => {
+    expect(openGroup(null, false, () => 1000, never("startId"), 1000)).toEqual({ kind: "full" });
+    expect(openGroup(null, true, () => 1000, never("startId"), 1000)).toEqual({ kind: "full" });
+    expect(openGroup(null, false, () => 999, () => 0, 1000).kind).toBe("start");
   });
 });

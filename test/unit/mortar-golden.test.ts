@@ -125,7 +125,7 @@ describe("golden framing cases (spec §1)", () => {
     expect(out.error?.code).toBe(ErrorCode.FRAME_LENGTH_INVALID);
     expect(d.bufferedBytes).toBe(0);
     // Dead: a valid frame afterwards is not decoded (no resynchronisation).
-    expect(d.push(hex("00000001 07"))).toEqual({ frames: [], error: out.error });
+    expect(d.push(hex("00000001 07"))).toEqual({ frames: [], bodies: [], error: out.error });
   });
 
   it("a half frame is held and reported as partial until it completes", () => {
@@ -134,11 +134,11 @@ describe("golden framing cases (spec §1)", () => {
     const d = new FrameDecoder();
     expect(d.hasPartialFrame).toBe(false);
     const first = d.push(bytes.subarray(0, 10));
-    expect(first).toEqual({ frames: [], error: null });
+    expect(first).toEqual({ frames: [], bodies: [], error: null });
     expect(d.hasPartialFrame).toBe(true);
     expect(d.bufferedBytes).toBe(10);
     const second = d.push(bytes.subarray(10));
-    expect(second).toEqual({ frames: [frame], error: null });
+    expect(second).toEqual({ frames: [frame], bodies: [bytes.subarray(4)], error: null }); // the body: the frame as received, prefix off
     expect(d.hasPartialFrame).toBe(false);
     expect(d.bufferedBytes).toBe(0);
   });

@@ -15,15 +15,17 @@ import { anyFrame, frameArbs } from "./mortar-arbitraries";
 function decodeChunked(stream: Uint8Array, cuts: number[]) {
   const d = new FrameDecoder();
   const frames: Frame[] = [];
+  const bodies: Uint8Array[] = [];
   let error: MortarError | null = null;
   let at = 0;
   for (const c of [...cuts, stream.length]) {
     const out = d.push(stream.subarray(at, c));
     frames.push(...out.frames);
+    bodies.push(...out.bodies);
     error = out.error;
     at = c;
   }
-  return { frames, error, partial: d.hasPartialFrame };
+  return { frames, bodies, error, partial: d.hasPartialFrame };
 }
 
 const cutsOf = (len: number) =>
@@ -76,6 +78,9 @@ describe("streaming decoder", () => {
           expect(out.error).toBeNull();
           expect(out.partial).toBe(false);
           expect(out.frames).toEqual(frames);
+          // each frame's body is its bytes as received: prefixed with its length again, they are the stream
+          const rebuilt = out.bodies.flatMap((b) => [(b.length >>> 24) & 0xff, (b.length >>> 16) & 0xff, (b.length >>> 8) & 0xff, b.length & 0xff, ...b]);
+          expect(rebuilt).toEqual([...stream]);
         },
       ),
       { numRuns: 300 },
@@ -117,7 +122,7 @@ describe("streaming decoder", () => {
         let error: MortarError | null = null;
         for (const c of [...cuts.filter((x) => x <= bytes.length), bytes.length]) {
           const out = d.push(bytes.subarray(at, c));
-          if (error) expect(out).toEqual({ frames: [], error });
+          if (error) expect(out).toEqual({ frames: [], bodies: [], error });
           error = out.error;
           if (error) expect(error).toBeInstanceOf(MortarError);
           at = c;

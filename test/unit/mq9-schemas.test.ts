@@ -26,11 +26,18 @@ describe("request bodies", () => {
     expect(() => parseAckRequest(body({ group_name: "g", mail_address: "a" }))).toThrow("field msg_id");
   });
   it("QUERY", () => {
-    expect(parseQueryRequest(body({}))).toEqual({ key: null, limit: 1000, sinceSec: null, tags: [] });
+    expect(parseQueryRequest(body({}))).toEqual({ key: null, limit: 1000, sinceSec: null, tags: [], correlationId: null });
     expect(parseQueryRequest(body({ key: "status", limit: 10, since: 1234567890, tags: "billing, vip" })))
-      .toEqual({ key: "status", limit: 10, sinceSec: 1234567890, tags: ["billing", "vip"] });
+      .toEqual({ key: "status", limit: 10, sinceSec: 1234567890, tags: ["billing", "vip"], correlationId: null });
     expect(parseQueryRequest(body({ tags: ["vip"] })).tags).toEqual(["vip"]);
     expect(() => parseQueryRequest(body({ limit: 0 }))).toThrow("field limit");
+  });
+  it("QUERY correlation_id (conversation extension): validated like the mq9-correlation-id header", () => {
+    expect(parseQueryRequest(body({ correlation_id: "req-1" })).correlationId).toBe("req-1");
+    expect(parseQueryRequest(body({ correlation_id: null })).correlationId).toBeNull();
+    expect(() => parseQueryRequest(body({ correlation_id: "" }))).toThrow('invalid request field correlation_id "": must not be empty');
+    expect(() => parseQueryRequest(body({ correlation_id: "é" }))).toThrow('invalid request field correlation_id "é": contains non-ASCII "é" (allowed: printable ASCII, 0x20–0x7E)');
+    expect(() => parseQueryRequest(body({ correlation_id: 7 }))).toThrow(/^invalid request field correlation_id: /);
   });
 });
 

@@ -163,6 +163,12 @@ describe("NatsConnection", () => {
     expect(r.requests).toHaveLength(0);
   });
 
+  it("a malformed header block is not echoed to the connection's own subscriptions either", () => {
+    const hdr = "NATS/1.0\r\nA b\r\n\r\n";
+    const r = harness().send(quiet + `SUB foo 1\r\nHPUB foo ${hdr.length} ${hdr.length + 1}\r\n${hdr}x\r\nPING\r\n`);
+    expect(r.text).toBe("-ERR 'bad message header detected'\r\nPONG\r\n");
+  });
+
   it("bounds outstanding mq9 work: beyond the limit the connection is closed with Slow Consumer", () => {
     const { send, conn } = harness("default", { maxPendingRequests: 2, maxPendingBytes: 10 });
     const r1 = send(quiet + "PUB $mq9.AI.a r 1\r\nx\r\nPUB $mq9.AI.b r 1\r\nx\r\n");

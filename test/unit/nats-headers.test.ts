@@ -27,14 +27,36 @@ describe("NATS header blocks", () => {
     });
   });
 
-  it("trims values, accepts bare LF, skips lines without a colon", () => {
-    expect(parseHeaderBlock(te.encode("NATS/1.0\nmq9-ttl:   300  \ngarbage\n\n"))).toEqual({ headers: [["mq9-ttl", "300"]] });
+  it("trims values, accepts bare LF", () => {
+    expect(parseHeaderBlock(te.encode("NATS/1.0\nmq9-ttl:   300  \nA:b\r\n\n"))).toEqual({ headers: [["mq9-ttl", "300"], ["A", "b"]] });
   });
 
   it("rejects blocks that do not start with NATS/1.0", () => {
     expect(parseHeaderBlock(te.encode("HTTP/1.1\r\n\r\n"))).toBeNull();
     expect(parseHeaderBlock(te.encode("NATS/1.01\r\n\r\n"))).toBeNull();
     expect(parseHeaderBlock(new Uint8Array(0))).toBeNull();
+  });
+
+  it.each([
+    ["a line without a colon", "NATS/1.0\r\nmq9-ttl: 300\r\ngarbage\r\n\r\n"],
+    ["a line without a name", "NATS/1.0\r\n : v\r\n\r\n"],
+    ["a folded continuation line", "NATS/1.0\r\nA: b\r\n c\r\n\r\n"],
+    ["no blank line at the end", "NATS/1.0\r\nmq9-ttl: 300\r\n"],
+    ["the version line alone", "NATS/1.0\r\n"],
+    ["no line end at all", "NATS/1.0"],
+    ["bytes after the blank line", "NATS/1.0\r\nA: b\r\n\r\nC: d\r\n"],
+    ["a blank line inside", "NATS/1.0\r\nA: b\r\n\r\nC: d\r\n\r\n"],
+    ["a half line after the blank line", "NATS/1.0\r\n\r\nx"],
+  ])("rejects a malformed block: %s", (_what, text) => {
+    expect(parseHeaderBlock(te.encode(text))).toBeNull();
+  });
+
+  it("accepts every block the encoder writes", () => {
+    const name = fc.stringMatching(/^[A-Za-z0-9-]{1,12}$/);
+    const value = fc.stringMatching(/^[ -~]{0,20}$/).map((v) => v.trim());
+    fc.assert(fc.property(fc.array(fc.tuple(name, value), { maxLength: 6 }), (headers) => {
+      expect(parseHeaderBlock(encodeHeaderBlock({ headers }))).toEqual({ headers });
+    }));
   });
 
   it("gives mq9 lower-cased names and joins repeats with ', '", () => {

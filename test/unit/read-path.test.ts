@@ -160,6 +160,17 @@ describe("CreditWindow", () => {
     expect([c.outstanding, c.idle(), c.epoch]).toEqual([{ count: 0, bytes: 0 }, true, 1]);
   });
 
+  it("a client's ACK/NACK returns credit only with the ownership epoch the delivery was made under", () => {
+    const c = new CreditWindow(2, 1000);
+    c.delivered(0, 5, 50, 10, 3);
+    expect(c.settled(0, 5, 50, 2)).toBe(false); // stale epoch: the Partition fences it
+    expect(c.settled(0, 5, 50, 9)).toBe(false); // never issued
+    expect(c.outstanding).toEqual({ count: 1, bytes: 10 });
+    expect(c.settled(0, 5, 50, 3)).toBe(true);
+    c.delivered(0, 6, 60, 10, 3);
+    expect(c.settled(0, 6, 60)).toBe(true); // an expiry reported by the Partition: the delivery id decides
+  });
+
   it("plans fetches: a blocked record that fits what is free gets its size; budgets never exceed the free bytes", () => {
     // 90 B free over 3 partitions blocked at 40 B: an even share (30) fits none, two fit the total.
     expect(planFetches([40, 40, 40], 255, 90, false).map((f) => [f.index, f.bytes])).toEqual([[0, 40], [1, 40]]);

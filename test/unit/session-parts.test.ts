@@ -1,7 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
-import { ErrorCode, CONNECT_TIMEOUT_MS, HALF_FRAME_TIMEOUT_MS, KEEPALIVE_CLOSE_MS } from "../../wire/mortar";
+import { ErrorCode } from "../../wire/mortar";
 import { ResponseQueue } from "../../objects/session/responses";
-import { connectTimeoutMs, expired, nextDeadline } from "../../objects/session/timers";
 import { CallTimeoutError, faultOf, withDeadline } from "../../objects/session/faults";
 import { TopicCache, TOPIC_CACHE_TTL_MS } from "../../objects/session/topic-cache";
 import { choosePair, pairOf, sourceTopicId, twinTopicId, isTwinId } from "../../objects/registry/topics";
@@ -56,35 +55,6 @@ describe("ResponseQueue", () => {
     }
     const s = q.reserve(1);
     expect(q.isPending(s)).toBe(true);
-  });
-});
-
-describe("session timers", () => {
-  it("keepalive closes 45 s after the last complete frame", () => {
-    const s = { lastFrameAt: 1000, partialSince: null, connectBy: null };
-    expect(nextDeadline(s)).toBe(1000 + KEEPALIVE_CLOSE_MS);
-    expect(expired(s, 1000 + KEEPALIVE_CLOSE_MS - 1)).toBeNull();
-    expect(expired(s, 1000 + KEEPALIVE_CLOSE_MS)).toBe("keepalive");
-  });
-  it("a partial frame closes after 10 s and pulls the deadline in", () => {
-    const s = { lastFrameAt: 1000, partialSince: 5000, connectBy: null };
-    expect(nextDeadline(s)).toBe(5000 + HALF_FRAME_TIMEOUT_MS);
-    expect(expired(s, 5000 + HALF_FRAME_TIMEOUT_MS - 1)).toBeNull();
-    expect(expired(s, 5000 + HALF_FRAME_TIMEOUT_MS)).toBe("half-frame");
-  });
-  it("the CONNECT deadline comes first while set; frames do not move it; a partial frame still wins", () => {
-    const s = { lastFrameAt: 9000, partialSince: null, connectBy: 1000 + CONNECT_TIMEOUT_MS };
-    expect(nextDeadline(s)).toBe(1000 + CONNECT_TIMEOUT_MS);
-    expect(expired(s, 1000 + CONNECT_TIMEOUT_MS - 1)).toBeNull();
-    expect(expired(s, 1000 + CONNECT_TIMEOUT_MS)).toBe("connect");
-    expect(expired({ ...s, partialSince: 0 }, 1000 + CONNECT_TIMEOUT_MS)).toBe("half-frame");
-    expect(nextDeadline({ ...s, connectBy: null })).toBe(9000 + KEEPALIVE_CLOSE_MS);
-  });
-  it("MORTAR_CONNECT_TIMEOUT_MS overrides the 10 s default; empty or invalid values keep it", () => {
-    expect(connectTimeoutMs({})).toBe(10_000);
-    expect(connectTimeoutMs({ MORTAR_CONNECT_TIMEOUT_MS: "" })).toBe(10_000);
-    expect(connectTimeoutMs({ MORTAR_CONNECT_TIMEOUT_MS: "-5" })).toBe(10_000);
-    expect(connectTimeoutMs({ MORTAR_CONNECT_TIMEOUT_MS: "1500" })).toBe(1500);
   });
 });
 

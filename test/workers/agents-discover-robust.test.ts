@@ -7,7 +7,7 @@ import { createExecutionContext, env, runInDurableObject } from "cloudflare:test
 import { describe, expect, it } from "vitest";
 import { app } from "../../worker/app";
 import type { Env } from "../../objects/env";
-import { agentRegistryStub } from "../../objects/mq9/agents";
+import { agentRegistryStub } from "../../objects/agents/stub";
 import { handleMq9Request, replyJson } from "../../objects/mq9/dispatch";
 import { freshTenant } from "./agents-helpers";
 

@@ -6,7 +6,7 @@ import { createExecutionContext, env, runInDurableObject, SELF } from "cloudflar
 import { describe, expect, it } from "vitest";
 import { app } from "../../worker/app";
 import type { Env } from "../../objects/env";
-import { agentRegistryStub } from "../../objects/mq9/agents";
+import { agentRegistryStub } from "../../objects/agents/stub";
 import { AGENT_CARDS } from "../fixtures/agent-cards";
 import { agentRequest, discoverNames, freshTenant } from "./agents-helpers";
 import { mq9 } from "./mq9-helpers";

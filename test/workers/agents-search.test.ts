@@ -27,6 +27,22 @@ describe("DISCOVER over the fixture cards", () => {
     expect(await discoverNames(tenant, { text: '"weather" NEAR( OR * -' })).toEqual(["weather-now"]);
   });
 
+  it("text: an identifier-like query finds its card only — a lone split-off letter or number matches nothing alone", async () => {
+    const t = freshTenant("ident");
+    const cards = [
+      { name: "jsokapic1808f89", mailbox: "mq9://broker/ident.target", description: "build worker for project jsokapic1808f89" },
+      { name: "fsharp-helper", mailbox: "mq9://broker/ident.fsharp", description: "answers questions about the F language and its 89 keywords" },
+      { name: "release-1808", mailbox: "mq9://broker/ident.release", description: "release notes for build 1808" },
+      { name: "vitamins", mailbox: "mq9://broker/ident.vitamins", description: "vitamin f2 and b12 facts" },
+    ];
+    for (const card of cards) expect((await agentRequest(t, "REGISTER", card)).body.error).toBe("");
+    expect(await discoverNames(t, { text: "jsokapic1808f89" })).toEqual(["jsokapic1808f89"]);
+    // parts of two letters or more still match alone; the split-off parts rank below the whole word
+    expect(await discoverNames(t, { text: "jsokapic" })).toEqual(["jsokapic1808f89"]);
+    // a compound written apart in a card is found through the phrase of its parts, ranked above a card sharing one part
+    expect(await discoverNames(t, { text: "build1808" })).toEqual(["release-1808", "jsokapic1808f89"]);
+  });
+
   it("semantic (built-in embedder): the spec's Chinese query finds the payments agent in the top 3", async () => {
     const names = await discoverNames(tenant, { semantic: "处理付款并生成发票" });
     expect(names.slice(0, 3)).toContain(PAYMENTS_AGENT);

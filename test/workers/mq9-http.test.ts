@@ -119,12 +119,13 @@ describe("CORS", () => {
     expect(res.status).toBe(204);
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
     const allowed = res.headers.get("access-control-allow-headers")!.split(",");
-    for (const h of ["authorization", "mq9-key", "mq9-delay", "mq9-ttl", "mq9-tags", "mq9-priority"]) expect(allowed).toContain(h);
+    for (const h of ["authorization", "mq9-key", "mq9-delay", "mq9-ttl", "mq9-tags", "mq9-priority", "mq9-reply-to", "mq9-correlation-id"]) expect(allowed).toContain(h);
     expect(res.headers.get("access-control-allow-methods")).toContain("POST");
     const nats = await SELF.fetch(preflight("/nats", "https://agent.example"));
     expect(nats.headers.get("access-control-allow-origin")).toBe("*");
     const post = await SELF.fetch("http://broker/mq9/$mq9.AI.MAILBOX.CREATE", { method: "POST", headers: { Origin: "https://agent.example" } });
     expect(post.headers.get("access-control-allow-origin")).toBe("*");
+    expect(post.headers.get("access-control-expose-headers")).toBe("Retry-After,WWW-Authenticate"); // a page can read a quota refusal's wait
   });
 
   it("allows only CORS_ORIGINS once configured, and nothing by default when auth is on", async () => {

@@ -1,6 +1,6 @@
 /**
  * SENDs a NATS connection pipelines to one mailbox share one Mailbox RPC
- * (SendCoalescer → Mailbox.sendMany): every SEND still gets its own reply,
+ * (MailboxLanes → Mailbox.sendMany): every SEND still gets its own reply,
  * msg_ids follow submission order, and errors stay per SEND.
  */
 import { runInDurableObject } from "cloudflare:test";
@@ -8,16 +8,16 @@ import { describe, expect, it } from "vitest";
 import type { Mailbox } from "../../objects/mailbox/Mailbox";
 import { parseFetchRequest, parseMq9Headers, parseQueryRequest } from "../../wire/mq9";
 import { objectName } from "../../objects/shared/names";
-import { CREATE_ADMITTED } from "../../objects/tenants/connection-auth";
+import { CREATE_ADMITTED_NOW } from "../../objects/tenants/connection-auth";
 import { handleMq9Request } from "../../objects/mq9/dispatch";
-import { SendCoalescer } from "../../objects/mq9/sendbatch";
+import { MailboxLanes } from "../../objects/mq9/sendbatch";
 import { MailboxStubs } from "../../objects/mq9/stubs";
 import { createMailbox, freshAddress, query, text } from "./mq9-helpers";
 import { testEnv as env } from "./nats-ws";
 
 const enc = new TextEncoder();
 
-function send(sends: SendCoalescer, address: string, payload: string, headers: Record<string, string> = {}) {
+function send(sends: MailboxLanes, address: string, payload: string, headers: Record<string, string> = {}) {
   return handleMq9Request(env, "default", { subject: `$mq9.AI.MSG.SEND.${address}`, headers: new Map(Object.entries(headers)), payload: enc.encode(payload) }, { sends });
 }
 
@@ -25,7 +25,7 @@ describe("SEND coalescing", () => {
   it("answers each pipelined SEND with its own msg_id, in order, stored with its own payload and headers", async () => {
     const a = await createMailbox();
     const b = await createMailbox();
-    const sends = new SendCoalescer();
+    const sends = new MailboxLanes();
     const replies = await Promise.all([
       ...Array.from({ length: 20 }, (_, i) => send(sends, a, `m${i}`, i === 3 ? { "mq9-priority": "urgent" } : {})),
       send(sends, b, "other mailbox"),
@@ -89,7 +89,7 @@ describe("order of pipelined requests on one connection", () => {
       ["DELETE", "", "delete"],
     ] as const) {
       const calls: string[] = [];
-      const ctx = { sends: new SendCoalescer(), stubs: recordingStubs(calls) };
+      const ctx = { sends: new MailboxLanes(), stubs: recordingStubs(calls) };
       const req = (subject: string, payload: string) =>
         handleMq9Request(env, "default", { subject, headers: new Map(), payload: enc.encode(payload) }, ctx);
       // as a NatsSession runs the requests of one WebSocket message: started back to back, in order
@@ -108,9 +108,9 @@ describe("order of pipelined requests on one connection", () => {
     let grant!: () => void;
     const lease = new Promise<null>((resolve) => (grant = () => resolve(null)));
     let first = true;
-    // the first SEND must wait for a lease (as PublishGate.admitSoon answers then); the rest are admitted at once
-    const quota = { admitSend: () => (first ? ((first = false), lease) : null), admitCreate: () => CREATE_ADMITTED };
-    const ctx = { sends: new SendCoalescer(), stubs: recordingStubs(calls), quota };
+    // the first SEND must wait for a lease (as PublishGate.admitAsync answers then); the rest are admitted at once
+    const quota = { admitSend: () => (first ? ((first = false), lease) : Promise.resolve(null)), admitCreate: () => CREATE_ADMITTED_NOW };
+    const ctx = { sends: new MailboxLanes(), stubs: recordingStubs(calls), quota };
     const req = (subject: string, payload: string) =>
       handleMq9Request(env, "default", { subject, headers: new Map(), payload: enc.encode(payload) }, ctx);
     const done = [
@@ -131,8 +131,8 @@ describe("order of pipelined requests on one connection", () => {
     const calls: string[] = [];
     const refusal = { kind: "rate" as const, message: "publish rate limit exceeded (1 msg/s)", retryAfterMs: 1500 };
     let first = true;
-    const quota = { admitSend: () => (first ? ((first = false), Promise.resolve(refusal)) : null), admitCreate: () => CREATE_ADMITTED };
-    const ctx = { sends: new SendCoalescer(), stubs: recordingStubs(calls), quota };
+    const quota = { admitSend: () => (first ? ((first = false), Promise.resolve(refusal)) : Promise.resolve(null)), admitCreate: () => CREATE_ADMITTED_NOW };
+    const ctx = { sends: new MailboxLanes(), stubs: recordingStubs(calls), quota };
     const req = (subject: string, payload: string) =>
       handleMq9Request(env, "default", { subject, headers: new Map(), payload: enc.encode(payload) }, ctx);
     const [a, q, b] = await Promise.all([

@@ -42,6 +42,22 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
     c.ws.close();
   });
 
+  it("INFO names the client: a client_id per connection and client_ip from the upgrade (X-Forwarded-For, else CF-Connecting-IP)", async () => {
+    const info = async (headers: Record<string, string>) => {
+      const c = await openNats(headers);
+      const [, json] = await c.waitFor(/^INFO (\{.*\})\r\n/);
+      c.ws.close();
+      return JSON.parse(json) as { client_id: number; client_ip?: string; tls_required: boolean };
+    };
+    const a = await info({ "CF-Connecting-IP": "203.0.113.5" });
+    const b = await info({ "CF-Connecting-IP": "203.0.113.5", "X-Forwarded-For": "198.51.100.20" });
+    expect(a.client_ip).toBe("203.0.113.5");
+    expect(b.client_ip).toBe("198.51.100.20");
+    for (const i of [a, b]) expect(Number.isSafeInteger(i.client_id) && i.client_id > 0).toBe(true);
+    expect(a.client_id).not.toBe(b.client_id);
+    expect(a.tls_required).toBe(false);
+  });
+
   it("CONNECT verbose answers +OK, PING answers PONG", async () => {
     const c = await openNats();
     await c.waitFor(/^INFO .*\r\n/);
@@ -148,6 +164,22 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
     expect(await c.closed).toBe(1008);
   });
 
+  it.each([
+    ["a line without a colon", "NATS/1.0\r\nmq9-priority: urgent\r\nmq9-key k1\r\n\r\n"],
+    ["no terminating blank line", "NATS/1.0\r\nmq9-key: k2\r\n"],
+    ["bytes after the blank line", "NATS/1.0\r\nmq9-key: k3\r\n\r\nmq9-tags: x\r\n"],
+    ["a line without a name", "NATS/1.0\r\n: orphan\r\n\r\n"],
+  ])("a malformed header block (%s) is answered -ERR and nothing is stored", async (_what, hdr) => {
+    const box = `nats.badhdr.${crypto.randomUUID().slice(0, 8)}`;
+    expect((await handleMq9Request(env, "default", { subject: "$mq9.AI.MAILBOX.CREATE", headers: new Map(), payload: new TextEncoder().encode(JSON.stringify({ name: box })) })).body.error).toBe("");
+    const c = await openNats();
+    c.send(CONNECT + `SUB _INBOX.b.* 1\r\nHPUB $mq9.AI.MSG.SEND.${box} _INBOX.b.1 ${hdr.length} ${hdr.length + 3}\r\n${hdr}abc\r\nPING\r\n`);
+    await c.waitFor(/PONG\r\n/);
+    expect(c.text.slice(c.text.indexOf("\r\n") + 2)).toBe("-ERR 'bad message header detected'\r\nPONG\r\n");
+    expect(await expectedReply(`$mq9.AI.MSG.QUERY.${box}`, "{}")).toEqual({ error: "", messages: [] });
+    c.ws.close();
+  });
+
   it("a non-fatal error keeps the connection usable", async () => {
     const c = await openNats();
     c.send(CONNECT + "PUB foo..bar 0\r\n\r\nPING\r\n");
@@ -164,12 +196,18 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
 });
 
 describe("NatsSession state across hibernation", () => {
-  /** Drops the object's in-memory state, as hibernation does. */
+  /**
+   * Drops the object's in-memory state, as hibernation does: the protocol
+   * state, and the base's (objects/session-base/SocketSession.ts) knowledge
+   * of its socket, so the next event rebuilds everything from the attachment.
+   */
   const forget = (stub: DurableObjectStub<NatsSession>) =>
     runInDurableObject(stub, (obj) => {
-      const o = obj as unknown as { conn: unknown; parser: unknown };
+      const o = obj as unknown as { conn: unknown; parser: unknown; socket: unknown; resumed: boolean };
       o.conn = null;
       o.parser = null;
+      o.socket = null;
+      o.resumed = false;
     });
 
   it("subscriptions are stored and CONNECT options survive in the attachment", async () => {

@@ -1,3 +1,12 @@
+/**
+ * MortarSession in the Workers runtime: what only the runtime shows — real
+ * WebSocket messages and close codes, streams cut across messages, one
+ * connection's errors not touching another, the real Registry and
+ * Partition behind PUB (codes, dedupe, stored bytes, topic delete), storage
+ * cleanup and the alarm. The protocol rules of one connection (what is
+ * allowed before CONNECT, pipelining order, framing errors, backpressure
+ * bounds) are shown frame by frame in Node: test/unit/mortar-session.test.ts.
+ */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import {
@@ -6,6 +15,7 @@ import {
 } from "../../wire/mortar";
 import type { MortarSession } from "../../objects/session/MortarSession";
 import type { Connection } from "../../objects/session/connection";
+import type { Deadlines } from "../../objects/session-base/deadlines";
 import { partitionStub } from "../../objects/partition/stub";
 import { registryStub } from "../../objects/registry/stub";
 import { OPEN_TENANT } from "../../objects/tenants/auth";
@@ -34,70 +44,6 @@ async function directSession() {
 const errText = (f: Frame | undefined) => (f && f.op === Op.ERR ? new TextDecoder().decode(f.message) : "");
 
 describe("session rules", () => {
-  it("allows only PING before CONNECT; another request gets NOT_CONNECTED and the connection closes", async () => {
-    const c = await WsConn.open();
-    c.send([{ op: Op.PING }, pubFrame(1, 0, "too early"), { op: Op.PING }]);
-    const [ping, err] = await c.take(2);
-    expectOk(ping, Op.PING);
-    expectErr(err, ErrorCode.NOT_CONNECTED, Op.PUB);
-    expect((await c.waitClosed()).code).toBe(1002);
-    expect(c.frames).toEqual([]); // nothing after the closing ERR
-  });
-
-  it("ignores a client ERR before CONNECT", async () => {
-    const c = await WsConn.open();
-    c.send([{ op: Op.ERR, code: 1, requestOp: 0, message: new Uint8Array(0) }, connectFrame()]);
-    expectOk((await c.take(1))[0], Op.CONNECT);
-    c.close();
-  });
-
-  it("ignores a client OK after CONNECT: it takes no FIFO slot and gets no answer", async () => {
-    const c = await connected();
-    c.send([{ op: Op.OK, requestOp: Op.PING, result: new Uint8Array(0) }, { op: Op.PING }]);
-    expectOk((await c.take(1))[0], Op.PING);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(c.frames).toEqual([]); // nothing answers the OK
-    expect(c.closed).toBeNull();
-    c.close();
-  });
-
-  it("refuses WIRE_VERSION ≠ 1 and closes", async () => {
-    const c = await WsConn.open();
-    c.send([connectFrame("", 2)]);
-    expectErr((await c.take(1))[0], ErrorCode.UNSUPPORTED_WIRE_VERSION, Op.CONNECT);
-    await c.waitClosed();
-  });
-
-  it("refuses a second CONNECT but keeps the connection", async () => {
-    const c = await connected();
-    c.send([connectFrame(), connectFrame("", 2), { op: Op.PING }]);
-    const [again, again2, ping] = await c.take(3);
-    expectErr(again, ErrorCode.ALREADY_CONNECTED, Op.CONNECT);
-    expectErr(again2, ErrorCode.ALREADY_CONNECTED, Op.CONNECT);
-    expectOk(ping, Op.PING);
-    expect(c.closed).toBeNull();
-    c.close();
-  });
-
-  it("answers a pipelined mix strictly in request order", async () => {
-    const c = await WsConn.open();
-    const name = topicName("fifo");
-    c.send([connectFrame(), { op: Op.DECLARE, topic: utf8Bytes(name), partitionCount: 2, flags: 0 }]);
-    const [, d] = await c.take(2);
-    const topicId = new DataView(expectOk(d, Op.DECLARE).result.buffer, d.op === Op.OK ? d.result.byteOffset : 0).getUint16(0);
-    const frames: Frame[] = [];
-    for (let i = 0; i < 50; i++) frames.push(pubFrame(topicId, i % 2, `m${i}`));
-    frames.splice(10, 0, { op: Op.PING });
-    frames.splice(20, 0, pubFrame(topicId, 7, "bad partition"));
-    c.send(frames);
-    const out = await c.take(frames.length);
-    expectOk(out[10], Op.PING);
-    expectErr(out[20], ErrorCode.PARTITION_OUT_OF_RANGE, Op.PUB);
-    const seqs = out.filter((_, i) => i !== 10 && i !== 20).map((f) => Number(pubResult(f).sequence));
-    expect(seqs).toEqual(Array.from({ length: 50 }, (_, i) => Math.floor(i / 2) + 1));
-    c.close();
-  });
-
   it("reassembles frames that arrive one byte per message", async () => {
     const { stub, c } = await directSession();
     const bytes = encodeFrames([connectFrame(), { op: Op.PING }, { op: Op.PING }]);
@@ -157,20 +103,6 @@ describe("framing errors close only their own connection", () => {
     const c = await connected();
     c.ws.send("PING");
     expectErr((await c.take(1))[0], ErrorCode.MALFORMED_PAYLOAD);
-    await c.waitClosed();
-  });
-
-  it("answers the requests before the bad frame first", async () => {
-    const c = await connected();
-    const good = encodeFrames([{ op: Op.PING }, { op: Op.PING }]);
-    const bytes = new Uint8Array(good.length + 5);
-    bytes.set(good);
-    bytes.set([0, 0, 0, 1, 0xff], good.length);
-    c.send(bytes);
-    const out = await c.take(3);
-    expectOk(out[0], Op.PING);
-    expectOk(out[1], Op.PING);
-    expectErr(out[2], ErrorCode.ILLEGAL_OP);
     await c.waitClosed();
   });
 });
@@ -267,54 +199,6 @@ describe("topic delete", () => {
 });
 
 describe("backpressure", () => {
-  it("answers BACKPRESSURE to PUBs beyond the session's unanswered-bytes bound", async () => {
-    const { stub, c } = await directSession();
-    await c.connect();
-    await runInDurableObject(stub, async (s: MortarSession) => {
-      (s as unknown as { conn: Connection }).conn.maxPendingBytes = 1000;
-    });
-    const name = topicName("bp");
-    // The DECLARE is a barrier: the PUBs behind it wait in the session, counted as unanswered bytes.
-    c.send([
-      { op: Op.DECLARE, topic: utf8Bytes(name), partitionCount: 1, flags: 0 },
-      pubFrame(1, 0, new Uint8Array(400)),
-      pubFrame(1, 0, new Uint8Array(400)),
-      pubFrame(1, 0, new Uint8Array(400)),
-    ]);
-    const out = await c.take(4);
-    expectOk(out[0], Op.DECLARE);
-    expectErr(out[3], ErrorCode.BACKPRESSURE, Op.PUB);
-    expect(out.slice(1, 3).every((f) => f.op === Op.OK || (f.op === Op.ERR && f.code !== ErrorCode.BACKPRESSURE))).toBe(true);
-    c.close();
-  });
-
-  it("beyond the hard bound of queued answers: ONE closing BACKPRESSURE (request_op 0), close 1008, later frames ignored", async () => {
-    const { stub, c } = await directSession();
-    await c.connect();
-    await runInDurableObject(stub, async (s: MortarSession) => {
-      const conn = (s as unknown as { conn: Connection }).conn;
-      conn.maxPendingBytes = 1000;
-      conn.maxQueuedSlots = 6;
-    });
-    const name = topicName("bp-hard");
-    c.send([
-      { op: Op.DECLARE, topic: utf8Bytes(name), partitionCount: 1, flags: 0 },
-      ...Array.from({ length: 10 }, () => pubFrame(1, 0, new Uint8Array(400))),
-      { op: Op.PING },
-    ]);
-    const out = await c.take(7);
-    expectOk(out[0], Op.DECLARE);
-    for (const f of out.slice(3, 6)) {
-      expectErr(f, ErrorCode.BACKPRESSURE, Op.PUB);
-      expect(errText(f)).toBe("session over its unanswered-request bound; retry later"); // short and constant
-    }
-    const last = out[6]!;
-    expect(last.op === Op.ERR && [last.code, last.requestOp]).toEqual([ErrorCode.BACKPRESSURE, 0]);
-    expect(errText(last)).toMatch(/^closing: 6 answers/);
-    expect((await c.waitClosed()).code).toBe(1008);
-    expect(c.frames).toEqual([]);
-  });
-
   it("an idempotent PUB refused with BACKPRESSURE is appended when resent after later PUBs (gap fill), exactly once", async () => {
     const { stub, c } = await directSession();
     await c.connect();
@@ -369,39 +253,36 @@ describe("session storage", () => {
   });
 });
 
-describe("timers (one alarm, times in memory)", () => {
-  it("closes a connection that sends no CONNECT within 10 s (CONNECTION_TIMEOUT), PINGs do not extend it", async () => {
+/** The session's deadlines (objects/session-base/deadlines.ts), reached into so a test need not wait for them. */
+type WithDeadlines = { deadlines: Deadlines };
+
+describe("timers (deadlines: one storage alarm for the keepalive, a resident timer for a partial frame)", () => {
+  it("closes a connection that sends no CONNECT within 10 s (CONNECTION_TIMEOUT, close 1008); PINGs do not extend it", async () => {
     const opened = Date.now();
     const { stub, c } = await directSession();
-    const alarm = await runInDurableObject(stub, async (_s, ctx) => ctx.storage.getAlarm());
-    expect(alarm).not.toBeNull();
-    expect(alarm!).toBeGreaterThanOrEqual(opened + 10_000);
-    expect(alarm!).toBeLessThan(opened + 10_000 + 5_000); // the CONNECT deadline, not the 45 s keepalive
+    const connectBy = () => runInDurableObject(stub, async (s: MortarSession) => (s as unknown as WithDeadlines).deadlines.get("connect"));
+    const before = await connectBy();
+    expect(before).toBeGreaterThanOrEqual(opened + 10_000);
+    expect(before).toBeLessThan(Date.now() + 10_000 + 1);
     c.send([{ op: Op.PING }]);
     expectOk((await c.take(1))[0], Op.PING);
+    expect(await connectBy()).toBe(before); // a frame before CONNECT does not move it
     await runInDurableObject(stub, async (s: MortarSession) => {
-      const t = (s as unknown as { timers: { lastFrameAt: number; connectBy: number | null } }).timers;
-      expect(t.connectBy).not.toBeNull();
-      t.connectBy! -= 10_001; // the deadline passed; the PING just now is a recent frame
+      const d = (s as unknown as WithDeadlines).deadlines;
+      d.set("connect", d.get("connect")! - 10_001, "resident"); // the deadline passed; the PING just now is a recent frame
     });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     const [err] = await c.take(1);
     expectErr(err, ErrorCode.CONNECTION_TIMEOUT, 0);
-    expect(errText(err)).toMatch(/no CONNECT within 10 s/);
+    expect(errText(err)).toMatch(/^no CONNECT within 10 s of opening the connection$/);
     expect((await c.waitClosed()).code).toBe(1008);
     expect(c.frames).toEqual([]);
   });
 
-  it("a CONNECT before the deadline lifts it: the alarm then fires for the keepalive", async () => {
+  it("a CONNECT before the deadline lifts it", async () => {
     const { stub, c } = await directSession();
     await c.connect();
-    await runInDurableObject(stub, async (s: MortarSession) => {
-      const t = (s as unknown as { timers: { connectBy: number | null } }).timers;
-      expect(t.connectBy).toBeNull();
-    });
-    expect(await runDurableObjectAlarm(stub)).toBe(true); // whatever it was armed for: nothing expired
-    const alarm = await runInDurableObject(stub, async (_s, ctx) => ctx.storage.getAlarm());
-    expect(alarm!).toBeGreaterThan(Date.now() + 20_000); // re-armed for the token re-check (30 s) or the keepalive (45 s), not the 10 s deadline
+    expect(await runInDurableObject(stub, async (s: MortarSession) => (s as unknown as WithDeadlines).deadlines.has("connect"))).toBe(false);
     c.send([{ op: Op.PING }]);
     expectOk((await c.take(1))[0], Op.PING);
     expect(c.closed).toBeNull();
@@ -412,7 +293,8 @@ describe("timers (one alarm, times in memory)", () => {
     const { stub, c } = await directSession();
     await c.connect();
     await runInDurableObject(stub, async (s: MortarSession) => {
-      (s as unknown as { timers: { lastFrameAt: number } }).timers.lastFrameAt -= 46_000;
+      const d = (s as unknown as WithDeadlines).deadlines;
+      d.set("keepalive", d.get("keepalive")! - 46_000);
     });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     const [err] = await c.take(1);
@@ -436,14 +318,34 @@ describe("timers (one alarm, times in memory)", () => {
     await c.connect();
     await deliverInOrder(stub, [Uint8Array.of(0, 0, 0, 9, Op.PUB, 0)]); // 6 of 13 bytes
     await runInDurableObject(stub, async (s: MortarSession) => {
-      const t = (s as unknown as { timers: { partialSince: number | null } }).timers;
-      expect(t.partialSince).not.toBeNull();
-      t.partialSince! -= 10_001;
+      const d = (s as unknown as WithDeadlines).deadlines;
+      expect(d.get("partial")).toBeGreaterThan(Date.now() + 9_000); // 10 s after the partial frame began
+      d.set("partial", d.get("partial")! - 10_001, "resident");
     });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     const [err] = await c.take(1);
     expectErr(err, ErrorCode.CONNECTION_TIMEOUT);
     expect(errText(err)).toMatch(/partial frame/);
     await c.waitClosed();
+  });
+
+  it("after a rebuild (hibernation), a frame moving the keepalive does not push the alarm past the token re-check", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    const alarmAndRecheck = () => runInDurableObject(stub, async (s: MortarSession, ctx) => ({
+      alarm: await ctx.storage.getAlarm(), recheck: (s as unknown as WithDeadlines).deadlines.get("tenant-recheck")!,
+    }));
+    const before = await alarmAndRecheck();
+    expect(before.alarm).toBeLessThanOrEqual(before.recheck); // the re-check (30 s) comes before the keepalive (45 s)
+    // what hibernation drops: the instance's memory; the socket, its attachment and the alarm stay
+    await runInDurableObject(stub, async (s: MortarSession) => {
+      Object.assign(s as unknown as Record<string, unknown>, { conn: null, socket: null, resumed: false, armedAt: Infinity });
+    });
+    c.send([{ op: Op.PING }]);
+    expectOk((await c.take(1))[0], Op.PING);
+    const after = await alarmAndRecheck();
+    expect(after.recheck).toBeGreaterThanOrEqual(before.recheck); // restored with its slack
+    expect(after.alarm).toBeLessThanOrEqual(after.recheck);
+    c.close();
   });
 });

@@ -22,6 +22,13 @@ import type { Frame } from "./frames";
 /** What one push produced: the whole frames, in order, then the error (if any) that stopped decoding. */
 export interface DecodeOutcome {
   frames: Frame[];
+  /**
+   * Each frame's body as received (op byte + payload, without the length
+   * prefix), parallel to `frames`: a view of the pushed chunk, or of the
+   * decoder's copy of a frame split across chunks. Lets a caller forward a
+   * frame without encoding it again.
+   */
+  bodies: Uint8Array[];
   error: MortarError | null;
 }
 
@@ -42,7 +49,8 @@ export class FrameDecoder {
    */
   push(chunk: Uint8Array): DecodeOutcome {
     const frames: Frame[] = [];
-    if (this.failure) return { frames, error: this.failure };
+    const bodies: Uint8Array[] = [];
+    if (this.failure) return { frames, bodies, error: this.failure };
     const n = chunk.length;
     let i = 0;
     while (i < n && !this.failure) {
@@ -54,7 +62,7 @@ export class FrameDecoder {
         if (bad) {
           this.failure = bad;
         } else if (n - i >= this.length) {
-          this.emit(frames, chunk.subarray(i, i + this.length));
+          this.emit(frames, bodies, chunk.subarray(i, i + this.length));
           i += this.length;
           this.length = 0;
         } else {
@@ -73,11 +81,11 @@ export class FrameDecoder {
           this.body = null;
           this.bodyFill = 0;
           this.length = 0;
-          this.emit(frames, body);
+          this.emit(frames, bodies, body);
         }
       }
     }
-    return { frames, error: this.failure };
+    return { frames, bodies, error: this.failure };
   }
 
   /** True while part of a frame (even one header byte) is buffered: the half-frame timer runs. */
@@ -124,9 +132,10 @@ export class FrameDecoder {
   }
 
   /** Decodes one whole body (op + payload) into `frames`, or records the error. */
-  private emit(frames: Frame[], body: Uint8Array): void {
+  private emit(frames: Frame[], bodies: Uint8Array[], body: Uint8Array): void {
     try {
       frames.push(decodeFrame(body[0]!, body.subarray(1)));
+      bodies.push(body);
     } catch (e) {
       this.failure = e instanceof MortarError
         ? e

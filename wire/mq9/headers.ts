@@ -9,12 +9,20 @@
  *   is rejected.
  * - `mq9-tags`: comma-separated tags (empty items dropped, duplicates removed).
  * - `mq9-priority`: normal (default) / urgent / critical.
+ * - `mq9-reply-to`, `mq9-correlation-id`: the conversation extension
+ *   (conversation.ts).
  * Any other `mq9-*` name is rejected so that a typo is not silently ignored;
  * headers without the `mq9-` prefix are ignored.
+ *
+ * Key and tags are UTF-8 text. Bytes that are not UTF-8 reach the broker as
+ * U+FFFD on both transports (workerd decodes HTTP header bytes that way, the
+ * NATS header block is decoded the same way), so a value containing U+FFFD
+ * is refused: two different raw keys must never become one key.
  */
 import { Mq9Error, echo } from "./errors";
 import { MAX_DURATION_S, MAX_KEY_CHARS, MAX_TAG_CHARS, MAX_TAGS } from "./limits";
 import { DEFAULT_PRIORITY, parsePriority, type Priority } from "./priority";
+import { parseCorrelationId, parseReplyTo } from "./conversation";
 
 /** SEND options carried by the headers. */
 export interface Mq9SendOptions {
@@ -27,17 +35,22 @@ export interface Mq9SendOptions {
   /** Tags in first-seen order, unique. */
   tags: string[];
   priority: Priority;
+  /** `mq9-reply-to`: where answers go (a mail_address), or null. */
+  replyTo: string | null;
+  /** `mq9-correlation-id`: the exchange the message belongs to (≤ 128 printable ASCII bytes), or null. */
+  correlationId: string | null;
 }
 
 /** The recognized header names (lower case). */
-export const MQ9_HEADER_NAMES = ["mq9-key", "mq9-delay", "mq9-ttl", "mq9-tags", "mq9-priority"] as const;
+export const MQ9_HEADER_NAMES = ["mq9-key", "mq9-delay", "mq9-ttl", "mq9-tags", "mq9-priority", "mq9-reply-to", "mq9-correlation-id"] as const;
 
 /**
  * Parses the `mq9-*` headers out of `headers` (any iterable of
  * `[name, value]`, e.g. a Map or a fetch `Headers`). Throws
  * Mq9Error(bad_request) for an unknown `mq9-*` name, a name given twice,
  * non-numeric/negative/too-large delay or ttl, ttl ≤ delay, an empty key,
- * too many/too long tags, or an unknown priority.
+ * a key or tags that are not UTF-8 text (contain U+FFFD), too many/too long
+ * tags, or an unknown priority.
  */
 export function parseMq9Headers(headers: Iterable<readonly [string, string]>): Mq9SendOptions {
   const seen = new Map<string, string>();
@@ -50,9 +63,10 @@ export function parseMq9Headers(headers: Iterable<readonly [string, string]>): M
     if (seen.has(name)) throw new Mq9Error("bad_request", `header ${echo(name)} given more than once`);
     seen.set(name, value.trim());
   }
-  const out: Mq9SendOptions = { key: null, delaySec: 0, ttlSec: 0, tags: [], priority: DEFAULT_PRIORITY };
+  const out: Mq9SendOptions = { key: null, delaySec: 0, ttlSec: 0, tags: [], priority: DEFAULT_PRIORITY, replyTo: null, correlationId: null };
   const key = seen.get("mq9-key");
   if (key !== undefined) {
+    assertText("mq9-key", key);
     if (key === "") throw new Mq9Error("bad_request", "mq9-key must not be empty");
     if (key.length > MAX_KEY_CHARS) throw new Mq9Error("bad_request", `mq9-key longer than ${MAX_KEY_CHARS} characters`);
     out.key = key;
@@ -68,10 +82,27 @@ export function parseMq9Headers(headers: Iterable<readonly [string, string]>): M
     );
   }
   const tags = seen.get("mq9-tags");
-  if (tags !== undefined) out.tags = parseTags(tags);
+  if (tags !== undefined) {
+    assertText("mq9-tags", tags);
+    out.tags = parseTags(tags);
+  }
   const priority = seen.get("mq9-priority");
   if (priority !== undefined) out.priority = parsePriority(priority);
+  const replyTo = seen.get("mq9-reply-to");
+  if (replyTo !== undefined) out.replyTo = parseReplyTo(replyTo);
+  const correlationId = seen.get("mq9-correlation-id");
+  if (correlationId !== undefined) out.correlationId = parseCorrelationId(correlationId);
   return out;
+}
+
+/** U+FFFD: what bytes that are not UTF-8 decode to. */
+const REPLACEMENT_CHAR = "\uFFFD";
+
+/** Throws Mq9Error(bad_request) when header `name`'s value holds U+FFFD (its bytes were not UTF-8). */
+function assertText(name: string, value: string): void {
+  if (value.includes(REPLACEMENT_CHAR)) {
+    throw new Mq9Error("bad_request", `${name} must be UTF-8 text: it contains bytes that are not UTF-8 (or U+FFFD)`);
+  }
 }
 
 /** Parses a whole number of seconds (decimal digits only, ≤ MAX_DURATION_S). */
@@ -101,11 +132,14 @@ const utf8 = new TextEncoder();
 
 /**
  * Bytes a SEND stores besides its payload: the UTF-8 key and tags as the
- * mailbox stores them (tags column `,a,b,`), up to ~4.6 kB of ASCII. The
+ * mailbox stores them (tags column `,a,b,`), and the reply-to address and
+ * correlation id, up to ~4.9 kB of ASCII. The
  * storage quota (stored bytes) and the byte-rate quota count them with the
  * payload (docs/tenants.md "Quotas"); metering's `bytes_in` does not.
  */
 export function sendMetadataBytes(o: Mq9SendOptions): number {
   const key = o.key === null ? 0 : utf8.encode(o.key).length;
-  return key + (o.tags.length ? utf8.encode(o.tags.join(",")).length + 2 : 0);
+  // reply-to and correlation id are ASCII (validated): their length is their byte count
+  const conversation = (o.replyTo?.length ?? 0) + (o.correlationId?.length ?? 0);
+  return key + (o.tags.length ? utf8.encode(o.tags.join(",")).length + 2 : 0) + conversation;
 }

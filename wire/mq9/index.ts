@@ -1,6 +1,7 @@
 /** mq9 wire layer: pure code shared by the HTTP and NATS transports and the Mailbox object. */
 export * from "./address";
 export * from "./base64";
+export * from "./conversation";
 export * from "./errors";
 export * from "./headers";
 export * from "./limits";

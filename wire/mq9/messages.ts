@@ -14,4 +14,8 @@ export interface Mq9Message {
   key: string | null;
   /** `mq9-tags`, possibly empty. */
   tags: string[];
+  /** `mq9-reply-to` (conversation extension); present only when the SEND carried it. */
+  reply_to?: string;
+  /** `mq9-correlation-id` (conversation extension); present only when the SEND carried it. */
+  correlation_id?: string;
 }

@@ -15,6 +15,7 @@ import {
   MAX_WAIT_MS,
 } from "./limits";
 import { parseTags } from "./headers";
+import { parseCorrelationId } from "./conversation";
 
 /**
  * A whole JSON number in [min, max] (any size JSON can carry when `max` is
@@ -62,12 +63,16 @@ export const ackRequestSchema = z.object({
   msg_id: exactId,
 });
 
-/** `$mq9.AI.MSG.QUERY.*` body. `tags` is a list or a comma-separated string. */
+/**
+ * `$mq9.AI.MSG.QUERY.*` body. `tags` is a list or a comma-separated string;
+ * `correlation_id` (conversation extension) is checked by parseQueryRequest.
+ */
 export const queryRequestSchema = z.object({
   key: z.string().min(1).max(MAX_KEY_CHARS).nullish(),
   limit: wholeNumber(1, Infinity).nullish(), // clamped to MAX_BATCH_MSGS
   since: unixSeconds.nullish(),
   tags: z.union([z.array(z.string()), z.string()]).nullish(),
+  correlation_id: z.string().nullish(),
 });
 
 /** Where a FETCH starts when no group position applies. */
@@ -99,6 +104,8 @@ export interface QuerySpec {
   sinceSec: number | null;
   /** Every tag must be present on the message. */
   tags: string[];
+  /** Only messages sent with this `mq9-correlation-id`, or null (conversation extension). */
+  correlationId: string | null;
 }
 
 /** A normalized CREATE request. */
@@ -191,5 +198,6 @@ export function parseQueryRequest(payload: Uint8Array): QuerySpec {
     limit: Math.min(b.limit ?? MAX_BATCH_MSGS, MAX_BATCH_MSGS),
     sinceSec: b.since ?? null,
     tags,
+    correlationId: b.correlation_id == null ? null : parseCorrelationId(b.correlation_id, "request field correlation_id"),
   };
 }

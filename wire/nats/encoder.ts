@@ -14,7 +14,12 @@ export interface ServerInfo {
   headers: boolean;
   /** Largest PUB payload / HPUB header+payload, bytes. */
   max_payload: number;
+  /** This connection's id (nats.go GetClientID). */
+  client_id?: number;
+  /** The client's address as the broker's front door saw it (nats.go GetClientIP). */
+  client_ip?: string;
   auth_required?: boolean;
+  tls_required?: boolean;
   [extra: string]: unknown;
 }
 
@@ -66,42 +71,4 @@ export function encodeHmsg(
   return withBody(`HMSG ${subject} ${sid}${r} ${header.length} ${header.length + payload.length}\r\n`, [header, payload]);
 }
 
-/** Concatenates encoded operations into one buffer (one WebSocket message). */
-export function concatBytes(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
-
-/**
- * Cuts encoded operations into WebSocket messages of at most `max` bytes:
- * consecutive parts share a message, and a part larger than `max` is cut
- * (the NATS protocol over WebSocket is a byte stream; message boundaries
- * mean nothing to clients). Parts are never copied when one fits alone.
- */
-export function* chunkBytes(parts: Uint8Array[], max: number): Generator<Uint8Array> {
-  let batch: Uint8Array[] = [];
-  let size = 0;
-  for (const p of parts) {
-    let part = p;
-    while (part.length > 0) {
-      const n = Math.min(part.length, max - size);
-      batch.push(n === part.length ? part : part.subarray(0, n));
-      size += n;
-      part = part.subarray(n);
-      if (size === max) {
-        yield concatBytes(batch);
-        batch = [];
-        size = 0;
-      }
-    }
-  }
-  if (size > 0) yield concatBytes(batch);
-}
+export { chunkBytes, concatBytes } from "../bytes";

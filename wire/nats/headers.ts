@@ -25,14 +25,21 @@ export interface HeaderBlock {
 }
 
 /**
- * Decodes a header block. Returns null when it does not start with
- * `NATS/1.0` (nats-server: "bad message header detected"). Lines without a
- * `:` are ignored; values are trimmed.
+ * Decodes a header block, strictly: returns null — the HPUB is refused with
+ * `-ERR 'bad message header detected'` (docs/nats.md, "Header blocks") —
+ * when it does not start with `NATS/1.0`, has a line that is not
+ * `Name: value` (no colon, or nothing before it), or does not end with the
+ * blank line (missing, or bytes after it). These are the rules nats.go
+ * decodes received blocks by; nats-server passes blocks on unchecked. Line
+ * ends are CRLF or a bare LF; values are trimmed and decoded as UTF-8, bytes
+ * that are not UTF-8 becoming U+FFFD (which mq9 refuses in its values).
  */
 export function parseHeaderBlock(bytes: Uint8Array): HeaderBlock | null {
-  const text = td.decode(bytes);
-  const lines = text.split(/\r?\n/);
-  const first = lines[0] ?? "";
+  const lines = td.decode(bytes).split(/\r?\n/);
+  // "NATS/1.0\r\nA: b\r\n\r\n" splits into [version, "A: b", "", ""]: the blank line ends the
+  // block, and the final "" is what follows its line end — anything else there is extra bytes.
+  if (lines.length < 3 || lines[lines.length - 1] !== "" || lines[lines.length - 2] !== "") return null;
+  const first = lines[0];
   if (!first.startsWith(HEADER_VERSION)) return null;
   const rest = first.slice(HEADER_VERSION.length);
   if (rest.length > 0 && rest[0] !== " " && rest[0] !== "\t") return null;
@@ -42,11 +49,11 @@ export function parseHeaderBlock(bytes: Uint8Array): HeaderBlock | null {
     out.status = Number(m[1]);
     if (m[2] && m[2].trim()) out.description = m[2].trim();
   }
-  for (const line of lines.slice(1)) {
-    if (line.length === 0) continue;
+  for (const line of lines.slice(1, -2)) {
     const i = line.indexOf(":");
-    if (i <= 0) continue;
-    out.headers.push([line.slice(0, i).trim(), line.slice(i + 1).trim()]);
+    const name = i < 0 ? "" : line.slice(0, i).trim();
+    if (name === "") return null; // also an empty line before the end: the block ended early
+    out.headers.push([name, line.slice(i + 1).trim()]);
   }
   return out;
 }

@@ -7,3 +7,4 @@ export * from "./encoder";
 export * from "./connect";
 export * from "./subscriptions";
 export * from "./connection";
+export * from "./info";

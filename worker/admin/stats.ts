@@ -19,7 +19,7 @@
 import type { Context } from "hono";
 import type { Env } from "../../objects/env";
 import { OPEN_TENANT, TENANT_ID_RE } from "../../objects/tenants/auth";
-import { agentRegistryStub } from "../../objects/mq9/agents";
+import { agentRegistryStub } from "../../objects/agents/stub";
 import { isolateMeter } from "../telemetry";
 import { registryStub } from "../../objects/registry/stub";
 import { partitionStub } from "../../objects/partition/stub";

@@ -12,7 +12,7 @@ import { isolateMeter } from "../telemetry";
 import { usageStub } from "../../objects/usage/stub";
 import { HOUR_MS, hourOf } from "../../objects/usage/report";
 import { SUMMED_USAGE_FIELDS } from "../../objects/usage/catalog";
-import type { HourUsage } from "../../objects/usage/aggregate-store";
+import type { HourUsage } from "../../objects/usage/rpc";
 import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
 import type { UsageAnswer } from "../../wire/admin/tenants";
 

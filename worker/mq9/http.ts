@@ -7,15 +7,15 @@
  * (`Request.signal`, compatibility flag `enable_request_signal`).
  */
 import type { Context } from "hono";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { MAX_PAYLOAD_BYTES, echo } from "../../wire/mq9";
-import { authenticateToken, bearerToken } from "../../objects/tenants/auth";
+import { authenticateToken, bearerToken, type AuthResult } from "../../objects/tenants/auth";
 import type { Env } from "../../objects/env";
 import { handleMq9Request, replyJson, type Mq9Reply } from "../../objects/mq9/dispatch";
 import { isolateMeter } from "../telemetry";
 import { series } from "../../objects/usage/catalog";
 import { mq9RequestSeries } from "../../objects/mq9/request-metrics";
 import { httpQuota } from "../quota";
+import { answerDiscardingRest, readLimitedBody } from "../body-limit";
 
 const BYTES_IN = series("mortarmq_bytes_received_total", { protocol: "http" });
 const BYTES_OUT = series("mortarmq_bytes_sent_total", { protocol: "http" });
@@ -24,15 +24,25 @@ const te = new TextEncoder();
 /** Path prefix of the route. */
 export const MQ9_HTTP_PREFIX = "/mq9/";
 
-/** Handler for `POST /mq9/*`. */
+/** How an HTTP route answers a refused token: 401 (or 503 when the tenant directory did not answer), the mq9 `error` text, headers. */
+export function authRefusal(auth: Extract<AuthResult, { ok: false }>): { status: 401 | 503; error: string; headers: Record<string, string> } {
+  if (auth.reason === "unavailable") return { status: 503, error: `unavailable: ${auth.message}`, headers: { "Retry-After": "1" } };
+  const error = auth.reason === "missing" ? "unauthorized: missing bearer token"
+    : auth.reason === "revoked" ? "unauthorized: token revoked"
+    : auth.reason === "deleted" ? "unauthorized: tenant deleted" : "unauthorized: invalid token";
+  return { status: 401, error, headers: { "WWW-Authenticate": 'Bearer realm="mortarmq"' } };
+}
+
+/**
+ * Handler for `POST /mq9/*`. Every answer is JSON; a body over the size
+ * limit is answered 413 as soon as the limit is crossed, while its rest is
+ * discarded (worker/body-limit.ts).
+ */
 export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
   const auth = await authenticateToken(c.env, bearerToken(c.req.header("authorization")));
   if (!auth.ok) {
-    if (auth.reason === "unavailable") return c.json({ error: `unavailable: ${auth.message}` }, 503, { "Retry-After": "1" });
-    const error = auth.reason === "missing" ? "unauthorized: missing bearer token"
-      : auth.reason === "revoked" ? "unauthorized: token revoked"
-      : auth.reason === "deleted" ? "unauthorized: tenant deleted" : "unauthorized: invalid token";
-    return c.json({ error }, 401, { "WWW-Authenticate": 'Bearer realm="mortarmq"' });
+    const r = authRefusal(auth);
+    return c.json({ error: r.error }, r.status, r.headers);
   }
   const path = new URL(c.req.url).pathname;
   const waitUntil = waitUntilOf(c);
@@ -43,72 +53,39 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
   } catch {
     /* answered below */
   }
-  const payload = subject === null ? new Uint8Array() : await readBody(c.req.raw, MAX_PAYLOAD_BYTES);
+  const body = await readLimitedBody(c.req.raw, MAX_PAYLOAD_BYTES);
   let reply: Mq9Reply;
   if (subject === null) {
     reply = { status: 400, code: "bad_request", body: { error: "subject in the path is not valid percent-encoding" } };
-  } else if (typeof payload === "string") {
-    reply = { status: 413, code: "payload_too_large", body: { error: `payload of ${echo(payload)} bytes exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes` } };
+  } else if (!body.ok) {
+    reply = { status: 413, code: "payload_too_large", body: { error: `payload of ${echo(body.size)} bytes exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes` } };
   } else {
     const headers = new Map<string, string>();
     for (const [name, value] of c.req.raw.headers) if (name.toLowerCase().startsWith("mq9-")) headers.set(name, value);
     const quota = httpQuota(c.env, auth.tenant, auth.state);
-    reply = await handleMq9Request(c.env, auth.tenant, { subject, headers, payload }, { signal: c.req.raw.signal, waitUntil, quota });
+    reply = await handleMq9Request(c.env, auth.tenant, { subject, headers, payload: body.bytes }, { signal: c.req.raw.signal, waitUntil, quota });
   }
-  const body = te.encode(replyJson(reply)) as Uint8Array<ArrayBuffer>;
+  const answer = te.encode(replyJson(reply));
   isolateMeter.add(auth.tenant, mq9RequestSeries(subject ?? "", reply, "http"));
-  isolateMeter.add(auth.tenant, BYTES_IN, typeof payload === "string" ? 0 : payload.byteLength);
-  isolateMeter.add(auth.tenant, BYTES_OUT, body.length);
+  isolateMeter.add(auth.tenant, BYTES_IN, body.ok ? body.bytes.byteLength : 0);
+  isolateMeter.add(auth.tenant, BYTES_OUT, answer.length);
   waitUntil?.(isolateMeter.maybeFlush(c.env));
-  const out: Record<string, string> = { "Content-Type": "application/json" };
+  const out: Record<string, string> = { ...JSON_TYPE };
   if (reply.retryAfterS !== undefined) out["Retry-After"] = String(reply.retryAfterS);
-  return c.body(body, reply.status as ContentfulStatusCode, out);
+  return answerDiscardingRest(answer, { status: reply.status, headers: out }, body.ok ? null : body.rest, waitUntil);
 }
+
+const JSON_TYPE = { "Content-Type": "application/json" };
 
 /**
  * `ctx.waitUntil` of the invocation, if there is one (the release of a held
  * FETCH after the client disconnected must outlive the request).
  */
-function waitUntilOf(c: Context<{ Bindings: Env }>): ((p: Promise<unknown>) => void) | undefined {
+export function waitUntilOf(c: Context<{ Bindings: Env }>): ((p: Promise<unknown>) => void) | undefined {
   try {
     const ctx = c.executionCtx;
     return (p) => ctx.waitUntil(p);
   } catch {
     return undefined; // no execution context (app.fetch called without one)
   }
-}
-
-/**
- * Reads the request body. When it exceeds `maxBytes` (declared, or counted
- * while streaming) returns its size as text instead: the declared length,
- * or "more than <maxBytes>" for a streamed body (not read to the end).
- */
-async function readBody(req: Request, maxBytes: number): Promise<Uint8Array | string> {
-  const declared = req.headers.get("content-length");
-  if (declared !== null) {
-    if (Number(declared) > maxBytes) return declared.trim();
-    return new Uint8Array(await req.arrayBuffer());
-  }
-  if (!req.body) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = req.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel();
-      return `more than ${maxBytes}`;
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(total);
-  let off = 0;
-  for (const ch of chunks) {
-    out.set(ch, off);
-    off += ch.byteLength;
-  }
-  return out;
 }

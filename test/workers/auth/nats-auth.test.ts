@@ -1,6 +1,7 @@
-import { runInDurableObject, SELF } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { NatsSession } from "../../../objects/nats/NatsSession";
+import type { Deadlines } from "../../../objects/session-base/deadlines";
 import { openNats, testEnv as env, wrap } from "../nats-ws";
 
 describe("GET /nats with tokens configured", () => {
@@ -63,10 +64,13 @@ describe("GET /nats with tokens configured", () => {
     const res = await stub.fetch("http://broker/nats", { headers: { Upgrade: "websocket" } });
     const c = wrap(res.webSocket!);
     await c.waitFor(/^INFO /);
-    await runInDurableObject(stub, (obj, state) => {
-      // fire the timer's handler now instead of waiting AUTH_TIMEOUT_MS
-      (obj as unknown as { onAuthTimeout(ws: WebSocket): void }).onAuthTimeout(state.getWebSockets()[0]);
+    await runInDurableObject(stub, (obj) => {
+      // the auth deadline (AUTH_TIMEOUT_MS after the upgrade) made due now instead of waiting for it
+      const d = (obj as unknown as { deadlines: Deadlines }).deadlines;
+      expect(d.get("auth")).toBeGreaterThan(Date.now() + 4_000);
+      d.set("auth", Date.now() - 1);
     });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
     await c.waitFor(/-ERR 'Authentication Timeout'\r\n$/);
     expect(await c.closed).toBe(1008);
   });

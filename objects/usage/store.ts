@@ -15,20 +15,8 @@
  */
 import { SUMMED_USAGE_FIELDS, metricDef, parseSeries, series, usageFieldOf } from "./catalog";
 import { HOUR_MS, type UsageReport } from "./report";
-
-/** Usage of one tenant-hour (`GET /admin/tenants/:id/usage`). */
-export interface HourUsage {
-  /** Start of the hour, ms since the epoch. */
-  hour: number;
-  requests: number;
-  messages_in: number;
-  messages_out: number;
-  bytes_in: number;
-  bytes_out: number;
-  connection_seconds: number;
-  /** Highest stored bytes (MortarMQ + mq9) seen during the hour. */
-  storage_bytes: number;
-}
+import type { HourUsage } from "./rpc";
+import { MetaTable } from "../shared/meta-table";
 
 type Row = Record<string, SqlStorageValue>;
 
@@ -36,6 +24,8 @@ const APPLIED = series("mortarmq_telemetry_reports_total", { result: "applied" }
 const DUPLICATE = series("mortarmq_telemetry_reports_total", { result: "duplicate" });
 
 export class AggregateStore {
+  private readonly metaTable: MetaTable;
+
   constructor(private readonly storage: DurableObjectStorage) {
     const sql = storage.sql;
     sql.exec("CREATE TABLE IF NOT EXISTS reporters(id TEXT PRIMARY KEY, last_no INTEGER NOT NULL, seen_ms INTEGER NOT NULL)");
@@ -44,17 +34,18 @@ export class AggregateStore {
       requests REAL NOT NULL DEFAULT 0, messages_in REAL NOT NULL DEFAULT 0, messages_out REAL NOT NULL DEFAULT 0,
       bytes_in REAL NOT NULL DEFAULT 0, bytes_out REAL NOT NULL DEFAULT 0, connection_seconds REAL NOT NULL DEFAULT 0,
       storage_max REAL NOT NULL DEFAULT 0, storage_end REAL NOT NULL DEFAULT 0)`);
-    sql.exec("CREATE TABLE IF NOT EXISTS agg_meta(k TEXT PRIMARY KEY, v REAL NOT NULL)");
+    this.metaTable = new MetaTable(sql, "agg_meta", "REAL");
     sql.exec("CREATE TABLE IF NOT EXISTS tenants(name TEXT PRIMARY KEY, since_ms INTEGER NOT NULL)");
   }
 
+  /** An `agg_meta` value (0 when unset). */
   meta(k: string): number {
-    for (const r of this.storage.sql.exec<{ v: number }>("SELECT v FROM agg_meta WHERE k = ?", k)) return r.v;
-    return 0;
+    return this.metaTable.get(k);
   }
 
+  /** Sets an `agg_meta` value. */
   setMeta(k: string, v: number): void {
-    this.storage.sql.exec("INSERT OR REPLACE INTO agg_meta(k, v) VALUES (?, ?)", k, v);
+    this.metaTable.set(k, v);
   }
 
   /**

@@ -1,0 +1,8 @@
+import type { Env } from "../env";
+import { mailboxName } from "../shared/names";
+import type { Mailbox } from "./Mailbox";
+
+/** The Mailbox object of `address` in `tenant` (object name `mailbox/<tenant>/<address>`). */
+export function mailboxStub(env: Env, tenant: string, address: string): DurableObjectStub<Mailbox> {
+  return env.MAILBOX.get(env.MAILBOX.idFromName(mailboxName(tenant, address)));
+}

@@ -1,0 +1,44 @@
+/**
+ * The SQLite storage of one Partition, opened in one place. The SQL lives
+ * with the tables it serves:
+ * - log-store.ts: `log`, `log_chunk` (the records, in segments);
+ * - producer-store.ts: `producer_window`, `producer_appends` (dedupe);
+ * - ledger-store.ts: `consumer_groups`, `deliveries` (the read path; opened
+ *   by consumers.ts);
+ * - here: `partition_meta(k, v)` — `leader_epoch` (starts of the object),
+ *   `last_seq` (kept once records may be purged), `deleted`, `registered`
+ *   (with the TopicRegistry), `non_idempotent` (PUB counter),
+ *   `delivery_epoch` (consumers.ts).
+ */
+import { MetaTable } from "../shared/meta-table";
+import { LogStore, ensureLogSchema } from "./log-store";
+import { ProducerStore, ensureProducerSchema } from "./producer-store";
+
+export class PartitionStore {
+  readonly log: LogStore;
+  readonly producers: ProducerStore;
+  /** `partition_meta`: numeric values, 0 when unset. */
+  readonly meta: MetaTable;
+
+  /** Creates the tables if missing (migrating older producer tables, producer-store.ts). */
+  constructor(storage: DurableObjectStorage) {
+    const sql = storage.sql;
+    ensureLogSchema(sql);
+    ensureProducerSchema(storage);
+    this.meta = new MetaTable(sql, "partition_meta");
+    this.log = new LogStore(sql);
+    this.producers = new ProducerStore(sql);
+  }
+
+  /**
+   * One page of the purge of a deleted topic: deletes up to `limit` of the
+   * oldest segments and, once the log is empty, every producer's dedupe
+   * state. Returns the segments deleted (fewer than `limit` = done). Call
+   * inside `transactionSync`.
+   */
+  purgePage(limit: number): number {
+    const deleted = this.log.deleteOldest(limit);
+    if (deleted < limit) this.producers.clear();
+    return deleted;
+  }
+}

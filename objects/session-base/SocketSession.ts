@@ -1,0 +1,497 @@
+/**
+ * The base of the WebSocket session objects (MortarSession, NatsSession):
+ * one Durable Object per client connection (`newUniqueId()`), using the
+ * WebSocket Hibernation API (DESIGN.md §3). The platform entry points live
+ * here — `fetch` (the upgrade), `webSocketMessage`, `webSocketClose`,
+ * `webSocketError`, `alarm` — and the subclass implements the protocol in
+ * a few `on…` hooks, as cloudflare/partykit's `partyserver` Server does.
+ *
+ * What the base owns, so no protocol writes it again:
+ * - **accept with hibernation** (`ctx.acceptWebSocket`), one connection per
+ *   object (a second upgrade gets 409), 426 for anything but an upgrade;
+ * - **the attachment**: `{ base, session }`. The base's part (tenant side,
+ *   deadlines) and the subclass's part (`saveState`) are namespaced, so a
+ *   subclass cannot clobber what the base needs after hibernation;
+ * - **the tenant side** (objects/tenants/connection-auth.ts): authentication
+ *   with a connection lease (`authenticate`), the snapshot across
+ *   hibernation, the token re-check every TENANT_REVALIDATE_MS (a refusal
+ *   calls `onRevoked`), the lease given back at the end;
+ * - **deadlines** (deadlines.ts): durable ones in ONE storage alarm,
+ *   resident ones on an in-memory timer that keeps the object resident;
+ *   an expired one calls `onTimeout(kind)`;
+ * - **output**: `send` cuts everything into WebSocket messages of at most
+ *   MAX_WS_MESSAGE_BYTES (1 MiB, what Workers accept per received message;
+ *   `ws` clients refuse far larger ones);
+ * - **close and the end of the connection**: either side closing, or the
+ *   socket failing, ends the connection once: the protocol shuts down
+ *   (`onEnd`: consumer groups left, held requests released), the lease is
+ *   given back, the final telemetry report goes out (connection-seconds,
+ *   gauges withdrawn; objects/usage/connection.ts), then the object's
+ *   storage is deleted — or, when the report could not be delivered, the
+ *   alarm retries it and deletes the storage after that. An object that
+ *   restarts without its connection (crash, eviction) reports and cleans up
+ *   from its next alarm;
+ * - **bytes counted** both ways (`mortarmq_bytes_received_total`,
+ *   `mortarmq_bytes_sent_total` by protocol).
+ *
+ * Lifecycle of the subclass: `onUpgrade` (may refuse the upgrade) →
+ * accepted → `onOpen` (fresh connection) — or, after hibernation or a
+ * restart with the socket still there, `onResume` with the subclass's saved
+ * state on the first event — then `onMessage` per WebSocket message
+ * (handled one after another: a message whose handling awaits delays the
+ * next), `onTimeout`, `onRevoked`, and `onEnd` once.
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import { MAX_WS_MESSAGE_BYTES, chunkBytes } from "../../wire/bytes";
+import type { AuthResult } from "../tenants/rpc";
+import { ConnectionAuth, type ConnectionAuthSnapshot } from "../tenants/connection-auth";
+import type { ConnectionProtocol } from "../tenants/rpc";
+import { ConnectionTelemetry } from "../usage/connection";
+import { series } from "../usage/catalog";
+import { telemetryFlushMs } from "../usage/stub";
+import { echoCloseCode } from "./close";
+import { Deadlines, type DeadlineMode, type DeadlinesSnapshot } from "./deadlines";
+
+export { MAX_WS_MESSAGE_BYTES };
+
+/** While a connection is open the alarm is armed at most this far ahead, ms, so a connection that vanished without a close event is cleaned up. */
+export const SWEEP_MS = 60 * 60 * 1000;
+
+/** Keeps the object in memory while `stayResident(true)`, ms between no-op ticks. */
+const PIN_INTERVAL_MS = 20_000;
+
+/** The deadline kind of the token re-check (the base's own). */
+const RECHECK = "tenant-recheck";
+
+/** What the base keeps in the socket attachment. */
+interface BaseAttachment {
+  auth: ConnectionAuthSnapshot | null;
+  deadlines: DeadlinesSnapshot;
+}
+
+/** The whole attachment: the base's part and the subclass's, namespaced. */
+interface Attachment<S> {
+  base: BaseAttachment;
+  session: S | null;
+}
+
+const te = new TextEncoder();
+
+/**
+ * A WebSocket session object for `protocol`; `S`: the subclass's state kept
+ * in the attachment (small, structured-cloneable).
+ */
+export abstract class SocketSession<S = null> extends DurableObject<Env> {
+  /** The connection's tenant side: authentication, lease, quotas (use `authenticate` to authenticate). */
+  protected readonly auth: ConnectionAuth;
+  /** The connection's telemetry (connections, connection-seconds; the subclass's counts through `drainCounts`). */
+  protected readonly telemetry: ConnectionTelemetry;
+  /** This object's id (hex): where other objects call back. */
+  protected readonly sessionId: string;
+
+  private socket: WebSocket | null = null;
+  /** The first event after construction looked for a live socket (`resume`). */
+  private resumed = false;
+  private ending: Promise<void> | null = null;
+  private storageGone = false;
+  private readonly deadlines = new Deadlines();
+  /** Time the storage alarm is armed for as far as this instance knows (Infinity = none / unknown after a rebuild). */
+  private armedAt = Infinity;
+  private arming: Promise<void> | null = null;
+  private residentTimer: ReturnType<typeof setTimeout> | null = null;
+  private residentAt = Infinity;
+  private pin: ReturnType<typeof setInterval> | null = null;
+  /** Inbound messages in order: set while one is being handled asynchronously. */
+  private inbound: Promise<void> | null = null;
+  /** JSON of the subclass state last written, and the auth snapshot last written. */
+  private savedState = "null";
+  private savedAuth: ConnectionAuthSnapshot | null = null;
+  private state: S | null = null;
+  private bytesIn = 0;
+  private bytesOut = 0;
+  private readonly bytesInSeries: string;
+  private readonly bytesOutSeries: string;
+
+  constructor(ctx: DurableObjectState, env: Env, protocol: ConnectionProtocol) {
+    super(ctx, env);
+    this.sessionId = ctx.id.toString();
+    this.auth = new ConnectionAuth(env, protocol, this.sessionId);
+    this.bytesInSeries = series("mortarmq_bytes_received_total", { protocol });
+    this.bytesOutSeries = series("mortarmq_bytes_sent_total", { protocol });
+    this.telemetry = new ConnectionTelemetry({
+      storage: ctx.storage, env, reporter: this.sessionId, protocol,
+      drain: (add) => {
+        if (this.bytesIn) add(this.bytesInSeries, this.bytesIn);
+        if (this.bytesOut) add(this.bytesOutSeries, this.bytesOut);
+        this.bytesIn = this.bytesOut = 0;
+        this.drainCounts(add);
+      },
+      levels: () => this.levels(),
+    });
+  }
+
+  // ------------------------------------------------------------ hooks
+
+  /** Before the upgrade is accepted: a Response refuses it (e.g. 401 for a bad bearer token). */
+  protected onUpgrade(_request: Request): Response | undefined | Promise<Response | undefined> {
+    return undefined;
+  }
+
+  /** A fresh connection was accepted: build the protocol state, greet, set deadlines. */
+  protected abstract onOpen(): void | Promise<void>;
+
+  /**
+   * The object was rebuilt (hibernation, restart) while its socket is still
+   * open: rebuild the protocol state from `state` (what `saveState` last
+   * stored; null if nothing). Runs on the first event.
+   */
+  protected abstract onResume(state: S | null): void;
+
+  /** One WebSocket message (text messages arrive UTF-8 encoded, `text` set). */
+  protected abstract onMessage(bytes: Uint8Array, text: boolean): void | Promise<void>;
+
+  /** Deadline `kind` (set with `deadline`) expired. */
+  protected abstract onTimeout(kind: string): void | Promise<void>;
+
+  /**
+   * The object was rebuilt while resident deadline `kind` was pending: the
+   * in-memory state it guarded is gone (e.g. a partial frame's bytes).
+   */
+  protected abstract onLost(kind: string): void;
+
+  /** The token re-check refused the connection (`message`: revoked token, deleted tenant): close it. */
+  protected abstract onRevoked(message: string): void;
+
+  /** The connection is over (either side): shut the protocol down; the base then gives the lease back and reports. */
+  protected onEnd(): void | Promise<void> {}
+
+  /** Moves the subclass's counts (frames, requests) into `add(series, n)` for a telemetry report. */
+  protected drainCounts(_add: (series: string, n: number) => void): void {}
+
+  /** Gauges besides the open connection, read at report time. */
+  protected levels(): Record<string, number> {
+    return {};
+  }
+
+  // ------------------------------------------------------------ services for the subclass
+
+  /**
+   * Authenticates `token` (ConnectionAuth.connect: connection quota, tenant
+   * fixed for the connection's life). On success the connection counts as
+   * opened for telemetry and its token re-check is scheduled.
+   */
+  protected async authenticate(token: string | undefined): Promise<AuthResult> {
+    const a = await this.auth.connect(token);
+    if (a.ok) {
+      if (!this.telemetry.started) this.telemetry.start(a.tenant, true);
+      this.deadline(RECHECK, this.auth.nextCheckAt);
+    }
+    return a;
+  }
+
+  /** Writes `bytes` (or the parts, in order) to the client, in messages of at most MAX_WS_MESSAGE_BYTES. */
+  protected send(bytes: Uint8Array | Uint8Array[]): void {
+    const ws = this.socket;
+    if (!ws) return;
+    this.telemetry.touch();
+    try {
+      for (const m of chunkBytes(Array.isArray(bytes) ? bytes : [bytes], MAX_WS_MESSAGE_BYTES)) {
+        ws.send(m);
+        this.bytesOut += m.length;
+      }
+    } catch {
+      void this.end(); // the client is gone
+    }
+  }
+
+  /** Closes the connection from this side (`code`, `reason`) and ends it. */
+  protected close(code: number, reason: string): void {
+    try {
+      this.socket?.close(code, reason);
+    } catch {
+      /* already closed */
+    }
+    void this.end();
+  }
+
+  /**
+   * Sets deadline `kind` to `at` (unix ms; null clears it). Durable:
+   * survives hibernation, fired by the storage alarm; resident: guards
+   * memory-only state, fired by an in-memory timer that keeps the object
+   * resident (deadlines.ts).
+   */
+  protected deadline(kind: string, at: number | null, mode: DeadlineMode = "durable"): void {
+    if (this.ending) return;
+    if (at === null) {
+      if (!this.deadlines.has(kind)) return;
+      this.deadlines.clear(kind);
+    } else {
+      this.deadlines.set(kind, at, mode);
+      // the alarm goes to the earliest durable deadline (after a rebuild the armed time is unknown: Infinity)
+      const next = this.deadlines.next("durable");
+      if (mode === "durable" && next < this.armedAt) this.arm(next);
+    }
+    this.scheduleResident();
+    this.persist();
+  }
+
+  /** The connection ended and the object's storage was deleted: write nothing more. */
+  protected get storageDeleted(): boolean {
+    return this.storageGone;
+  }
+
+  /** Whether deadline `kind` is set. */
+  protected hasDeadline(kind: string): boolean {
+    return this.deadlines.has(kind);
+  }
+
+  /** Stores the subclass's part of the attachment (written only when it changed). */
+  protected saveState(state: S): void {
+    this.state = state;
+    this.persist();
+  }
+
+  /** Keeps the object in memory while `on` (in-memory state no attachment can hold, e.g. open subscriptions). */
+  protected stayResident(on: boolean): void {
+    if (on && !this.pin && !this.ending) this.pin = setInterval(() => {}, PIN_INTERVAL_MS);
+    if (!on && this.pin) {
+      clearInterval(this.pin);
+      this.pin = null;
+    }
+  }
+
+  /**
+   * Rebuilds the protocol state on the first event after construction
+   * (entry points call it; so must RPC methods that reach the protocol).
+   * True while a connection is open.
+   */
+  protected resume(): boolean {
+    if (!this.resumed) {
+      this.resumed = true;
+      const ws = this.ctx.getWebSockets()[0];
+      if (ws) this.restore(ws);
+    }
+    return this.socket !== null && this.ending === null;
+  }
+
+  /**
+   * Ends the connection without the protocol (its state is lost: the
+   * subclass cleaned up what it could): closes every socket with `code`.
+   */
+  protected abandon(code: number, reason: string): void {
+    this.resumed = true;
+    for (const ws of this.ctx.getWebSockets()) {
+      try {
+        ws.close(code, reason);
+      } catch {
+        /* already closed */
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ platform entry points
+
+  /** Accepts the WebSocket upgrade forwarded by the Worker's route. */
+  override async fetch(request: Request): Promise<Response> {
+    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
+      return new Response("expected a WebSocket upgrade", { status: 426 });
+    }
+    if (this.resume() || this.ending) return new Response("session already has a connection", { status: 409 });
+    const refused = await this.onUpgrade(request);
+    if (refused) return refused;
+    const pair = new WebSocketPair();
+    const [client, server] = [pair[0], pair[1]];
+    this.ctx.acceptWebSocket(server);
+    this.socket = server;
+    await this.onOpen();
+    this.persist();
+    if (!this.ending && this.armedAt === Infinity) this.arm(Date.now() + SWEEP_MS);
+    await this.arming;
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  override webSocketMessage(ws: WebSocket, message: ArrayBuffer | string): void | Promise<void> {
+    if (!this.resume()) return;
+    this.socket = ws; // the event's socket is the connection's (after a rebuild, getWebSockets() found it)
+    const text = typeof message === "string";
+    const bytes = text ? te.encode(message) : new Uint8Array(message);
+    const run = (): void | Promise<void> => {
+      if (this.ending) return;
+      this.bytesIn += bytes.length;
+      this.telemetry.touch();
+      try {
+        const r = this.onMessage(bytes, text);
+        if (r) return r.then(() => this.persist(), (e) => this.crash(e));
+        this.persist();
+      } catch (e) {
+        this.crash(e);
+      }
+    };
+    if (this.inbound) return (this.inbound = this.chain(this.inbound.then(run)));
+    const r = run();
+    if (r) return (this.inbound = this.chain(r));
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    this.resume();
+    const echo = echoCloseCode(code);
+    if (echo !== null) {
+      try {
+        ws.close(echo, reason);
+      } catch {
+        /* already closed */
+      }
+    }
+    await this.end();
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    this.resume();
+    try {
+      ws.close(1011, "websocket error");
+    } catch {
+      /* already closed */
+    }
+    await this.end();
+  }
+
+  /**
+   * The one alarm: expired durable deadlines (and the token re-check), then
+   * re-armed for the next; after the connection ended (or when the object
+   * restarted without it), the final report and storage deletion.
+   */
+  override async alarm(): Promise<void> {
+    this.armedAt = Infinity;
+    const live = this.resume();
+    if (!live) {
+      if (this.ending) await this.ending;
+      await this.cleanUp();
+      return;
+    }
+    await this.runExpired(Date.now());
+    if (this.ending) return;
+    const next = Math.min(this.deadlines.next("durable"), Date.now() + SWEEP_MS);
+    if (next < this.armedAt) this.arm(next);
+    await this.arming;
+  }
+
+  // ------------------------------------------------------------ internals
+
+  /** The socket is still open after a rebuild: restore the base's part, then let the subclass rebuild. */
+  private restore(ws: WebSocket): void {
+    this.socket = ws;
+    const a = ws.deserializeAttachment() as Attachment<S> | null;
+    const base = a?.base;
+    if (base?.auth) {
+      this.auth.restore(base.auth);
+      this.savedAuth = base.auth;
+      this.telemetry.start(base.auth.tenant, false);
+    }
+    const lost = this.deadlines.restore(base?.deadlines);
+    if (base?.auth && !this.deadlines.has(RECHECK)) this.deadlines.set(RECHECK, this.auth.nextCheckAt);
+    this.state = a?.session ?? null;
+    this.savedState = JSON.stringify(this.state);
+    this.onResume(this.state);
+    for (const kind of lost) if (!this.ending) this.onLost(kind);
+    this.persist();
+  }
+
+  /** Runs the hooks of every expired deadline (the re-check here). */
+  private async runExpired(now: number): Promise<void> {
+    for (const kind of this.deadlines.expired(now)) {
+      if (this.ending || !this.deadlines.has(kind)) continue;
+      this.deadlines.clear(kind);
+      if (kind === RECHECK) {
+        const r = await this.auth.revalidate(now);
+        if (!r.ok) this.onRevoked(r.message);
+        else this.deadline(RECHECK, this.auth.nextCheckAt);
+      } else {
+        await this.onTimeout(kind);
+      }
+    }
+    this.scheduleResident();
+    this.persist();
+  }
+
+  /** Arms the storage alarm for `at` (not awaited by callers on hot paths; fetch and alarm await `arming`). */
+  private arm(at: number): void {
+    if (this.storageGone) return;
+    this.armedAt = at;
+    this.arming = this.ctx.storage.setAlarm(at).catch(() => {});
+  }
+
+  /** The in-memory timer for the earliest resident deadline. */
+  private scheduleResident(): void {
+    const at = this.deadlines.next("resident");
+    if (at === this.residentAt) return;
+    if (this.residentTimer !== null) clearTimeout(this.residentTimer);
+    this.residentTimer = null;
+    this.residentAt = at;
+    if (at === Infinity) return;
+    this.residentTimer = setTimeout(() => {
+      this.residentTimer = null;
+      this.residentAt = Infinity;
+      this.runExpired(Date.now()).then(() => this.scheduleResident(), (e) => this.crash(e));
+    }, Math.max(0, at - Date.now()));
+  }
+
+  /** Writes the attachment when something in it changed (see deadlines.ts for the deadlines' part). */
+  private persist(): void {
+    const ws = this.socket;
+    if (!ws || this.ending) return;
+    const auth = this.auth.snapshot();
+    const state = this.state === null ? "null" : JSON.stringify(this.state);
+    if (!this.deadlines.dirty && auth === this.savedAuth && state === this.savedState) return;
+    const a: Attachment<S> = { base: { auth, deadlines: this.deadlines.snapshot() }, session: this.state };
+    try {
+      ws.serializeAttachment(a);
+      this.savedAuth = auth;
+      this.savedState = state;
+    } catch {
+      /* socket gone */
+    }
+  }
+
+  /** Keeps `p` as the tail of the inbound chain until it settles. */
+  private chain(p: Promise<void>): Promise<void> {
+    const tail: Promise<void> = p.catch((e) => this.crash(e)).finally(() => {
+      if (this.inbound === tail) this.inbound = null;
+    });
+    return tail;
+  }
+
+  /** An unexpected exception while handling a message: close this connection only. */
+  private crash(err: unknown): void {
+    console.error(`${this.constructor.name}: closing connection after internal error`, err);
+    this.close(1011, "internal error");
+  }
+
+  /** Ends the connection once (see the class comment). */
+  private end(): Promise<void> {
+    this.ending ??= (async () => {
+      this.deadlines.clearAll();
+      this.scheduleResident();
+      this.stayResident(false);
+      const protocol = (async () => this.onEnd())().catch((e) => console.error(`${this.constructor.name}: shutdown failed`, e));
+      await Promise.all([protocol, this.auth.release()]);
+      await this.cleanUp();
+    })();
+    return this.ending;
+  }
+
+  /**
+   * The final telemetry report, then the storage goes; if the report could
+   * not be delivered, the alarm retries (and the storage goes after that).
+   */
+  private async cleanUp(): Promise<void> {
+    if (this.storageGone) return;
+    if (await this.telemetry.finish()) {
+      this.storageGone = true;
+      await this.ctx.storage.deleteAlarm();
+      await this.ctx.storage.deleteAll();
+    } else {
+      await this.ctx.storage.setAlarm(Date.now() + telemetryFlushMs(this.env));
+    }
+  }
+}

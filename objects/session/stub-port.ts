@@ -1,0 +1,35 @@
+/**
+ * The object calls of a MortarMQ connection's port (port.ts), executed with
+ * Durable Object stubs: the tenant's TopicRegistry, the Partition and
+ * ConsumerGroup objects of a topic incarnation. MortarSession adds the
+ * tenant side (authenticate, admitPublish) and the socket side (send, close,
+ * subscriptions).
+ */
+import type { Env } from "../env";
+import { groupStub } from "../group/stub";
+import { partitionStub } from "../partition/stub";
+import { registryStub } from "../registry/stub";
+import type { DeclareResult, LookupResult, TopicInfo } from "../registry/rpc";
+import type { AppendResult, DeliverResult, SettleResult } from "../partition/rpc";
+import type { JoinResult } from "../group/rpc";
+import type { MortarPort } from "./port";
+
+/** The Registry, Partition and ConsumerGroup calls of the port. */
+export type ObjectCalls = Pick<MortarPort, "lookup" | "declare" | "append" | "deliver" | "settle" | "join" | "heartbeat" | "controlAck" | "leave">;
+
+/** The object calls for the tenant `tenant()` returns (the connection's, once authenticated). */
+export function stubCalls(env: Env, tenant: () => string): ObjectCalls {
+  const partition = (t: TopicInfo, p: number) => partitionStub(env, tenant(), t.incarnation, t.topicId, p);
+  const group = (t: TopicInfo, g: string) => groupStub(env, tenant(), t.incarnation, t.topicId, g);
+  return {
+    lookup: (topicId) => registryStub(env, tenant()).lookup(topicId) as Promise<LookupResult>,
+    declare: (topic, partitionCount, flags) => registryStub(env, tenant()).declare(topic, partitionCount, flags) as Promise<DeclareResult>,
+    append: (t, p, batch) => partition(t, p).append(batch) as Promise<AppendResult>,
+    deliver: (t, p, req) => partition(t, p).deliver(req) as Promise<DeliverResult>,
+    settle: (t, p, req) => partition(t, p).settle(req) as Promise<SettleResult>,
+    join: (t, g, req) => group(t, g).join(req) as Promise<JoinResult>,
+    heartbeat: (t, g, memberId, membershipEpoch, assignmentEpoch, leave) => group(t, g).heartbeat(memberId, membershipEpoch, assignmentEpoch, leave),
+    controlAck: (t, g, req) => group(t, g).controlAck(req),
+    leave: (t, g, memberId, membershipEpoch) => group(t, g).leave(memberId, membershipEpoch),
+  };
+}

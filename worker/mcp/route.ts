@@ -1,0 +1,65 @@
+/**
+ * `POST /mcp`: the Model Context Protocol over Streamable HTTP (DESIGN.md
+ * §8 "MCP"; docs/mcp.md), stateless — every POST gets a fresh server and
+ * transport (no session id, JSON responses, no server-initiated stream), so
+ * any isolate can answer any request. Authenticated like every other route
+ * (`Authorization: Bearer`, objects/tenants/auth.ts): the token's tenant is
+ * the tenant every tool call acts for; a missing or refused token is 401
+ * before any MCP message is read. Tool calls go through the mq9 service
+ * (objects/mq9/dispatch.ts) with the tenant's quotas, and are counted as mq9
+ * requests with `transport="mcp"`.
+ */
+import type { Context } from "hono";
+import { authenticateToken, bearerToken } from "../../objects/tenants/auth";
+import type { Env } from "../../objects/env";
+import { handleMq9Request, replyJson } from "../../objects/mq9/dispatch";
+import { mq9RequestSeries } from "../../objects/mq9/request-metrics";
+import { series } from "../../objects/usage/catalog";
+import { isolateMeter } from "../telemetry";
+import { httpQuota } from "../quota";
+import { authRefusal, waitUntilOf } from "../mq9/http";
+
+const BYTES_IN = series("mortarmq_bytes_received_total", { protocol: "http" });
+const BYTES_OUT = series("mortarmq_bytes_sent_total", { protocol: "http" });
+
+/** JSON-RPC error code for a refused token (the SDK's "server error" range). */
+const UNAUTHORIZED_CODE = -32001;
+
+/** A JSON-RPC error answer without an id (the request was not read). */
+function rpcError(c: Context, status: 401 | 405 | 503, code: number, message: string, headers: Record<string, string> = {}): Response {
+  return c.json({ jsonrpc: "2.0", error: { code, message }, id: null }, status, headers);
+}
+
+/** Handler for `POST /mcp`. */
+export async function mcpHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
+  const auth = await authenticateToken(c.env, bearerToken(c.req.header("authorization")));
+  if (!auth.ok) {
+    const r = authRefusal(auth);
+    return rpcError(c, r.status, UNAUTHORIZED_CODE, r.error, r.headers);
+  }
+  const tenant = auth.tenant;
+  const { buildMcpServer } = await import("./server"); // the SDK is evaluated only by isolates that serve /mcp
+  const { WebStandardStreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js");
+  const waitUntil = waitUntilOf(c);
+  const quota = httpQuota(c.env, tenant, auth.state);
+  const clientGone = c.req.raw.signal;
+  const server = buildMcpServer(async (req, signal) => {
+    const reply = await handleMq9Request(c.env, tenant, req, { signal: AbortSignal.any([signal, clientGone]), waitUntil, quota });
+    isolateMeter.add(tenant, mq9RequestSeries(req.subject, reply, "mcp"));
+    return replyJson(reply);
+  });
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  const res = await transport.handleRequest(c.req.raw);
+  const body = await res.arrayBuffer(); // JSON mode: the answer is complete here
+  await server.close();
+  isolateMeter.add(tenant, BYTES_IN, Number(c.req.header("content-length") ?? 0));
+  isolateMeter.add(tenant, BYTES_OUT, body.byteLength);
+  waitUntil?.(isolateMeter.maybeFlush(c.env));
+  return new Response(res.status === 202 || body.byteLength === 0 ? null : body, { status: res.status, headers: res.headers });
+}
+
+/** `GET` / `DELETE /mcp`: no server-initiated stream and no sessions (stateless) — 405, as the transport spec allows. */
+export function mcpMethodNotAllowed(c: Context<{ Bindings: Env }>): Response {
+  return rpcError(c, 405, -32000, "Method not allowed: this MCP endpoint is stateless; send JSON-RPC messages with POST /mcp", { Allow: "POST" });
+}
