@@ -107,7 +107,7 @@ export class Mailbox extends DurableObject<Env> {
       const meta: MailboxMeta = { address, createdMs: now, ttlSec, expiresMs: mailboxExpiry(now, ttlSec), nextMsgId: 0 };
       this.ctx.storage.transactionSync(() => this.store.createMailbox(meta));
       this.meta = meta;
-      this.telemetry.touch();
+      this.telemetry.existenceChanged();
       this.nextDueMs = earliest(this.nextDueMs, meta.expiresMs);
       this.rearm();
       return {};
@@ -407,7 +407,7 @@ export class Mailbox extends DurableObject<Env> {
     this.nextDueMs = null;
     this.laneTops = [-1, -1, -1];
     this.waiters.failAll(new Mq9Error("mailbox_not_found", mq9Messages.mailboxNotFound(address)));
-    this.telemetry.touch();
+    this.telemetry.existenceChanged();
     this.rearm();
   }
 
