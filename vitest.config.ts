@@ -4,12 +4,16 @@ import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { installWorkerdNoiseFilter, isExpectedConsoleLog } from "./test/harness/quiet-logs.ts";
+import { buildConsole } from "./client/tools/build-console.ts";
 
 // A green run prints only the results: workerd's known harness noise and the console messages
 // tests cause on purpose are dropped, each matched exactly (test/harness/quiet-logs.ts, docs/testing.md).
 installWorkerdNoiseFilter(process.stdout);
 installWorkerdNoiseFilter(process.stderr);
 const ROOT = fileURLToPath(new URL(".", import.meta.url));
+// The Workers pools serve the console from wrangler.toml's [assets] directory, which must exist
+// when they start: build it now (~0.1 s; docs/console.md).
+await buildConsole();
 
 /**
  * `EnvironmentTeardownError: [vitest-worker]: Closing rpc while "…" was
@@ -45,7 +49,7 @@ const mcpSdkWithoutSourceMaps = {
 };
 
 /**
- * Seven projects:
+ * Eight projects:
  * - unit:    pure code (wire/, pure state machines) in Node.
  * - workers: the real Worker and Durable Objects inside workerd (vitest pool workers).
  * - workers-auth: the same with AUTH_TOKENS set (test/workers/auth/).
@@ -53,8 +57,11 @@ const mcpSdkWithoutSourceMaps = {
  *   revocation timeouts) so deadline tests need no long sleeps (test/workers/timers/).
  * - workers-telemetry: the same with a 100 ms telemetry flush interval, so the
  *   counting pipeline reports within a test (test/workers/telemetry/).
+ * - workers-retention: the same with a 600 ms default topic retention
+ *   (MORTAR_RETENTION_MS) and a 100 ms telemetry flush, so retention by age
+ *   and its counters show within a test (test/workers/retention/).
  * - workers-tenants: a hosted broker — ADMIN_TOKEN set, one static tenant,
- *   short token re-check and telemetry intervals, small mailbox limits (test/workers/tenants/).
+ *   short token re-check, purge delay and telemetry intervals, small mailbox limits (test/workers/tenants/).
  * - e2e:     a real `wrangler dev` process started by the test, driven from Node.
  */
 export default defineConfig({
@@ -77,7 +84,7 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
-          exclude: ["test/workers/auth/**", "test/workers/timers/**", "test/workers/telemetry/**", "test/workers/tenants/**"],
+          exclude: ["test/workers/auth/**", "test/workers/timers/**", "test/workers/telemetry/**", "test/workers/tenants/**", "test/workers/retention/**"],
         },
       },
       {
@@ -119,6 +126,16 @@ export default defineConfig({
         test: { name: "workers-telemetry", include: ["test/workers/telemetry/**/*.test.ts"] },
       },
       {
+        // The same Worker with a short default retention by age (objects/shared/retention-config.ts).
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: { bindings: { MORTAR_RETENTION_MS: "600", TELEMETRY_FLUSH_MS: "100" } },
+          }),
+        ],
+        test: { name: "workers-retention", include: ["test/workers/retention/**/*.test.ts"] },
+      },
+      {
         // A hosted broker (docs/tenants.md): operator token, issued tokens, quotas.
         plugins: [
           cloudflareTest({
@@ -128,6 +145,7 @@ export default defineConfig({
                 ADMIN_TOKEN: "test-admin-token",
                 AUTH_TOKENS: "test-static-token:static-tenant",
                 TENANT_REVALIDATE_MS: "300",
+                TENANT_PURGE_DELAY_MS: "300",
                 TELEMETRY_FLUSH_MS: "100",
                 // small mailbox defaults, so the limit tests need few CREATEs (test/workers/tenants/mailbox-limits.test.ts)
                 MQ9_MAILBOX_CREATES_PER_S: "2",

@@ -32,6 +32,17 @@ export interface Env {
   MORTAR_REVOCATION_TIMEOUT_MS?: string;
   /** MortarMQ: a connection without a successful CONNECT is closed this long after it opened, ms (default 10000; objects/session/timers.ts). */
   MORTAR_CONNECT_TIMEOUT_MS?: string;
+  /**
+   * Topic retention defaults (objects/shared/retention-config.ts, docs/protocol.md
+   * "Topic retention"): max record age, ms (default 604800000 = 7 days; 0 = keep forever).
+   */
+  MORTAR_RETENTION_MS?: string;
+  /** Retention default: max keys + values per partition, bytes (default 0 = no limit). */
+  MORTAR_RETENTION_BYTES?: string;
+  /** Retention default: max records per partition (default 0 = no limit). */
+  MORTAR_RETENTION_MESSAGES?: string;
+  /** Retention default: `old` (delete the oldest segments, default) or `new` (refuse PUBs while full). */
+  MORTAR_RETENTION_DISCARD?: string;
   /** Largest partition_count a DECLARE may create (default 1024, at most 65535). */
   MORTAR_MAX_PARTITIONS_PER_TOPIC?: string;
   /**
@@ -53,6 +64,8 @@ export interface Env {
   MQ9_MAILBOX_CREATES_PER_S?: string;
   /** mq9: mailboxes per tenant without a `mailboxes` quota (default 10000). */
   MQ9_MAILBOXES_PER_TENANT?: string;
+  /** Tenants: how long after a delete the purge of its data starts, ms (default 2 × TENANT_REVALIDATE_MS + 10 s). */
+  TENANT_PURGE_DELAY_MS?: string;
   /** Counting pipeline: how often each object reports its counters, ms (default 10000; docs/operations.md). */
   TELEMETRY_FLUSH_MS?: string;
   SESSION: DurableObjectNamespace;
@@ -64,6 +77,10 @@ export interface Env {
   NATS_SESSION: DurableObjectNamespace;
   /** Tenant directory: one object per tenant and the index (objects/tenants/). */
   TENANTS: DurableObjectNamespace<import("./tenants/TenantDirectory").TenantDirectory>;
+  /** Per-tenant mq9 mailbox lists (objects/mailbox-index/). */
+  MAILBOX_INDEX: DurableObjectNamespace<import("./mailbox-index/MailboxIndex").MailboxIndex>;
+  /** The web console's bundled files (wrangler.toml `[assets]`, dist/console/; worker/console/assets.ts). */
+  ASSETS?: Fetcher;
   /** Per-tenant usage aggregators and the tenant index (objects/usage/). */
   USAGE: DurableObjectNamespace<import("./usage/UsageAggregator").UsageAggregator>;
 }

@@ -12,6 +12,8 @@ import { metricsHandler } from "./admin/metrics";
 import { statsHandler } from "./admin/stats";
 import { usageHandler } from "./admin/usage";
 import { registerTenantAdmin } from "./admin/tenants-api";
+import { registerGroupAdmin } from "./admin/groups-api";
+import { registerConsole } from "./console/routes";
 
 export const app = new Hono<{ Bindings: Env }>();
 
@@ -26,6 +28,15 @@ app.get("/stats", statsHandler);
 app.get("/admin/tenants/:id/usage", usageHandler);
 /** Tenant directory: tenants, issued tokens, quotas (docs/tenants.md). */
 registerTenantAdmin(app);
+/** Consumer-group management per tenant: list, describe, delete, reset, pause/resume (docs/groups.md). */
+registerGroupAdmin(app);
+
+/**
+ * The web console (docs/console.md): the page and its bundled files with a
+ * strict CSP, and its tenant-scoped APIs (`/v0/whoami`, `/v0/overview`,
+ * `/v0/usage`, `/v0/topics…`, `/v0/mailboxes…`, `POST /v0/mq9/*`).
+ */
+registerConsole(app);
 
 /** Browser agents: CORS on the mq9 bridge; /nats answers preflights (the route itself is the NATS session's). */
 app.use("/mq9/*", brokerCors());

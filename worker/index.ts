@@ -15,3 +15,4 @@ export { AgentRegistry } from "../objects/agents/AgentRegistry";
 export { NatsSession } from "../objects/nats/NatsSession";
 export { TenantDirectory } from "../objects/tenants/TenantDirectory";
 export { UsageAggregator } from "../objects/usage/UsageAggregator";
+export { MailboxIndex } from "../objects/mailbox-index/MailboxIndex";

@@ -13,7 +13,10 @@
  *   operator endpoints (/metrics, /stats, usage) flush first.
  *
  * Bound: counts of an isolate that receives no further request stay in its
- * memory until it is evicted, when they are lost. Only requests and HTTP
+ * memory until it is evicted, when they are lost. Reports carry the time of
+ * their newest count (`countedUntil`), so counts of a tenant that was
+ * purged meanwhile are dropped by its aggregator instead of landing in the
+ * (re-created) tenant's usage. Only requests and HTTP
  * body bytes are counted here; messages and their bytes are counted by the
  * Mailbox objects, durably.
  */
@@ -23,6 +26,8 @@ import type { Env } from "../objects/env";
 
 interface TenantState {
   pending: Buckets;
+  /** Time of the newest count in `pending`, ms (the report's countedUntil). */
+  lastCount: number;
   /** Last report number built for this tenant. */
   no: number;
   /** Built, not acknowledged. */
@@ -39,8 +44,10 @@ export class IsolateMeter {
   /** Adds `n` to `series` of `tenant` in the current hour. */
   add(tenant: string, series: string, n = 1): void {
     let t = this.tenants.get(tenant);
-    if (!t) this.tenants.set(tenant, (t = { pending: new Buckets(), no: 0, outbox: null }));
-    t.pending.add(series, n, Date.now());
+    if (!t) this.tenants.set(tenant, (t = { pending: new Buckets(), lastCount: 0, no: 0, outbox: null }));
+    const now = Date.now();
+    t.pending.add(series, n, now);
+    t.lastCount = now;
   }
 
   /**
@@ -71,7 +78,7 @@ export class IsolateMeter {
       for (let round = 0; round < 2; round++) {
         if (!t.outbox) {
           if (t.pending.empty) return;
-          t.outbox = { reporter, no: ++t.no, at: Date.now(), entries: t.pending.entries() };
+          t.outbox = { reporter, no: ++t.no, at: Date.now(), countedUntil: t.lastCount, entries: t.pending.entries() };
           t.pending.clear();
         }
         try {

@@ -1,7 +1,7 @@
 /**
  * `mortarmq admin …`: the operator's tenant directory (docs/tenants.md,
- * docs/cli.md "Admin"): tenants create|list|show|delete, tokens
- * issue|revoke, quotas set|show, usage. Every command calls the admin HTTP
+ * docs/cli.md "Admin"): tenants create|list|describe|delete, tokens
+ * issue|list|revoke, quotas set|show, usage. Every command calls the admin HTTP
  * API with the operator token from `--admin-token` or MORTARMQ_ADMIN_TOKEN
  * (none is needed on an open local broker). Answers are validated with the
  * API's own schemas (wire/admin/tenants.ts).
@@ -9,16 +9,17 @@
 import { Option, type Command } from "commander";
 import { z } from "zod";
 import {
-  DEFAULTED_QUOTA_FIELDS, QUOTA_FIELDS, TENANT_ID_RE, TOKEN_ID_RE, firstIssue, issuedTokenSchema, quotasAnswerSchema, tenantListSchema, tenantSchema,
-  usageAnswerSchema, type Quotas, type TenantDoc, type UsageAnswer, type UsageHours,
+  DEFAULTED_QUOTA_FIELDS, QUOTA_FIELDS, TENANT_ID_RE, TOKEN_ID_RE, issuedTokenSchema, quotasAnswerSchema, tenantListSchema, tenantSchema,
+  tokenListSchema, usageAnswerSchema, type PurgeDoc, type Quotas, type TenantDoc, type TokenInfo, type UsageAnswer, type UsageHours,
 } from "../../wire/admin/tenants";
 import { action, printJson, printLine, type GlobalOptions } from "./context";
-import { CliError, usageError } from "./errors";
+import { usageError } from "./errors";
 import { formatBytes, formatFields, formatTable, type Cell } from "./format";
-import { brokerRequest, type BrokerRequestOptions } from "./http";
+import { apiRequest, type BrokerRequestOptions, type StatusHints } from "./http";
+import { parseBytes, parseDurationMs } from "./parse";
 
 /** Error names for admin API statuses. */
-const STATUS_NAMES: Readonly<Record<number, [string, string]>> = {
+const STATUS_NAMES: StatusHints = {
   400: ["BAD_REQUEST", "check the arguments (see mortarmq admin --help)"],
   401: ["UNAUTHORIZED", "pass the operator token with --admin-token or MORTARMQ_ADMIN_TOKEN"],
   403: ["FORBIDDEN", "that is a tenant's token: /admin needs the operator token (ADMIN_TOKEN)"],
@@ -31,27 +32,14 @@ const STATUS_NAMES: Readonly<Record<number, [string, string]>> = {
  * One admin API call; returns the answer validated with `schema`.
  * @throws CliError named by the HTTP status (UNAUTHORIZED, NOT_FOUND, …) with the broker's `error`, or BAD_ANSWER
  */
-export async function adminRequest<S extends z.ZodType>(g: GlobalOptions, adminToken: string | undefined, path: string,
+export function adminRequest<S extends z.ZodType>(g: GlobalOptions, adminToken: string | undefined, path: string,
   opts: BrokerRequestOptions, schema: S): Promise<z.infer<S>> {
-  const a = await brokerRequest({ ...g, token: adminToken }, path, { ...opts, headers: { accept: "application/json", ...opts.headers } });
-  if (a.status < 200 || a.status > 299) {
-    const error = (a.json as { error?: unknown } | undefined)?.error;
-    const [name, hint] = STATUS_NAMES[a.status] ?? ["HTTP_ERROR", "check the broker's logs"];
-    if (a.status === 404 && typeof error !== "string") {
-      throw new CliError("NOT_SERVED", `the broker does not serve ${path}`, "this broker build has no tenant admin API", 404);
-    }
-    throw new CliError(name, typeof error === "string" ? error : `HTTP ${a.status}: ${a.text.slice(0, 200)}`, hint, a.status);
-  }
-  const parsed = schema.safeParse(a.json);
-  if (!parsed.success) {
-    throw new CliError("BAD_ANSWER", `${opts.method} ${path} answered an unexpected document (${firstIssue(parsed.error)})`, "the CLI and the broker disagree on the admin API (docs/tenants.md)");
-  }
-  return parsed.data;
+  return apiRequest({ ...g, token: adminToken }, path, opts, schema, STATUS_NAMES, "this broker build has no tenant admin API");
 }
 
 /**
- * A quota flag value: a whole number ≥ 1 (bytes may use KiB/MiB/GiB, e.g.
- * `10MiB`), or `unlimited` (null). A quota with a broker default
+ * A quota flag value: a whole number ≥ 1 (bytes may use units, e.g. `10MiB`;
+ * see parseBytes), or `unlimited` (null). A quota with a broker default
  * (`defaulted`: the mailbox quotas) takes `default` (null) instead of
  * `unlimited`.
  * @throws CliError USAGE otherwise
@@ -63,11 +51,12 @@ export function parseQuota(flag: string, value: string, defaulted = false): numb
     if (defaulted) throw usageError(`${flag} has a broker default and cannot be unlimited: give a number (e.g. 1000000) or "default"`);
     return null;
   }
-  const m = /^(\d+)\s*(k|ki|kib|m|mi|mib|g|gi|gib)?b?$/i.exec(v);
-  const unit = { "": 1, k: 1024, ki: 1024, kib: 1024, m: 1024 ** 2, mi: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gi: 1024 ** 3, gib: 1024 ** 3 } as Record<string, number>;
-  const n = m ? Number(m[1]) * (unit[(m[2] ?? "").toLowerCase()] ?? NaN) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1) throw usageError(`${flag} must be a whole number ≥ 1 (e.g. 1000, 10MiB) or "unlimited", not "${value}"`);
-  return n;
+  try {
+    if (/^\d+\s*[a-z]*$/i.test(v)) return parseBytes(flag, value, 1);
+  } catch {
+    /* reported below, in the quota's terms */
+  }
+  throw usageError(`${flag} must be a whole number ≥ 1 (e.g. 1000, 10MiB) or ${defaulted ? '"default"' : '"unlimited"'}, not "${value}"`);
 }
 
 /** The `quotas set` body: the current quotas with the given flags applied (PUT replaces them all). */
@@ -99,11 +88,31 @@ export function renderTenant(t: TenantDoc): string {
     ["created", t.created_at ?? "-"],
     ["deleted", t.deleted_at ?? "-"],
   ]);
+  if (t.purge) out += "\n" + renderPurge(t.purge);
   out += "\n" + renderQuotas(t.quotas);
-  out += "\n" + (t.tokens.length === 0
-    ? "no issued tokens\n"
-    : formatTable(["token id", "label", "created", "revoked"], t.tokens.map((k) => [k.token_id, k.label || "-", k.created_at, k.revoked_at ?? "-"])));
+  out += "\n" + renderTokens(t.tokens);
   return out;
+}
+
+/** Human text of a deleted tenant's purge progress. */
+export function renderPurge(p: PurgeDoc): string {
+  const of = (k: "groups" | "partitions" | "mailboxes") => (p.estimated ? `${p.purged[k]} of ~${p.estimated[k]}` : `${p.purged[k]}`);
+  return formatFields([
+    ["purge", p.state === "done" ? `done at ${p.finished_at}` : p.state === "waiting" ? `waiting until ${p.next_step_at} (open connections close first)` : `running: ${p.phase}`],
+    ["requested", p.requested_at],
+    ["started", p.started_at ?? "-"],
+    ["purged", `${of("partitions")} partitions, ${of("groups")} groups, ${of("mailboxes")} mailboxes (${p.steps} steps)`],
+    ...(p.last_error ? [["last error", `${p.last_error} (retried)`] as [string, Cell]] : []),
+  ]);
+}
+
+/** Human table of tokens (never their secrets): ids, labels, creation, revocation, expiry and last use. */
+export function renderTokens(tokens: readonly TokenInfo[], now = Date.now()): string {
+  if (tokens.length === 0) return "no issued tokens\n";
+  const state = (k: TokenInfo): string =>
+    k.revoked_at !== null ? "revoked" : k.expires_at !== null && Date.parse(k.expires_at) <= now ? "expired" : "active";
+  return formatTable(["token id", "label", "state", "created", "expires", "last used", "revoked"],
+    tokens.map((k) => [k.token_id, k.label || "-", state(k), k.created_at, k.expires_at ?? "never", k.last_used_at ?? "never", k.revoked_at ?? "-"]));
 }
 
 /** Registers `admin` and its subcommands on `program`. */
@@ -120,9 +129,9 @@ export function registerAdmin(program: Command): void {
     return id;
   };
 
-  const tenants = admin.command("tenants").description("create, list, show and delete tenants");
+  const tenants = admin.command("tenants").description("create, list, describe and delete tenants");
   tenants.command("create <id>")
-    .description("create a tenant (ids are never reused, not even after delete)")
+    .description("create a tenant (a deleted tenant's id only once its purge is done: the new tenant starts empty)")
     .option("--name <text>", "free text shown in lists")
     .action(action(async (g, id: string, o: { name?: string }, cmd: Command) => {
       const t = await adminRequest(g, tokenOf(cmd), "/admin/tenants",
@@ -139,30 +148,42 @@ export function registerAdmin(program: Command): void {
       else process.stdout.write(formatTable(["tenant", "name", "source", "created", "deleted"],
         l.tenants.map((t) => [t.id, t.name || "-", t.source, t.created_at ?? "-", t.deleted_at ?? "-"])));
     }));
-  tenants.command("show <id>")
-    .description("one tenant: record, quotas and tokens (never their secrets)")
+  tenants.command("describe <id>").alias("show")
+    .description("one tenant: record, purge progress of a deleted one, quotas and tokens (never their secrets)")
     .action(action(async (g, id: string, _o: unknown, cmd: Command) => {
       const t = await adminRequest(g, tokenOf(cmd), `/admin/tenants/${tenantId(id)}`, { method: "GET" }, tenantSchema);
       if (g.json) printJson(t);
       else process.stdout.write(renderTenant(t));
     }));
   tenants.command("delete <id>")
-    .description("delete a tenant: every token is revoked (open connections close within TENANT_REVALIDATE_MS); its data is kept, unreachable")
+    .description("delete a tenant: every token is revoked (open connections close within TENANT_REVALIDATE_MS), then all its data is purged; again: the purge's progress")
     .action(action(async (g, id: string, _o: unknown, cmd: Command) => {
       const t = await adminRequest(g, tokenOf(cmd), `/admin/tenants/${tenantId(id)}`, { method: "DELETE" }, tenantSchema);
       if (g.json) printJson(t);
-      else printLine(`deleted tenant ${t.id}: ${t.tokens.length} token(s) revoked`);
+      else if (t.purge && t.purge.state !== "waiting") process.stdout.write(`tenant ${t.id} was deleted at ${t.deleted_at}\n` + renderPurge(t.purge));
+      else printLine(`deleted tenant ${t.id}: ${t.tokens.length} token(s) revoked; its data is purged from ${t.purge?.next_step_at ?? "now"} (see mortarmq admin tenants describe ${t.id})`);
     }));
 
-  const tokens = admin.command("tokens").description("issue and revoke a tenant's tokens");
+  const tokens = admin.command("tokens").description("issue, list and revoke a tenant's tokens");
   tokens.command("issue <tenant>")
     .description("issue a token — printed once, never shown again (the broker keeps only its hash)")
     .option("--label <text>", "what the token is for")
-    .action(action(async (g, tenant: string, o: { label?: string }, cmd: Command) => {
+    .option("--expires-in <duration>", "refuse the token after this long, e.g. 12h, 30d (a bare number is seconds; default: never)")
+    .action(action(async (g, tenant: string, o: { label?: string; expiresIn?: string }, cmd: Command) => {
+      const body: Record<string, unknown> = {};
+      if (o.label) body.label = o.label;
+      if (o.expiresIn !== undefined) body.expires_in_s = Math.ceil(parseDurationMs("--expires-in", o.expiresIn, 1000, "s") / 1000);
       const t = await adminRequest(g, tokenOf(cmd), `/admin/tenants/${tenantId(tenant)}/tokens`,
-        { method: "POST", body: JSON.stringify(o.label ? { label: o.label } : {}), headers: { "content-type": "application/json" } }, issuedTokenSchema);
+        { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } }, issuedTokenSchema);
       if (g.json) printJson(t);
-      else printLine(`${t.token}\n(token id ${t.token_id} of tenant ${t.tenant}; store it now: it is not shown again)`);
+      else printLine(`${t.token}\n(token id ${t.token_id} of tenant ${t.tenant}${t.expires_at ? `, expires ${t.expires_at}` : ""}; store it now: it is not shown again)`);
+    }));
+  tokens.command("list <tenant>")
+    .description("a tenant's tokens (never their secrets): state, expiry and last use (to the minute)")
+    .action(action(async (g, tenant: string, _o: unknown, cmd: Command) => {
+      const l = await adminRequest(g, tokenOf(cmd), `/admin/tenants/${tenantId(tenant)}/tokens`, { method: "GET" }, tokenListSchema);
+      if (g.json) printJson(l);
+      else process.stdout.write(renderTokens(l.tokens));
     }));
   tokens.command("revoke <tenant> <tokenId>")
     .description("revoke a token: refused at once for new connections and requests")

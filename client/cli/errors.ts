@@ -96,6 +96,8 @@ const REGISTRY_HINTS: Readonly<Record<string, string>> = {
   VALUE_TOO_LONG: "values are at most 16 MiB − 1 KiB (16776192 bytes)",
   AUTH_FAILED: "pass a valid token with --token or MORTARMQ_TOKEN",
   PRODUCER_SEQ_OUT_OF_WINDOW: "the producer sequence is older than the dedupe window; publish with a new --producer-id",
+  PARTITION_FULL: "the partition holds its topic's retention limit and the topic refuses new messages (discard new): raise the limit or switch to discard old with mortarmq topics alter <name>",
+  UNSUPPORTED_BY_BROKER: "the broker does not speak this extension: upgrade the broker",
 };
 
 /** Hints of registry errors that read differently in one command (keyed by command path, then error name). */

@@ -4,6 +4,7 @@
  * and a refused/unresolvable connection turned into the one-line
  * BROKER_UNREACHABLE error.
  */
+import type { z } from "zod";
 import { CliError, unreachable, usageError } from "./errors";
 import type { GlobalOptions } from "./context";
 
@@ -78,4 +79,33 @@ export async function brokerRequest(g: GlobalOptions, path: string, opts: Broker
     json = undefined;
   }
   return { status: res.status, json, text };
+}
+
+/** Per HTTP status: the error name and what to do next. */
+export type StatusHints = Readonly<Record<number, readonly [string, string]>>;
+
+/**
+ * One JSON API call (admin, consumer groups); returns the answer validated
+ * with `schema`. A 2xx answer that does not match is BAD_ANSWER; any other
+ * status is a CliError named by `hints` (HTTP_ERROR otherwise) carrying the
+ * broker's `error` text; a 404 without one means the broker does not serve
+ * the route (NOT_SERVED, with `notServed` as the hint).
+ * @throws CliError
+ */
+export async function apiRequest<S extends z.ZodType>(g: GlobalOptions, path: string, opts: BrokerRequestOptions, schema: S,
+  hints: StatusHints, notServed: string): Promise<z.infer<S>> {
+  const a = await brokerRequest(g, path, { ...opts, headers: { accept: "application/json", ...opts.headers } });
+  if (a.status < 200 || a.status > 299) {
+    const error = (a.json as { error?: unknown } | undefined)?.error;
+    const [name, hint] = hints[a.status] ?? ["HTTP_ERROR", "check the broker's logs"];
+    if (a.status === 404 && typeof error !== "string") throw new CliError("NOT_SERVED", `the broker does not serve ${path}`, notServed, 404);
+    throw new CliError(name, typeof error === "string" ? error : `HTTP ${a.status}: ${a.text.slice(0, 200)}`, hint, a.status);
+  }
+  const parsed = schema.safeParse(a.json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue ? (issue.path.length ? `${issue.path.join(".")}: ${issue.message}` : issue.message) : "invalid answer";
+    throw new CliError("BAD_ANSWER", `${opts.method} ${path} answered an unexpected document (${where})`, "the CLI and the broker disagree on the API (see docs/)");
+  }
+  return parsed.data;
 }

@@ -15,6 +15,7 @@ import { addGlobalOptions, commandPath } from "./context";
 import { describeError, formatErrorReport, usageError } from "./errors";
 import { registerAdmin } from "./admin";
 import { registerDev } from "./dev";
+import { registerGroups } from "./groups";
 import { registerMq9 } from "./mq9";
 import { registerPub } from "./pub";
 import { registerSub } from "./sub";
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerDev(program);
   registerBridge(program);
   registerTopics(program);
+  registerGroups(program);
   registerPub(program);
   registerSub(program);
   registerMq9(program);

@@ -15,6 +15,7 @@ import { messagesReply, withMq9 } from "./mq9-http";
 import { renderMessages } from "./mq9-render";
 import { parseChoice, parseIntOption, parseList, parseTimeOption } from "./parse";
 import { registerMq9Agents } from "./mq9-agents";
+import { registerMq9List } from "./mq9-list";
 
 const U32_MAX = 0xffff_ffff;
 const DELIVER = ["latest", "earliest", "from_time", "from_id"] as const;
@@ -174,6 +175,7 @@ export function registerMq9(program: Command): void {
       output(g, { error: "", deleted: true }, () => `deleted msg_id ${id} from ${address}`);
     }));
 
+  registerMq9List(mq9);
   registerMq9Agents(mq9);
 
   mq9

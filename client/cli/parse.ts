@@ -79,3 +79,64 @@ export function parseTimeOption(flag: string, value: string): number {
   if (Number.isNaN(ms) || ms < 0) throw usageError(`${flag} must be unix seconds or an ISO-8601 time, not "${value}"`);
   return Math.floor(ms / 1000);
 }
+
+/** Multipliers of the byte units (binary: 1 KiB = 1024 B; `k`, `KB`, `KiB` all mean 1024). */
+const BYTE_UNITS: Readonly<Record<string, number>> = {
+  "": 1, b: 1,
+  k: 1024, kb: 1024, ki: 1024, kib: 1024,
+  m: 1024 ** 2, mb: 1024 ** 2, mi: 1024 ** 2, mib: 1024 ** 2,
+  g: 1024 ** 3, gb: 1024 ** 3, gi: 1024 ** 3, gib: 1024 ** 3,
+  t: 1024 ** 4, tb: 1024 ** 4, ti: 1024 ** 4, tib: 1024 ** 4,
+};
+
+/**
+ * A byte count: a whole number with an optional binary unit (`512`, `64KiB`,
+ * `10MiB`, `1GiB`, `2TiB`; `K`/`KB`/`KiB` all mean 1024) or a decimal one
+ * before the unit (`1.5GiB`, rounded down to whole bytes). Result in bytes, in
+ * [min, 2^53 − 1].
+ * @throws CliError USAGE otherwise
+ */
+export function parseBytes(flag: string, value: string, min = 0): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(value.trim());
+  const unit = m ? BYTE_UNITS[m[2]!.toLowerCase()] : undefined;
+  const n = m && unit !== undefined ? Math.floor(Number(m[1]) * unit) : NaN;
+  if (!Number.isSafeInteger(n)) throw usageError(`${flag} must be a byte count such as 1000, 64KiB, 10MiB or 1GiB, not "${value}"`);
+  if (n < min) throw usageError(`${flag} must be at least ${min} bytes, not ${value}`);
+  return n;
+}
+
+/** Multipliers of the duration units, ms. */
+const DURATION_UNITS: Readonly<Record<string, number>> = {
+  ms: 1, s: 1_000, sec: 1_000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000,
+};
+
+/**
+ * A duration in ms: a number with a unit — `ms`, `s`, `m` (minutes), `h`,
+ * `d`, `w` — e.g. `500ms`, `90s`, `15m`, `1.5h`, `7d`; a bare number is in
+ * `bareUnit` (ms unless said otherwise). Rounded to whole ms, in [min, 2^53 − 1].
+ * @throws CliError USAGE otherwise
+ */
+export function parseDurationMs(flag: string, value: string, min = 0, bareUnit: "ms" | "s" = "ms"): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(value.trim());
+  const unit = m ? DURATION_UNITS[m[2]!.toLowerCase() || bareUnit] : undefined;
+  const n = m && unit !== undefined ? Math.round(Number(m[1]) * unit) : NaN;
+  if (!Number.isSafeInteger(n)) throw usageError(`${flag} must be a duration such as 500ms, 90s, 15m, 12h or 7d, not "${value}"`);
+  if (n < min) throw usageError(`${flag} must be at least ${min} ms, not ${value}`);
+  return n;
+}
+
+/**
+ * A point in time as unix ms: an ISO-8601 date/time (`2026-05-02T10:00:00Z`),
+ * or a duration from `now` (`30m`, `2h`, `7d` — see parseDurationMs).
+ * @throws CliError USAGE otherwise
+ */
+export function parseInstantMs(flag: string, value: string, now = Date.now()): number {
+  const v = value.trim();
+  if (/^\d{4}-\d{2}-\d{2}/.test(v)) {
+    const ms = Date.parse(v);
+    if (Number.isNaN(ms)) throw usageError(`${flag} must be an ISO-8601 time or a duration from now (e.g. 30m, 2h), not "${value}"`);
+    return ms;
+  }
+  if (!/^\d+(?:\.\d+)?\s*[a-z]+$/i.test(v)) throw usageError(`${flag} must be an ISO-8601 time or a duration from now with a unit (e.g. 30m, 2h, 7d), not "${value}"`);
+  return now + parseDurationMs(flag, v, 1);
+}

@@ -8,6 +8,7 @@ import type { GlobalOptions } from "./context";
 import { CliError } from "./errors";
 import { formatBytes, formatFields, formatTable, type Cell } from "./format";
 import { brokerRequest } from "./http";
+import { renderRetention } from "./retention";
 
 const count = z.number().int().nonnegative();
 
@@ -22,11 +23,15 @@ export const GroupStatsSchema = z.object({
   lag: count,
   /** Delivered to the group and neither acked nor nacked yet. */
   in_flight: count,
+  /** Records retention deleted before the group settled them (it continued at first_sequence). Absent from brokers before retention. */
+  retention_skipped: count.optional(),
 });
 
 /** One partition of a topic. */
 export const PartitionStatsSchema = z.object({
   partition: count,
+  /** The first retained sequence (log start; high_watermark + 1 when nothing is retained). Absent from brokers before retention. */
+  first_sequence: count.optional(),
   /** Sequence of the newest appended message (sequences start at 1; 0 = nothing appended). */
   high_watermark: count,
   /** Bytes of retained messages (keys + values). */
@@ -36,12 +41,22 @@ export const PartitionStatsSchema = z.object({
   groups: z.array(GroupStatsSchema).default([]),
 });
 
+/** A topic's retention settings in force; limits per partition, 0 = unlimited. */
+export const RetentionStatsSchema = z.object({
+  retention_ms: count,
+  retention_bytes: count,
+  retention_messages: count,
+  discard: z.enum(["old", "new"]),
+});
+
 /** One topic (a `.dlq` twin is its own entry with `dlq: true`). */
 export const TopicStatsSchema = z.object({
   name: z.string(),
   topic_id: count,
   dlq: z.boolean().default(false),
   partition_count: count,
+  /** null/absent: a broker before retention. */
+  retention: RetentionStatsSchema.nullable().optional(),
   partitions: z.array(PartitionStatsSchema),
 });
 
@@ -131,19 +146,23 @@ export function renderTopicDescribe(t: TopicStats): string {
     ["dead-letter", t.dlq ? "this is a dead-letter twin" : `${t.name}.dlq`],
     ["appended", tot.appended],
     ["size", formatBytes(tot.sizeBytes)],
+    ...(t.retention ? [["retention", renderRetention({
+      retentionMs: t.retention.retention_ms, retentionBytes: t.retention.retention_bytes,
+      retentionMessages: t.retention.retention_messages, discard: t.retention.discard,
+    })] as [string, Cell]] : []),
   ]);
   const parts = [...t.partitions].sort((a, b) => a.partition - b.partition);
-  out += "\n" + formatTable(["partition", "high watermark", "size", "producers"],
-    parts.map((p) => [p.partition, p.high_watermark, formatBytes(p.size_bytes), p.producers]));
+  out += "\n" + formatTable(["partition", "first sequence", "high watermark", "size", "producers"],
+    parts.map((p) => [p.partition, p.first_sequence ?? "-", p.high_watermark, formatBytes(p.size_bytes), p.producers]));
   const groupRows: Cell[][] = [];
   for (const name of tot.groups) {
     for (const p of parts) {
       const gr = p.groups.find((x) => x.group === name);
-      if (gr) groupRows.push([gr.group, p.partition, gr.members, gr.committed_floor, gr.lag, gr.in_flight]);
+      if (gr) groupRows.push([gr.group, p.partition, gr.members, gr.committed_floor, gr.lag, gr.in_flight, gr.retention_skipped ?? "-"]);
     }
   }
   out += "\n" + (groupRows.length === 0
     ? "no consumer groups\n"
-    : formatTable(["group", "partition", "members", "committed floor", "lag", "in flight"], groupRows));
+    : formatTable(["group", "partition", "members", "committed floor", "lag", "in flight", "skipped"], groupRows));
   return out;
 }

@@ -1,13 +1,15 @@
 /**
- * `mortarmq topics create|delete|list|describe`. Create and delete use the
- * wire protocol (DECLARE, as spec §5 says for the CLI write path); list and
- * describe read GET /stats (spec §5: the CLI read path is admin HTTP).
+ * `mortarmq topics create|alter|delete|list|describe`. Create, alter and
+ * delete use the wire protocol (DECLARE, as spec §5 says for the CLI write
+ * path; retention settings go in its RETENTION tail); list and describe
+ * read GET /stats (spec §5: the CLI read path is admin HTTP).
  */
 import type { Command } from "commander";
 import { DeclareCreated } from "../../wire/mortar/constants";
 import { action, printJson, printLine } from "./context";
-import { unknownTopic } from "./errors";
+import { CliError, unknownTopic, usageError } from "./errors";
 import { parseIntOption } from "./parse";
+import { addRetentionOptions, renderRetention, retentionFromFlags, retentionJson, type RetentionFlags } from "./retention";
 
 // The SDK (./connect) and zod (./stats) are imported by the actions that use them, so
 // that starting the CLI for another command does not load them (docs/cli.md, "Startup").
@@ -16,24 +18,55 @@ import { parseIntOption } from "./parse";
 export function registerTopics(program: Command): void {
   const topics = program.command("topics").description("create, delete, list and describe MortarMQ topics");
 
-  topics
+  addRetentionOptions(topics
     .command("create <name>")
-    .description("create a topic and its .dlq dead-letter twin (DECLARE); an existing topic with the same count is fine")
-    .option("-p, --partitions <n>", "number of partitions (1..65535)", "1")
-    .action(action(async (g, name: string, opts: { partitions: string }) => {
+    .description("create a topic and its .dlq dead-letter twin (DECLARE); an existing topic with the same count is fine (retention flags then alter it)")
+    .option("-p, --partitions <n>", "number of partitions (1..65535)", "1"))
+    .action(action(async (g, name: string, opts: { partitions: string } & RetentionFlags) => {
       const partitions = parseIntOption("--partitions", opts.partitions, 1, 0xffff);
+      const set = retentionFromFlags(opts);
+      const given = Object.keys(set).length > 0;
       const { connectBroker } = await import("./connect");
       const client = await connectBroker(g);
       try {
-        const r = await client.declare(name, partitions);
+        if (given && !client.supportsRetention) throw noRetention();
+        // A broker that knows retention answers its settings even when none is given (a tail with no field set).
+        const r = await client.declare(name, partitions, client.supportsRetention ? { retention: set } : {});
         const created = r.created === DeclareCreated.CREATED;
         if (g.json) {
-          printJson({ topic: name, topic_id: r.topicId, partition_count: r.partitionCount, created, dlq: { topic: `${name}.dlq`, topic_id: r.topicId + 1 } });
+          printJson({
+            topic: name, topic_id: r.topicId, partition_count: r.partitionCount, created, ...(r.retention ? { altered: r.created === DeclareCreated.ALTERED } : {}),
+            dlq: { topic: `${name}.dlq`, topic_id: r.topicId + 1 }, ...(r.retention ? { retention: retentionJson(r.retention) } : {}),
+          });
         } else {
           printLine(created
             ? `created topic ${name} (topic_id ${r.topicId}, ${plural(r.partitionCount, "partition")}) with dead-letter twin ${name}.dlq`
-            : `topic ${name} already exists (topic_id ${r.topicId}, ${plural(r.partitionCount, "partition")})`);
+            : `topic ${name} already exists (topic_id ${r.topicId}, ${plural(r.partitionCount, "partition")})${r.created === DeclareCreated.ALTERED ? "; retention altered" : ""}`);
+          if (given && r.retention) printLine(`retention: ${renderRetention(r.retention)}`);
         }
+      } finally {
+        await client.close();
+      }
+    }));
+
+  addRetentionOptions(topics
+    .command("alter <name>")
+    .description("change a topic's retention settings (DECLARE with the RETENTION flag); the flags not given keep their value. <name>.dlq alters the dead-letter twin"))
+    .action(action(async (g, name: string, opts: RetentionFlags) => {
+      const set = retentionFromFlags(opts);
+      if (Object.keys(set).length === 0) {
+        throw usageError(`nothing to alter: give --retention-ms, --retention-bytes, --retention-messages or --discard (\`mortarmq topics describe ${name}\` shows the settings)`);
+      }
+      const { connectBroker } = await import("./connect");
+      const client = await connectBroker(g);
+      try {
+        if (!client.supportsRetention) throw noRetention();
+        const r = await client.alterTopic(name, set).catch((e: { name?: string }) => {
+          throw e.name === "UNKNOWN_TOPIC" ? unknownTopic(name) : e;
+        });
+        const altered = r.created === DeclareCreated.ALTERED;
+        if (g.json) printJson({ topic: name, topic_id: r.topicId, partition_count: r.partitionCount, altered, retention: retentionJson(r.retention) });
+        else printLine(`${altered ? "altered" : "unchanged:"} topic ${name} (topic_id ${r.topicId}): retention ${renderRetention(r.retention)}`);
       } finally {
         await client.close();
       }
@@ -66,7 +99,7 @@ export function registerTopics(program: Command): void {
 
   topics
     .command("describe <name>")
-    .description("one topic's partitions (high watermark, size, producers) and consumer groups (committed floor, lag, in flight) (GET /stats)")
+    .description("one topic's retention settings, partitions (first sequence, high watermark, size, producers) and consumer groups (committed floor, lag, in flight, skipped by retention) (GET /stats)")
     .action(action(async (g, name: string) => {
       const { fetchStats, renderTopicDescribe } = await import("./stats");
       const s = await fetchStats(g);
@@ -75,6 +108,12 @@ export function registerTopics(program: Command): void {
       if (g.json) printJson(t);
       else process.stdout.write(renderTopicDescribe(t));
     }));
+}
+
+/** A broker without the retention extension (its CONNECT answer named none). */
+function noRetention(): CliError {
+  return new CliError("UNSUPPORTED_BY_BROKER", "this broker does not support topic retention settings",
+    "upgrade the broker; topics create without --retention-… flags works as before");
 }
 
 /** "1 partition", "3 partitions". */

@@ -21,10 +21,11 @@
  *   they name (consumer.ts: subscribe()) and to `onPush` handlers.
  */
 import {
-  DeclareFlags, ErrorCode, FrameDecoder, KEEPALIVE_MS, Op, PRODUCER_DEDUPE_WINDOW, WIRE_VERSION, decodeDeclareResult, decodePubResult,
-  encodeFrameInto, frameSize, utf8Bytes,
+  ConnectClientFlags, DeclareFlags, ErrorCode, FrameDecoder, KEEPALIVE_MS, Op, PRODUCER_DEDUPE_WINDOW, ServerFeatures, WIRE_VERSION,
+  decodeConnectFeatures, decodeDeclareResult, decodePubResult, encodeFrameInto, frameSize, utf8Bytes,
   type DeclareResult, type Frame, type OkFrame, type PubFrame, type PubResult,
 } from "../../wire/mortar";
+import { retentionTail, topicRetention, type DeclareOptions, type TopicDeclared, type TopicRetention } from "./retention";
 import { MortarClientError } from "./errors";
 import { openTransport, type Transport } from "./transport";
 import { Subscription, type SubscribeOptions } from "./consumer";
@@ -131,6 +132,8 @@ export class MortarClient {
   /** publish() calls waiting for a place in their producer lane, or sleeping before a retry (not in `inFlight`). */
   private waiting = 0;
   private idleWaiters: (() => void)[] = [];
+  /** The broker's extensions (ServerFeatures bits) from its CONNECT answer; 0 for a broker without any. */
+  private brokerFeatures = 0;
 
   private constructor(private readonly transport: Transport, opts: ConnectOptions) {
     this.retry = { ...DEFAULT_RETRY, ...opts.retry };
@@ -165,12 +168,18 @@ export class MortarClient {
     const client = new MortarClient(transport, opts);
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      await Promise.race([
-        client.request({ op: Op.CONNECT, protocolVersion: WIRE_VERSION, clientFlags: 0, token: utf8Bytes(opts.token ?? ""), reserved: 0 }),
+      const ok = await Promise.race([
+        // FEATURES (extension): the broker answers which extensions it speaks; one without any ignores the bit.
+        client.request({ op: Op.CONNECT, protocolVersion: WIRE_VERSION, clientFlags: ConnectClientFlags.FEATURES, token: utf8Bytes(opts.token ?? ""), reserved: 0 }),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(MortarClientError.closed(`no CONNECT answer within ${timeoutMs} ms`, Op.CONNECT)), timeoutMs);
         }),
       ]);
+      try {
+        client.brokerFeatures = decodeConnectFeatures(ok.result);
+      } catch {
+        client.brokerFeatures = 0; // an answer we cannot read: assume no extensions
+      }
     } catch (e) {
       const err = e as MortarClientError;
       const unreachable = err.source === "connection"
@@ -214,24 +223,64 @@ export class MortarClient {
     });
   }
 
+  /** True when the broker takes topic retention settings (its CONNECT answer named the extension). */
+  get supportsRetention(): boolean {
+    return (this.brokerFeatures & ServerFeatures.RETENTION) !== 0;
+  }
+
   /**
    * DECLARE: creates `name` with `partitions` partitions (and its `.dlq`
    * twin), or confirms it (created = 1 IDEMPOTENT_OK). Declaring
-   * `<name>.dlq` returns the twin's id.
+   * `<name>.dlq` returns the twin's id. With `opts.retention` (extension,
+   * docs/protocol.md "Topic retention") the given settings are stored for a
+   * new topic — or replace those of an existing one (an alter: created = 2
+   * ALTERED when they changed) — and the answer's `retention` holds the
+   * settings in force. Without it nothing but the v0 frame is sent.
+   * @throws MortarClientError (PARTITION_COUNT_MISMATCH, INVALID_FLAGS, …);
+   *   UNSUPPORTED_BY_BROKER (nothing sent) for retention settings when the
+   *   broker does not speak the extension
    */
-  async declare(name: string, partitions: number): Promise<DeclareResult> {
-    const ok = await this.request({ op: Op.DECLARE, topic: utf8Bytes(name), partitionCount: partitions, flags: 0 });
+  async declare(name: string, partitions: number, opts: DeclareOptions = {}): Promise<TopicDeclared> {
+    const retention = opts.retention ? retentionTail(opts.retention) : undefined;
+    if (retention) this.requireRetention(Op.DECLARE);
+    const ok = await this.request({
+      op: Op.DECLARE, topic: utf8Bytes(name), partitionCount: partitions, flags: retention ? DeclareFlags.RETENTION : 0,
+      ...(retention ? { retention } : {}),
+    });
     const r = decodeDeclareResult(ok.result);
     this.topics.set(name, { name, topicId: r.topicId, partitionCount: r.partitionCount });
-    return r;
+    return declared(r);
+  }
+
+  /**
+   * Changes the retention settings of the existing topic `name` (or of its
+   * twin, `<name>.dlq`): the fields given replace the stored ones, the
+   * others are kept. Resolves with the settings now in force (created = 2
+   * ALTERED when something changed, 1 when they were already so). An empty
+   * `retention` only reads them.
+   * @throws MortarClientError UNKNOWN_TOPIC, INVALID_FLAGS, …;
+   *   UNSUPPORTED_BY_BROKER (nothing sent) when the broker does not speak the extension
+   */
+  async alterTopic(name: string, retention: Partial<TopicRetention>): Promise<TopicDeclared & { retention: TopicRetention }> {
+    this.requireRetention(Op.DECLARE);
+    const r = await this.declare(name, 0, { retention });
+    if (!r.retention) throw MortarClientError.protocol("the broker answered a retention DECLARE without its settings", Op.DECLARE);
+    return r as TopicDeclared & { retention: TopicRetention };
+  }
+
+  private requireRetention(op: number): void {
+    if (!this.supportsRetention) {
+      throw new MortarClientError(0, "this broker does not support topic retention settings (its CONNECT answer names no extensions); upgrade the broker",
+        op, "protocol", { name: "UNSUPPORTED_BY_BROKER", action: "give-up" });
+    }
   }
 
   /** Deletes topic `name` and its `.dlq` twin (DECLARE with the DELETE flag). */
-  async deleteTopic(name: string): Promise<DeclareResult> {
+  async deleteTopic(name: string): Promise<TopicDeclared> {
     const ok = await this.request({ op: Op.DECLARE, topic: utf8Bytes(name), partitionCount: 0, flags: DeclareFlags.DELETE });
     this.topics.delete(name);
     this.topics.delete(`${name}.dlq`);
-    return decodeDeclareResult(ok.result);
+    return declared(decodeDeclareResult(ok.result));
   }
 
   /** Topic metadata this client learned from declare(). */
@@ -485,6 +534,13 @@ export class MortarClient {
     this.orphans = [];
     this.wakeIfIdle();
   }
+}
+
+/** The SDK's view of a DECLARE answer. */
+function declared(r: DeclareResult): TopicDeclared {
+  const out: TopicDeclared = { topicId: r.topicId, partitionCount: r.partitionCount, created: r.created };
+  if (r.retention) out.retention = topicRetention(r.retention);
+  return out;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -13,13 +13,31 @@ import type { AgentResult } from "./results";
 import { AgentIndex } from "./store";
 
 export class AgentRegistry extends DurableObject<Env> {
-  private readonly index: AgentIndex;
+  private current: AgentIndex | null;
+  private readonly embedder;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const { embedder, warning } = selectEmbedder(env);
     if (warning) console.warn(`agent registry: ${warning}`);
-    this.index = new AgentIndex(ctx.storage, embedder);
+    this.embedder = embedder;
+    this.current = new AgentIndex(ctx.storage, embedder);
+  }
+
+  /** The index (its schema is created again on first use after a purge). */
+  private get index(): AgentIndex {
+    return (this.current ??= new AgentIndex(this.ctx.storage, this.embedder));
+  }
+
+  /**
+   * Tenant purge: deletes every agent — cards, search index, vectors,
+   * reports — with all of the object's storage and its alarm. The registry
+   * is usable (empty) afterwards. Idempotent.
+   */
+  async purge(): Promise<void> {
+    this.current = null;
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
   }
 
   /** REGISTER (upsert by name). `created` is false for a re-REGISTER. */

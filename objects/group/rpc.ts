@@ -50,7 +50,9 @@ export interface GroupInfo {
   membershipEpoch: number;
   assignmentEpoch: number;
   members: { memberId: number; sessionId: string; subscriptionId: number; membershipEpoch: number; assignmentEpoch: number; partitions: number[] }[];
-  partitions: { partition: number; owner: number | null; ownershipEpoch: number; revoking: boolean }[];
+  partitions: { partition: number; owner: number | null; ownershipEpoch: number; revoking: boolean; resetPending: number | null }[];
+  /** Deliveries paused until then (unix ms; possibly already past), null = not paused. */
+  pausedUntil: number | null;
   /** Effects not yet executed (fences, notices). */
   pendingEffects: number;
   rebalances: number;

@@ -22,6 +22,12 @@
  * the revocation timeout) is it fenced to the new owner and announced with
  * NOTICE ASSIGN. A removed member's partitions move at once (the fence
  * stops it, whatever it still believes).
+ *
+ * A reset (consumer-group management, docs/groups.md) takes the same path:
+ * an owned partition is REVOKEd first, and the position change travels with
+ * the fence that follows — a new ownership epoch — so the old owner's
+ * in-flight ACKs are stale once the new position is in force. A pause is a
+ * group-wide setting fanned out to every partition ("pause" effects).
  */
 import { ErrorCode } from "../../wire/mortar/errors";
 import { NoticeKind } from "../../wire/mortar/constants";
@@ -54,6 +60,8 @@ export interface PartitionOwnership {
   fenced: boolean;
   /** A pending REVOKE: its notice and the time it is forced. */
   revoke: { noticeId: number; deadline: number } | null;
+  /** A reset waiting for the partition's next fence: the sequence its position moves to. */
+  reset: number | null;
 }
 
 /** A NOTICE sent to a member, kept until its CONTROL_ACK. */
@@ -69,8 +77,13 @@ export interface Notice {
 
 /** What the group object must do, in order. */
 export type Effect =
-  /** Tell the Partition its owner for this group is now `owner` under `epoch` (null = none). Must succeed before later effects. */
-  | { kind: "fence"; partition: number; epoch: number; owner: { memberId: number; session: SessionRef } | null }
+  /**
+   * Tell the Partition its owner for this group is now `owner` under `epoch` (null = none), and with
+   * `reset` that the group's position there becomes that sequence. Must succeed before later effects.
+   */
+  | { kind: "fence"; partition: number; epoch: number; owner: { memberId: number; session: SessionRef } | null; reset?: number }
+  /** Tell the Partition the group is paused until `until` (unix ms) or resumed (null). Idempotent. */
+  | { kind: "pause"; partition: number; until: number | null }
   /** Deliver a NOTICE to the member's session. */
   | { kind: "notice"; notice: Notice; session: SessionRef }
   /** Tell a session its member was removed by the group (session timeout). Best effort. */
@@ -115,6 +128,8 @@ export class GroupState {
   readonly notices = new Map<number, Notice>();
   meta: GroupMeta = { memberSeq: 0, membershipEpoch: 0, assignmentEpoch: 0, noticeSeq: 0 };
   counters: GroupCounters = { rebalances: 0, forcedRevocations: 0, expiredMembers: 0 };
+  /** Deliveries are paused until then (unix ms); null = not paused. */
+  pausedUntil: number | null = null;
   private changedMembers = new Set<number>();
   private removedMembers = new Set<number>();
   private changedPartitions = new Set<number>();
@@ -122,7 +137,7 @@ export class GroupState {
   private removedNotices = new Set<number>();
 
   constructor(readonly partitionCount: number, readonly timers: GroupTimers) {
-    this.partitions = Array.from({ length: partitionCount }, () => ({ owner: null, ownershipEpoch: 0, fenced: true, revoke: null }));
+    this.partitions = Array.from({ length: partitionCount }, () => ({ owner: null, ownershipEpoch: 0, fenced: true, revoke: null, reset: null }));
   }
 
   // ------------------------------------------------------------ events
@@ -218,6 +233,49 @@ export class GroupState {
     return effects;
   }
 
+  /**
+   * Reset: each partition of `positions` (partition → next sequence) moves
+   * there with its next fence. An owned partition is REVOKEd first (one
+   * assignment epoch for all of them; a REVOKE already pending is reused);
+   * an unowned one is fenced now, to its target owner or to nobody. Either
+   * way the fence carries a new ownership epoch, so no ACK made under the
+   * old one can settle anything at the new position. A second reset of a
+   * partition before the first was applied replaces it.
+   */
+  reset(positions: ReadonlyMap<number, number>, now: number): Effect[] {
+    const effects: Effect[] = [];
+    let bumped = false;
+    for (const [p, seq] of positions) {
+      const part = this.partitions[p];
+      if (!part) continue;
+      part.reset = seq;
+      this.changedPartitions.add(p);
+      if (part.owner === null) {
+        part.fenced = false; // rebalance fences it (with the reset) to its target or to nobody
+        continue;
+      }
+      if (part.revoke) continue; // applied when the pending REVOKE completes
+      if (!bumped) {
+        bumped = true;
+        this.meta.assignmentEpoch++;
+      }
+      const e = this.notice(this.members.get(part.owner)!, NoticeKind.REVOKE, p, part.ownershipEpoch);
+      part.revoke = { noticeId: e.notice.id, deadline: now + this.timers.revocationTimeoutMs };
+      effects.push(e);
+    }
+    return effects.concat(this.rebalance(now));
+  }
+
+  /**
+   * Pauses deliveries until `until` (unix ms) or resumes them (null): one
+   * "pause" effect per partition. Membership, heartbeats and assignment are
+   * untouched (JetStream's consumer pause).
+   */
+  pause(until: number | null): Effect[] {
+    this.pausedUntil = until;
+    return this.partitions.map((_, partition) => ({ kind: "pause", partition, until }));
+  }
+
   /** A NOTICE reached the member's session: the member's assignment epoch catches up. */
   noticeDelivered(n: Notice): void {
     const m = this.members.get(n.memberId);
@@ -281,7 +339,7 @@ export class GroupState {
           part.ownershipEpoch++;
           part.fenced = true;
           this.changedPartitions.add(p);
-          effects.push({ kind: "fence", partition: p, epoch: part.ownershipEpoch, owner: null });
+          effects.push(this.fence(p, null));
         }
         return;
       }
@@ -292,7 +350,7 @@ export class GroupState {
         part.ownershipEpoch++;
         part.owner = m.id;
         part.fenced = true;
-        effects.push({ kind: "fence", partition: p, epoch: part.ownershipEpoch, owner: { memberId: m.id, session: m.session } });
+        effects.push(this.fence(p, { memberId: m.id, session: m.session }));
         effects.push(this.notice(m, NoticeKind.ASSIGN, p, part.ownershipEpoch));
       } else {
         const m = this.members.get(part.owner)!;
@@ -302,6 +360,17 @@ export class GroupState {
       }
     });
     return effects;
+  }
+
+  /** The fence of partition `p` under its (new) epoch, carrying and clearing a pending reset. */
+  private fence(p: number, owner: { memberId: number; session: SessionRef } | null): Effect {
+    const part = this.partitions[p]!;
+    const e: Effect = { kind: "fence", partition: p, epoch: part.ownershipEpoch, owner };
+    if (part.reset !== null) {
+      e.reset = part.reset;
+      part.reset = null;
+    }
+    return e;
   }
 
   private notice(m: Member, kind: number, partition: number, ownershipEpoch: number): Effect & { kind: "notice" } {

@@ -9,6 +9,8 @@
  *   gets a fresh session timeout).
  * - `parts(p, owner, epoch, fenced, revoke_notice, revoke_deadline)`
  * - `notices(id, member_id, kind, partition, membership_epoch, assignment_epoch, ownership_epoch)`
+ * - `resets(p, position)`: a reset waiting for partition p's next fence
+ *   (consumer-group management, docs/groups.md).
  * - `outbox(id, effect)`: effects (JSON) still to execute, in order. They
  *   are written in the same transaction as the state change that produced
  *   them and deleted once executed, so a restart resumes where it stopped
@@ -44,7 +46,8 @@ export class GroupStore {
         revoke_notice INTEGER, revoke_deadline INTEGER);
       CREATE TABLE IF NOT EXISTS notices(id INTEGER PRIMARY KEY, member_id INTEGER NOT NULL, kind INTEGER NOT NULL, partition INTEGER NOT NULL,
         membership_epoch INTEGER NOT NULL, assignment_epoch INTEGER NOT NULL, ownership_epoch INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS outbox(id INTEGER PRIMARY KEY AUTOINCREMENT, effect TEXT NOT NULL);`);
+      CREATE TABLE IF NOT EXISTS outbox(id INTEGER PRIMARY KEY AUTOINCREMENT, effect TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS resets(p INTEGER PRIMARY KEY, position INTEGER NOT NULL);`);
   }
 
   /** A meta value, or `dflt` when unset. */
@@ -67,6 +70,8 @@ export class GroupStore {
       assignmentEpoch: this.meta("assignment_epoch"), noticeSeq: this.meta("notice_seq"),
     };
     g.counters = { rebalances: this.meta("rebalances"), forcedRevocations: this.meta("forced_revocations"), expiredMembers: this.meta("expired_members") };
+    const paused = this.meta("paused_until");
+    g.pausedUntil = paused > 0 ? paused : null;
     for (const r of this.sql.exec<MemberRow>("SELECT * FROM members")) {
       g.members.set(r.id, {
         id: r.id, session: { sessionId: r.session_id, subscriptionId: r.sub_id },
@@ -78,7 +83,12 @@ export class GroupStore {
       g.partitions[r.p] = {
         owner: r.owner, ownershipEpoch: r.epoch, fenced: r.fenced === 1,
         revoke: r.revoke_notice === null ? null : { noticeId: r.revoke_notice, deadline: r.revoke_deadline ?? now },
+        reset: null,
       };
+    }
+    for (const r of this.sql.exec<{ p: number; position: number }>("SELECT p, position FROM resets")) {
+      const part = g.partitions[r.p];
+      if (part) part.reset = r.position;
     }
     for (const r of this.sql.exec<NoticeRow>("SELECT * FROM notices")) {
       g.notices.set(r.id, {
@@ -101,6 +111,8 @@ export class GroupStore {
       const x = g.partitions[p]!;
       this.sql.exec("INSERT OR REPLACE INTO parts VALUES (?,?,?,?,?,?)",
         p, x.owner, x.ownershipEpoch, x.fenced ? 1 : 0, x.revoke?.noticeId ?? null, x.revoke?.deadline ?? null);
+      if (x.reset === null) this.sql.exec("DELETE FROM resets WHERE p = ?", p);
+      else this.sql.exec("INSERT OR REPLACE INTO resets(p, position) VALUES (?, ?)", p, x.reset);
     }
     for (const id of ch.removedNotices) this.sql.exec("DELETE FROM notices WHERE id = ?", id);
     for (const n of ch.notices) {
@@ -111,7 +123,7 @@ export class GroupStore {
       ["member_seq", g.meta.memberSeq], ["membership_epoch", g.meta.membershipEpoch],
       ["assignment_epoch", g.meta.assignmentEpoch], ["notice_seq", g.meta.noticeSeq],
       ["rebalances", g.counters.rebalances], ["forced_revocations", g.counters.forcedRevocations],
-      ["expired_members", g.counters.expiredMembers],
+      ["expired_members", g.counters.expiredMembers], ["paused_until", g.pausedUntil ?? 0],
     ];
     for (const [k, v] of meta) this.setMeta(k, v);
     for (const e of effects) this.sql.exec("INSERT INTO outbox(effect) VALUES (?)", JSON.stringify(e));

@@ -9,6 +9,7 @@
  * `transactionSync` (all SQL in store.ts) → reply. Delayed deliveries, message TTLs, the mailbox TTL and long-poll
  * deadlines all share the object's one alarm (schedule.ts).
  */
+import type { MailboxDetail } from "../../wire/admin/console";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import {
@@ -36,8 +37,10 @@ import { MailboxStore, toMq9Message, type MailboxMeta, type NewMessage, type Sto
 import type { MailboxResult, MessagesResult, SendResult } from "./rpc";
 import { WaiterSet } from "./waiters";
 import { MailboxTelemetry } from "./telemetry";
+import { IndexSync } from "./index-sync";
 import { rememberedName } from "../shared/object-name";
 import { mq9Fault } from "../mq9/faults";
+import { tenantOfName } from "../shared/names";
 
 /** Due schedule rows handled per SQL round while catching up. */
 const DUE_BATCH = 256;
@@ -50,6 +53,12 @@ type SendItem = { address: string; opts: Mq9SendOptions; payload: Uint8Array };
  * `MailboxResult`s (rpc.ts) and never throw for mq9 errors. `address` is
  * passed on every call for the spec's error strings.
  */
+/** Groups listed by `describe`. */
+const DESCRIBED_GROUPS = 100;
+
+/** What `describe` answers (the console's mailbox page without the tenant). */
+export type MailboxDescription = Omit<MailboxDetail, "tenant">;
+
 export class Mailbox extends DurableObject<Env> {
   private readonly store: MailboxStore;
   /** Cached mailbox row; null = no mailbox. */
@@ -70,6 +79,10 @@ export class Mailbox extends DurableObject<Env> {
   private readonly telemetry: MailboxTelemetry;
   /** When the telemetry wants its flush (ms), shares the one alarm; null = nothing to report. */
   private telemetryDue: number | null = null;
+  /** The tenant's mailbox index entry (index-sync.ts). */
+  private readonly index: IndexSync;
+  /** When a failed index update is retried (ms), shares the one alarm; null = nothing pending. */
+  private indexDue: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -90,12 +103,17 @@ export class Mailbox extends DurableObject<Env> {
         this.rearm();
       },
     });
+    this.index = new IndexSync(ctx.storage, env, tenantOfName(rememberedName(ctx)), (at) => {
+      this.indexDue = at;
+      this.rearm();
+    });
     void ctx.blockConcurrencyWhile(async () => {
       this.alarmAt = await ctx.storage.getAlarm();
       this.meta = this.store.loadMeta();
       this.nextDueMs = this.store.earliestDue();
       this.laneTops = this.store.laneTops();
       this.telemetry.resume();
+      this.index.resume();
     });
   }
 
@@ -105,7 +123,11 @@ export class Mailbox extends DurableObject<Env> {
       const now = this.catchUp();
       if (this.meta) throw new Mq9Error("mailbox_exists", mq9Messages.mailboxExists(address));
       const meta: MailboxMeta = { address, createdMs: now, ttlSec, expiresMs: mailboxExpiry(now, ttlSec), nextMsgId: 0 };
-      this.ctx.storage.transactionSync(() => this.store.createMailbox(meta));
+      this.ctx.storage.transactionSync(() => {
+        this.store.createMailbox(meta);
+        this.index.added(address, now, meta.expiresMs);
+      });
+      this.index.push();
       this.meta = meta;
       this.telemetry.existenceChanged();
       this.nextDueMs = earliest(this.nextDueMs, meta.expiresMs);
@@ -341,6 +363,39 @@ export class Mailbox extends DurableObject<Env> {
     }));
   }
 
+  /**
+   * The mailbox's state for the console (`GET /v0/mailboxes/:address`,
+   * docs/console.md): creation, TTL, the next msg_id, unexpired messages and
+   * payload bytes per priority lane, delayed messages, and the first 100
+   * consumer groups by name with their ack floor and highest delivered
+   * msg_id per lane. Moves nothing. Error `mailbox X does not exist`.
+   */
+  describe(address: string): MailboxResult<{ detail: MailboxDescription }> | Promise<MailboxResult<{ detail: MailboxDescription }>> {
+    return this.sends.after(() => this.run(() => {
+      const now = this.catchUp();
+      const meta = this.requireMailbox(address);
+      const lanes = this.store.laneCounts(now);
+      const lane = (i: number) => lanes[i]!;
+      const perLane = <T,>(f: (i: number) => T) => ({ critical: f(0), urgent: f(1), normal: f(2) });
+      const detail: MailboxDescription = {
+        mail_address: meta.address,
+        created_at: new Date(meta.createdMs).toISOString(),
+        expires_at: meta.expiresMs === null ? null : new Date(meta.expiresMs).toISOString(),
+        ttl: meta.ttlSec,
+        next_msg_id: meta.nextMsgId,
+        lanes: perLane(lane),
+        delayed: this.store.delayedCount(),
+        groups: this.store.groupsPage(DESCRIBED_GROUPS).map(({ name, cursor }) => ({
+          group_name: name,
+          floors: perLane((i) => cursor.floors[i]!),
+          delivered: perLane((i) => (cursor.delivered[i]! >= 0 ? cursor.delivered[i]! : null)),
+        })),
+        groups_total: this.store.groupCount(),
+      };
+      return { detail };
+    }));
+  }
+
   /** MSG.DELETE: removes one visible message. Error `message not found`. */
   deleteMessage(address: string, msgId: number): MailboxResult<{ deleted: true }> | Promise<MailboxResult<{ deleted: true }>> {
     return this.sends.after(() => this.run(() => {
@@ -353,13 +408,41 @@ export class Mailbox extends DurableObject<Env> {
     }));
   }
 
-  /** The one alarm: due schedule rows, long-poll deadlines, the telemetry flush; re-arms. Idempotent. */
+  /**
+   * Tenant purge (docs/tenants.md "Deleting a tenant"): after the SEND
+   * commit in flight, drops the mailbox and every message (held FETCHes get
+   * `mailbox X does not exist`), waits for a usage report in flight, and
+   * deletes all of the object's storage and its alarm; nothing counted before
+   * is reported. The object is usable again afterwards (a CREATE of the same
+   * address starts empty). Idempotent.
+   */
+  async purge(): Promise<void> {
+    await this.sends.after(() => {
+      const address = this.meta?.address ?? "";
+      this.meta = null;
+      this.nextDueMs = null;
+      this.laneTops = [-1, -1, -1];
+      this.waiters.failAll(new Mq9Error("mailbox_not_found", mq9Messages.mailboxNotFound(address)));
+      this.telemetryDue = null;
+      this.index.forget();
+    });
+    await this.telemetry.abandon();
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.alarmAt = null;
+  }
+
+  /** The one alarm: due schedule rows, long-poll deadlines, the telemetry flush, an index update retry; re-arms. Idempotent. */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
     const now = this.catchUp();
     this.waiters.expireDue(now);
     const flush = this.telemetryDue !== null && this.telemetryDue <= now;
     if (flush) this.telemetryDue = null;
+    if (this.indexDue !== null && this.indexDue <= now) {
+      this.indexDue = null;
+      this.index.push();
+    }
     this.rearm();
     if (flush) await this.telemetry.flush(); // a failed flush re-schedules itself
   }
@@ -378,7 +461,7 @@ export class Mailbox extends DurableObject<Env> {
       return;
     }
     if (meta.expiresMs !== null && meta.expiresMs <= now) {
-      this.purge(meta.address);
+      this.expireMailbox(meta);
       return;
     }
     let nextId = meta.nextMsgId;
@@ -400,9 +483,14 @@ export class Mailbox extends DurableObject<Env> {
     this.rearm();
   }
 
-  /** Mailbox TTL reached: drop all data, fail held FETCHes. */
-  private purge(address: string): void {
-    this.ctx.storage.transactionSync(() => this.store.dropAll());
+  /** Mailbox TTL reached: drop all data, fail held FETCHes, tell the index. */
+  private expireMailbox(meta: MailboxMeta): void {
+    const address = meta.address;
+    this.ctx.storage.transactionSync(() => {
+      this.store.dropAll();
+      this.index.removed(address, meta.createdMs);
+    });
+    this.index.push();
     this.meta = null;
     this.nextDueMs = null;
     this.laneTops = [-1, -1, -1];
@@ -413,7 +501,7 @@ export class Mailbox extends DurableObject<Env> {
 
   /** Arms the alarm for the earliest schedule row or long-poll deadline. */
   private rearm(): void {
-    const next = earliest(this.nextDueMs, this.waiters.earliestDeadline(), this.telemetryDue);
+    const next = earliest(this.nextDueMs, this.waiters.earliestDeadline(), this.telemetryDue, this.indexDue);
     const change = alarmChange(this.alarmAt, next);
     if (change.kind === "set") void this.ctx.storage.setAlarm(change.at);
     else if (change.kind === "delete") void this.ctx.storage.deleteAlarm();

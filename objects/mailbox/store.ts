@@ -386,6 +386,26 @@ export class MailboxStore {
     return r ? decodeCursor(r.floors as string, r.batch as string | null, r.delivered as string | null) : null;
   }
 
+  /** Unexpired visible messages and their payload bytes per lane (index = lane); a scan of `messages`. */
+  laneCounts(nowMs: number): { messages: number; bytes: number }[] {
+    const out = Array.from({ length: LANE_COUNT }, () => ({ messages: 0, bytes: 0 }));
+    for (const r of this.sql.exec("SELECT lane, count(*) AS n, sum(size) AS b FROM messages WHERE expires_ms IS NULL OR expires_ms > ? GROUP BY lane", nowMs)) {
+      out[r.lane as number] = { messages: r.n as number, bytes: (r.b as number | null) ?? 0 };
+    }
+    return out;
+  }
+
+  /** Delayed messages not yet visible. */
+  delayedCount(): number {
+    return this.sql.exec("SELECT count(*) AS n FROM delayed").one().n as number;
+  }
+
+  /** Up to `limit` groups by name with their cursors. */
+  groupsPage(limit: number): { name: string; cursor: GroupCursor }[] {
+    return this.sql.exec("SELECT name, floors, batch, delivered FROM groups ORDER BY name LIMIT ?", limit).toArray()
+      .map((r) => ({ name: r.name as string, cursor: decodeCursor(r.floors as string, r.batch as string | null, r.delivered as string | null) }));
+  }
+
   /** Number of stored consumer groups. */
   groupCount(): number {
     return this.sql.exec("SELECT count(*) AS n FROM groups").one().n as number;

@@ -100,6 +100,11 @@ export class MailboxTelemetry {
     this.meter?.touchNow();
   }
 
+  /** The mailbox's storage is being deleted by a tenant purge: nothing counted so far is reported (Meter.abandon). */
+  async abandon(): Promise<void> {
+    await this.meter?.abandon();
+  }
+
   /** Reports to the tenant's aggregator (the alarm calls this when the flush is due). */
   async flush(): Promise<void> {
     await this.meter?.flush();

@@ -99,7 +99,7 @@ export class NatsSession extends SocketSession<ConnectionState> {
     const clientIp = clientAddress(request.headers);
     if (auth.ok) this.upgrade = { tenant: auth.tenant, clientIp };
     else if (auth.reason === "connections" || auth.reason === "unavailable") this.upgrade = { refusal: connectError(auth), clientIp };
-    else if (bearer !== undefined) return new Response(auth.reason === "revoked" ? "token revoked" : "invalid token", { status: 401 });
+    else if (bearer !== undefined) return new Response(auth.reason === "revoked" || auth.reason === "expired" ? `token ${auth.reason}` : "invalid token", { status: 401 });
     else this.upgrade = { clientIp };
     return undefined;
   }

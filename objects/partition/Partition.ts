@@ -16,7 +16,9 @@
  * (one RPC per object lifetime, remembered in `partition_meta.registered`),
  * so a topic delete purges only partitions that hold data. If the registry
  * answers that the topic incarnation is no longer live, the partition marks
- * itself deleted and refuses the write (TOPIC_DELETED).
+ * itself deleted and refuses the write (TOPIC_DELETED). The registry's
+ * answer carries the topic's retention settings; later changes are pushed
+ * (setRetention). Retention itself lives in retention-keeper.ts.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
@@ -33,8 +35,12 @@ import { PartitionStore } from "./store";
 import { planAppend, type RejectReason } from "./plan";
 import {
   AppendStatus, type AppendResult, type AssignResult, type DeliverRequest, type DeliverResult, type OwnerRef,
-  type PartitionInfo, type PartitionStats, type SettleRequest, type SettleResult, type StoredRecord,
+  type GroupStatus, type PartitionInfo, type PartitionStats, type RetentionUpdate, type SettleRequest, type SettleResult, type StoredRecord,
 } from "./rpc";
+import type { ResetTarget } from "../../wire/admin/groups";
+import type { RegisterResult } from "../registry/rpc";
+import { RETENTION_JOB, RetentionKeeper } from "./retention-keeper";
+import { takeRoom } from "./retention";
 import { Schedule } from "../shared/schedule";
 import { rememberedName } from "../shared/object-name";
 import { parsePartitionName } from "../shared/names";
@@ -51,6 +57,7 @@ const PURGE_PAGE = 256;
 const REJECT_CODE: Record<RejectReason, number> = {
   "missing-producer-id": ErrorCode.INVALID_PRODUCER_FIELDS,
   "out-of-window": ErrorCode.PRODUCER_SEQ_OUT_OF_WINDOW,
+  full: ErrorCode.PARTITION_FULL,
 };
 
 export class Partition extends DurableObject<Env> {
@@ -66,8 +73,14 @@ export class Partition extends DurableObject<Env> {
   private readonly consumers: Consumers;
   private registered: boolean;
   private registering: Promise<void> | null = null;
+  /** Storage deleted by a tenant purge: the object refuses everything and writes nothing (purge()). */
+  private purged = false;
+  /** The log totals in memory may count a rolled-back commit (a reload after it failed too): reloaded before the next append. */
+  private totalsStale = false;
   /** Counters for /metrics and usage metering (telemetry.ts). */
   private readonly telemetry: PartitionTelemetry;
+  /** Retention settings and enforcement (retention-keeper.ts). */
+  private readonly keeper: RetentionKeeper;
   /** The object's name, also when the runtime started it for its alarm (shared/object-name.ts). */
   private readonly name: string | null;
 
@@ -90,7 +103,7 @@ export class Partition extends DurableObject<Env> {
       storage: ctx.storage, env, log: this.log, schedule: this.schedule, config: readConfig(env),
       identity: () => this.identity(),
       lastSeq: () => this.lastSeq,
-      firstSeq: () => this.log.firstSequence(),
+      logStart: () => this.logStart(),
       deleted: () => this.deleted,
       meta: (k) => this.meta(k),
       setMeta: (k, v) => this.setMeta(k, v),
@@ -103,10 +116,23 @@ export class Partition extends DurableObject<Env> {
       log: this.log,
       groups: () => this.consumers.info(),
       nonIdempotent: () => this.meta("non_idempotent"),
+      topic: () => this.keeper.topic,
+    });
+    this.keeper = new RetentionKeeper({
+      storage: ctx.storage, env, log: this.log, settings: this.store.retention, schedule: this.schedule,
+      lastSeq: () => this.lastSeq,
+      setMeta: (k, v) => this.setMeta(k, v),
+      truncated: (start) => this.consumers.truncate(start),
     });
     void ctx.blockConcurrencyWhile(async () => {
       this.durability = await detectDurability(ctx.storage);
+      await this.keeper.flushArm();
     });
+  }
+
+  /** The first retained sequence (the log start): the oldest stored record's, or the next sequence when none is stored. */
+  private logStart(): number {
+    return this.log.firstSequence() || this.lastSeq + 1;
   }
 
   /** Which partition this object is (from its name, see partitionStub). */
@@ -135,7 +161,9 @@ export class Partition extends DurableObject<Env> {
    */
   async append(batch: Uint8Array): Promise<AppendResult> {
     await this.register();
-    return this.appendNow(batch);
+    const r = this.appendNow(batch);
+    await this.keeper.flushArm();
+    return r;
   }
 
   /**
@@ -147,8 +175,9 @@ export class Partition extends DurableObject<Env> {
     if (this.registered || this.deleted) return Promise.resolve();
     this.registering ??= (async () => {
       const { tenant, incarnation, topicId, partition } = this.identity();
-      const live = await registryStub(this.env, tenant).registerPartition(incarnation, topicId, partition);
-      if (live) {
+      const r = (await registryStub(this.env, tenant).registerPartition(incarnation, topicId, partition)) as RegisterResult;
+      if (r.live) {
+        if (r.retention) await this.keeper.apply(r.retention);
         this.setMeta("registered", 1);
         this.registered = true;
       } else {
@@ -163,7 +192,13 @@ export class Partition extends DurableObject<Env> {
   private appendNow(batch: Uint8Array): AppendResult {
     const frames = this.openBatch(batch, "append batch");
     if (!Array.isArray(frames)) return frames;
+    if (this.totalsStale) {
+      const e = this.reloadTotals();
+      if (e !== null) return this.commitFailed(frames.length, e);
+    }
     const n = frames.length;
+    const room = this.keeper.room(); // null unless the topic refuses records at its limits (discard = new)
+    const admit = room ? (i: number) => takeRoom(room, frames[i]!.key.length + frames[i]!.value.length) : undefined;
     const plan = planAppend(frames, this.lastSeq, {
       state: (pid) => {
         let st = this.producers.get(pid);
@@ -174,13 +209,13 @@ export class Partition extends DurableObject<Env> {
         return st;
       },
       stored: (pid, pseq) => this.producerStore.stored(pid, pseq),
-    });
+    }, undefined, admit);
     const status = new Uint8Array(n);
     const sequences = new Float64Array(n);
     const codes = new Uint16Array(n);
     const layout = new SegmentLayout();
     let off = 0;
-    let valueBytes = 0, storedBytes = 0, duplicates = 0;
+    let valueBytes = 0, duplicates = 0;
     for (let i = 0; i < n; i++) {
       const o = plan.outcomes[i];
       const size = frameSize(frames[i]);
@@ -198,12 +233,11 @@ export class Partition extends DurableObject<Env> {
         continue;
       }
       valueBytes += frames[i].value.length;
-      storedBytes += frames[i].key.length + frames[i].value.length;
       layout.add(o.sequence, start, off);
     }
     if (plan.appended) {
+      const ts = Date.now();
       try {
-        const ts = Date.now();
         this.ctx.storage.transactionSync(() => {
           this.log.appendSegments(batch, layout.segments, ts);
           if (plan.producerAppends.length) {
@@ -214,13 +248,14 @@ export class Partition extends DurableObject<Env> {
       } catch (e) {
         return this.commitFailed(n, e);
       }
-      // Same synchronous turn as the commit above: the counts are stored with it.
-      this.telemetry.published(plan.appended, valueBytes, storedBytes, duplicates);
       for (const [pid, st] of plan.producers) this.producers.set(pid, st);
       this.lastSeq = plan.lastSequence;
+      const deleted = this.keeper.appended(ts); // a size limit crossed: the oldest segments go, in this turn
+      // Same synchronous turn as the commits above: the counts are stored with them.
+      this.telemetry.published(plan.appended, valueBytes, duplicates, deleted);
       this.consumers.appended();
     } else if (duplicates > 0) {
-      this.telemetry.published(0, 0, 0, duplicates); // nothing else to commit: the count waits in memory (≤ one flush interval)
+      this.telemetry.published(0, 0, duplicates); // nothing else to commit: the count waits in memory (≤ one flush interval)
     }
     return { leaderEpoch: this.leaderEpoch, commitSeq: this.lastSeq, durability: this.durability, status, sequences, codes };
   }
@@ -242,6 +277,7 @@ export class Partition extends DurableObject<Env> {
    * in the log (objects/shared/platform-faults.ts).
    */
   private commitFailed(n: number, e: unknown): AppendResult {
+    this.reloadTotals(); // the rolled-back segments were counted in memory
     const msg = String((e as Error)?.message ?? e);
     if (/SQLITE_FULL|database or disk is full/i.test(msg)) return this.failed(n, ErrorCode.STORAGE_FULL, "append failed: storage full, nothing was appended");
     if (isOutOfMemory(e)) {
@@ -249,6 +285,24 @@ export class Partition extends DurableObject<Env> {
       return this.failed(n, ErrorCode.BACKPRESSURE, "append failed: broker out of memory, nothing was appended; retry later");
     }
     return this.failed(n, ErrorCode.STORAGE_UNAVAILABLE, `append failed: storage unavailable, nothing was appended (ref ${logFault("Partition", e)})`);
+  }
+
+  /**
+   * Reloads the log totals after a failed commit. When storage cannot even be
+   * read (a dropped table, out of memory) the totals stay marked stale and are
+   * reloaded before the next append, so the failure is answered as the
+   * commit's (commitFailed) and never as an internal error.
+   * @returns null when reloaded, else the storage's error
+   */
+  private reloadTotals(): unknown {
+    try {
+      this.log.reloadTotals();
+      this.totalsStale = false;
+      return null;
+    } catch (e) {
+      this.totalsStale = true;
+      return e;
+    }
   }
 
   private failed(n: number, code: number, message: string): AppendResult {
@@ -271,16 +325,21 @@ export class Partition extends DurableObject<Env> {
   }
 
   /**
-   * What `/stats` shows of this partition: high watermark, retained bytes
-   * (keys + values), idempotent producers with dedupe state, and each
-   * group's committed floor and in-flight deliveries (docs/operations.md).
+   * What `/stats` shows of this partition: first retained sequence, high
+   * watermark, retained bytes (keys + values), idempotent producers with
+   * dedupe state, and each group's committed floor, in-flight deliveries and
+   * records lost to retention (docs/operations.md).
    */
   stats(): PartitionStats {
+    if (this.purged) return { firstSequence: 1, highWatermark: 0, sizeBytes: 0, producers: 0, groups: [] };
     return {
+      firstSequence: this.logStart(),
       highWatermark: this.lastSeq,
-      sizeBytes: this.telemetry.storedBytes(),
+      sizeBytes: this.log.payloadBytes(),
       producers: this.producerStore.count(),
-      groups: this.consumers.info().map((g) => ({ group: g.group, committedFloor: Math.max(0, g.ackFloor - 1), inFlight: g.inFlight })),
+      groups: this.consumers.info().map((g) => ({
+        group: g.group, committedFloor: Math.max(0, g.ackFloor - 1), inFlight: g.inFlight, retentionSkipped: g.retentionSkipped,
+      })),
     };
   }
 
@@ -288,9 +347,11 @@ export class Partition extends DurableObject<Env> {
   info(): PartitionInfo {
     return {
       leaderEpoch: this.leaderEpoch,
-      firstSequence: this.log.firstSequence(),
+      firstSequence: this.logStart(),
       lastSequence: this.lastSeq,
       records: this.log.count(),
+      retainedBytes: this.log.payloadBytes(),
+      retention: { ...this.keeper.settings, version: this.keeper.version, topic: this.keeper.topic },
       nonIdempotentPublishes: this.meta("non_idempotent"),
       deleted: this.deleted,
       durability: this.durability,
@@ -313,22 +374,31 @@ export class Partition extends DurableObject<Env> {
     const n = frames.length;
     const first = this.lastSeq + 1;
     const layout = new SegmentLayout();
-    let stored = 0;
+    const room = this.keeper.room();
     for (let i = 0, off = 0; i < n; i++) {
       const start = off;
       off += frameSize(frames[i]!);
-      stored += frames[i]!.key.length + frames[i]!.value.length;
+      const bytes = frames[i]!.key.length + frames[i]!.value.length;
+      if (room && !takeRoom(room, bytes)) {
+        // A twin that refuses records at its limits (discard = new) takes the whole batch or none: the source retries later.
+        return this.failed(n, ErrorCode.PARTITION_FULL, "the dead-letter twin is at its retention limit (discard = new)");
+      }
       layout.add(first + i, start, off);
     }
+    const ts = Date.now();
     try {
-      const ts = Date.now();
       this.ctx.storage.transactionSync(() => this.log.appendSegments(batch, layout.segments, ts));
-      this.telemetry.stored(stored);
+      this.telemetry.stored();
     } catch (e) {
       return this.commitFailed(n, e);
     }
     this.lastSeq += n;
-    if (n > 0) this.consumers.appended();
+    if (n > 0) {
+      const deleted = this.keeper.appended(ts);
+      if (deleted > 0) this.telemetry.retentionDeleted(deleted);
+      await this.keeper.flushArm();
+      this.consumers.appended();
+    }
     const sequences = Float64Array.from({ length: n }, (_, i) => first + i);
     return { leaderEpoch: this.leaderEpoch, commitSeq: this.lastSeq, durability: this.durability, status: new Uint8Array(n), sequences, codes: new Uint16Array(n) };
   }
@@ -341,9 +411,69 @@ export class Partition extends DurableObject<Env> {
    * starts per `startPolicy` (StartPolicy). An older epoch is refused
    * (ok = false, nothing changes).
    */
-  async assign(group: string, epoch: number, owner: OwnerRef | null, startPolicy: number): Promise<AssignResult> {
+  async assign(group: string, epoch: number, owner: OwnerRef | null, startPolicy: number, reset?: number): Promise<AssignResult> {
+    if (this.purged) return { ok: false, ownershipEpoch: 0 };
     await this.register();
-    return this.consumers.assign(group, epoch, owner, startPolicy);
+    return this.consumers.assign(group, epoch, owner, startPolicy, reset);
+  }
+
+  /**
+   * Where a group reset to `target` moves a position on this partition:
+   * the next sequence to deliver (docs/groups.md). `time` finds the first
+   * record appended at or after it without reading values
+   * (LogStore.firstSequenceAtOrAfter); `sequence` is clamped into
+   * [oldest stored, newest + 1].
+   */
+  resolvePosition(target: ResetTarget): number {
+    const end = this.lastSeq + 1;
+    const first = this.log.firstSequence() || end;
+    switch (target.kind) {
+      case "earliest":
+        return first;
+      case "latest":
+        return end;
+      case "sequence":
+        return Math.min(end, Math.max(first, target.sequence));
+      case "time":
+        return Math.min(end, Math.max(first, this.log.firstSequenceAtOrAfter(target.at)));
+    }
+  }
+
+  /** Pauses (until unix ms) or resumes (null) deliveries to `group` here; see Consumers.pause. */
+  async pauseGroup(group: string, until: number | null): Promise<void> {
+    if (!this.purged) await this.consumers.pause(group, until);
+  }
+
+  /** Deletes `group`'s position and deliveries here (group delete); true when it had some. Idempotent. */
+  async dropGroup(group: string): Promise<boolean> {
+    return this.purged ? false : this.consumers.dropGroup(group);
+  }
+
+  /** One group's position and counters here, with the partition's high watermark (group describe). */
+  groupStatus(group: string): GroupStatus {
+    if (this.purged) return { highWatermark: 0, cursor: null, pausedUntil: null };
+    return { highWatermark: this.lastSeq, ...this.consumers.cursor(group) };
+  }
+
+  /**
+   * Tenant purge (docs/tenants.md "Deleting a tenant"): deletes ALL of this
+   * partition's storage — log, producer state, group positions and
+   * deliveries, schedule, telemetry — and its alarm, once a dead-letter
+   * transfer and a usage report in flight have finished (so nothing reaches
+   * the twin or the tenant's aggregator afterwards). From then on it refuses
+   * appends and deliveries (TOPIC_DELETED) and writes nothing. Answers the
+   * names of the groups it had positions for (groups that joined before the
+   * registry's group index existed are found this way). Idempotent.
+   */
+  async purge(): Promise<{ groups: string[] }> {
+    const groups = this.purged ? [] : this.consumers.info().map((g) => g.group);
+    this.purged = true;
+    this.deleted = true;
+    await this.consumers.idle();
+    await this.telemetry.abandon();
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    return { groups };
   }
 
   /**
@@ -361,12 +491,23 @@ export class Partition extends DurableObject<Env> {
   }
 
   /**
+   * Retention settings from the TopicRegistry after a change (see
+   * RetentionUpdate): applied when at least as new as those held, then
+   * enforced at once through the alarm. Idempotent.
+   */
+  async setRetention(u: RetentionUpdate): Promise<void> {
+    if (this.deleted) return;
+    await this.keeper.apply(u);
+  }
+
+  /**
    * Marks the partition's topic as deleted: appends are refused from now on
    * (TOPIC_DELETED) and the stored records are purged in pages by the alarm.
    * The deleted marker itself stays, so a late append never revives the log.
    * Idempotent.
    */
   async markDeleted(): Promise<void> {
+    if (this.purged) return;
     if (!this.deleted) {
       this.deleted = true;
       this.setMeta("deleted", 1);
@@ -376,8 +517,9 @@ export class Partition extends DurableObject<Env> {
     await this.schedule.set("purge", Date.now());
   }
 
-  /** Runs due jobs from the schedule table: "purge", "telemetry" (report counters), and the read path's "deadlines" and "dlq". */
+  /** Runs due jobs from the schedule table: "purge", "retention", "telemetry" (report counters), and the read path's "deadlines", "dlq" and "pause". */
   override async alarm(): Promise<void> {
+    if (this.purged) return;
     const now = Date.now();
     for (const job of this.schedule.due(now)) {
       if (await this.consumers.runJob(job, now)) continue;
@@ -386,6 +528,9 @@ export class Partition extends DurableObject<Env> {
         if (deleted < PURGE_PAGE) this.schedule.clear("purge");
         else this.schedule.put("purge", now);
         this.telemetry.purged();
+      } else if (job === RETENTION_JOB && !this.deleted) {
+        const deleted = this.keeper.runJob(now);
+        if (deleted > 0) this.telemetry.retentionDeleted(deleted);
       } else if (job === "telemetry") {
         await this.telemetry.flush();
       } else {

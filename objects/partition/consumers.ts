@@ -7,14 +7,21 @@
  * Every call: check → ledger (pure) → one transactionSync flushing the
  * changed rows → reply. Timers share the Partition's one alarm through the
  * schedule table: "deadlines" (earliest work deadline), "dlq" (dead letters
- * waiting for the twin). Both jobs recompute from state: running one twice
- * is harmless.
+ * waiting for the twin), "pause" (the earliest end of a group's pause).
+ * All jobs recompute from state: running one twice is harmless.
  *
  * Wake-ups: when a group's owner asked for records and got none
  * (`waiting`), the next append (or a redelivery becoming due) calls
  * MortarSession.wake on the owner's session once; the session then asks
  * again. No polling. Deliveries that pass their work deadline are reported
  * to the owner's session (MortarSession.expired) so it frees their credit.
+ *
+ * Retention (retention-keeper.ts) calls `truncate` when it deleted the
+ * oldest records: groups below the new log start continue at it (the
+ * records they lose are counted), deliveries of deleted records are
+ * dropped, and their owners' sessions are told like for expired
+ * deliveries, so the credit comes back and a later ACK answers
+ * UNKNOWN_DELIVERY.
  */
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Op, StartPolicy } from "../../wire/mortar/constants";
@@ -53,7 +60,8 @@ export interface ConsumersHost {
   config: ReadConfig;
   identity(): PartitionIdentity;
   lastSeq(): number;
-  firstSeq(): number;
+  /** The first retained sequence (the log start): the oldest stored record, or lastSeq() + 1 when none is. */
+  logStart(): number;
   deleted(): boolean;
   meta(k: string): number;
   setMeta(k: string, v: number): void;
@@ -68,10 +76,13 @@ const NONE = new Uint8Array(0);
 export class Consumers {
   private readonly store: LedgerStore;
   private readonly ledgers: Map<string, GroupLedger>;
+  /** Paused groups (by name) and the end of their pause, unix ms (consumer-group management). */
+  private readonly pauses: Map<string, number>;
   private deliveryEpoch: number;
   private deliveryCounter = 0;
   private deadlineDue: number | null;
-  private transferring = false;
+  /** The dead-letter transfer while it runs. */
+  private transfer: Promise<void> | null = null;
   /** Dead letters appeared while a transfer was running: it makes another pass. */
   private transferAgain = false;
 
@@ -79,6 +90,7 @@ export class Consumers {
     this.store = new LedgerStore(host.storage.sql);
     const repaired = { count: 0 };
     this.ledgers = this.store.loadAll(host.config.maxAttempts, repaired);
+    this.pauses = this.store.loadPauses();
     this.deliveryEpoch = host.meta("delivery_epoch") + 1;
     host.setMeta("delivery_epoch", this.deliveryEpoch);
     this.deadlineDue = host.schedule.get("deadlines");
@@ -96,22 +108,64 @@ export class Consumers {
    * Fence (called by the ConsumerGroup): `owner` owns the partition for
    * `group` under `epoch` (null = nobody). A group seen for the first time
    * starts at the oldest record (StartPolicy.EARLIEST) or after the last
-   * one (LATEST). An older epoch changes nothing (ok = false).
+   * one (LATEST). An older epoch changes nothing (ok = false). `reset`
+   * (a group reset, docs/groups.md): the group's position becomes that
+   * sequence and its unsettled deliveries are dropped, in the same step as
+   * the epoch change — so no ACK of the old position can move the new one.
    */
-  async assign(group: string, epoch: number, owner: OwnerRef | null, startPolicy: number): Promise<AssignResult> {
+  async assign(group: string, epoch: number, owner: OwnerRef | null, startPolicy: number, reset?: number): Promise<AssignResult> {
     let l = this.ledgers.get(group);
     this.host.storage.transactionSync(() => {
       if (!l) {
-        const last = this.host.lastSeq();
-        const first = this.host.firstSeq();
-        l = this.store.create(group, startPolicy === StartPolicy.LATEST || first === 0 ? last + 1 : first);
+        l = this.store.create(group, startPolicy === StartPolicy.LATEST ? this.host.lastSeq() + 1 : this.host.logStart());
         this.ledgers.set(group, l);
       }
     });
     const ok = l!.assign(epoch, owner, this.host.config.maxAttempts);
+    if (ok && reset !== undefined) l!.reset(reset); // also drops the last attempts the fence just dead-lettered
     this.host.storage.transactionSync(() => this.store.flush(l!));
     if (l!.count(DeliveryState.DEAD) > 0) await this.scheduleDlq(Date.now()); // last attempts the fence ended
     return { ok, ownershipEpoch: l!.ownershipEpoch };
+  }
+
+  /**
+   * Pauses `group` until `until` (unix ms) or resumes it (null): while
+   * paused, deliver() hands out nothing (no new records, no redeliveries);
+   * deliveries already made may still be settled, deadlines keep running.
+   * The pause ends by itself at `until` (alarm job "pause") and the owner is
+   * woken. Idempotent.
+   */
+  async pause(group: string, until: number | null, now = Date.now()): Promise<void> {
+    const active = until !== null && until > now;
+    this.host.storage.transactionSync(() => this.store.setPause(group, active ? until : null));
+    if (active) this.pauses.set(group, until);
+    else this.pauses.delete(group);
+    await this.schedulePauses();
+    const l = this.ledgers.get(group);
+    if (!active && l) this.wake(l);
+  }
+
+  /**
+   * Deletes `group`'s ledger here (group delete): its position, its
+   * unsettled deliveries and its pause. A later fence starts it afresh
+   * (start policy). Returns whether there was a ledger. Idempotent.
+   */
+  async dropGroup(group: string): Promise<boolean> {
+    const l = this.ledgers.get(group);
+    this.host.storage.transactionSync(() => {
+      if (l) this.store.drop(l);
+      this.store.setPause(group, null);
+    });
+    this.ledgers.delete(group);
+    if (this.pauses.delete(group)) await this.schedulePauses();
+    return l !== undefined;
+  }
+
+  /** One group's position and counters here (null: it never owned the partition), and the end of its pause. */
+  cursor(group: string, now = Date.now()): { cursor: GroupCursorInfo | null; pausedUntil: number | null } {
+    const l = this.ledgers.get(group);
+    const until = this.pauses.get(group);
+    return { cursor: l ? cursorInfo(l) : null, pausedUntil: until !== undefined && until > now ? until : null };
   }
 
   /**
@@ -126,6 +180,10 @@ export class Consumers {
     if (!l) return empty(ErrorCode.NOT_OWNER, `group "${req.group}" has no owner for this partition`);
     const bad = l.check(req.ownershipEpoch, req.caller);
     if (bad) return empty(bad, bad === ErrorCode.STALE_OWNERSHIP_EPOCH ? `ownership epoch ${req.ownershipEpoch} is older than ${l.ownershipEpoch}` : "the subscription does not own this partition");
+    if (this.paused(req.group, Date.now())) {
+      l.waiting = true; // woken when the pause ends
+      return empty(0);
+    }
     const { topicId, partition } = this.host.identity();
     const deadline = Date.now() + this.host.config.ackWaitMs + Math.max(0, req.holdMs);
     const maxMsgs = Math.max(1, req.maxMsgs);
@@ -217,6 +275,29 @@ export class Consumers {
     return { codes };
   }
 
+  /**
+   * Retention deleted every record below `logStart`: each group moves up to
+   * it and drops its deliveries below it (GroupLedger.truncate), flushed
+   * here — call inside the deletion's transaction. Returns the follow-up to
+   * run after the commit: the owners' sessions are told which in-flight
+   * deliveries are gone (their credit is free again).
+   */
+  truncate(logStart: number): () => void {
+    const dropped: [GroupLedger, { seqs: number[]; deliveryIds: number[] }][] = [];
+    let skipped = 0;
+    for (const l of this.ledgers.values()) {
+      const t = l.truncate(logStart);
+      if (t.skipped === 0) continue;
+      skipped += t.skipped;
+      this.store.flush(l);
+      if (t.inFlight.seqs.length > 0) dropped.push([l, t.inFlight]);
+    }
+    return () => {
+      for (const [l, d] of dropped) this.notifyExpired(l, d.seqs, d.deliveryIds);
+      if (skipped > 0) this.host.settled(); // the groups' counters changed
+    };
+  }
+
   /** New records were appended: wake every owner that is waiting for some. */
   appended(): void {
     for (const l of this.ledgers.values()) this.wake(l);
@@ -255,6 +336,17 @@ export class Consumers {
       for (const l of woken) this.wake(l);
       return true;
     }
+    if (job === "pause") {
+      for (const [group, until] of [...this.pauses]) {
+        if (until > now) continue;
+        this.host.storage.transactionSync(() => this.store.setPause(group, null));
+        this.pauses.delete(group);
+        const l = this.ledgers.get(group);
+        if (l) this.wake(l);
+      }
+      this.putPauseJob();
+      return true;
+    }
     if (job === "dlq") {
       this.host.schedule.clear("dlq");
       try {
@@ -269,12 +361,7 @@ export class Consumers {
 
   /** Positions and counters of every group at this partition. */
   info(): GroupCursorInfo[] {
-    return [...this.ledgers.values()].map((l) => ({
-      group: l.name, ownershipEpoch: l.ownershipEpoch, ownerMemberId: l.owner?.memberId ?? 0,
-      ackFloor: l.ackFloor(), nextSequence: l.next,
-      inFlight: l.count(DeliveryState.IN_FLIGHT), pendingRedelivery: l.count(DeliveryState.RETRY), pendingDeadLetter: l.count(DeliveryState.DEAD),
-      ...l.counters,
-    }));
+    return [...this.ledgers.values()].map(cursorInfo);
   }
 
   // ------------------------------------------------------------ internals
@@ -293,9 +380,28 @@ export class Consumers {
     if (due === null || due > now) await this.host.schedule.set("dlq", now);
   }
 
+  /** True while `group` is paused at `now`. */
+  private paused(group: string, now: number): boolean {
+    const until = this.pauses.get(group);
+    return until !== undefined && until > now;
+  }
+
+  /** Arms the "pause" job for the earliest pause end (or clears it) and re-arms the alarm. */
+  private async schedulePauses(): Promise<void> {
+    this.putPauseJob();
+    await this.host.schedule.rearm();
+  }
+
+  private putPauseJob(): void {
+    let next: number | null = null;
+    for (const until of this.pauses.values()) if (next === null || until < next) next = until;
+    if (next === null) this.host.schedule.clear("pause");
+    else this.host.schedule.put("pause", next);
+  }
+
   private wake(l: GroupLedger): void {
     const o = l.owner;
-    if (!l.waiting || !o) return;
+    if (!l.waiting || !o || this.paused(l.name, Date.now())) return;
     l.waiting = false;
     const retry = () => {
       if (l.owner === o) l.waiting = true; // not delivered: try again with the next new record
@@ -309,9 +415,10 @@ export class Consumers {
 
   /**
    * Tells the owner's session that these deliveries passed their work
-   * deadline: their credit is free again (an ACK of them is refused now),
-   * so a window full of expired deliveries does not stop the redelivery.
-   * Best effort: a session that is gone holds no window.
+   * deadline, or that retention deleted their records: their credit is
+   * free again (an ACK of them is refused now), so a window full of them
+   * does not stop what comes next. Best effort: a session that is gone
+   * holds no window.
    */
   private notifyExpired(l: GroupLedger, seqs: number[], deliveryIds: number[]): void {
     const o = l.owner;
@@ -330,20 +437,25 @@ export class Consumers {
    * one pass over every group once more, so dead letters of a group it had
    * already passed are not left behind.
    */
-  private async transferDeadLetters(): Promise<void> {
-    if (this.transferring) {
+  private transferDeadLetters(): Promise<void> {
+    if (this.transfer) {
       this.transferAgain = true;
-      return;
+      return Promise.resolve();
     }
-    this.transferring = true;
-    try {
+    this.transfer = (async () => {
       do {
         this.transferAgain = false;
         await this.transferPass();
       } while (this.transferAgain);
-    } finally {
-      this.transferring = false;
-    }
+    })().finally(() => {
+      this.transfer = null;
+    });
+    return this.transfer;
+  }
+
+  /** Resolves once no dead-letter transfer is running (a tenant purge waits for it: nothing reaches the twin afterwards). */
+  async idle(): Promise<void> {
+    while (this.transfer) await this.transfer.catch(() => {});
   }
 
   /** One pass over every group's dead letters (transferDeadLetters). */
@@ -385,6 +497,16 @@ export class Consumers {
   }
 }
 
-function empty(code: number, message: string): DeliverResult {
+/** A ledger's position and counters as `info()` / `cursor()` answer them. */
+function cursorInfo(l: GroupLedger): GroupCursorInfo {
+  return {
+    group: l.name, ownershipEpoch: l.ownershipEpoch, ownerMemberId: l.owner?.memberId ?? 0,
+    ackFloor: l.ackFloor(), nextSequence: l.next,
+    inFlight: l.count(DeliveryState.IN_FLIGHT), pendingRedelivery: l.count(DeliveryState.RETRY), pendingDeadLetter: l.count(DeliveryState.DEAD),
+    ...l.counters,
+  };
+}
+
+function empty(code: number, message?: string): DeliverResult {
   return { code, message, frames: NONE, sequences: new Float64Array(0), deliveryIds: new Float64Array(0), sizes: new Uint32Array(0), blockedBytes: 0 };
 }

@@ -3,12 +3,17 @@
  * (ledger.ts).
  *
  * Tables:
- * - `consumer_groups(gid, name, next, epoch, owner, delivered, acked, redelivered, dead_lettered)`:
- *   one row per group that ever owned the partition; `owner` is JSON
- *   (OwnerRef) or NULL.
+ * - `consumer_groups(gid, name, next, epoch, owner, delivered, acked, redelivered, dead_lettered,
+ *   retention_skipped)`: one row per group that ever owned the partition;
+ *   `owner` is JSON (OwnerRef) or NULL; `retention_skipped` (records
+ *   retention deleted before the group settled them) is added to tables a
+ *   release wrote without it when the object starts.
  * - `deliveries(gid, seq, delivery_id, attempt, deadline, state, reason)`:
  *   one row per unsettled delivery (in flight, waiting for redelivery, or
  *   waiting to be dead-lettered). An ACK deletes the row.
+ * - `group_pauses(name, until)`: a paused group (consumer-group management,
+ *   docs/groups.md) and when its pause ends (unix ms); kept by name, so a
+ *   group may be paused before it owns the partition.
  *
  * Every ledger change is flushed in the same transaction as the call that
  * made it, so a restart resumes with the same attempts, delivery ids and
@@ -19,7 +24,7 @@ import type { OwnerRef } from "./rpc";
 
 interface GroupRow extends Record<string, SqlStorageValue> {
   gid: number; name: string; next: number; epoch: number; owner: string | null;
-  delivered: number; acked: number; redelivered: number; dead_lettered: number;
+  delivered: number; acked: number; redelivered: number; dead_lettered: number; retention_skipped: number;
 }
 interface DeliveryRow extends Record<string, SqlStorageValue> {
   gid: number; seq: number; delivery_id: number; attempt: number; deadline: number; state: number; reason: number;
@@ -29,10 +34,15 @@ interface DeliveryRow extends Record<string, SqlStorageValue> {
 export function ensureLedgerSchema(sql: SqlStorage): void {
   sql.exec(`CREATE TABLE IF NOT EXISTS consumer_groups(gid INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,
       next INTEGER NOT NULL, epoch INTEGER NOT NULL, owner TEXT, delivered INTEGER NOT NULL DEFAULT 0, acked INTEGER NOT NULL DEFAULT 0,
-      redelivered INTEGER NOT NULL DEFAULT 0, dead_lettered INTEGER NOT NULL DEFAULT 0);
+      redelivered INTEGER NOT NULL DEFAULT 0, dead_lettered INTEGER NOT NULL DEFAULT 0, retention_skipped INTEGER NOT NULL DEFAULT 0);
     CREATE TABLE IF NOT EXISTS deliveries(gid INTEGER NOT NULL, seq INTEGER NOT NULL, delivery_id INTEGER NOT NULL,
       attempt INTEGER NOT NULL, deadline INTEGER NOT NULL, state INTEGER NOT NULL, reason INTEGER NOT NULL,
-      PRIMARY KEY(gid, seq)) WITHOUT ROWID;`);
+      PRIMARY KEY(gid, seq)) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS group_pauses(name TEXT PRIMARY KEY, until INTEGER NOT NULL);`);
+  // Released layouts before retention had no retention_skipped column.
+  if (sql.exec("SELECT 1 FROM pragma_table_info('consumer_groups') WHERE name = 'retention_skipped'").toArray().length === 0) {
+    sql.exec("ALTER TABLE consumer_groups ADD COLUMN retention_skipped INTEGER NOT NULL DEFAULT 0");
+  }
 }
 
 export class LedgerStore {
@@ -50,7 +60,7 @@ export class LedgerStore {
     const byGid = new Map<number, GroupLedger>();
     for (const r of this.sql.exec<GroupRow>("SELECT * FROM consumer_groups")) {
       const l = new GroupLedger(r.gid, r.name, r.next, r.epoch, r.owner === null ? null : (JSON.parse(r.owner) as OwnerRef));
-      l.counters = { delivered: r.delivered, acked: r.acked, redelivered: r.redelivered, deadLettered: r.dead_lettered };
+      l.counters = { delivered: r.delivered, acked: r.acked, redelivered: r.redelivered, deadLettered: r.dead_lettered, retentionSkipped: r.retention_skipped };
       out.set(r.name, l);
       byGid.set(r.gid, l);
     }
@@ -72,12 +82,29 @@ export class LedgerStore {
     return new GroupLedger(gid, name, next);
   }
 
+  /** Deletes a group's ledger, its deliveries and its pause (group delete). */
+  drop(l: GroupLedger): void {
+    this.sql.exec("DELETE FROM deliveries WHERE gid = ?", l.gid);
+    this.sql.exec("DELETE FROM consumer_groups WHERE gid = ?", l.gid);
+  }
+
+  /** Every paused group and the end of its pause, unix ms. */
+  loadPauses(): Map<string, number> {
+    return new Map(this.sql.exec<{ name: string; until: number }>("SELECT name, until FROM group_pauses").toArray().map((r) => [r.name, r.until]));
+  }
+
+  /** Pauses `name` until `until` (unix ms), or resumes it (null). */
+  setPause(name: string, until: number | null): void {
+    if (until === null) this.sql.exec("DELETE FROM group_pauses WHERE name = ?", name);
+    else this.sql.exec("INSERT OR REPLACE INTO group_pauses(name, until) VALUES (?, ?)", name, until);
+  }
+
   /** Writes what changed in `l` (call inside transactionSync). */
   flush(l: GroupLedger): void {
     if (l.metaDirty) {
       const c = l.counters;
-      this.sql.exec("UPDATE consumer_groups SET next = ?, epoch = ?, owner = ?, delivered = ?, acked = ?, redelivered = ?, dead_lettered = ? WHERE gid = ?",
-        l.next, l.ownershipEpoch, l.owner === null ? null : JSON.stringify(l.owner), c.delivered, c.acked, c.redelivered, c.deadLettered, l.gid);
+      this.sql.exec("UPDATE consumer_groups SET next = ?, epoch = ?, owner = ?, delivered = ?, acked = ?, redelivered = ?, dead_lettered = ?, retention_skipped = ? WHERE gid = ?",
+        l.next, l.ownershipEpoch, l.owner === null ? null : JSON.stringify(l.owner), c.delivered, c.acked, c.redelivered, c.deadLettered, c.retentionSkipped, l.gid);
       l.metaDirty = false;
     }
     // One statement per kind of change, whatever the batch size: the rows travel as one JSON array.

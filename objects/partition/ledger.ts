@@ -44,6 +44,16 @@ export interface LedgerCounters {
   acked: number;
   redelivered: number;
   deadLettered: number;
+  /** Records retention deleted before the group settled them (never delivered, or unsettled deliveries dropped). */
+  retentionSkipped: number;
+}
+
+/** What `GroupLedger.truncate` did. */
+export interface Truncation {
+  /** Records the group lost (counted in `retentionSkipped`). */
+  skipped: number;
+  /** In-flight deliveries dropped (their credit is still held by the owner's session): sequences and delivery ids. */
+  inFlight: { seqs: number[]; deliveryIds: number[] };
 }
 
 /** Limits the ledger applies. */
@@ -56,7 +66,7 @@ export class GroupLedger {
   readonly pending = new Map<number, PendingDelivery>();
   /** Sequences in RETRY state, ascending (redelivered lowest first). */
   private retryQueue: number[] = [];
-  counters: LedgerCounters = { delivered: 0, acked: 0, redelivered: 0, deadLettered: 0 };
+  counters: LedgerCounters = { delivered: 0, acked: 0, redelivered: 0, deadLettered: 0, retentionSkipped: 0 };
   /** The owner asked for records and got none: wake it when some become deliverable. */
   waiting = true;
   /** Group row (next, epoch, owner, counters) changed. */
@@ -145,6 +155,28 @@ export class GroupLedger {
     return true;
   }
 
+  /**
+   * Reset (consumer-group management, docs/groups.md): the group's position
+   * becomes `next` — the next sequence delivered — and every unsettled
+   * delivery of the old position (in flight, waiting for redelivery or for
+   * the dead-letter twin) is dropped. Called together with a fence to a
+   * newer ownership epoch, so no ACK of a dropped delivery is accepted
+   * afterwards. Returns how many deliveries were dropped.
+   */
+  reset(next: number): number {
+    const dropped = this.pending.size;
+    for (const seq of this.pending.keys()) {
+      this.dirty.delete(seq);
+      this.removed.add(seq);
+    }
+    this.pending.clear();
+    this.retryQueue = [];
+    this.next = Math.max(1, next);
+    this.waiting = true;
+    this.metaDirty = true;
+    return dropped;
+  }
+
   /** 0 when `caller` owns the partition under `epoch`; else STALE_OWNERSHIP_EPOCH or NOT_OWNER. */
   check(epoch: number, caller: SubscriberRef): number {
     if (epoch < this.ownershipEpoch) return ErrorCode.STALE_OWNERSHIP_EPOCH;
@@ -177,6 +209,44 @@ export class GroupLedger {
     this.dirty.add(seq);
     this.metaDirty = true;
     return d.attempt;
+  }
+
+  /**
+   * Retention deleted every record below `logStart` (the first retained
+   * sequence; docs/protocol.md "Topic retention"): the group's position
+   * moves up to it and its unsettled deliveries below it are dropped — in
+   * flight, waiting for redelivery or for the dead-letter twin — so an ACK
+   * of one answers UNKNOWN_DELIVERY. Records the group had not settled are
+   * counted in `retentionSkipped`. Cost: O(1) when the group is at or past
+   * `logStart` with nothing pending, else O(pending).
+   */
+  truncate(logStart: number): Truncation {
+    const out: Truncation = { skipped: 0, inFlight: { seqs: [], deliveryIds: [] } };
+    if (this.next < logStart) {
+      out.skipped += logStart - this.next;
+      this.next = logStart;
+      this.metaDirty = true;
+    }
+    if (this.pending.size > 0) {
+      let retries = false;
+      for (const d of this.pending.values()) {
+        if (d.seq >= logStart) continue;
+        if (d.state === DeliveryState.IN_FLIGHT) {
+          out.inFlight.seqs.push(d.seq);
+          out.inFlight.deliveryIds.push(d.deliveryId);
+        } else if (d.state === DeliveryState.RETRY) retries = true;
+        this.pending.delete(d.seq);
+        this.dirty.delete(d.seq);
+        this.removed.add(d.seq);
+        out.skipped++;
+      }
+      if (retries) this.retryQueue = this.retryQueue.filter((s) => s >= logStart);
+    }
+    if (out.skipped > 0) {
+      this.counters.retentionSkipped += out.skipped;
+      this.metaDirty = true;
+    }
+    return out;
   }
 
   /** A pending sequence whose record no longer exists (purged): settle it silently. */

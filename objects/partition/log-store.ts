@@ -12,13 +12,28 @@
  *   larger than that (only a single record over 1 MiB) continues in
  *   `log_chunk(first_seq, idx, data)`, so no row nears the 2 MB row limit.
  * - Producer state (dedupe.ts) lives in producer-store.ts.
+ * - Totals (`partition_meta`): `log_count` records, `log_bytes` encoded
+ *   bytes, kept with every append and delete, so size checks (retention,
+ *   /stats) never scan the log (a log a release wrote without them is
+ *   summed once when the object starts).
  *
- * Reads page through segments; nothing loads a whole log.
+ * Reads page through segments; nothing loads a whole log. Deleting the
+ * oldest segments (retention, purge) is a range delete on the primary key
+ * driven by the segment rows' metadata: no value is read.
  */
+import { Op } from "../../wire/mortar/constants";
+import { frameSize } from "../../wire/mortar/codec";
 import { FrameDecoder } from "../../wire/mortar/stream";
 import type { PubFrame } from "../../wire/mortar/frames";
+import type { MetaTable } from "../shared/meta-table";
 import type { StoredRecord } from "./rpc";
 import { segmentBytes, type Segment } from "./segments";
+import type { SegmentInfo } from "./retention";
+
+/** Encoded bytes of a stored record beyond its key and value (records are whole PUB frames): 33. */
+export const PUB_OVERHEAD = frameSize({
+  op: Op.PUB, topicId: 0, partition: 0, producerId: 0n, producerSeq: 0n, flags: 0, key: new Uint8Array(0), value: new Uint8Array(0),
+});
 
 /**
  * Max bytes of a row's blob; larger segments continue in `log_chunk`. Not
@@ -43,14 +58,38 @@ interface SegmentMeta extends Record<string, SqlStorageValue> {
   ts: number;
 }
 
+
 /** Decoded segments kept in memory (each ≤ CHUNK_BYTES). */
 const SEGMENT_CACHE = 8;
 
 /** SQL access to one partition log. */
 export class LogStore {
   private readonly cache = new Map<number, PubFrame[]>();
+  /** Stored records and their encoded bytes (mirrors `log_count` / `log_bytes`). */
+  private records = 0;
+  private encoded = 0;
+  /** Lowest stored sequence, 0 when empty. */
+  private first = 0;
 
-  constructor(private readonly sql: SqlStorage) {}
+  /**
+   * `meta`: the partition's `partition_meta`, where the totals are kept. A
+   * log written without them (no `log_count`, rows in `log`) is summed once;
+   * an empty new log writes nothing.
+   */
+  constructor(private readonly sql: SqlStorage, private readonly meta: MetaTable) {
+    if (meta.get("log_count", -1) === -1) {
+      const r = sql.exec<{ n: number | null; b: number | null }>("SELECT sum(count) AS n, sum(bytes) AS b FROM log").one();
+      if ((r.n ?? 0) > 0) meta.set2("log_count", r.n!, "log_bytes", r.b ?? 0);
+    }
+    this.reloadTotals();
+  }
+
+  /** Reads the totals back from storage (after a failed transaction rolled back what memory had counted). */
+  reloadTotals(): void {
+    this.records = this.meta.get("log_count");
+    this.encoded = this.meta.get("log_bytes");
+    this.first = this.sql.exec<{ s: number | null }>("SELECT min(first_seq) AS s FROM log").one().s ?? 0;
+  }
 
   /** Highest stored sequence, 0 when empty. */
   lastSequence(): number {
@@ -59,26 +98,66 @@ export class LogStore {
 
   /** Lowest stored sequence, 0 when empty. */
   firstSequence(): number {
-    return this.sql.exec<{ s: number | null }>("SELECT min(first_seq) AS s FROM log").one().s ?? 0;
+    return this.first;
   }
 
   /** Stored records and their encoded bytes (whole PUB frames). */
   totals(): { count: number; bytes: number } {
-    const r = this.sql.exec<{ n: number | null; b: number | null }>("SELECT sum(count) AS n, sum(bytes) AS b FROM log").one();
-    return { count: r.n ?? 0, bytes: r.b ?? 0 };
+    return { count: this.records, bytes: this.encoded };
   }
 
   /** Number of stored records. */
   count(): number {
-    return this.sql.exec<{ n: number | null }>("SELECT sum(count) AS n FROM log").one().n ?? 0;
+    return this.records;
+  }
+
+  /** Keys + values of the stored records, bytes (encoded bytes minus PUB_OVERHEAD per record). */
+  payloadBytes(): number {
+    return this.encoded - this.records * PUB_OVERHEAD;
+  }
+
+  /**
+   * The first stored sequence whose record was appended at or after `ts`
+   * (unix ms), or lastSequence() + 1 when none was (a group reset "to a
+   * time", docs/groups.md). Records carry their segment's append time, so
+   * this is a binary search over segment rows by sequence — O(log records)
+   * primary-key lookups of (first_seq, last_seq, ts), no value is read or
+   * decoded. Assumes append times do not decrease along the log (one
+   * object's clock).
+   */
+  firstSequenceAtOrAfter(ts: number): number {
+    let lo = this.firstSequence();
+    let hi = this.lastSequence() + 1;
+    if (lo === 0) return hi;
+    const at = (q: string, v: number) => this.sql.exec<SegmentMeta>(q, v).toArray()[0];
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      let seg = at("SELECT first_seq, last_seq, count, bytes, ts FROM log WHERE first_seq <= ? ORDER BY first_seq DESC LIMIT 1", mid);
+      if (!seg || seg.last_seq < mid) seg = at("SELECT first_seq, last_seq, count, bytes, ts FROM log WHERE first_seq > ? ORDER BY first_seq LIMIT 1", mid);
+      if (!seg) {
+        hi = mid; // nothing stored at or after mid
+        continue;
+      }
+      if (seg.ts >= ts) hi = Math.min(hi, seg.first_seq);
+      else lo = seg.last_seq + 1;
+    }
+    return lo;
   }
 
   /**
    * Stores the records of `batch` as laid out in `segments` (segments.ts):
-   * one row (plus chunks) per segment. Call inside `transactionSync`.
+   * one row (plus chunks) per segment, and the new totals. Call inside
+   * `transactionSync`; if that transaction fails, call reloadTotals().
    */
   appendSegments(batch: Uint8Array, segments: readonly Segment[], ts: number): void {
-    for (const s of segments) this.appendSegment(s.firstSeq, s.count, segmentBytes(batch, s), ts);
+    let n = 0, b = 0;
+    for (const s of segments) {
+      const frames = segmentBytes(batch, s);
+      this.insertSegment(s.firstSeq, s.count, frames, ts);
+      n += s.count;
+      b += frames.length;
+    }
+    if (segments.length > 0) this.counted(n, b, segments[0]!.firstSeq);
   }
 
   /**
@@ -86,6 +165,24 @@ export class LogStore {
    * the first with sequence `firstSeq`. Call inside `transactionSync`.
    */
   appendSegment(firstSeq: number, count: number, frames: Uint8Array, ts: number): void {
+    this.insertSegment(firstSeq, count, frames, ts);
+    this.counted(count, frames.length, firstSeq);
+  }
+
+  /** Adds `n` records of `b` encoded bytes, the first with sequence `firstSeq`, to the totals. */
+  private counted(n: number, b: number, firstSeq: number): void {
+    this.storeTotals(this.records + n, this.encoded + b);
+    this.records += n;
+    this.encoded += b;
+    if (this.first === 0) this.first = firstSeq;
+  }
+
+  /** Writes both totals in one statement. */
+  private storeTotals(records: number, encoded: number): void {
+    this.meta.set2("log_count", records, "log_bytes", encoded);
+  }
+
+  private insertSegment(firstSeq: number, count: number, frames: Uint8Array, ts: number): void {
     this.sql.exec("INSERT INTO log(first_seq, last_seq, count, bytes, ts, data) VALUES (?,?,?,?,?,?)",
       firstSeq, firstSeq + count - 1, count, frames.length, ts, frames.subarray(0, CHUNK_BYTES));
     for (let off = CHUNK_BYTES, idx = 1; off < frames.length; off += CHUNK_BYTES, idx++) {
@@ -166,16 +263,48 @@ export class LogStore {
   }
 
   /**
+   * The metadata of up to `limit` of the oldest segments after the one
+   * starting at `after` (0: from the oldest), oldest first: a primary-key
+   * range read of the rows' leading columns; no value is read.
+   */
+  oldest(limit: number, after = 0): SegmentInfo[] {
+    return this.sql.exec<SegmentMeta>("SELECT first_seq, last_seq, count, bytes, ts FROM log WHERE first_seq > ? ORDER BY first_seq LIMIT ?", after, limit)
+      .toArray().map((r) => ({ firstSeq: r.first_seq, lastSeq: r.last_seq, count: r.count, bytes: r.bytes, ts: r.ts }));
+  }
+
+  /**
+   * Deletes the oldest segments up to and including the one starting at
+   * `lastFirstSeq` — they hold `records` records of `bytes` encoded bytes
+   * (from oldest()) — with their chunks, and updates the totals; `nextSeq`
+   * is the first sequence kept (the next segment's, as the log has no
+   * gaps); `chunked` false when none of them is larger than CHUNK_BYTES
+   * (so none has chunk rows). Range deletes on primary keys. Call inside
+   * `transactionSync`; if that transaction fails, call reloadTotals().
+   */
+  deleteThrough(lastFirstSeq: number, records: number, bytes: number, nextSeq: number, chunked = true): void {
+    if (chunked) this.sql.exec("DELETE FROM log_chunk WHERE first_seq <= ?", lastFirstSeq);
+    this.sql.exec("DELETE FROM log WHERE first_seq <= ?", lastFirstSeq);
+    this.storeTotals(this.records - records, this.encoded - bytes);
+    this.records -= records;
+    this.encoded -= bytes;
+    if (this.cache.size > 0) for (const k of [...this.cache.keys()]) if (k <= lastFirstSeq) this.cache.delete(k);
+    this.first = this.records === 0 ? 0 : nextSeq;
+  }
+
+  /**
    * Deletes up to `limit` of the oldest segments (and their chunks). Returns
    * how many segments were deleted; used by the purge of a deleted topic.
    */
   deleteOldest(limit: number): number {
-    const { n, s: last } = this.sql.exec<{ n: number; s: number | null }>(
-      "SELECT count(*) AS n, max(first_seq) AS s FROM (SELECT first_seq FROM log ORDER BY first_seq LIMIT ?)", limit).one();
-    if (last === null) return 0;
-    this.cache.clear();
-    this.sql.exec("DELETE FROM log_chunk WHERE first_seq <= ?", last);
-    this.sql.exec("DELETE FROM log WHERE first_seq <= ?", last);
-    return n;
+    const segs = this.oldest(limit);
+    if (segs.length === 0) return 0;
+    let n = 0, b = 0;
+    for (const s of segs) {
+      n += s.count;
+      b += s.bytes;
+    }
+    const last = segs[segs.length - 1]!;
+    this.deleteThrough(last.firstSeq, n, b, last.lastSeq + 1);
+    return segs.length;
   }
 }

@@ -18,8 +18,13 @@ export interface PlanInput {
   producerSeq: bigint;
 }
 
-/** Why a record is refused (mapped to a wire error code by the caller). */
-export type RejectReason = "missing-producer-id" | "out-of-window";
+/**
+ * Why a record is refused (mapped to a wire error code by the caller).
+ * "full": the partition is at its retention limit and refuses new records
+ * (discard = new); nothing is recorded for it, so a later retry of the same
+ * producer_seq is appended once there is room.
+ */
+export type RejectReason = "missing-producer-id" | "out-of-window" | "full";
 
 /** The decision for one record. `sequence` is a per-partition sequence (≥ 1). */
 export type RecordOutcome =
@@ -61,13 +66,16 @@ export interface AppendPlan {
 /**
  * Plans `records` on top of `lastSequence` (the partition's last committed
  * sequence; 0 when empty). Committed states from `lookups` are never
- * mutated (the plan works on copies).
+ * mutated (the plan works on copies). `admit(i)`, when given, is asked for
+ * every record that would be appended (not for duplicates or rejects), in
+ * order; false refuses it as "full" (retention discard = new).
  */
 export function planAppend(
   records: readonly PlanInput[],
   lastSequence: number,
   lookups: ProducerLookups,
   window = PRODUCER_DEDUPE_WINDOW,
+  admit?: (index: number) => boolean,
 ): AppendPlan {
   const outcomes: RecordOutcome[] = new Array(records.length);
   const producers = new Map<bigint, ProducerState>();
@@ -87,6 +95,10 @@ export function planAppend(
       const original = local?.get(pid)?.get(pseq) ?? lookups.stored(pid, pseq);
       // The bitmap says appended; its stored entry is kept while in the window. Never append twice.
       outcomes[i] = original !== undefined ? { kind: "duplicate", sequence: original } : { kind: "reject", reason: "out-of-window" };
+      continue;
+    }
+    if (admit && !admit(i)) {
+      outcomes[i] = { kind: "reject", reason: "full" };
       continue;
     }
     outcomes[i] = { kind: "append", sequence: ++seq };

@@ -2,6 +2,22 @@
  * Types of the Partition RPC surface (what a Session or a later consumer
  * object sees). Kept free of the class so callers import only types.
  */
+import type { Retention, RetentionOverrides } from "../shared/retention-config";
+
+/**
+ * Retention settings the TopicRegistry tells a partition (at registration
+ * and after each change; docs/protocol.md "Topic retention"). `overrides`
+ * are what its topic set — for a `.dlq` twin already layered over its
+ * source's — and the partition resolves the fields still null with the
+ * deployment defaults (Worker vars). A partition keeps the highest
+ * `version` it was told.
+ */
+export interface RetentionUpdate {
+  version: number;
+  /** The topic's name (labels of the per-group metrics). */
+  topic: string;
+  overrides: RetentionOverrides;
+}
 
 /** Per-record status in an AppendResult. */
 export const AppendStatus = { APPENDED: 0, DUPLICATE: 1, REJECTED: 2 } as const;
@@ -30,12 +46,16 @@ export interface AppendResult {
 /** Answer to `Partition.info()`. */
 export interface PartitionInfo {
   leaderEpoch: number;
-  /** Lowest stored sequence (0 when empty). */
+  /** The first retained sequence (log start): the oldest stored record's, or lastSequence + 1 when none is stored. */
   firstSequence: number;
-  /** Highest stored sequence (0 when empty). */
+  /** Highest appended sequence (0 = nothing appended yet). */
   lastSequence: number;
   /** Stored records. */
   records: number;
+  /** Keys + values of the stored records, bytes. */
+  retainedBytes: number;
+  /** Retention settings in force (limits per partition, 0 = unlimited), the version the registry told (−1: none yet) and the topic's name it gave. */
+  retention: Retention & { version: number; topic: string };
   /** Appends with producer_id = 0 and producer_seq = 0 (exported by the metrics issue). */
   nonIdempotentPublishes: number;
   /** True once the topic was deleted (appends refused, data being purged). */
@@ -47,14 +67,20 @@ export interface PartitionInfo {
 
 /** Answer to `Partition.stats()` (what `/stats` shows; docs/operations.md). */
 export interface PartitionStats {
+  /** The first retained sequence (log start; highWatermark + 1 when nothing is retained). */
+  firstSequence: number;
   /** Sequence of the newest appended record (0 = nothing appended). */
   highWatermark: number;
   /** Keys + values of the retained records, bytes. */
   sizeBytes: number;
   /** Idempotent producers with dedupe state. */
   producers: number;
-  /** Every group with a position here: `committedFloor` = every sequence ≤ it is settled (0 = none). */
-  groups: { group: string; committedFloor: number; inFlight: number }[];
+  /**
+   * Every group with a position here: `committedFloor` = every sequence ≤ it
+   * is settled (0 = none); `retentionSkipped` = records retention deleted
+   * before the group settled them.
+   */
+  groups: { group: string; committedFloor: number; inFlight: number; retentionSkipped: number }[];
 }
 
 /** A stored record as `Partition.read` returns it. */
@@ -164,4 +190,16 @@ export interface GroupCursorInfo {
   acked: number;
   redelivered: number;
   deadLettered: number;
+  /** Records retention deleted before the group settled them (docs/protocol.md "Topic retention"). */
+  retentionSkipped: number;
+}
+
+/** Answer to `Partition.groupStatus(group)` (group describe, docs/groups.md). */
+export interface GroupStatus {
+  /** Sequence of the newest record (0 = none). */
+  highWatermark: number;
+  /** The group's position and counters here; null when it never owned the partition. */
+  cursor: GroupCursorInfo | null;
+  /** The group is paused here until then (unix ms); null = not paused. */
+  pausedUntil: number | null;
 }

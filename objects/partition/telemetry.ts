@@ -1,15 +1,14 @@
 /**
  * What a Partition counts for /metrics and usage metering (objects/usage/,
  * docs/operations.md): appended records and their value bytes, duplicates,
- * deliveries and their value bytes — counted in memory and stored with the
- * append / delivery commit that did the work — plus levels read at flush
- * time: retained bytes (keys + values), and the ledger's cumulative acks,
- * redeliveries and dead letters and the non-idempotent PUB count, which the
- * partition stores anyway. Reports go through the partition's one alarm
- * (schedule job "telemetry").
+ * deliveries and their value bytes, records deleted by retention — counted
+ * in memory and stored with the commit that did the work — plus levels read
+ * at flush time: retained bytes (keys + values, the log's totals), and the
+ * ledger's cumulative acks, redeliveries, dead letters and per-group
+ * retention skips and the non-idempotent PUB count, which the partition
+ * stores anyway. Reports go through the partition's one alarm (schedule job
+ * "telemetry").
  */
-import { Op } from "../../wire/mortar/constants";
-import { frameSize } from "../../wire/mortar/codec";
 import type { Env } from "../env";
 import { series } from "../usage/catalog";
 import { Meter } from "../usage/meter";
@@ -17,11 +16,6 @@ import { telemetryFlushMs, usageStub } from "../usage/stub";
 import type { Schedule } from "../shared/schedule";
 import type { LogStore } from "./log-store";
 import type { GroupCursorInfo } from "./rpc";
-
-/** Encoded bytes of a PUB frame beyond its key and value (stored records are whole PUB frames). */
-const PUB_OVERHEAD = frameSize({
-  op: Op.PUB, topicId: 0, partition: 0, producerId: 0n, producerSeq: 0n, flags: 0, key: new Uint8Array(0), value: new Uint8Array(0),
-});
 
 const PUBLISHED = series("mortarmq_messages_published_total");
 const PUBLISHED_BYTES = series("mortarmq_published_bytes_total");
@@ -33,6 +27,9 @@ const REDELIVERED = series("mortarmq_messages_redelivered_total");
 const DEAD_LETTERED = series("mortarmq_messages_dead_lettered_total");
 const NON_IDEMPOTENT = series("mortarmq_non_idempotent_publishes_total");
 const STORED = series("mortarmq_stored_bytes", { system: "mortar" });
+const RETENTION_DELETED = series("mortarmq_messages_retention_deleted_total");
+/** Per (topic, group): records retention deleted before the group settled them (a level: the ledger stores it). */
+const RETENTION_SKIPPED = "mortarmq_messages_retention_skipped_total";
 
 /** What the telemetry needs from its Partition. */
 export interface PartitionTelemetryHost {
@@ -45,12 +42,12 @@ export interface PartitionTelemetryHost {
   log: LogStore;
   groups(): GroupCursorInfo[];
   nonIdempotent(): number;
+  /** The topic's name ("" while the registry has not told it), for per-group labels. */
+  topic(): string;
 }
 
 export class PartitionTelemetry {
   private readonly meter: Meter;
-  /** Retained key + value bytes; null = compute from the log on next use. */
-  private retained: number | null = null;
 
   constructor(private readonly host: PartitionTelemetryHost) {
     this.meter = new Meter(host.storage, {
@@ -66,18 +63,19 @@ export class PartitionTelemetry {
   }
 
   /**
-   * An append of `count` records (`valueBytes` of values, `storedBytes` of
-   * keys + values) and `duplicates` duplicate PUBs. Call right after the
+   * An append of `count` records (`valueBytes` of values) and `duplicates`
+   * duplicate PUBs, and `retentionDeleted` records retention deleted right
+   * after it. Call right after the
    * append's transaction, in the same synchronous turn: the counts are
    * written in that turn and so commit with it (and are not counted when it
    * failed).
    */
-  published(count: number, valueBytes: number, storedBytes: number, duplicates: number): void {
+  published(count: number, valueBytes: number, duplicates: number, retentionDeleted = 0): void {
     const now = Date.now();
     this.meter.add(PUBLISHED, count, now);
     this.meter.add(PUBLISHED_BYTES, valueBytes, now);
     this.meter.add(DEDUPLICATED, duplicates, now);
-    if (this.retained !== null) this.retained += storedBytes;
+    if (retentionDeleted > 0) this.meter.add(RETENTION_DELETED, retentionDeleted, now);
     if (count > 0) this.meter.persist();
   }
 
@@ -89,10 +87,15 @@ export class PartitionTelemetry {
     this.meter.persist();
   }
 
-  /** Records that are not publishes (dead letters from the source) were stored: `bytes` of keys + values. */
-  stored(bytes: number): void {
-    if (this.retained !== null) this.retained += bytes;
+  /** Records that are not publishes (dead letters from the source) were stored: the retained level changed. */
+  stored(): void {
     this.meter.touch();
+  }
+
+  /** Retention deleted `records` records; call in the same synchronous turn as that commit. */
+  retentionDeleted(records: number): void {
+    this.meter.add(RETENTION_DELETED, records, Date.now());
+    this.meter.persist();
   }
 
   /** Levels changed (settlements, dead letters): report within the flush interval. */
@@ -102,17 +105,17 @@ export class PartitionTelemetry {
 
   /** A purge step deleted records. */
   purged(): void {
-    this.retained = null;
     this.meter.touch();
+  }
+
+  /** The partition's storage is being deleted by a tenant purge: nothing more is reported (Meter.abandon). */
+  async abandon(): Promise<void> {
+    await this.meter.abandon();
   }
 
   /** Retained bytes: keys + values of the stored records. */
   storedBytes(): number {
-    if (this.retained === null) {
-      const t = this.host.log.totals();
-      this.retained = t.bytes - t.count * PUB_OVERHEAD;
-    }
-    return this.retained;
+    return this.host.log.payloadBytes();
   }
 
   /** The alarm's "telemetry" job: report to the tenant's aggregator (a failure re-schedules it). */
@@ -123,14 +126,18 @@ export class PartitionTelemetry {
 
   private levels(): Record<string, number> {
     let acked = 0, redelivered = 0, dead = 0;
+    const out: Record<string, number> = {};
     for (const g of this.host.groups()) {
       acked += g.acked;
       redelivered += g.redelivered;
       dead += g.deadLettered;
+      if (g.retentionSkipped > 0) out[series(RETENTION_SKIPPED, { topic: this.host.topic(), group: g.group })] = g.retentionSkipped;
     }
-    return {
-      [STORED]: this.storedBytes(), [ACKED]: acked, [REDELIVERED]: redelivered, [DEAD_LETTERED]: dead,
-      [NON_IDEMPOTENT]: this.host.nonIdempotent(),
-    };
+    out[STORED] = this.storedBytes();
+    out[ACKED] = acked;
+    out[REDELIVERED] = redelivered;
+    out[DEAD_LETTERED] = dead;
+    out[NON_IDEMPOTENT] = this.host.nonIdempotent();
+    return out;
   }
 }

@@ -8,7 +8,8 @@
  * Deleting a topic removes its row, leaves a tombstone (so a late PUB gets
  * TOPIC_DELETED instead of UNKNOWN_TOPIC) and queues a purge: the alarm tells
  * the Partitions of the old incarnation (source and twin) to refuse appends
- * and delete their records (Partition.markDeleted) — only those that
+ * and delete their records (Partition.markDeleted), then purges the topic's
+ * consumer groups (group-index.ts) — partitions only those that
  * registered themselves (`written` table, registerPartition) before they
  * first stored something, so an untouched partition is never started. A
  * topic declared again under the same name gets a new incarnation, hence new
@@ -16,34 +17,82 @@
  *
  * Topics created before partitions registered themselves (incarnation below
  * `registry_meta.written_from`) are purged the old way: every partition.
+ *
+ * Retention (docs/protocol.md "Topic retention"): the registry stores what
+ * each topic (and its twin) set (retention-store.ts) and PUSHES the
+ * settings to the partitions: a partition gets them with its registration
+ * answer, and after a change the alarm's "retention" job tells every
+ * registered partition of the topic (a page of PUSH_FANOUT per run, retried
+ * until each answered; the settings carry a version, so a late push never
+ * undoes a newer one). Partitions that never stored anything are not
+ * started: they learn the settings when they register.
+ *
+ * For consumer-group management and the tenant purge (docs/groups.md,
+ * docs/tenants.md) the registry also records each topic's consumer groups
+ * (group-index.ts), remembers the partitions a topic delete left marked
+ * (`retired`), and pages through everything a tenant purge must visit
+ * (purge-targets.ts); those modules hold their own SQL.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { DEFAULT_MAX_PARTITIONS_PER_TOPIC, DeclareCreated, DeclareFlags, Op } from "../../wire/mortar/constants";
+import type { DeclareRetention } from "../../wire/mortar/frames";
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Schedule } from "../shared/schedule";
-import { rememberedName } from "../shared/object-name";
+import { rememberName, rememberedName } from "../shared/object-name";
 import { tenantOfName } from "../shared/names";
+import { MetaTable } from "../shared/meta-table";
 import { partitionStub } from "../partition/stub";
+import { groupStub } from "../group/stub";
 import { checkClientFrame, decodeUtf8Strict, dlqSourceName } from "../../wire/mortar/validate";
 import { choosePair, isTwinId, pairOf, purgePage, sourceTopicId, topicInfo, twinTopicId, type StoredTopic } from "./topics";
 import { RegistryStore } from "./store";
-import type { DeclareResult, LookupResult, TopicInfo } from "./rpc";
+import { RetentionStore, type PairRetention } from "./retention-store";
+import {
+  NO_OVERRIDES, applyPatch, patchFromWire, resolveRetention, retentionDefaults, sameOverrides,
+  type Retention, type RetentionOverrides,
+} from "../shared/retention-config";
+import type { RetentionUpdate } from "../partition/rpc";
+import { addGroup, ensureGroupIndex, listGroups, removeGroup } from "./group-index";
+import { ensureRetired, purgeTargetPage, purgeTotals, retire, type PurgeTargetPage, type PurgeTotals } from "./purge-targets";
+import type { DeclareResult, LookupResult, RegisterResult, TopicInfo, TopicInfoPage } from "./rpc";
 
 /** Partitions told to purge per alarm run. */
 const PURGE_FANOUT = 64;
+/** Partitions told new retention settings per alarm run. */
+const PUSH_FANOUT = 64;
 
 export class TopicRegistry extends DurableObject<Env> {
-  private readonly store: RegistryStore;
+  private store: RegistryStore;
+  private retention: RetentionStore;
+  /** For the group index and the purge targets (their own SQL modules). */
+  private readonly sql: SqlStorage;
   /** The object's name, also when the runtime started it for its alarm (shared/object-name.ts). */
   private readonly name: string | null;
-  private readonly schedule: Schedule;
+  private schedule: Schedule;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.name = rememberedName(ctx);
+    this.sql = ctx.storage.sql;
     this.store = new RegistryStore(ctx.storage.sql);
+    this.retention = new RetentionStore(ctx.storage.sql);
+    ensureGroupIndex(this.sql);
+    ensureRetired(this.sql);
     this.schedule = new Schedule(ctx.storage);
+    if (this.store.meta.get("retention_pushed") === 0) {
+      // First start of a registry with retention: partitions that registered before it hold no
+      // settings (they apply the defaults) and no topic name; tell them once.
+      ctx.storage.transactionSync(() => {
+        for (const t of this.store.all()) {
+          this.retention.queuePush(t.incarnation, sourceTopicId(t.pair), t.partitions, 0);
+          this.retention.queuePush(t.incarnation, twinTopicId(t.pair), t.partitions, 0);
+        }
+        this.store.meta.set("retention_pushed", 1);
+        if (this.retention.nextPush()) this.schedule.put("retention", Date.now());
+      });
+      void ctx.blockConcurrencyWhile(() => this.schedule.rearm());
+    }
   }
 
   /** Largest partition_count a new topic may have (Worker var MORTAR_MAX_PARTITIONS_PER_TOPIC, default 1024). */
@@ -70,25 +119,39 @@ export class TopicRegistry extends DurableObject<Env> {
    * INVALID_PARTITION_COUNT (0, or above MORTAR_MAX_PARTITIONS_PER_TOPIC
    * for a new topic), TOPIC_NAME_RESERVED (`x.dlq` without `x`,
    * or deleting a twin), PARTITION_COUNT_MISMATCH, UNKNOWN_TOPIC (delete of
-   * a missing topic), MUTATION_NOT_PACKABLE (all 32767 pairs in use).
+   * a missing topic, or partition_count 0 with RETENTION for a missing
+   * one), MUTATION_NOT_PACKABLE (all 32767 pairs in use), INVALID_FLAGS (a
+   * bad retention tail).
+   *
+   * Retention (DeclareFlags.RETENTION with `retention`, the wire tail):
+   * creating a topic stores the fields it sets; for an existing topic (or
+   * `<name>.dlq`, its twin) the fields replace the stored ones — an alter,
+   * answered `created` = ALTERED when that changed them — and
+   * partition_count may be 0 (= whatever the topic has). `topic.retention`
+   * always holds the settings in force.
    */
-  async declare(topic: Uint8Array | string, partitionCount: number, flags = 0): Promise<DeclareResult> {
+  async declare(topic: Uint8Array | string, partitionCount: number, flags = 0, retention?: DeclareRetention): Promise<DeclareResult> {
     const bytes = typeof topic === "string" ? new TextEncoder().encode(topic) : topic;
     if (!Number.isInteger(partitionCount) || partitionCount < 0 || partitionCount > 0xffff) {
       return fail(ErrorCode.INVALID_PARTITION_COUNT, `partition_count ${partitionCount} must be 1..65535`);
     }
-    const bad = checkClientFrame({ op: Op.DECLARE, topic: bytes, partitionCount, flags });
+    if (!!(flags & DeclareFlags.RETENTION) !== !!retention) {
+      return fail(ErrorCode.INVALID_FLAGS, "the RETENTION flag and the retention settings go together");
+    }
+    const bad = checkClientFrame({ op: Op.DECLARE, topic: bytes, partitionCount, flags, ...(retention ? { retention } : {}) });
     if (bad) return fail(bad.code, bad.message);
     const name = decodeUtf8Strict(bytes)!;
     if (flags & DeclareFlags.DELETE) return this.remove(name);
+    const patch = retention ? patchFromWire(retention) : null;
     const source = dlqSourceName(name);
     if (source !== null) {
       const src = this.store.byName(source);
       if (!src) return fail(ErrorCode.TOPIC_NAME_RESERVED, `"${name}" is reserved: names ending in .dlq are dead-letter twins of existing topics`);
-      return this.existing(src, true, partitionCount);
+      return this.existing(src, true, partitionCount, patch);
     }
     const found = this.store.byName(name);
-    if (found) return this.existing(found, false, partitionCount);
+    if (found) return this.existing(found, false, partitionCount, patch);
+    if (partitionCount === 0) return fail(ErrorCode.UNKNOWN_TOPIC, `topic "${name}" does not exist (partition_count 0 alters an existing topic)`);
     if (partitionCount > this.maxPartitions) {
       return fail(ErrorCode.INVALID_PARTITION_COUNT,
         `partition_count ${partitionCount} is above this broker's limit of ${this.maxPartitions} partitions per topic (MORTAR_MAX_PARTITIONS_PER_TOPIC)`);
@@ -100,27 +163,64 @@ export class TopicRegistry extends DurableObject<Env> {
       incarnation: this.store.lastIncarnation() + 1,
       createdAt: Date.now(),
     };
-    this.ctx.storage.transactionSync(() => this.store.insert(r));
-    const info = topicInfo(r, false);
+    const settings: PairRetention = { source: applyPatch(NO_OVERRIDES, patch ?? {}), twin: NO_OVERRIDES, version: 0 };
+    this.ctx.storage.transactionSync(() => {
+      this.store.insert(r);
+      this.retention.drop(pair, r.incarnation); // nothing of an earlier topic of this pair survives
+      if (patch) this.retention.put(pair, settings);
+    });
+    const info = this.view(r, false, settings);
     return { ok: true, topicId: info.topicId, partitionCount, created: DeclareCreated.CREATED, topic: info };
   }
 
-  private existing(r: StoredTopic, twin: boolean, partitionCount: number): DeclareResult {
-    const info = topicInfo(r, twin);
-    if (partitionCount !== r.partitions) {
-      return fail(ErrorCode.PARTITION_COUNT_MISMATCH,
-        `topic "${info.name}" exists with ${r.partitions} partitions, not ${partitionCount}`);
+  /** DECLARE of an existing topic (or its twin): the same count (or 0 with a retention patch), and an alter when `patch` changes what it set. */
+  private async existing(r: StoredTopic, twin: boolean, partitionCount: number, patch: Partial<RetentionOverrides> | null): Promise<DeclareResult> {
+    const name = twin ? `${r.name}.dlq` : r.name;
+    if (partitionCount !== r.partitions && !(patch && partitionCount === 0)) {
+      return fail(ErrorCode.PARTITION_COUNT_MISMATCH, `topic "${name}" exists with ${r.partitions} partitions, not ${partitionCount}`);
     }
-    return { ok: true, topicId: info.topicId, partitionCount: r.partitions, created: DeclareCreated.IDEMPOTENT_OK, topic: info };
+    let settings = this.retention.get(r.pair);
+    let created: number = DeclareCreated.IDEMPOTENT_OK;
+    if (patch) {
+      const own = twin ? settings.twin : settings.source;
+      const next = applyPatch(own, patch);
+      if (!sameOverrides(own, next)) {
+        settings = { ...settings, [twin ? "twin" : "source"]: next, version: settings.version + 1 };
+        created = DeclareCreated.ALTERED;
+        const pushed = settings;
+        this.ctx.storage.transactionSync(() => {
+          this.retention.put(r.pair, pushed);
+          // An alter of the source reaches its twin too (fields the twin did not set follow the source).
+          if (!twin) this.retention.queuePush(r.incarnation, sourceTopicId(r.pair), r.partitions, pushed.version);
+          this.retention.queuePush(r.incarnation, twinTopicId(r.pair), r.partitions, pushed.version);
+        });
+        await this.schedule.set("retention", Date.now());
+      }
+    }
+    const info = this.view(r, twin, settings);
+    return { ok: true, topicId: info.topicId, partitionCount: r.partitions, created, topic: info };
+  }
+
+  /** The RPC view of topic `r` (source or twin) with its retention settings in force. */
+  private view(r: StoredTopic, twin: boolean, settings: PairRetention = this.retention.get(r.pair)): TopicInfo {
+    return { ...topicInfo(r, twin), retention: resolveRetention(overridesOf(settings, twin), retentionDefaults(this.env)) };
+  }
+
+  /** What a partition of topic `r` (source or twin) is told (RetentionUpdate). */
+  private update(r: StoredTopic, twin: boolean, settings: PairRetention = this.retention.get(r.pair)): RetentionUpdate {
+    return { version: settings.version, topic: twin ? `${r.name}.dlq` : r.name, overrides: overridesOf(settings, twin) };
   }
 
   private async remove(name: string): Promise<DeclareResult> {
     const r = this.store.byName(name);
     if (!r) return fail(ErrorCode.UNKNOWN_TOPIC, `topic "${name}" does not exist`);
     const now = Date.now();
-    this.ctx.storage.transactionSync(() => this.store.remove(r, [sourceTopicId(r.pair), twinTopicId(r.pair)], now));
+    this.ctx.storage.transactionSync(() => {
+      this.store.remove(r, [sourceTopicId(r.pair), twinTopicId(r.pair)], now);
+      this.retention.drop(r.pair, r.incarnation);
+    });
     await this.schedule.set("purge", now);
-    const info = topicInfo(r, false);
+    const info = this.view(r, false, { source: NO_OVERRIDES, twin: NO_OVERRIDES, version: 0 });
     return { ok: true, topicId: info.topicId, partitionCount: r.partitions, created: DeclareCreated.CREATED, topic: info };
   }
 
@@ -137,7 +237,7 @@ export class TopicRegistry extends DurableObject<Env> {
   lookup(topicId: number): LookupResult {
     const pair = pairOf(topicId);
     const r = this.store.byPair(pair);
-    if (r) return { ok: true, topic: topicInfo(r, isTwinId(topicId)) };
+    if (r) return { ok: true, topic: this.view(r, isTwinId(topicId)) };
     const deleted = this.store.tombstone(pair);
     if (deleted !== undefined) return fail(ErrorCode.TOPIC_DELETED, `topic_id ${topicId} belonged to "${deleted}", which was deleted`);
     return fail(ErrorCode.UNKNOWN_TOPIC, `topic_id ${topicId} is not registered`);
@@ -146,47 +246,194 @@ export class TopicRegistry extends DurableObject<Env> {
   /**
    * Called by a Partition before it first stores anything: records that
    * partition `partition` of `topicId` (incarnation `incarnation`) holds
-   * data, so a delete purges it. Idempotent. Returns false (recording
-   * nothing) when that topic incarnation is no longer live — the partition
-   * must then refuse the write as TOPIC_DELETED.
+   * data, so a delete purges it, and answers the retention settings it
+   * applies (registered partitions are told later changes by the alarm).
+   * Idempotent. Answers `live` false (recording nothing) when that topic
+   * incarnation is no longer live — the partition must then refuse the
+   * write as TOPIC_DELETED.
    */
-  registerPartition(incarnation: number, topicId: number, partition: number): boolean {
-    const live = this.store.isLive(incarnation, pairOf(topicId));
-    if (live) this.store.recordWritten(incarnation, topicId, partition);
-    return live;
+  registerPartition(incarnation: number, topicId: number, partition: number): RegisterResult {
+    const r = this.store.byPair(pairOf(topicId));
+    if (!r || r.incarnation !== incarnation) return { live: false, retention: null };
+    this.store.recordWritten(incarnation, topicId, partition);
+    return { live: true, retention: this.update(r, isTwinId(topicId)) };
   }
 
-  /** Every live topic with its twin, ordered by topic_id (for /stats). */
-  list(): TopicInfo[] {
-    return this.store.all().flatMap((r) => [topicInfo(r, false), topicInfo(r, true)]);
+  /** The live topic (or `.dlq` twin) named `name`, or null (consumer-group management routes). */
+  find(name: string): TopicInfo | null {
+    const source = dlqSourceName(name);
+    const r = this.store.byName(source ?? name);
+    return r ? this.view(r, source !== null) : null;
   }
 
   /**
-   * Runs the purge queue: marks up to PURGE_FANOUT partitions deleted per
-   * run — the registered ones (`written`), or every partition for a topic
-   * created before registration existed.
+   * Called by a ConsumerGroup on its first join: records group `group` of
+   * `topicId` (incarnation `incarnation`) so that it can be listed and
+   * purged (group-index.ts). Idempotent; recorded only while that topic
+   * incarnation is live (returns whether it is).
+   */
+  registerGroup(incarnation: number, topicId: number, group: string): boolean {
+    const live = this.store.isLive(incarnation, pairOf(topicId));
+    if (live) addGroup(this.sql, incarnation, topicId, group, Date.now());
+    return live;
+  }
+
+  /** A deleted group is forgotten (ConsumerGroup.deleteGroup). Idempotent. */
+  unregisterGroup(incarnation: number, topicId: number, group: string): void {
+    removeGroup(this.sql, incarnation, topicId, group);
+  }
+
+  /** Names of the recorded groups of `topicId` (incarnation `incarnation`), sorted. */
+  groupNames(incarnation: number, topicId: number): string[] {
+    return listGroups(this.sql, incarnation, topicId);
+  }
+
+  /**
+   * Tenant purge: the next page of at most `limit` objects to purge after
+   * `cursor` (null = the first page) — groups, then partitions, never two
+   * topic ids in one page (purge-targets.ts). Read only.
+   */
+  purgeTargets(cursor: string | null, limit: number): PurgeTargetPage {
+    return purgeTargetPage(this.sql, cursor, limit);
+  }
+
+  /** Tenant purge: how many topics, groups and partitions the pages will name (an estimate for progress). */
+  purgeTotals(): PurgeTotals {
+    return purgeTotals(this.sql);
+  }
+
+  /**
+   * Tenant purge, last step for the registry (after its partitions and
+   * groups were purged): deletes all of its storage and alarm, keeping only
+   * its incarnation counter — so a tenant re-created with the same id never
+   * gets a topic whose objects share a name with the purged ones (object
+   * names carry the incarnation). Returns that counter. Idempotent.
+   */
+  async purge(): Promise<number> {
+    const incarnation = this.store.lastIncarnation();
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    if (incarnation > 0) new MetaTable(this.sql, "registry_meta").set("incarnation", incarnation);
+    this.store = new RegistryStore(this.sql); // written_from: the next incarnation
+    this.store.meta.set("retention_pushed", 1); // nothing is left to tell
+    this.retention = new RetentionStore(this.sql);
+    ensureGroupIndex(this.sql);
+    ensureRetired(this.sql);
+    rememberName(this.ctx, this.name);
+    this.schedule = new Schedule(this.ctx.storage);
+    return incarnation;
+  }
+
+  /** Every live topic with its twin, ordered by topic_id, with their retention settings in force (for /stats). */
+  list(): TopicInfo[] {
+    const all = this.retention.all();
+    return this.store.all().flatMap((r) => {
+      const s = all.get(r.pair);
+      return [this.view(r, false, s ?? EMPTY_PAIR), this.view(r, true, s ?? EMPTY_PAIR)];
+    });
+  }
+
+  /** Live source topics (twins not counted). */
+  topicCount(): number {
+    return this.store.count();
+  }
+
+  /**
+   * One page of live topics by name for listings (`GET /v0/topics`,
+   * docs/console.md): after source name `after` (null = the first page),
+   * names starting with `prefix`; at most `limit` (1..1000) source topics,
+   * and no more once the page holds `maxPartitions` partitions (at least
+   * one topic per page) — each source followed by its twin.
+   */
+  page(after: string | null, prefix: string, limit: number, maxPartitions = Infinity): TopicInfoPage {
+    const n = Math.max(1, Math.min(1000, Math.floor(limit)));
+    const rows = this.store.pageByName(after, prefix, n + 1);
+    const out: TopicInfo[] = [];
+    let partitions = 0;
+    let taken = 0;
+    for (const r of rows.slice(0, n)) {
+      if (taken > 0 && partitions + 2 * r.partitions > maxPartitions) break;
+      const settings = this.retention.get(r.pair);
+      out.push(this.view(r, false, settings), this.view(r, true, settings));
+      partitions += 2 * r.partitions;
+      taken++;
+    }
+    const more = rows.length > taken;
+    return { topics: out, next: more ? rows[taken - 1]!.name : null, total: this.store.count() };
+  }
+
+  /**
+   * Runs the due jobs: "purge" marks up to PURGE_FANOUT partitions deleted
+   * per run — the registered ones (`written`), or every partition for a
+   * topic created before registration existed; "retention" pushes settings
+   * (pushStep).
    */
   override async alarm(): Promise<void> {
-    if (this.schedule.due(Date.now()).includes("purge")) {
-      const job = this.store.nextPurge();
-      if (!job) {
-        this.schedule.clear("purge");
-      } else {
-        const fullFanOut = job.incarnation < this.store.writtenFrom();
-        const page = purgePage(job, fullFanOut, (limit) => this.store.writtenPartitions(job, limit), PURGE_FANOUT);
-        const parts = page.partitions;
-        // a failure throws: the alarm is retried and markDeleted is idempotent
-        await Promise.all(parts.map((p) => partitionStub(this.env, this.tenant, job.incarnation, job.topicId, p).markDeleted()));
-        this.ctx.storage.transactionSync(() => {
-          if (!fullFanOut && parts.length > 0) this.store.forgetWritten(job, parts[parts.length - 1]!);
-          if (page.done) this.store.finishPurge(job);
-          else if (fullFanOut) this.store.advancePurge(job, job.next + parts.length);
-        });
-        this.schedule.put("purge", Date.now());
-      }
-    }
+    const due = this.schedule.due(Date.now());
+    if (due.includes("purge")) await this.purgeStep();
+    if (due.includes("retention")) await this.pushStep();
     await this.schedule.rearm();
   }
+
+  /**
+   * One page of the oldest queued retention push: tells up to PUSH_FANOUT
+   * partitions of its topic the current settings (the registered ones, or
+   * every partition for a topic created before registration). A failed call
+   * throws: the alarm is retried, and setRetention is idempotent.
+   */
+  private async pushStep(): Promise<void> {
+    const job = this.retention.nextPush();
+    if (!job) {
+      this.schedule.clear("retention");
+      return;
+    }
+    const r = this.store.byPair(pairOf(job.topicId));
+    if (!r || r.incarnation !== job.incarnation) {
+      this.retention.advancePush(job, 0, true); // the topic is gone (its partitions are being purged)
+    } else {
+      const fullFanOut = job.incarnation < this.store.writtenFrom();
+      const page = purgePage(job, fullFanOut, (limit) => this.store.writtenPartitionsFrom(job.incarnation, job.topicId, job.next, limit), PUSH_FANOUT);
+      const update = this.update(r, isTwinId(job.topicId));
+      await Promise.all(page.partitions.map((p) => partitionStub(this.env, this.tenant, job.incarnation, job.topicId, p).setRetention(update)));
+      const last = page.partitions[page.partitions.length - 1];
+      this.ctx.storage.transactionSync(() => this.retention.advancePush(job, last === undefined ? job.next : last + 1, page.done));
+    }
+    if (this.retention.nextPush()) this.schedule.put("retention", Date.now());
+    else this.schedule.clear("retention");
+  }
+
+  /** One run of the purge queue (see alarm()): a page of partitions, then the topic's consumer groups. */
+  private async purgeStep(): Promise<void> {
+    const job = this.store.nextPurge();
+    if (!job) {
+      this.schedule.clear("purge");
+      return;
+    }
+    const fullFanOut = job.incarnation < this.store.writtenFrom();
+    const page = purgePage(job, fullFanOut, (limit) => this.store.writtenPartitions(job, limit), PURGE_FANOUT);
+    const parts = page.partitions;
+    // a failure throws: the alarm is retried and markDeleted is idempotent
+    await Promise.all(parts.map((p) => partitionStub(this.env, this.tenant, job.incarnation, job.topicId, p).markDeleted()));
+    // Then the topic's consumer groups (group-index.ts): purged and forgotten, a page at a time.
+    const groups = page.done ? listGroups(this.sql, job.incarnation, job.topicId).slice(0, PURGE_FANOUT) : [];
+    await Promise.all(groups.map((g) => groupStub(this.env, this.tenant, job.incarnation, job.topicId, g).purge()));
+    const done = page.done && groups.length < PURGE_FANOUT;
+    this.ctx.storage.transactionSync(() => {
+      for (const g of groups) removeGroup(this.sql, job.incarnation, job.topicId, g);
+      retire(this.sql, job.incarnation, job.topicId, parts); // their marker rows stay: a tenant purge visits them
+      if (!fullFanOut && parts.length > 0) this.store.forgetWritten(job, parts[parts.length - 1]!);
+      if (done) this.store.finishPurge(job);
+      else if (fullFanOut) this.store.advancePurge(job, job.next + parts.length);
+    });
+    this.schedule.put("purge", Date.now());
+  }
+}
+
+const EMPTY_PAIR: PairRetention = { source: NO_OVERRIDES, twin: NO_OVERRIDES, version: 0 };
+
+/** What topic (source) or its twin set; a twin's unset fields are its source's. */
+function overridesOf(s: PairRetention, twin: boolean): RetentionOverrides {
+  return twin ? resolveRetention(s.twin, s.source) : s.source;
 }
 
 function fail(code: number, message: string): { ok: false; code: number; message: string } {

@@ -1,4 +1,6 @@
 /** Types of the TopicRegistry RPC surface. */
+import type { Retention } from "../shared/retention-config";
+import type { RetentionUpdate } from "../partition/rpc";
 
 /** One topic as the registry knows it (a source topic or its `.dlq` twin). */
 export interface TopicInfo {
@@ -16,12 +18,36 @@ export interface TopicInfo {
   dlq: boolean;
   /** Creation time, ms since the epoch. */
   createdAt: number;
+  /** The retention settings in force (docs/protocol.md "Topic retention"); set on every registry answer. */
+  retention?: Retention;
 }
 
-/** Answer to `declare`: the DECLARE OK result, or a registry error code. */
+/**
+ * Answer to `declare`: the DECLARE OK result (`created` is DeclareCreated,
+ * ALTERED only for a request with the RETENTION flag), or a registry error
+ * code. `topic.retention` holds the settings in force.
+ */
 export type DeclareResult =
   | { ok: true; topicId: number; partitionCount: number; created: number; topic: TopicInfo }
   | { ok: false; code: number; message: string };
 
+/**
+ * Answer to `registerPartition`: whether the partition's topic incarnation
+ * is live and, when it is, the retention settings the partition applies.
+ */
+export interface RegisterResult {
+  live: boolean;
+  retention: RetentionUpdate | null;
+}
+
 /** Answer to `lookup`. `code` is UNKNOWN_TOPIC (0x0008) or TOPIC_DELETED (0x2005). */
 export type LookupResult = { ok: true; topic: TopicInfo } | { ok: false; code: number; message: string };
+
+/** Answer to `page`: topics by name, each source followed by its `.dlq` twin. */
+export interface TopicInfoPage {
+  topics: TopicInfo[];
+  /** The last source name of this page (the next page's `after`), null when this was the last page. */
+  next: string | null;
+  /** Live source topics of the tenant. */
+  total: number;
+}

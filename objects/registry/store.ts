@@ -16,7 +16,15 @@
  * - `registry_meta(k, v)`: `next_pair` (lowest never-used pair),
  *   `incarnation` (last handed out), `written_from` (first incarnation whose
  *   partitions register themselves; topics below it were created by a
- *   release before registration existed and are purged by full fan-out).
+ *   release before registration existed and are purged by full fan-out),
+ *   `retention_pushed` (1 once the partitions registered before retention
+ *   existed were queued to be told their settings).
+ *
+ * More tables of the registry keep their SQL beside their rules:
+ * `topic_groups` (group-index.ts: each topic's consumer groups),
+ * `retired` (purge-targets.ts: partitions a topic delete left marked, for a
+ * tenant purge), and `retention` / `retention_push` (retention-store.ts:
+ * topics' retention settings and their pushes to partitions).
  */
 import { MetaTable } from "../shared/meta-table";
 import type { StoredTopic } from "./topics";
@@ -44,7 +52,8 @@ function toTopic(r: Row): StoredTopic {
 
 /** Storage access for one tenant's topic registry. */
 export class RegistryStore {
-  private readonly meta: MetaTable;
+  /** `registry_meta` (see the module comment; also `retention_pushed`, retention-store.ts). */
+  readonly meta: MetaTable;
 
   /** Creates the tables if missing; fixes `written_from` the first time a registry with registration runs. */
   constructor(private readonly sql: SqlStorage) {
@@ -107,6 +116,27 @@ export class RegistryStore {
     return this.sql.exec<Row>("SELECT * FROM topics ORDER BY pair").toArray().map(toTopic);
   }
 
+  /**
+   * Up to `limit` live topics by name (binary UTF-8 order), after `after`
+   * (exclusive; null = from the start), whose names start with `prefix`
+   * ("" = all): a keyset range on the primary key, never an OFFSET scan.
+   */
+  pageByName(after: string | null, prefix: string, limit: number): StoredTopic[] {
+    const from = after !== null && after >= prefix ? after : null;
+    const where = [from !== null ? "name > ?" : "name >= ?"];
+    const args: SqlStorageValue[] = [from ?? prefix];
+    if (prefix !== "") {
+      where.push("name < ?");
+      args.push(prefix + "\u{10FFFF}");
+    }
+    return this.sql.exec<Row>(`SELECT * FROM topics WHERE ${where.join(" AND ")} ORDER BY name LIMIT ?`, ...args, limit).toArray().map(toTopic);
+  }
+
+  /** Live topics (twins not counted). */
+  count(): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM topics").one().n;
+  }
+
   /** Stores a new topic (clearing its pair's tombstone) and advances the counters. Call inside transactionSync. */
   insert(t: StoredTopic): void {
     this.sql.exec("INSERT INTO topics(name, pair, partitions, incarnation, created_at) VALUES (?,?,?,?,?)",
@@ -154,6 +184,13 @@ export class RegistryStore {
     return this.sql.exec<{ partition: number }>(
       "SELECT partition FROM written WHERE incarnation = ? AND topic_id = ? ORDER BY partition LIMIT ?",
       job.incarnation, job.topicId, limit).toArray().map((r) => r.partition);
+  }
+
+  /** Up to `limit` registered partitions of `topicId` (incarnation `incarnation`) with index ≥ `from`, ascending. */
+  writtenPartitionsFrom(incarnation: number, topicId: number, from: number, limit: number): number[] {
+    return this.sql.exec<{ partition: number }>(
+      "SELECT partition FROM written WHERE incarnation = ? AND topic_id = ? AND partition >= ? ORDER BY partition LIMIT ?",
+      incarnation, topicId, from, limit).toArray().map((r) => r.partition);
   }
 
   /** Forgets the job's registered partitions up to `lastPartition` (they were purged). */

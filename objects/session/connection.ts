@@ -37,10 +37,11 @@ import { encodeFrame, frameSize } from "../../wire/mortar/codec";
 import { ErrorCode, MortarError, errFrame } from "../../wire/mortar/errors";
 import type { ConnectFrame, DeclareFrame, Frame, PubFrame } from "../../wire/mortar/frames";
 import { HeartbeatState } from "../../wire/mortar/constants";
-import { encodeDeclareResult, okFrame } from "../../wire/mortar/results";
+import { encodeConnectFeatures, encodeDeclareResult, okFrame } from "../../wire/mortar/results";
 import { FrameDecoder } from "../../wire/mortar/stream";
 import { checkClientFrame, parseGroupName } from "../../wire/mortar/validate";
-import { DeclareFlags } from "../../wire/mortar/constants";
+import { ConnectClientFlags, DeclareFlags, ServerFeatures } from "../../wire/mortar/constants";
+import { retentionToWire } from "../shared/retention-config";
 import type { TopicInfo } from "../registry/rpc";
 import { faultOf, withDeadline } from "./faults";
 import type { MortarPort } from "./port";
@@ -373,19 +374,23 @@ export class Connection {
       return;
     }
     this.tenant = auth.tenant;
-    this.responses.fill(slot, encodeFrame(okFrame(Op.CONNECT)));
+    // Extension (docs/protocol.md "Extensions"): a client that asks learns which tails this broker speaks.
+    const features = f.clientFlags & ConnectClientFlags.FEATURES ? encodeConnectFeatures(ServerFeatures.RETENTION) : undefined;
+    this.responses.fill(slot, encodeFrame(okFrame(Op.CONNECT, features)));
   }
 
   private async declare(f: DeclareFrame, slot: number): Promise<void> {
     try {
-      const r = await withDeadline(this.port.declare(f.topic.slice(), f.partitionCount, f.flags));
+      const r = await withDeadline(this.port.declare(f.topic.slice(), f.partitionCount, f.flags, f.retention));
       if (!r.ok) {
         this.respondErr(slot, r.code, Op.DECLARE, r.message);
         return;
       }
       if (f.flags & DeclareFlags.DELETE) this.topics.forgetPair(r.topicId);
       else this.topics.put(r.topic, Date.now());
-      const result = encodeDeclareResult({ topicId: r.topicId, partitionCount: r.partitionCount, created: r.created });
+      // The retention tail answers only a request that had the RETENTION flag (a v0 peer gets the 5-byte result).
+      const retention = f.flags & DeclareFlags.RETENTION && r.topic.retention ? retentionToWire(r.topic.retention) : undefined;
+      const result = encodeDeclareResult({ topicId: r.topicId, partitionCount: r.partitionCount, created: r.created, retention });
       this.responses.fill(slot, encodeFrame(okFrame(Op.DECLARE, result)));
     } catch (e) {
       const fault = faultOf(e);

@@ -13,6 +13,7 @@
  * that fails on the platform rejects (the connection maps the error to a
  * wire code, faults.ts); protocol refusals are answers (`ok: false`, codes).
  */
+import type { DeclareRetention } from "../../wire/mortar/frames";
 import type { AuthResult } from "../tenants/rpc";
 import type { Refusal } from "../tenants/gate";
 import type { DeclareResult, LookupResult, TopicInfo } from "../registry/rpc";
@@ -31,8 +32,11 @@ export interface MortarPort {
   // ---------------------------------------------------------------- TopicRegistry
   /** Topic metadata of `topicId` (UNKNOWN_TOPIC / TOPIC_DELETED as answers). */
   lookup(topicId: number): Promise<LookupResult>;
-  /** DECLARE (spec §2): create, check or delete (`flags`) topic `topic` (UTF-8 bytes). */
-  declare(topic: Uint8Array, partitionCount: number, flags: number): Promise<DeclareResult>;
+  /**
+   * DECLARE (spec §2): create, check or delete (`flags`) topic `topic` (UTF-8 bytes);
+   * `retention` is the RETENTION tail (extension, docs/protocol.md "Topic retention"), present with that flag.
+   */
+  declare(topic: Uint8Array, partitionCount: number, flags: number, retention?: DeclareRetention): Promise<DeclareResult>;
 
   // ---------------------------------------------------------------- Partition of (topic, partition)
   /** Appends a batch of PUB frames (objects/partition/batch.ts). */

@@ -8,6 +8,7 @@
 export class MetaTable {
   private readonly select: string;
   private readonly upsert: string;
+  private readonly upsert2: string;
 
   /**
    * Creates `table` if missing. `table` is a fixed identifier chosen by the
@@ -18,6 +19,7 @@ export class MetaTable {
     sql.exec(`CREATE TABLE IF NOT EXISTS ${table}(k TEXT PRIMARY KEY, v ${valueType} NOT NULL)`);
     this.select = `SELECT v FROM ${table} WHERE k = ?`;
     this.upsert = `INSERT OR REPLACE INTO ${table}(k, v) VALUES (?, ?)`;
+    this.upsert2 = `INSERT OR REPLACE INTO ${table}(k, v) VALUES (?, ?), (?, ?)`;
   }
 
   /** The value of `k`, or `dflt` when unset. */
@@ -29,5 +31,10 @@ export class MetaTable {
   /** Sets `k` to `v` (inside the caller's transaction, if any). */
   set(k: string, v: number): void {
     this.sql.exec(this.upsert, k, v);
+  }
+
+  /** Sets `k1` to `v1` and `k2` to `v2` in one statement (a value kept on every append). */
+  set2(k1: string, v1: number, k2: string, v2: number): void {
+    this.sql.exec(this.upsert2, k1, v1, k2, v2);
   }
 }

@@ -13,6 +13,7 @@
  * | `agents`    | —                                            | AgentRegistry     |
  * | `tenants`   | — (`tenants-index/all`: the index)           | TenantDirectory   |
  * | `usage`     | — (`usage-index/all`: the index)             | UsageAggregator   |
+ * | `mailbox-index` | —                                        | MailboxIndex      |
  */
 
 /** Builds the `idFromName` name for an object of `kind` in `tenant`. */

@@ -28,3 +28,14 @@ export function rememberedName(ctx: DurableObjectState): string | null {
   if (stored !== name) sql.exec("INSERT OR REPLACE INTO object_name(k, name) VALUES (0, ?)", name);
   return name;
 }
+
+/**
+ * Stores `name` as the remembered name again, after the object deleted all
+ * its storage (a purge) but lives on — possibly an instance started without
+ * `ctx.id.name`, which only knows the name from memory.
+ */
+export function rememberName(ctx: DurableObjectState, name: string | null): void {
+  if (name === null) return;
+  ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS object_name(k INTEGER PRIMARY KEY CHECK (k = 0), name TEXT NOT NULL)");
+  ctx.storage.sql.exec("INSERT OR REPLACE INTO object_name(k, name) VALUES (0, ?)", name);
+}

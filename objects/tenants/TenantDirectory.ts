@@ -15,6 +15,10 @@
  *
  * Reads of the tenant's stored bytes and mailbox count come from its
  * UsageAggregator (counting pipeline), cached here for STATE_CACHE_MS.
+ *
+ * A deleted tenant's data is purged from this object's alarm, one bounded
+ * step per run (purge.ts, purger.ts); the record stays, with the purge's
+ * progress, until the id is taken again.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
@@ -25,7 +29,9 @@ import { RateBucket } from "./bucket";
 import { CREATE_BURST_S, RecentAdmissions, mailboxLimits } from "./mailbox-limits";
 import { newIssuedToken } from "./crypto";
 import { TenantStore, type DirectoryRow, type TenantRecord, type TokenRow } from "./store";
-import { leaseTtlMs } from "./stub";
+import { leaseTtlMs, purgeDelayMs } from "./stub";
+import { newPurge, nextStepAt, purgeDoc, type PurgeState } from "./purge";
+import { purgeStep } from "./purger";
 import type { AdminResult, AdmitAnswer, ConnectAnswer, ConnectRequest, LeaseAnswer, TenantState } from "./rpc";
 
 /** How long a read of the tenant's usage (stored bytes, mailboxes) is reused, ms. */
@@ -56,23 +62,37 @@ export class TenantDirectory extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new TenantStore(ctx.storage);
-    this.tenant = tenantOfName(ctx.id.name) ?? "";
+    // Started for its alarm (a purge) the object has no name (objects/shared/object-name.ts), and the
+    // named calls that follow reach this same instance: its record knows the id. (Not stored as a
+    // name: a lookup of a tenant that does not exist must leave no storage behind, store.ts.)
+    this.tenant = tenantOfName(ctx.id.name) ?? this.store.record()?.id ?? "";
   }
 
   // ---------------------------------------------------------------- admin (tenant role)
 
-  /** Creates the directory tenant. 409 when the id was ever used (a deleted tenant's id is not reused). */
+  /**
+   * Creates the directory tenant. 409 when it exists, or when the id belonged
+   * to a deleted tenant whose data is still being purged; once that purge is
+   * done the id may be taken again and the new tenant starts empty (no
+   * topics, groups, mailboxes, agents, usage or tokens: docs/tenants.md).
+   */
   create(name: string, quotas: Quotas | null, now = Date.now()): AdminResult<TenantDoc> {
     const existing = this.store.record();
     if (existing) {
-      return { ok: false, status: 409, error: existing.deleted_at === null
-        ? `tenant ${this.tenant} already exists`
-        : `tenant id ${this.tenant} belonged to a deleted tenant and is not reused` };
+      if (existing.deleted_at === null) return { ok: false, status: 409, error: `tenant ${this.tenant} already exists` };
+      const p = this.store.purge();
+      if (p && p.phase !== "done") {
+        return { ok: false, status: 409, error: `tenant id ${this.tenant} belonged to a deleted tenant whose data is still being purged (${p.phase}); it can be reused once \`mortarmq admin tenants describe ${this.tenant}\` shows the purge done` };
+      }
     }
     this.store.tx(() => {
+      this.store.dropTokens();
+      this.store.dropLeases();
+      this.store.setPurge(null);
       this.store.setRecord({ id: this.tenant, name, created_at: now, deleted_at: null });
       this.store.setQuotas(quotas ?? { ...UNLIMITED });
     });
+    this.usageRead = null;
     return { ok: true, value: this.doc(this.store.record()!) };
   }
 
@@ -84,27 +104,84 @@ export class TenantDirectory extends DurableObject<Env> {
     return { ok: true, value: this.doc(null) };
   }
 
-  /** Deletes the tenant: every token is revoked and every lease dropped; its data stays (docs/tenants.md). */
-  remove(now = Date.now()): AdminResult<TenantDoc> {
+  /**
+   * Deletes the tenant: every token is revoked and every lease dropped at
+   * once, and the purge of all its data is scheduled (purge.ts; it starts
+   * TENANT_PURGE_DELAY_MS later and runs from this object's alarm, one
+   * bounded step per run). Deleting a deleted tenant again answers its
+   * document and makes sure an unfinished purge is still scheduled
+   * (idempotent). 404 for a tenant that never existed.
+   */
+  async remove(now = Date.now()): Promise<AdminResult<TenantDoc>> {
     const rec = this.store.record();
-    if (!rec || rec.deleted_at !== null) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
-    const next: TenantRecord = { ...rec, deleted_at: now };
-    this.store.tx(() => {
-      this.store.setRecord(next);
-      this.store.revokeAll(now);
-      this.store.dropLeases();
-    });
+    if (!rec) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
+    let next = rec;
+    if (rec.deleted_at === null) {
+      next = { ...rec, deleted_at: now };
+      this.store.tx(() => {
+        this.store.setRecord(next);
+        this.store.revokeAll(now);
+        this.store.dropLeases();
+        this.store.setPurge(newPurge(now, purgeDelayMs(this.env)));
+      });
+    } else if (!this.store.purge()) {
+      this.store.setPurge(newPurge(now, purgeDelayMs(this.env))); // deleted before purging existed
+    }
+    await this.armPurge(now);
     return { ok: true, value: this.doc(next) };
   }
 
-  /** Issues a token: the answer is the only place the token ever appears. */
-  async issueToken(label: string, now = Date.now()): Promise<AdminResult<IssuedToken>> {
+  /** The purge's alarm: one step (purger.ts), stored, then the next step armed. A failed step is retried with backoff. */
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    const s = this.store.purge();
+    if (!s || s.phase === "done" || this.tenant === "") return;
+    // Armed first: a crash during the step leaves the alarm set, and the step runs again.
+    await this.ctx.storage.setAlarm(now + 1_000);
+    let next: PurgeState;
+    try {
+      next = await purgeStep(this.env, this.tenant, s, now);
+    } catch (e) {
+      next = { ...s, failures: s.failures + 1, lastError: e instanceof Error ? e.message : String(e) };
+      console.warn(`TenantDirectory ${this.tenant}: purge step ${s.phase} failed (attempt ${next.failures}): ${next.lastError}`);
+    }
+    this.store.tx(() => {
+      this.store.setPurge(next);
+      if (next.phase === "done") {
+        this.store.dropTokens();
+        this.store.dropLeases();
+      }
+    });
+    await this.armPurge(Date.now());
+  }
+
+  /** Arms the alarm for the purge's next step (or deletes it when there is none). */
+  private async armPurge(now: number): Promise<void> {
+    const s = this.store.purge();
+    const at = s ? nextStepAt(s, now) : null;
+    if (at === null) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(at);
+  }
+
+  /**
+   * Issues a token: the answer is the only place the token ever appears.
+   * `expiresAt` (unix ms, null = never): from then on the token is refused
+   * like a revoked one (400 when it is not in the future).
+   */
+  async issueToken(label: string, expiresAt: number | null = null, now = Date.now()): Promise<AdminResult<IssuedToken>> {
     const rec = this.store.record();
     if (!rec || rec.deleted_at !== null) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
+    if (expiresAt !== null && expiresAt <= now) return { ok: false, status: 400, error: `expires_at: ${iso(expiresAt)} is not in the future` };
     const t = await newIssuedToken(this.tenant);
     if (this.store.token(t.tokenId)) return { ok: false, status: 409, error: "token id collision; issue again" };
-    this.store.addToken({ token_id: t.tokenId, hash: t.hash, label, created_at: now, revoked_at: null });
-    return { ok: true, value: { tenant: this.tenant, token_id: t.tokenId, token: t.token, label, created_at: iso(now)! } };
+    this.store.addToken({ token_id: t.tokenId, hash: t.hash, label, created_at: now, revoked_at: null, expires_at: expiresAt, last_used_at: null });
+    return { ok: true, value: { tenant: this.tenant, token_id: t.tokenId, token: t.token, label, created_at: iso(now)!, expires_at: iso(expiresAt) } };
+  }
+
+  /** The tenant's issued tokens (never their secrets), with expiry and last use. */
+  listTokens(): AdminResult<TokenInfo[]> {
+    if (!this.store.record()) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
+    return { ok: true, value: this.store.tokens().map(tokenInfo) };
   }
 
   /** Revokes a token (idempotent). New connections and requests are refused at once. */
@@ -163,7 +240,7 @@ export class TenantDirectory extends DurableObject<Env> {
    * it has one, and takes a connection slot while a connection quota is set.
    */
   async openConnection(req: ConnectRequest, now = Date.now()): Promise<ConnectAnswer> {
-    const refused = this.checkToken(req.tokenId, req.tokenHash);
+    const refused = this.checkToken(req.tokenId, req.tokenHash, now);
     if (refused) return refused;
     const max = this.store.quotas().connections;
     if (max !== null && !this.store.hasLease(req.leaseId)) {
@@ -181,7 +258,7 @@ export class TenantDirectory extends DurableObject<Env> {
    * its lease; answers the current state (quotas may have changed).
    */
   async renew(req: ConnectRequest, now = Date.now()): Promise<ConnectAnswer> {
-    const refused = this.checkToken(req.tokenId, undefined);
+    const refused = this.checkToken(req.tokenId, undefined, now);
     if (refused) return refused;
     if (this.store.quotas().connections !== null) this.store.putLease(req.leaseId, req.protocol, now + leaseTtlMs(this.env));
     return { ok: true, state: await this.state() };
@@ -252,8 +329,12 @@ export class TenantDirectory extends DurableObject<Env> {
     return { quotas, storageFull: stored >= quotas.storage_bytes, storedBytes: stored };
   }
 
-  /** Null when the token (if any) is good; otherwise the refusal. Also refuses everything for a deleted tenant. */
-  private checkToken(tokenId: string | undefined, tokenHash: string | undefined): ConnectAnswer | null {
+  /**
+   * Null when the token (if any) is good — then its use is recorded (at most
+   * one write per token per TOKEN_USE_GRANULARITY_MS); otherwise the refusal:
+   * unknown, revoked, expired (`expires_at` ≤ now), or the tenant deleted.
+   */
+  private checkToken(tokenId: string | undefined, tokenHash: string | undefined, now = Date.now()): ConnectAnswer | null {
     const rec = this.store.record();
     if (rec && rec.deleted_at !== null) return { ok: false, reason: "deleted", message: `tenant ${this.tenant} was deleted` };
     if (tokenId === undefined) return null;
@@ -262,6 +343,8 @@ export class TenantDirectory extends DurableObject<Env> {
       return { ok: false, reason: "invalid", message: "unknown token" };
     }
     if (row.revoked_at !== null) return { ok: false, reason: "revoked", message: "token revoked" };
+    if (row.expires_at !== null && row.expires_at <= now) return { ok: false, reason: "expired", message: `token expired at ${iso(row.expires_at)}` };
+    this.store.touchToken(row, now);
     return null;
   }
 
@@ -285,7 +368,9 @@ export class TenantDirectory extends DurableObject<Env> {
   }
 
   private doc(rec: TenantRecord | null): TenantDoc {
+    const purge = rec ? this.store.purge() : null;
     return {
+      purge: purge ? purgeDoc(purge, Date.now()) : null,
       id: this.tenant,
       name: rec?.name ?? "",
       source: rec ? "directory" : "static",
@@ -298,5 +383,8 @@ export class TenantDirectory extends DurableObject<Env> {
 }
 
 function tokenInfo(r: TokenRow): TokenInfo {
-  return { token_id: r.token_id, label: r.label, created_at: iso(r.created_at)!, revoked_at: iso(r.revoked_at) };
+  return {
+    token_id: r.token_id, label: r.label, created_at: iso(r.created_at)!, revoked_at: iso(r.revoked_at),
+    expires_at: iso(r.expires_at), last_used_at: iso(r.last_used_at),
+  };
 }

@@ -27,7 +27,7 @@ export interface ConnectRequest {
 }
 
 /** Why a connection or token was refused. */
-export type RefusalReason = "invalid" | "revoked" | "deleted" | "connections";
+export type RefusalReason = "invalid" | "revoked" | "expired" | "deleted" | "connections";
 
 /** `openConnection` / `renew` / `authenticate` answer. */
 export type ConnectAnswer =

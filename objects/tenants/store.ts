@@ -3,8 +3,11 @@
  * TenantDirectory.ts). Tables are created on first use.
  *
  * Tenant role (`tenants/<id>`):
- *   meta(k, v)          rows `record` ({id, name, created_at, deleted_at} JSON) and `quotas` (Quotas JSON)
- *   tokens(token_id, hash, label, created_at, revoked_at)   hash = SHA-256 of the token, hex
+ *   meta(k, v)          rows `record` ({id, name, created_at, deleted_at} JSON), `quotas` (Quotas JSON)
+ *                       and, for a deleted tenant, `purge` (purge.ts PurgeState JSON)
+ *   tokens(token_id, hash, label, created_at, revoked_at, expires_at, last_used_at)
+ *                       hash = SHA-256 of the token, hex; expires_at null = never;
+ *                       last_used_at written at most once per TOKEN_USE_GRANULARITY_MS
  *   leases(lease_id, protocol, expires_at)   open connections, only while a connection quota is set
  * Index role (`tenants-index/all`):
  *   directory(id, name, created_at, deleted_at)
@@ -15,6 +18,7 @@
  * must leave no storage behind.
  */
 import { UNLIMITED, type Quotas } from "../../wire/admin/tenants";
+import type { PurgeState } from "./purge";
 
 /** A directory tenant's record. */
 export interface TenantRecord {
@@ -31,7 +35,14 @@ export interface TokenRow extends Record<string, SqlStorageValue> {
   label: string;
   created_at: number;
   revoked_at: number | null;
+  /** Refused from this time on (unix ms); null = never expires. */
+  expires_at: number | null;
+  /** Last authentication with the token (unix ms, at most TOKEN_USE_GRANULARITY_MS stale); null = never used. */
+  last_used_at: number | null;
 }
+
+/** `last_used_at` is rewritten only when it is at least this old (one write per token per minute at most), ms. */
+export const TOKEN_USE_GRANULARITY_MS = 60_000;
 
 /** One row of the index. */
 export interface DirectoryRow extends Record<string, SqlStorageValue> {
@@ -48,6 +59,14 @@ export class TenantStore {
   constructor(private readonly storage: DurableObjectStorage) {
     this.sql = storage.sql;
     this.ready = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").toArray().length > 0;
+    if (this.ready) this.migrate();
+  }
+
+  /** Objects written before token expiry existed get the new token columns. */
+  private migrate(): void {
+    const cols = new Set(this.sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('tokens')").toArray().map((r) => r.name));
+    if (!cols.has("expires_at")) this.sql.exec("ALTER TABLE tokens ADD COLUMN expires_at INTEGER");
+    if (!cols.has("last_used_at")) this.sql.exec("ALTER TABLE tokens ADD COLUMN last_used_at INTEGER");
   }
 
   /** Creates the tables (before the first write). */
@@ -56,7 +75,7 @@ export class TenantStore {
     this.ready = true;
     this.sql.exec(`CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS tokens(token_id TEXT PRIMARY KEY, hash TEXT NOT NULL, label TEXT NOT NULL,
-        created_at INTEGER NOT NULL, revoked_at INTEGER);
+        created_at INTEGER NOT NULL, revoked_at INTEGER, expires_at INTEGER, last_used_at INTEGER);
       CREATE TABLE IF NOT EXISTS leases(lease_id TEXT PRIMARY KEY, protocol TEXT NOT NULL, expires_at INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS directory(id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at INTEGER NOT NULL, deleted_at INTEGER)`);
   }
@@ -97,7 +116,15 @@ export class TenantStore {
 
   addToken(row: TokenRow): void {
     this.ensure();
-    this.sql.exec("INSERT INTO tokens VALUES (?,?,?,?,?)", row.token_id, row.hash, row.label, row.created_at, row.revoked_at);
+    this.sql.exec("INSERT INTO tokens(token_id, hash, label, created_at, revoked_at, expires_at, last_used_at) VALUES (?,?,?,?,?,?,?)",
+      row.token_id, row.hash, row.label, row.created_at, row.revoked_at, row.expires_at, row.last_used_at);
+  }
+
+  /** Records a use of the token at `now` when the stored time is older than TOKEN_USE_GRANULARITY_MS (or unset). */
+  touchToken(row: TokenRow, now: number): void {
+    if (row.last_used_at !== null && now - row.last_used_at < TOKEN_USE_GRANULARITY_MS) return;
+    this.sql.exec("UPDATE tokens SET last_used_at = ? WHERE token_id = ?", now, row.token_id);
+    row.last_used_at = now;
   }
 
   /** Marks a token revoked (keeps the first revocation time). */
@@ -136,6 +163,25 @@ export class TenantStore {
   dropLeases(): void {
     if (!this.ready) return;
     this.sql.exec("DELETE FROM leases");
+  }
+
+  /** Forgets every token (a purged tenant's; a tenant re-created with its id starts without). */
+  dropTokens(): void {
+    if (!this.ready) return;
+    this.sql.exec("DELETE FROM tokens");
+  }
+
+  /** A deleted tenant's purge state (meta row `purge`), or null. */
+  purge(): PurgeState | null {
+    if (!this.ready) return null;
+    const r = this.sql.exec<{ v: string }>("SELECT v FROM meta WHERE k = 'purge'").toArray()[0];
+    return r ? (JSON.parse(r.v) as PurgeState) : null;
+  }
+
+  setPurge(s: PurgeState | null): void {
+    this.ensure();
+    if (s === null) this.sql.exec("DELETE FROM meta WHERE k = 'purge'");
+    else this.sql.exec("INSERT OR REPLACE INTO meta VALUES ('purge', ?)", JSON.stringify(s));
   }
 
   // ---------------------------------------------------------------- index role

@@ -17,6 +17,20 @@ export function revalidateMs(env: Env): number {
   return positive(env.TENANT_REVALIDATE_MS, DEFAULT_REVALIDATE_MS);
 }
 
+/**
+ * How long after a tenant's delete its purge starts, ms: `TENANT_PURGE_DELAY_MS`, else two
+ * re-check intervals (every open connection has been refused and closed by then) plus 10 s (the
+ * call deadline: their last calls have landed). docs/tenants.md "Deleting a tenant".
+ */
+export function purgeDelayMs(env: Env): number {
+  return nonNegative(env.TENANT_PURGE_DELAY_MS, 2 * revalidateMs(env) + 10_000);
+}
+
+function nonNegative(v: string | undefined, dflt: number): number {
+  const n = Number(v);
+  return v !== undefined && v.trim() !== "" && Number.isFinite(n) && n >= 0 ? n : dflt;
+}
+
 /** A connection lease expires this long after its last renewal (3 revalidation intervals), ms. */
 export function leaseTtlMs(env: Env): number {
   return 3 * revalidateMs(env);

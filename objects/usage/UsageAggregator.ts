@@ -16,7 +16,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { AggregateStore } from "./store";
+import { AggregateStore, RECENT_KEEP_MS, type RecentBucket } from "./store";
 import type { HourUsage, ReportAck } from "./rpc";
 import { checkReport, type UsageReport } from "./report";
 import { tenantOfName, usageIndexStub } from "./stub";
@@ -30,7 +30,7 @@ export const USAGE_TTL_MS = 400 * 24 * 3_600_000;
 const PRUNE_EVERY_MS = 24 * 3_600_000;
 
 export class UsageAggregator extends DurableObject<Env> {
-  private readonly store: AggregateStore;
+  private store: AggregateStore;
   /** The pruning alarm is known to be armed (checked once per instance). */
   private alarmArmed = false;
 
@@ -50,6 +50,9 @@ export class UsageAggregator extends DurableObject<Env> {
       console.error(`UsageAggregator: malformed report: ${bad}`);
       return { applied: false, error: bad };
     }
+    // After a tenant purge, counts made before it are dropped (a reporter that still held them).
+    const acceptsFrom = this.store.meta("accepts_from");
+    if (acceptsFrom > 0 && (r.countedUntil ?? r.at) < acceptsFrom) return { applied: false };
     const now = Date.now();
     const applied = this.store.apply(r, now);
     if (!this.alarmArmed) {
@@ -85,9 +88,42 @@ export class UsageAggregator extends DurableObject<Env> {
     return this.store.usage(fromHour, toHour);
   }
 
+  /**
+   * The recent intervals (RECENT_BUCKET_MS each) of the last `windowMs`
+   * (at most RECENT_KEEP_MS) up to now: counts by report arrival, levels at
+   * each interval's end (the console's live charts, docs/console.md).
+   */
+  recent(windowMs: number): RecentBucket[] {
+    const now = Date.now();
+    return this.store.recent(now - Math.max(0, Math.min(RECENT_KEEP_MS, windowMs)), now);
+  }
+
   /** Index role: records a tenant that has usage. Idempotent. */
   addTenant(tenant: string): void {
     this.store.addTenant(tenant, Date.now());
+  }
+
+  /**
+   * Tenant purge: deletes every series, usage hour and reporter record of
+   * the tenant with all of the object's storage and its alarm, keeping one
+   * row, `accepts_from` = now: a report whose counts are older (a reporter
+   * that still held counts of the purged tenant — a Worker isolate, a
+   * session's retried last report) is dropped; later ones start the usage
+   * afresh. Idempotent (a repeated purge moves `accepts_from` on). Its
+   * objects are purged first and abandon what they had not reported
+   * (objects/usage/meter.ts).
+   */
+  async purge(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.store = new AggregateStore(this.ctx.storage);
+    this.store.setMeta("accepts_from", Date.now());
+    this.alarmArmed = false;
+  }
+
+  /** Index role: forgets a purged tenant. Idempotent. */
+  removeTenant(tenant: string): void {
+    this.store.removeTenant(tenant);
   }
 
   /** Index role: the tenants that ever reported usage, sorted. */

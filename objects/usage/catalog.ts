@@ -98,6 +98,10 @@ export const METRICS: readonly MetricDef[] = [
     help: "Redeliveries (after NACK RETRY or an expired work deadline)." },
   { name: "mortarmq_messages_dead_lettered_total", type: "counter", labels: [], source: "Partition",
     help: "Messages moved to the .dlq twin (NACK REJECT or the last attempt failed)." },
+  { name: "mortarmq_messages_retention_deleted_total", type: "counter", labels: [], source: "Partition",
+    help: "MortarMQ records deleted by topic retention (retention_ms, retention_bytes, retention_messages), in whole segments." },
+  { name: "mortarmq_messages_retention_skipped_total", type: "counter", labels: ["topic", "group"], source: "Partition",
+    help: "Records retention deleted before the consumer group settled them (never delivered, or delivered and not yet settled); the group continued at the first retained sequence." },
   // mq9
   { name: "mortarmq_mq9_requests_total", type: "counter", labels: ["verb", "outcome", "transport"], source: "NatsSession, Worker",
     help: "mq9 requests by subject verb (e.g. msg_send), outcome (ok or the error kind) and transport (http, nats, mcp).",

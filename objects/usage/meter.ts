@@ -127,6 +127,26 @@ export class Meter {
     this.store.drop();
   }
 
+  /**
+   * The object's storage was deleted by a purge (its tenant's aggregator is
+   * purged after it): waits for a flush in flight, then forgets everything —
+   * nothing counted before is reported, the next report is number 1, the
+   * table is created again on the next write. Counts during the wait are
+   * dropped. The meter is usable afterwards (the object may be used again).
+   */
+  async abandon(): Promise<void> {
+    this.discarded = true;
+    while (this.flushing) await this.flushing;
+    this.buckets.clear();
+    this.unsaved = false;
+    this.state = { no: 0, reported: {}, marks: {} };
+    this.outbox = null;
+    this.scheduled = false;
+    this.ended = false;
+    this.store.drop();
+    this.discarded = false;
+  }
+
   /** A number kept with the meter's state (0 when never set). */
   markOf(name: string): number {
     return this.state.marks[name] ?? 0;

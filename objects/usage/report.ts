@@ -29,6 +29,12 @@ export interface UsageReport {
   no: number;
   /** When the report was built, ms since the epoch. */
   at: number;
+  /**
+   * The newest count in the report, ms — set by reporters that may build a
+   * report long after counting (a Worker isolate); absent = `at`. A tenant's
+   * aggregator purged after that time drops the report (UsageAggregator).
+   */
+  countedUntil?: number;
   entries: ReportEntry[];
 }
 
@@ -110,6 +116,7 @@ export function checkReport(r: unknown): string | null {
   const x = r as Partial<UsageReport> | null;
   if (!x || typeof x.reporter !== "string" || x.reporter.length === 0 || x.reporter.length > 200) return "reporter must be a non-empty string";
   if (!Number.isSafeInteger(x.no) || (x.no as number) < 1) return "no must be a positive integer";
+  if (x.countedUntil !== undefined && !Number.isFinite(x.countedUntil)) return "countedUntil must be a time in ms";
   if (!Array.isArray(x.entries)) return "entries must be an array";
   for (const e of x.entries) {
     if (!Array.isArray(e) || e.length !== 3 || !Number.isSafeInteger(e[0]) || typeof e[1] !== "string" || !Number.isFinite(e[2])) {

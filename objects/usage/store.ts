@@ -10,15 +10,44 @@
  * - `series(key, value)`: cumulative value of each series (/metrics)
  * - `usage(hour, requests, messages_in, messages_out, bytes_in, bytes_out,
  *   connection_seconds, storage_max, storage_end)`: one row per tenant-hour
- * - `agg_meta(k, v)`: `storage_now` (running stored bytes), `registered`
+ * - `agg_meta(k, v)`: `storage_now` (running stored bytes), `registered`,
+ *   `accepts_from` (set by a tenant purge: older counts are dropped)
  * - `tenants(name, since_ms)`: index instance only
+ * - `recent(bucket, messages_in, messages_out, bytes_in, bytes_out, requests,
+ *   errors, conn_mortar, conn_nats, storage)`: the last RECENT_KEEP_MS in
+ *   RECENT_BUCKET_MS intervals by report arrival — counts added, levels
+ *   (open connections, stored bytes) as after the interval's last report —
+ *   for the console's live charts (`GET /v0/overview`, docs/console.md)
  */
 import { SUMMED_USAGE_FIELDS, metricDef, parseSeries, series, usageFieldOf } from "./catalog";
 import { HOUR_MS, type UsageReport } from "./report";
 import type { HourUsage } from "./rpc";
 import { MetaTable } from "../shared/meta-table";
+import type { OverviewBucket } from "../../wire/admin/console";
 
 type Row = Record<string, SqlStorageValue>;
+
+/** Width of one `recent` interval, ms. */
+export const RECENT_BUCKET_MS = 10_000;
+/** How long `recent` intervals are kept, ms (1 hour). */
+export const RECENT_KEEP_MS = 3_600_000;
+
+/** One `recent` interval (`recent()`): counts in the interval, levels at its end — the console's OverviewBucket. */
+export type RecentBucket = OverviewBucket;
+
+const RECENT_COUNTS = ["messages_in", "messages_out", "bytes_in", "bytes_out", "requests", "errors"] as const;
+const CONN_MORTAR = series("mortarmq_open_connections", { protocol: "mortar" });
+const CONN_NATS = series("mortarmq_open_connections", { protocol: "nats" });
+
+/** The `recent` count a series adds to: its usage field (but storage, connection time), or `errors` for error counts; null = none. */
+function recentField(key: string): (typeof RECENT_COUNTS)[number] | null {
+  const p = parseSeries(key);
+  if (!p) return null;
+  if (p.name === "mortarmq_errors_total") return "errors";
+  if (p.name === "mortarmq_mq9_requests_total" && p.labels.outcome !== "ok") return "errors";
+  const f = usageFieldOf(key);
+  return f === "storage_bytes" || f === "connection_seconds" ? null : f;
+}
 
 const APPLIED = series("mortarmq_telemetry_reports_total", { result: "applied" });
 const DUPLICATE = series("mortarmq_telemetry_reports_total", { result: "duplicate" });
@@ -36,7 +65,14 @@ export class AggregateStore {
       storage_max REAL NOT NULL DEFAULT 0, storage_end REAL NOT NULL DEFAULT 0)`);
     this.metaTable = new MetaTable(sql, "agg_meta", "REAL");
     sql.exec("CREATE TABLE IF NOT EXISTS tenants(name TEXT PRIMARY KEY, since_ms INTEGER NOT NULL)");
+    sql.exec(`CREATE TABLE IF NOT EXISTS recent(bucket INTEGER PRIMARY KEY,
+      messages_in REAL NOT NULL DEFAULT 0, messages_out REAL NOT NULL DEFAULT 0, bytes_in REAL NOT NULL DEFAULT 0,
+      bytes_out REAL NOT NULL DEFAULT 0, requests REAL NOT NULL DEFAULT 0, errors REAL NOT NULL DEFAULT 0,
+      conn_mortar REAL NOT NULL DEFAULT 0, conn_nats REAL NOT NULL DEFAULT 0, storage REAL NOT NULL DEFAULT 0)`);
   }
+
+  /** The interval `recent` rows were last pruned for (in memory: pruning runs once per new interval). */
+  private prunedRecent = 0;
 
   /** An `agg_meta` value (0 when unset). */
   meta(k: string): number {
@@ -64,6 +100,7 @@ export class AggregateStore {
         return false;
       }
       const sums = new Map<number, Record<string, number>>();
+      const recent: Record<string, number> = {};
       const storageMax = new Map<number, number>();
       let storage = this.meta("storage_now");
       for (const [hour, key, v] of r.entries) {
@@ -71,6 +108,8 @@ export class AggregateStore {
         const def = p && metricDef(p.name);
         if (!def || def.scope === "broker" || (def.type === "counter" && v < 0)) continue;
         this.addSeries(key, v);
+        const rf = recentField(key);
+        if (rf) recent[rf] = (recent[rf] ?? 0) + v;
         const field = usageFieldOf(key);
         if (field === "storage_bytes") {
           const before = storage;
@@ -96,10 +135,59 @@ export class AggregateStore {
             hour, max, storage);
         }
       }
+      this.addRecent(now, recent, storage);
       sql.exec("INSERT OR REPLACE INTO reporters(id, last_no, seen_ms) VALUES (?, ?, ?)", r.reporter, r.no, now);
       this.addSeries(APPLIED, 1);
       return true;
     });
+  }
+
+  /** Adds one report's counts to the interval holding `now` and records the levels after it; drops intervals older than RECENT_KEEP_MS. */
+  private addRecent(now: number, counts: Record<string, number>, storage: number): void {
+    const sql = this.storage.sql;
+    const bucket = now - (now % RECENT_BUCKET_MS);
+    const cols = RECENT_COUNTS.filter((c) => counts[c] !== undefined);
+    sql.exec(`INSERT INTO recent(bucket, conn_mortar, conn_nats, storage${cols.map((c) => `, ${c}`).join("")})
+      VALUES (?, ?, ?, ?${", ?".repeat(cols.length)})
+      ON CONFLICT(bucket) DO UPDATE SET conn_mortar = excluded.conn_mortar, conn_nats = excluded.conn_nats,
+        storage = excluded.storage${cols.map((c) => `, ${c} = ${c} + excluded.${c}`).join("")}`,
+      bucket, this.seriesValue(CONN_MORTAR), this.seriesValue(CONN_NATS), storage, ...cols.map((c) => counts[c]!));
+    if (bucket !== this.prunedRecent) {
+      sql.exec("DELETE FROM recent WHERE bucket < ?", bucket - RECENT_KEEP_MS);
+      this.prunedRecent = bucket;
+    }
+  }
+
+  /**
+   * The intervals from the one holding `fromMs` to the one holding `nowMs`,
+   * oldest first, one per RECENT_BUCKET_MS: zeros where no report arrived,
+   * levels carried from the interval before.
+   */
+  recent(fromMs: number, nowMs: number): RecentBucket[] {
+    const sql = this.storage.sql;
+    const first = fromMs - (fromMs % RECENT_BUCKET_MS);
+    const rows = new Map<number, Row>();
+    for (const r of sql.exec<Row>("SELECT * FROM recent WHERE bucket >= ? AND bucket <= ? ORDER BY bucket", first, nowMs)) rows.set(r.bucket as number, r);
+    const before = sql.exec<Row>("SELECT conn_mortar, conn_nats, storage FROM recent WHERE bucket < ? ORDER BY bucket DESC LIMIT 1", first).toArray()[0];
+    // Levels before the window's first report: the interval before it, else (nothing older kept) that first
+    // report's own levels, else (no report in the window) the current levels.
+    const start = before ?? rows.values().next().value;
+    let levels = start
+      ? { m: start.conn_mortar as number, n: start.conn_nats as number, s: start.storage as number }
+      : { m: this.seriesValue(CONN_MORTAR), n: this.seriesValue(CONN_NATS), s: this.meta("storage_now") };
+    const out: RecentBucket[] = [];
+    for (let t = first; t <= nowMs; t += RECENT_BUCKET_MS) {
+      const r = rows.get(t);
+      if (r) levels = { m: r.conn_mortar as number, n: r.conn_nats as number, s: r.storage as number };
+      out.push({
+        t,
+        messages_in: (r?.messages_in as number) ?? 0, messages_out: (r?.messages_out as number) ?? 0,
+        bytes_in: (r?.bytes_in as number) ?? 0, bytes_out: (r?.bytes_out as number) ?? 0,
+        requests: (r?.requests as number) ?? 0, errors: (r?.errors as number) ?? 0,
+        connections_mortar: Math.max(0, levels.m), connections_nats: Math.max(0, levels.n), storage_bytes: Math.max(0, levels.s),
+      });
+    }
+    return out;
   }
 
   private addSeries(key: string, v: number): void {
@@ -161,6 +249,10 @@ export class AggregateStore {
 
   addTenant(name: string, now: number): void {
     this.storage.sql.exec("INSERT OR IGNORE INTO tenants(name, since_ms) VALUES (?, ?)", name, now);
+  }
+
+  removeTenant(name: string): void {
+    this.storage.sql.exec("DELETE FROM tenants WHERE name = ?", name);
   }
 
   tenants(): string[] {

@@ -55,7 +55,7 @@ describe("mortarmq admin", () => {
     expect((await json(["mq9", "create", "box.one", "--token", token])).mail_address).toBe("box.one");
 
     const q = await json(["admin", "quotas", "set", "acme", "--mailboxes", "1", "--storage-bytes", "10MiB"]);
-    expect(q).toEqual({ tenant: "acme", quotas: { publish_msgs_per_s: null, publish_bytes_per_s: null, storage_bytes: 10 * 1024 * 1024, connections: null, mailboxes: 1 } });
+    expect(q).toEqual({ tenant: "acme", quotas: { publish_msgs_per_s: null, publish_bytes_per_s: null, storage_bytes: 10 * 1024 * 1024, connections: null, mailboxes: 1, mailbox_creates_per_s: null } });
     const shown = await cli(["admin", "quotas", "show", "acme"]);
     expect(shown.stdout).toMatch(/mailboxes:\s+1\n/);
     expect(shown.stdout).toMatch(/connections:\s+unlimited/);
@@ -79,16 +79,34 @@ describe("mortarmq admin", () => {
     expect(usage.totals.requests).toBeGreaterThan(0);
     expect((await cli(["admin", "usage", "acme"])).stdout).toMatch(/^usage of acme from /);
 
+    // A token with an expiry; the list shows expiry and last use.
+    const expiring = await json(["admin", "tokens", "issue", "acme", "--label", "temp", "--expires-in", "1h"]);
+    expect(Date.parse(expiring.expires_at) - Date.now()).toBeGreaterThan(3_500_000);
+    const tokens = await json(["admin", "tokens", "list", "acme"]);
+    expect(tokens.tokens).toEqual(expect.arrayContaining([
+      expect.objectContaining({ token_id: issued.token_id, expires_at: null, last_used_at: expect.any(String), revoked_at: null }),
+      expect.objectContaining({ token_id: expiring.token_id, label: "temp", expires_at: expiring.expires_at, last_used_at: null }),
+    ]));
+    const listedText = (await cli(["admin", "tokens", "list", "acme"])).stdout;
+    expect(listedText).toMatch(/^TOKEN ID\s+LABEL\s+STATE\s+CREATED\s+EXPIRES\s+LAST USED\s+REVOKED\n/);
+    expect(listedText).toMatch(new RegExp(`${expiring.token_id}\\s+temp\\s+active\\s+\\S+\\s+${expiring.expires_at.replace(/[.]/g, "\\.")}\\s+never\\s+-`));
+    expect((await cli(["admin", "tokens", "issue", "acme", "--expires-in", "3y"])).stderr).toMatch(/^mortarmq: USAGE: --expires-in must be a duration/);
+
     const revoked = await cli(["admin", "tokens", "revoke", "acme", issued.token_id]);
     expect(revoked).toMatchObject({ code: 0, stderr: "" });
     const refused = await cli(["mq9", "create", "box.two", "--token", token]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/token revoked/);
 
-    expect((await cli(["admin", "tenants", "delete", "acme"])).code).toBe(0);
+    const deleted = await cli(["admin", "tenants", "delete", "acme"]);
+    expect(deleted.code).toBe(0);
+    expect(deleted.stdout).toMatch(/^deleted tenant acme: 2 token\(s\) revoked; its data is purged from \S+ \(see mortarmq admin tenants describe acme\)\n$/);
+    const described = await cli(["admin", "tenants", "describe", "acme"]);
+    expect(described.stdout).toMatch(/purge:\s+waiting until \S+ \(open connections close first\)\n/);
+    expect((await json(["admin", "tenants", "show", "acme"])).purge).toMatchObject({ state: "waiting", purged: { partitions: 0 } });
     const again = await cli(["admin", "tenants", "create", "acme", "--json"]);
     expect(again.code).toBe(1);
-    expect(JSON.parse(again.stderr).error).toMatchObject({ name: "CONFLICT", status: 409 });
+    expect(JSON.parse(again.stderr).error).toMatchObject({ name: "CONFLICT", status: 409, message: expect.stringMatching(/still being purged/) });
   });
 
   it("errors: no operator token, a tenant's token, unknown tenants, bad flags", async () => {
@@ -150,5 +168,46 @@ describe("quotas and request order (real runtime)", () => {
     } finally {
       await nc.close();
     }
+  });
+});
+
+describe("mortarmq groups (real binary, a tenant's token)", () => {
+  it("list, describe, reset, pause, resume and delete a consumer group", async () => {
+    await adminApi("POST", "/admin/tenants", { id: "gamma" });
+    const { token } = await adminApi("POST", "/admin/tenants/gamma/tokens", {});
+    const as = (args: string[]) => cli([...args, "--token", token]);
+    const asJson = async (args: string[]) => {
+      const r = await as([...args, "--json"]);
+      expect([args.join(" "), r.stderr, r.code]).toEqual([args.join(" "), "", 0]);
+      return JSON.parse(r.stdout);
+    };
+    expect((await as(["topics", "create", "jobs", "--partitions", "2"])).code).toBe(0);
+    expect((await as(["pub", "jobs", "--partition", "0", "one"])).code).toBe(0);
+    expect((await as(["pub", "jobs", "--partition", "0", "two"])).code).toBe(0);
+    expect((await as(["sub", "jobs", "--group", "workers", "--count", "1"])).code).toBe(0);
+
+    expect((await as(["groups", "list", "jobs"])).stdout).toMatch(/^GROUP\s+MEMBERS\s+LAG\s+IN FLIGHT\s+PAUSED UNTIL\nworkers\s+0\s+1\s+0\s+-\n$/);
+    const d = await asJson(["groups", "describe", "jobs", "workers"]);
+    expect(d).toMatchObject({ tenant: "gamma", topic: "jobs", group: "workers", lag: 1, members: [], partitions: [{ partition: 0, committed_floor: 1, high_watermark: 2 }, { partition: 1 }] });
+    expect((await as(["groups", "describe", "jobs", "workers"])).stdout).toMatch(/^group:\s+workers\ntopic:\s+jobs \(topic id 1, 2 partitions\)\n/);
+
+    const reset = await asJson(["groups", "reset", "jobs", "workers", "--to", "earliest", "--partition", "0"]);
+    expect(reset.partitions).toEqual([{ partition: 0, next_sequence: 1, committed_floor: 0, pending: false }]);
+    expect((await as(["groups", "reset", "jobs", "workers", "--to", "latest"])).stdout).toMatch(/^reset group workers of topic jobs to latest\n/);
+    const paused = await asJson(["groups", "pause", "jobs", "workers", "--until", "2h"]);
+    expect(Date.parse(paused.paused_until) - Date.now()).toBeGreaterThan(7_000_000);
+    expect((await as(["groups", "list", "jobs"])).stdout).toContain(paused.paused_until);
+    expect((await as(["groups", "resume", "jobs", "workers"])).stdout).toBe("resumed group workers of topic jobs\n");
+    expect((await as(["groups", "delete", "jobs", "workers"])).stdout).toBe("deleted group workers of topic jobs\n");
+
+    const missing = await as(["groups", "describe", "jobs", "workers", "--json"]);
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stderr).error).toMatchObject({ name: "NOT_FOUND", status: 404, message: 'consumer group "workers" does not exist' });
+    for (const args of [["groups", "reset", "jobs", "g", "--to", "offset:3"], ["groups", "pause", "jobs", "g", "--until", "soon"], ["groups", "reset", "jobs", "g", "--to", "earliest", "--partition", "x"]]) {
+      const r = await as(args);
+      expect([args.join(" "), r.code, r.stderr]).toEqual([args.join(" "), 1, expect.stringMatching(/^mortarmq: USAGE: /)]);
+    }
+    // Another tenant's token sees no such topic; the operator token reaches it with --tenant.
+    expect((await cli(["groups", "list", "jobs", "--tenant", "gamma"], { MORTARMQ_TOKEN: ADMIN })).stdout).toBe("no consumer groups on topic jobs\n");
   });
 });

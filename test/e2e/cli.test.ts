@@ -83,6 +83,39 @@ describe("topics create / delete", () => {
   });
 });
 
+describe("topics retention (create / alter / describe)", () => {
+  type Ret = { retention_ms: number; retention_bytes: number; retention_messages: number; discard: string };
+  it("create takes retention flags with units, alter changes only the flags given, describe --json has per partition first_sequence and high_watermark", async () => {
+    const created = await cliJson<{ created: boolean; retention: Ret }>(
+      ["topics", "create", "cli.ret", "--partitions", "2", "--retention-ms", "7d", "--retention-bytes", "1GiB", "--discard", "new"]);
+    expect(created).toMatchObject({ created: true, retention: { retention_ms: 604_800_000, retention_bytes: 1024 ** 3, retention_messages: 0, discard: "new" } });
+    const text = await cli(["topics", "alter", "cli.ret", "--retention-messages", "3", "--discard", "old"]);
+    expect(text).toMatchObject({ code: 0, stderr: "" });
+    expect(text.stdout).toMatch(/^altered topic cli\.ret \(topic_id \d+\): retention max age 7d, max size 1\.0 GiB, max records 3 per partition, discard old\n$/);
+    const same = await cliJson<{ altered: boolean; retention: Ret }>(["topics", "alter", "cli.ret", "--retention-messages", "3"]);
+    expect(same).toMatchObject({ altered: false, retention: { retention_messages: 3 } });
+
+    for (const v of ["a", "b", "c", "d", "e"]) expect((await cli(["pub", "cli.ret", v, "-p", "0"])).code).toBe(0); // 5 one-record segments, 3 kept
+    const d = await cliJson<{ retention: Ret; partitions: { partition: number; first_sequence: number; high_watermark: number }[] }>(["topics", "describe", "cli.ret"]);
+    expect(d.retention).toEqual({ retention_ms: 604_800_000, retention_bytes: 1024 ** 3, retention_messages: 3, discard: "old" });
+    const p0 = d.partitions.find((p) => p.partition === 0)!;
+    expect([p0.first_sequence, p0.high_watermark]).toEqual([3, 5]);
+    expect(d.partitions.find((p) => p.partition === 1)).toMatchObject({ first_sequence: 1, high_watermark: 0 });
+    const human = await cli(["topics", "describe", "cli.ret"]);
+    expect(human.stdout).toContain("retention:   max age 7d, max size 1.0 GiB, max records 3 per partition, discard old\n");
+    expect(human.stdout).toMatch(/PARTITION\s+FIRST SEQUENCE\s+HIGH WATERMARK\s+SIZE\s+PRODUCERS/);
+  });
+
+  it("alter without a flag is a usage error; an unknown topic is UNKNOWN_TOPIC; a bad value names its flag", async () => {
+    expect((await cli(["topics", "alter", "cli.ret"])).stderr).toMatch(/^mortarmq: USAGE: nothing to alter: give --retention-ms/);
+    const missing = await cli(["topics", "alter", "cli.nope", "--retention-ms", "1h"]);
+    expect(missing).toMatchObject({ code: 1, stdout: "" });
+    expect(missing.stderr).toMatch(/^mortarmq: UNKNOWN_TOPIC \(0x0008\): topic "cli\.nope" does not exist\n/);
+    expect((await cli(["topics", "create", "x", "--retention-bytes", "1 PB"])).stderr).toMatch(/^mortarmq: USAGE: --retention-bytes must be a byte count/);
+    expect((await cli(["topics", "alter", "x", "--discard", "oldest"])).stderr).toMatch(/^mortarmq: USAGE: --discard must be one of old, new/);
+  });
+});
+
 describe("pub", () => {
   beforeAll(async () => {
     expect((await cli(["topics", "create", "cli.log", "--partitions", "4"])).code).toBe(0);

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
-import { processTree } from "../../client/local/process-tree";
+import { crash } from "../fixtures/crash";
 import { MortarClient } from "../../client/sdk";
 import { until } from "../fixtures/until";
 
@@ -27,27 +27,6 @@ const PARTITIONS = 3;
 
 let stateDir: string;
 let broker: LocalBroker | undefined;
-
-/** SIGKILLs the broker's whole process tree and waits until every process is gone. */
-async function crash(b: LocalBroker): Promise<void> {
-  const pids = processTree(b.process.pid!);
-  for (const p of pids) {
-    try {
-      process.kill(p, "SIGKILL");
-    } catch {
-      /* already gone */
-    }
-  }
-  const alive = (p: number) => {
-    try {
-      process.kill(p, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  await until(async () => !pids.some(alive), 10_000, 50);
-}
 
 async function call(path: string, token: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
   const res = await fetch(`${broker!.url}${path}`, { method: body === undefined ? "GET" : "POST", body, headers: { Authorization: `Bearer ${token}`, ...headers } });

@@ -15,7 +15,8 @@ import { fetchBody as clientFetchBody, queryBody as clientQueryBody, sendHeaders
 const fetchBody = (o: Parameters<typeof fetchOptions>[0]) => clientFetchBody(fetchOptions(o));
 const queryBody = (o: Parameters<typeof queryOptions>[0]) => clientQueryBody(queryOptions(o));
 const sendHeaders = (o: Parameters<typeof sendOptions>[0]) => clientSendHeaders(sendOptions(o));
-import { StatsSchema, renderTopicDescribe, renderTopicList, topicTotals } from "../../client/cli/stats";
+import { StatsSchema, TopicStatsSchema, renderTopicDescribe, renderTopicList, topicTotals } from "../../client/cli/stats";
+import { formatSpan, renderRetention, retentionFromFlags } from "../../client/cli/retention";
 
 /** Parses argv with a throwaway program that has the global options and one subcommand; returns what the subcommand saw. */
 function parseGlobals(argv: string[]): GlobalOptions {
@@ -54,7 +55,7 @@ describe("global options", () => {
     expect(names).toEqual(expect.arrayContaining(["dev", "bridge", "topics", "pub", "sub", "mq9"]));
     const mq9 = buildProgram().commands.find((c) => c.name() === "mq9")!;
     expect(mq9.commands.map((c) => c.name()).sort()).toEqual(
-      ["ack", "create", "delete", "discover", "fetch", "query", "register", "report", "request", "send", "unregister"]);
+      ["ack", "create", "delete", "discover", "fetch", "list", "query", "register", "report", "request", "send", "unregister"]);
   });
 
   it("http commands need an http(s) URL; ws maps to http", () => {
@@ -71,12 +72,13 @@ const STATS = {
   topics: [
     {
       name: "orders", topic_id: 1, dlq: false, partition_count: 2,
+      retention: { retention_ms: 604_800_000, retention_bytes: 1024 ** 3, retention_messages: 0, discard: "old" },
       partitions: [
-        { partition: 0, high_watermark: 120, size_bytes: 4096, producers: 2,
-          groups: [{ group: "billing", members: 2, committed_floor: 100, lag: 20, in_flight: 5 }] },
-        { partition: 1, high_watermark: 80, size_bytes: 2048, producers: 1,
-          groups: [{ group: "billing", members: 2, committed_floor: 80, lag: 0, in_flight: 0 },
-                   { group: "audit", members: 1, committed_floor: 10, lag: 70, in_flight: 1 }] },
+        { partition: 0, first_sequence: 1, high_watermark: 120, size_bytes: 4096, producers: 2,
+          groups: [{ group: "billing", members: 2, committed_floor: 100, lag: 20, in_flight: 5, retention_skipped: 0 }] },
+        { partition: 1, first_sequence: 41, high_watermark: 80, size_bytes: 2048, producers: 1,
+          groups: [{ group: "billing", members: 2, committed_floor: 80, lag: 0, in_flight: 0, retention_skipped: 0 },
+                   { group: "audit", members: 1, committed_floor: 40, lag: 40, in_flight: 1, retention_skipped: 30 }] },
       ],
     },
     { name: "orders.dlq", topic_id: 2, dlq: true, partition_count: 2, partitions: [] },
@@ -87,7 +89,9 @@ const STATS = {
 
 describe("/stats", () => {
   it("parses the documented shape and rejects another one with the field named", () => {
-    expect(StatsSchema.parse(STATS).topics[0]!.partitions[1]!.groups[1]!.lag).toBe(70);
+    expect(StatsSchema.parse(STATS).topics[0]!.partitions[1]!.groups[1]!.lag).toBe(40);
+    expect(StatsSchema.parse(STATS).topics[0]!.partitions[1]!.groups[1]!.retention_skipped).toBe(30); // kept, not stripped
+    expect(StatsSchema.parse(STATS).topics[0]!.retention?.retention_bytes).toBe(1024 ** 3);
     const bad = StatsSchema.safeParse({ tenant: "t", topics: [{ name: "x", topic_id: 1, partition_count: 1, partitions: [{ partition: 0 }] }] });
     expect(bad.success).toBe(false);
     expect(bad.error!.issues[0]!.path.join(".")).toBe("topics.0.partitions.0.high_watermark");
@@ -95,10 +99,10 @@ describe("/stats", () => {
 
   it("sums a topic and renders the list", () => {
     const s = StatsSchema.parse(STATS);
-    expect(topicTotals(s.topics[0]!)).toEqual({ appended: 200, sizeBytes: 6144, groups: ["audit", "billing"], lag: 90 });
+    expect(topicTotals(s.topics[0]!)).toEqual({ appended: 200, sizeBytes: 6144, groups: ["audit", "billing"], lag: 60 });
     expect(renderTopicList(s)).toBe(
       "TOPIC       ID  PARTITIONS  APPENDED  SIZE     GROUPS  LAG\n" +
-      "orders       1           2       200  6.0 KiB       2   90\n" +
+      "orders       1           2       200  6.0 KiB       2   60\n" +
       "orders.dlq   2           2         0  0 B           0    0\n",
     );
     expect(renderTopicList({ tenant: "t", topics: [] })).toBe("no topics (tenant t)\n");
@@ -108,15 +112,46 @@ describe("/stats", () => {
     const out = renderTopicDescribe(StatsSchema.parse(STATS).topics[0]!);
     expect(out).toContain("topic:       orders\n");
     expect(out).toContain("dead-letter: orders.dlq\n");
+    expect(out).toContain("retention:   max age 7d, max size 1.0 GiB, max records unlimited per partition, discard old\n");
     expect(out).toContain(
-      "PARTITION  HIGH WATERMARK  SIZE     PRODUCERS\n" +
-      "        0             120  4.0 KiB          2\n" +
-      "        1              80  2.0 KiB          1\n");
+      "PARTITION  FIRST SEQUENCE  HIGH WATERMARK  SIZE     PRODUCERS\n" +
+      "        0               1             120  4.0 KiB          2\n" +
+      "        1              41              80  2.0 KiB          1\n");
     expect(out).toContain(
-      "GROUP    PARTITION  MEMBERS  COMMITTED FLOOR  LAG  IN FLIGHT\n" +
-      "audit            1        1               10   70          1\n" +
-      "billing          0        2              100   20          5\n" +
-      "billing          1        2               80    0          0\n");
+      "GROUP    PARTITION  MEMBERS  COMMITTED FLOOR  LAG  IN FLIGHT  SKIPPED\n" +
+      "audit            1        1               40   40          1       30\n" +
+      "billing          0        2              100   20          5        0\n" +
+      "billing          1        2               80    0          0        0\n");
+  });
+
+  it("describes a topic of a broker before retention: no retention line, '-' for what it does not report", () => {
+    const old = { name: "t", topic_id: 1, partition_count: 1, partitions: [{ partition: 0, high_watermark: 5, size_bytes: 10, producers: 0,
+      groups: [{ group: "g", members: 1, committed_floor: 5, lag: 0, in_flight: 0 }] }] };
+    const out = renderTopicDescribe(TopicStatsSchema.parse(old));
+    expect(out).not.toContain("retention");
+    expect(out).toMatch(/^\s+0\s+-\s+5\s+10 B\s+0$/m);
+    expect(out).toMatch(/^g\s+0\s+1\s+5\s+0\s+0\s+-$/m);
+  });
+});
+
+describe("topic retention flags", () => {
+  it("take units (durations, bytes), 0 or 'unlimited' for no limit, old|new; only the flags given", () => {
+    expect(retentionFromFlags({})).toEqual({});
+    expect(retentionFromFlags({ retentionMs: "7d", retentionBytes: "1GiB", retentionMessages: "1000000", discard: "new" }))
+      .toEqual({ retentionMs: 604_800_000, retentionBytes: 1024 ** 3, retentionMessages: 1_000_000, discard: "new" });
+    expect(retentionFromFlags({ retentionMs: "90000" })).toEqual({ retentionMs: 90_000 }); // a bare number is ms
+    expect(retentionFromFlags({ retentionMs: "0", retentionBytes: "unlimited", retentionMessages: "none" }))
+      .toEqual({ retentionMs: 0, retentionBytes: 0, retentionMessages: 0 });
+    expect(() => retentionFromFlags({ retentionMs: "7 years" })).toThrow(/--retention-ms must be a duration/);
+    expect(() => retentionFromFlags({ retentionBytes: "1PB" })).toThrow(/--retention-bytes must be a byte count/);
+    expect(() => retentionFromFlags({ retentionMessages: "1k" })).toThrow(/--retention-messages must be a whole number/);
+    expect(() => retentionFromFlags({ discard: "oldest" })).toThrow(/--discard must be one of old, new/);
+  });
+
+  it("show durations in the largest exact unit, and the settings on one line", () => {
+    expect([604_800_000, 86_400_000 * 3, 5_400_000, 90_000, 1500, 0].map(formatSpan)).toEqual(["7d", "3d", "90m", "90s", "1500ms", "0ms"]);
+    expect(renderRetention({ retentionMs: 0, retentionBytes: 0, retentionMessages: 10, discard: "new" }))
+      .toBe("max age forever, max size unlimited, max records 10 per partition, discard new");
   });
 });
 

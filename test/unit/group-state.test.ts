@@ -57,6 +57,20 @@ class World {
   belief = new Map<number, Map<number, { epoch: number; revoking: boolean }>>();
   inbox = new Map<number, Notice[]>();
   ids: number[] = [];
+  /** Resets asked for per partition, not yet applied, with the partition's fenced epoch at that moment; the last applied one. */
+  requested = new Map<number, { position: number; epoch: number }[]>();
+  last = new Map<number, number>();
+  applied = new Map<number, number>();
+  /** Pause state each partition was told last. */
+  paused = new Map<number, number | null>();
+
+  reset(partitions: number[], position: number) {
+    for (const p of partitions) {
+      this.requested.set(p, [...(this.requested.get(p) ?? []), { position, epoch: this.fence[p]!.epoch }]);
+      this.last.set(p, position);
+    }
+    this.push(this.g.reset(new Map(partitions.map((p) => [p, position])), this.now));
+  }
 
   push(effects: Effect[]) {
     this.queue.push(...effects);
@@ -75,7 +89,19 @@ class World {
     if (!e) return;
     if (e.kind === "fence") {
       expect(e.epoch).toBeGreaterThanOrEqual(this.fence[e.partition]!.epoch);
+      if (e.reset !== undefined) {
+        // the new position comes with an epoch nobody held when the reset was asked for: every older ACK is stale
+        // (a later reset replaces one still waiting for its REVOKE; a fence already queued keeps the earlier one)
+        const waiting = this.requested.get(e.partition) ?? [];
+        const i = waiting.findIndex((r) => r.position === e.reset);
+        expect(i).toBeGreaterThanOrEqual(0);
+        expect(e.epoch).toBeGreaterThan(waiting[i]!.epoch);
+        this.requested.set(e.partition, waiting.slice(i + 1));
+        this.applied.set(e.partition, e.reset);
+      }
       this.fence[e.partition] = { epoch: e.epoch, owner: e.owner?.memberId ?? null };
+    } else if (e.kind === "pause") {
+      this.paused.set(e.partition, e.until);
     } else if (e.kind === "notice") {
       const n = e.notice;
       const b = this.belief.get(n.memberId)!;
@@ -141,6 +167,8 @@ const action = fc.oneof(
   { weight: 8, arbitrary: fc.constant({ t: "step" as const }) },
   { weight: 5, arbitrary: fc.nat({ max: 9 }).map((i) => ({ t: "ack" as const, i })) },
   { weight: 1, arbitrary: fc.constant({ t: "timeout" as const }) },
+  { weight: 2, arbitrary: fc.record({ parts: fc.subarray([0, 1, 2, 3], { minLength: 1 }), position: fc.integer({ min: 1, max: 1000 }) }).map((r) => ({ t: "reset" as const, ...r })) },
+  { weight: 1, arbitrary: fc.option(fc.integer({ min: 1, max: 1e6 })).map((until) => ({ t: "pause" as const, until })) },
 );
 
 describe("GroupState", () => {
@@ -160,10 +188,15 @@ describe("GroupState", () => {
           w.now += TIMERS.revocationTimeoutMs;
           for (const m of w.g.members.values()) m.lastSeen = w.now;
           w.push(w.g.tick(w.now));
-        }
+        } else if (a.t === "reset") w.reset(a.parts, a.position);
+        else if (a.t === "pause") w.push(w.g.pause(a.until));
         w.check();
       }
       w.settle();
+      // every reset asked for is in force (the latest one per partition), none is left pending
+      for (const [p, position] of w.last) expect([p, w.applied.get(p)]).toEqual([p, position]);
+      expect(w.g.partitions.every((p) => p.reset === null)).toBe(true);
+      for (let p = 0; p < 4; p++) expect(w.paused.get(p) ?? null).toBe(w.g.pausedUntil);
       const live = [...w.g.members.keys()];
       const owners = w.g.partitions.map((p) => p.owner);
       if (live.length === 0) {
@@ -247,5 +280,52 @@ describe("GroupState", () => {
     expect(g.members.has(a.id)).toBe(false);
     expect(effects.filter((e) => e.kind === "fence").every((e) => e.kind === "fence" && e.owner?.memberId === b.id)).toBe(true);
     expect(g.counters.expiredMembers).toBe(1);
+  });
+});
+
+describe("GroupState reset and pause", () => {
+  it("an owned partition is REVOKEd first; the fence after the CONTROL_ACK carries the position and a new epoch, then ASSIGN", () => {
+    const w = new World();
+    w.join();
+    w.settle();
+    const before = w.g.meta.assignmentEpoch;
+    w.reset([1, 2], 7);
+    expect(w.queue.map((e) => e.kind)).toEqual(["notice", "notice"]);
+    expect(w.queue.map((e) => e.kind === "notice" && [e.notice.kind, e.notice.partition, e.notice.assignmentEpoch])).toEqual([
+      [NoticeKind.REVOKE, 1, before + 1], [NoticeKind.REVOKE, 2, before + 1],
+    ]);
+    expect(w.g.partitions.map((p) => p.reset)).toEqual([null, 7, 7, null]);
+    while (w.queue.length) w.step();
+    expect(w.accepting(1)).toEqual([1]); // the old position's deliveries may still be settled until the fence
+    w.ack(1);
+    expect(w.queue).toMatchObject([{ kind: "fence", partition: 1, epoch: 2, reset: 7 }, { kind: "notice", notice: { kind: NoticeKind.ASSIGN, partition: 1, ownershipEpoch: 2 } }]);
+    w.step();
+    expect(w.accepting(1)).toEqual([]); // fenced: an ACK under epoch 1 is stale now
+    w.settle();
+    expect(w.applied).toEqual(new Map([[1, 7], [2, 7]]));
+    expect(w.g.partitions.map((p) => [p.owner, p.ownershipEpoch, p.reset])).toEqual([[1, 1, null], [1, 2, null], [1, 2, null], [1, 1, null]]);
+  });
+
+  it("an unowned partition is fenced at once; a second reset before the first applied replaces it; an unconfirmed REVOKE is forced", () => {
+    const g = new GroupState(2, TIMERS);
+    expect(g.reset(new Map([[0, 5]]), 0)).toEqual([{ kind: "fence", partition: 0, epoch: 1, owner: null, reset: 5 }]);
+    g.join(ref(1), 0);
+    g.reset(new Map([[0, 9]]), 100);
+    expect(g.reset(new Map([[0, 11]]), 200)).toEqual([]); // the REVOKE of the first reset is still pending
+    expect(g.partitions[0]!.reset).toBe(11);
+    for (const m of g.members.values()) m.lastSeen = 100 + TIMERS.revocationTimeoutMs;
+    const forced = g.tick(100 + TIMERS.revocationTimeoutMs);
+    expect(forced.filter((e) => e.kind === "fence")).toEqual([{ kind: "fence", partition: 0, epoch: 3, owner: { memberId: 1, session: ref(1) }, reset: 11 }]);
+    expect(g.counters.forcedRevocations).toBe(1);
+  });
+
+  it("pause and resume reach every partition and change no membership or assignment", () => {
+    const g = new GroupState(3, TIMERS);
+    g.join(ref(1), 0);
+    const epochs = [g.meta.assignmentEpoch, g.meta.membershipEpoch];
+    expect(g.pause(5_000)).toEqual([0, 1, 2].map((partition) => ({ kind: "pause", partition, until: 5_000 })));
+    expect(g.pausedUntil).toBe(5_000);
+    expect(g.pause(null).every((e) => e.kind === "pause" && e.until === null)).toBe(true);
+    expect([g.meta.assignmentEpoch, g.meta.membershipEpoch, g.members.size]).toEqual([...epochs, 1]);
   });
 });

@@ -6,9 +6,12 @@
  *   objects/ → objects/, wire/
  *   worker/  → worker/, objects/, wire/
  *   client/  → client/, wire/
+ *   console/ → console/, wire/ (the web console: a browser page speaking the
+ *              broker's HTTP APIs, so it links none of the broker and none of
+ *              the Node client; docs/console.md)
  *
- * Also: no platform module (`cloudflare:*`, `node:*`) in wire/, and no
- * `cloudflare:*` module in client/.
+ * Also: no platform module (`cloudflare:*`, `node:*`) in wire/ or console/,
+ * and no `cloudflare:*` module in client/.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -22,6 +25,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   objects: ["objects", "wire"],
   worker: ["worker", "objects", "wire"],
   client: ["client", "wire"],
+  console: ["console", "wire"],
 };
 
 /** Import specifiers of a TypeScript/JavaScript source: static, type-only, re-exports, dynamic and `import("…")` types. */
@@ -37,7 +41,7 @@ function sources(dir: string): string[] {
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
     if (statSync(p).isDirectory()) out.push(...sources(p));
-    else if (/\.(ts|js|mjs)$/.test(name) && !name.endsWith(".d.ts")) out.push(p);
+    else if (/\.(ts|tsx|js|mjs)$/.test(name) && !name.endsWith(".d.ts")) out.push(p);
   }
   return out;
 }
@@ -52,7 +56,7 @@ function violations(): string[] {
         if (spec.startsWith(".")) {
           const target = relative(PACKAGE_ROOT, resolve(dirname(file), spec)).split(sep)[0]!;
           if (!ALLOWED[room]!.includes(target)) bad.push(`${rel}: ${spec}`);
-        } else if (room === "wire" && /^(node|cloudflare):/.test(spec)) {
+        } else if ((room === "wire" || room === "console") && /^(node|cloudflare):/.test(spec)) {
           bad.push(`${rel}: ${spec}`);
         } else if (room === "client" && spec.startsWith("cloudflare:")) {
           bad.push(`${rel}: ${spec}`);
@@ -79,7 +83,7 @@ describe("floors", () => {
     expect(importSpecifiers(src)).toEqual(["../../worker/a", "../worker/b", "./c", "./d", "../e", "../f", "./g"]);
   });
 
-  it("no file imports from a higher floor (objects/ and wire/ never import worker/, wire/ never imports objects/, client/ only wire/)", () => {
+  it("no file imports from a higher floor (objects/ and wire/ never import worker/, wire/ never imports objects/, client/ and console/ only wire/)", () => {
     expect(violations()).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 /** fast-check generators for MortarMQ v0 frames (every op, random fields). */
 import fc from "fast-check";
-import { Op, type Frame } from "../../wire/mortar";
+import { DeclareFlags, Op, type Frame } from "../../wire/mortar";
 
 const u8 = fc.integer({ min: 0, max: 0xff });
 const u16 = fc.integer({ min: 0, max: 0xffff });
@@ -11,7 +11,14 @@ const bytes = (maxLength: number) => fc.uint8Array({ maxLength });
 /** One arbitrary per op; byte fields kept small so runs stay fast. */
 export const frameArbs: Record<string, fc.Arbitrary<Frame>> = {
   CONNECT: fc.record({ op: fc.constant(Op.CONNECT), protocolVersion: u8, clientFlags: u16, token: bytes(64), reserved: u32 }),
-  DECLARE: fc.record({ op: fc.constant(Op.DECLARE), topic: bytes(300), partitionCount: u16, flags: u16 }),
+  // Without the RETENTION flag bit there is no tail; with it, the tail is always present (the flag announces it).
+  DECLARE: fc.oneof(
+    fc.record({ op: fc.constant(Op.DECLARE), topic: bytes(300), partitionCount: u16, flags: u16.map((f) => f & ~DeclareFlags.RETENTION) }),
+    fc.record({
+      op: fc.constant(Op.DECLARE), topic: bytes(300), partitionCount: u16, flags: u16.map((f) => f | DeclareFlags.RETENTION),
+      retention: fc.record({ fields: u8, retentionMs: u64, retentionBytes: u64, retentionMessages: u64, discard: u8 }),
+    }),
+  ),
   PUB: fc.record({
     op: fc.constant(Op.PUB), topicId: u16, partition: u16, producerId: u64, producerSeq: u64, flags: u16,
     key: bytes(300), value: bytes(2048),

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
-  DeclareFlags, ErrorCode, FrameDecoder, MAX_KEY_LEN, MAX_TOPIC_LEN, MAX_VALUE_LEN, Op, SUB_PARTITION_ANY,
+  DeclareFlags, Discard, ErrorCode, RetentionFields, FrameDecoder, MAX_KEY_LEN, MAX_TOPIC_LEN, MAX_VALUE_LEN, Op, SUB_PARTITION_ANY,
   checkClientFrame, classifyOp, dlqSourceName, parseGroupName, parseTopicName, utf8Bytes,
   type Frame, type PubFrame, type SubFrame,
 } from "../../wire/mortar";
@@ -78,9 +78,27 @@ describe("checkClientFrame", () => {
     expect(checkClientFrame(dec(""))?.message).toBe("topic name must be 1..255 bytes of UTF-8 (got 0 bytes)");
     expect(codeOf(dec("orders.dlq"))).toBeNull(); // the registry returns the twin id or TOPIC_NAME_RESERVED
     expect(codeOf(dec("orders.dlq", 0, DeclareFlags.DELETE))).toBe("TOPIC_NAME_RESERVED");
-    expect(codeOf(dec("orders", 1, 0x0002))).toBe("INVALID_FLAGS");
+    expect(codeOf(dec("orders", 1, 0x0004))).toBe("INVALID_FLAGS");
+    expect(codeOf(dec("orders", 1, 0x8000))).toBe("INVALID_FLAGS");
     expect(codeOf(dec("orders", 0))).toBe("INVALID_PARTITION_COUNT");
     expect(codeOf(dec("orders", 0, DeclareFlags.DELETE))).toBeNull();
+  });
+
+  it("DECLARE with the RETENTION tail (extension): fields, discard, value range, no DELETE; count 0 alters", () => {
+    const tail = { fields: RetentionFields.MS | RetentionFields.DISCARD, retentionMs: 60_000n, retentionBytes: 0n, retentionMessages: 0n, discard: Discard.NEW as number };
+    const dec = (partitionCount: number, t: Partial<typeof tail> = {}, flags: number = DeclareFlags.RETENTION): Frame => ({
+      op: Op.DECLARE, topic: utf8Bytes("orders"), partitionCount, flags, retention: { ...tail, ...t },
+    });
+    expect(codeOf(dec(4))).toBeNull();
+    expect(codeOf(dec(0))).toBeNull(); // partition_count 0 = alter (or read) an existing topic
+    expect(codeOf(dec(0, {}, DeclareFlags.RETENTION | DeclareFlags.DELETE))).toBe("INVALID_FLAGS");
+    expect(codeOf(dec(1, { fields: 0x10 }))).toBe("INVALID_FLAGS");
+    expect(codeOf(dec(1, { discard: 2 }))).toBe("INVALID_FLAGS");
+    expect(codeOf(dec(1, { fields: RetentionFields.MS, discard: 2 }))).toBeNull(); // a value the request does not set is ignored
+    expect(codeOf(dec(1, { retentionMs: BigInt(Number.MAX_SAFE_INTEGER) }))).toBeNull();
+    expect(checkClientFrame(dec(1, { retentionMs: BigInt(Number.MAX_SAFE_INTEGER) + 1n }))?.message).toMatch(/retention_ms 9007199254740992 is above 2\^53/);
+    expect(codeOf(dec(1, { fields: RetentionFields.BYTES, retentionBytes: 1n << 60n }))).toBe("INVALID_FLAGS");
+    expect(codeOf(dec(1, { fields: 0, retentionBytes: 1n << 60n }))).toBeNull();
   });
 
   it("PUB: producer fields, key and value caps, reserved flags", () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
-  ErrorCode, FrameDecoder, Op, encodeDeclareResult, encodeFrame, encodePubResult, errFrame, okFrame,
+  DeclareCreated, DeclareFlags, Discard, ErrorCode, FrameDecoder, Op, RetentionFields, ServerFeatures,
+  encodeDeclareResult, encodeFrame, encodePubResult, errFrame, okFrame, utf8Bytes,
   type Frame, type PubFrame,
 } from "../../wire/mortar";
 import { MortarClient, MortarClientError, type Transport } from "../../client/sdk";
@@ -163,5 +164,37 @@ describe("MortarClient", () => {
     const pending = other.publish(1, 0, null, "x", { retry: false });
     await other.close();
     await expect(pending).rejects.toMatchObject({ name: "CONNECTION_CLOSED" });
+  });
+
+  it("topic retention (extension): sends the DECLARE tail only with options and only to a broker that named the extension", async () => {
+    const declareOk = (f: Frame) => {
+      if (f.op !== Op.DECLARE) return null;
+      const retention = f.retention ? { retentionMs: f.retention.retentionMs, retentionBytes: 0n, retentionMessages: 0n, discard: Discard.NEW } : undefined;
+      return okFrame(Op.DECLARE, encodeDeclareResult({ topicId: 1, partitionCount: 2, created: f.retention ? DeclareCreated.ALTERED : 0, retention }));
+    };
+    // A broker whose CONNECT answer named no extensions (a v0 broker): nothing is sent, the call fails locally.
+    const old = clientOver(declareOk);
+    expect(old.client.supportsRetention).toBe(false);
+    const refused = await old.client.declare("orders", 2, { retention: { retentionMs: 1000 } }).catch((e) => e);
+    expect(refused).toMatchObject({ name: "UNSUPPORTED_BY_BROKER", action: "give-up" });
+    expect(await old.client.alterTopic("orders", { discard: "new" }).catch((e) => e.name)).toBe("UNSUPPORTED_BY_BROKER");
+    expect(await old.client.declare("orders", 2)).toEqual({ topicId: 1, partitionCount: 2, created: 0 });
+    expect(old.broker.received).toEqual([{ op: Op.DECLARE, topic: utf8Bytes("orders"), partitionCount: 2, flags: 0 }]); // the v0 frame, no tail
+
+    const cur = clientOver(declareOk);
+    (cur.client as unknown as { brokerFeatures: number }).brokerFeatures = ServerFeatures.RETENTION;
+    const r = await cur.client.alterTopic("orders", { retentionMs: 7 * 86_400_000, discard: "new" });
+    expect(r).toEqual({ topicId: 1, partitionCount: 2, created: DeclareCreated.ALTERED, retention: { retentionMs: 604_800_000, retentionBytes: 0, retentionMessages: 0, discard: "new" } });
+    expect(cur.broker.received[0]).toMatchObject({
+      op: Op.DECLARE, partitionCount: 0, flags: DeclareFlags.RETENTION,
+      retention: { fields: RetentionFields.MS | RetentionFields.DISCARD, retentionMs: 604_800_000n, discard: Discard.NEW },
+    });
+    await expect(cur.client.declare("orders", 2, { retention: { retentionBytes: -1 } })).rejects.toThrow(RangeError);
+  });
+
+  it("does not retry PARTITION_FULL (a discard-new partition at its limit): the application decides", async () => {
+    const { broker, client } = clientOver((f) => errFrame(ErrorCode.PARTITION_FULL, f.op, "full"));
+    expect(await client.publish(1, 0, null, "x", { producerId: 3n, producerSeq: 1n }).catch((e) => [e.name, e.action])).toEqual(["PARTITION_FULL", "give-up"]);
+    expect(broker.received.filter((f) => f.op === Op.PUB).length).toBe(1);
   });
 });

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import {
   CLIENT_ACTIONS, ERROR_REGISTRY, ERROR_SEGMENTS, ErrorCode, MAX_ERR_MESSAGE, MortarError, Op,
   decodeFrameBytes, encodeFrame, errFrame, errFrameText, errorByCode, errorByName, errorSegment,
-  renderErrorsMarkdown, truncateUtf8,
+  SPEC_ERROR_COUNT, renderErrorsMarkdown, truncateUtf8,
 } from "../../wire/mortar";
 
 /** Every code the spec's op table and text name (spec §2–§3). */
@@ -16,10 +16,15 @@ const SPEC_CODES = [
 ];
 
 describe("error registry", () => {
-  it("has exactly 51 codes, unique codes and names, sorted", () => {
-    expect(ERROR_REGISTRY.length).toBe(51);
-    expect(new Set(ERROR_REGISTRY.map((e) => e.code)).size).toBe(51);
-    expect(new Set(ERROR_REGISTRY.map((e) => e.name)).size).toBe(51);
+  // 52 = the 51 codes of spec §3 (DESIGN.md §4) + 0x4006 PARTITION_FULL, added deliberately by the
+  // topic-retention extension (issue 15; docs/protocol.md "Extensions"): a contract change, not drift.
+  it("has the spec's 51 codes plus one extension code, unique codes and names, sorted", () => {
+    expect(SPEC_ERROR_COUNT).toBe(51);
+    expect(ERROR_REGISTRY.length).toBe(52);
+    expect(ERROR_REGISTRY.filter((e) => !e.extension).length).toBe(51);
+    expect(ERROR_REGISTRY.filter((e) => e.extension).map((e) => [e.code, e.name, e.extension])).toEqual([[0x4006, "PARTITION_FULL", "topic retention"]]);
+    expect(new Set(ERROR_REGISTRY.map((e) => e.code)).size).toBe(52);
+    expect(new Set(ERROR_REGISTRY.map((e) => e.name)).size).toBe(52);
     const codes = ERROR_REGISTRY.map((e) => e.code);
     expect(codes).toEqual([...codes].sort((a, b) => a - b));
   });

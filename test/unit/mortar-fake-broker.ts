@@ -14,6 +14,7 @@
 import {
   ErrorCode, FrameDecoder, Op, encodeFrame, type Frame, type PubFrame,
 } from "../../wire/mortar";
+import type { DeclareRetention } from "../../wire/mortar/frames";
 import { readPubBatch } from "../../objects/partition/batch";
 import { AppendStatus, SettleKind, type AppendResult, type DeliverRequest, type DeliverResult, type SettleRequest, type SettleResult } from "../../objects/partition/rpc";
 import type { DeclareResult, LookupResult, TopicInfo } from "../../objects/registry/rpc";
@@ -111,13 +112,19 @@ export class FakeBroker implements MortarPort {
     return { ok: false, code: ErrorCode.UNKNOWN_TOPIC, message: `topic_id ${topicId} is not known` };
   }
 
-  async declare(topic: Uint8Array, partitionCount: number): Promise<DeclareResult> {
+  /** The retention tails DECLAREs carried, in order (undefined for a DECLARE without one). */
+  readonly retentionTails: (DeclareRetention | undefined)[] = [];
+
+  async declare(topic: Uint8Array, partitionCount: number, _flags = 0, retention?: DeclareRetention): Promise<DeclareResult> {
     const name = new TextDecoder().decode(topic);
     this.calls.push(`declare ${name}`);
+    this.retentionTails.push(retention);
     const held = this.declaresHeld;
     if (held) await new Promise<void>((go) => held.push(go));
     const had = this.topics.get(name);
-    const t = had ?? { topicId: 2 * this.topics.size + 1, name, partitionCount, incarnation: 1, dlq: false, createdAt: 0 };
+    // the registry answers the settings in force on every topic view (here: a fixed one)
+    const t = had ?? { topicId: 2 * this.topics.size + 1, name, partitionCount, incarnation: 1, dlq: false, createdAt: 0,
+      retention: { ms: 604_800_000, bytes: 0, messages: 0, discard: "old" as const } };
     this.topics.set(name, t);
     return { ok: true, topicId: t.topicId, partitionCount: t.partitionCount, created: had ? 0 : 1, topic: t };
   }
@@ -275,9 +282,9 @@ export class FakeBroker implements MortarPort {
             assignmentEpoch: n.assignmentEpoch, ownershipEpoch: n.ownershipEpoch, topicId: topic.topicId, partition: n.partition,
           });
           if (ok) g.noticeDelivered(n);
-        } else {
+        } else if (e.kind === "removed") {
           this.conn.consumer.removed(e.session.subscriptionId, e.memberId);
-        }
+        } // "pause": the fake broker's partitions do not pause (group pauses are tested in the workers pool)
       }
     });
   }

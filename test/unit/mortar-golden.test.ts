@@ -6,9 +6,10 @@
  */
 import { describe, expect, it } from "vitest";
 import {
-  ErrorCode, FrameDecoder, MAX_FRAME_LEN, MAX_OK_RESULT_LEN, MortarError, Op,
-  decodeCreditResult, decodeDeclareResult, decodeFrameBytes, decodePubResult, decodeSubResult,
-  encodeCreditResult, encodeDeclareResult, encodeFrame, encodePubResult, encodeSubResult,
+  ConnectClientFlags, DeclareCreated, DeclareFlags, Discard, ErrorCode, FrameDecoder, MAX_FRAME_LEN, MAX_OK_RESULT_LEN, MortarError, Op,
+  RetentionFields, ServerFeatures,
+  decodeConnectFeatures, decodeCreditResult, decodeDeclareResult, decodeFrameBytes, decodePubResult, decodeSubResult,
+  encodeConnectFeatures, encodeCreditResult, encodeDeclareResult, encodeFrame, encodePubResult, encodeSubResult,
   type Frame,
 } from "../../wire/mortar";
 
@@ -107,6 +108,63 @@ describe("golden OK results (spec §2)", () => {
     } catch (e) {
       expect((e as MortarError).code).toBe(ErrorCode.MALFORMED_PAYLOAD);
     }
+  });
+});
+
+/**
+ * Extension frames (docs/protocol.md "Extensions"): the DECLARE retention tail announced by
+ * flags bit1 RETENTION, its OK tail, and CONNECT client_flags bit0 FEATURES with its OK result.
+ * A v0 peer without the bits sends and receives exactly the frames above.
+ */
+const EXTENSION: [string, Frame, string][] = [
+  ["DECLARE create with retention (all four fields)", {
+    op: Op.DECLARE, topic: ascii("orders"), partitionCount: 4, flags: DeclareFlags.RETENTION,
+    retention: { fields: 0x0f, retentionMs: 604_800_000n, retentionBytes: 1n << 30n, retentionMessages: 1_000_000n, discard: Discard.NEW },
+  }, "00000027 02 | 0006 6f7264657273 0004 0002 | 0f 00000000240c8400 0000000040000000 00000000000f4240 01"],
+  ["DECLARE alter (partition_count 0, retention_ms only)", {
+    op: Op.DECLARE, topic: ascii("orders"), partitionCount: 0, flags: DeclareFlags.RETENTION,
+    retention: { fields: RetentionFields.MS, retentionMs: 3_600_000n, retentionBytes: 0n, retentionMessages: 0n, discard: 0 },
+  }, "00000027 02 | 0006 6f7264657273 0000 0002 | 01 000000000036ee80 0000000000000000 0000000000000000 00"],
+  ["CONNECT asking for the broker's features", { op: Op.CONNECT, protocolVersion: 1, clientFlags: ConnectClientFlags.FEATURES, token: ascii("tok"), reserved: 0 },
+    "0000000d 01 | 01 0001 0003 746f6b 00000000"],
+];
+
+describe("golden extension frames", () => {
+  for (const [name, frame, h] of EXTENSION) {
+    const bytes = hex(h.replace(/\|/g, ""));
+    it(`${name}: encode → hex → decode`, () => {
+      expect(toHex(encodeFrame(frame))).toBe(toHex(bytes));
+      expect(decodeFrameBytes(bytes)).toEqual(frame);
+    });
+  }
+  it("DECLARE OK with the retention tail: the settings in force (created 2 = ALTERED)", () => {
+    const h = "0001 0004 02 000000000036ee80 0000000040000000 0000000000000000 01".replace(/ /g, "");
+    const r = {
+      topicId: 1, partitionCount: 4, created: DeclareCreated.ALTERED,
+      retention: { retentionMs: 3_600_000n, retentionBytes: 1n << 30n, retentionMessages: 0n, discard: Discard.NEW },
+    };
+    expect(toHex(encodeDeclareResult(r))).toBe(h);
+    expect(decodeDeclareResult(hex(h))).toEqual(r);
+  });
+  it("CONNECT OK: features u32 when asked, empty from a broker without extensions", () => {
+    expect(toHex(encodeConnectFeatures(ServerFeatures.RETENTION))).toBe("00000001");
+    expect(decodeConnectFeatures(hex("00000001"))).toBe(ServerFeatures.RETENTION);
+    expect(decodeConnectFeatures(new Uint8Array(0))).toBe(0);
+    expect(() => decodeConnectFeatures(hex("0001"))).toThrow(MortarError);
+  });
+  it("the tail is read only when the flag announces it: a v0 DECLARE with trailing bytes, or a short tail, is MALFORMED_PAYLOAD", () => {
+    const malformed = (h: string) => {
+      try {
+        decodeFrameBytes(hex(h));
+      } catch (e) {
+        return (e as MortarError).code;
+      }
+      return 0;
+    };
+    expect(malformed("0000000e 02 0006 6f7264657273 0004 0000 0f")).toBe(ErrorCode.MALFORMED_PAYLOAD); // tail without the bit
+    expect(malformed("0000000e 02 0006 6f7264657273 0004 0002 0f")).toBe(ErrorCode.MALFORMED_PAYLOAD); // bit, tail cut short
+    expect(() => decodeDeclareResult(hex("0001000400" + "00".repeat(24)))).toThrow(MortarError); // neither 5 nor 30 bytes
+    expect(() => encodeFrame({ op: Op.DECLARE, topic: ascii("x"), partitionCount: 1, flags: DeclareFlags.RETENTION })).toThrow(RangeError);
   });
 });
 

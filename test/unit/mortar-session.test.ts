@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from "vitest";
 import {
-  ControlAckResult, ErrorCode, NoticeKind, Op, StartPolicy, SUB_PARTITION_ANY, encodeDeclareResult, encodeFrames, encodePubResult,
+  ConnectClientFlags, ControlAckResult, DeclareFlags, Discard, ErrorCode, NoticeKind, Op, RetentionFields, ServerFeatures, StartPolicy,
+  SUB_PARTITION_ANY, encodeConnectFeatures, encodeDeclareResult, encodeFrames, encodePubResult,
   encodeSubResult, errFrame, okFrame, utf8Bytes, type Frame, type MsgFrame, type NoticeFrame, type PubFrame,
 } from "../../wire/mortar";
 import { Connection } from "../../objects/session/connection";
@@ -141,6 +142,30 @@ describe("a whole MortarMQ session through the sans-IO connection", () => {
 
 describe("session rules (spec §2.1; docs/protocol.md \"Connections\")", () => {
   const connect = (token = "", version = 1): Frame => ({ op: Op.CONNECT, protocolVersion: version, clientFlags: 0, token: bytes(token), reserved: 0 });
+
+  it("extensions: CONNECT with FEATURES is answered the broker's features; the DECLARE retention tail goes to the registry and its OK tail comes back only to a request with the flag", async () => {
+    const { broker, send } = session({ tok: "acme" });
+    send([{ op: Op.CONNECT, protocolVersion: 1, clientFlags: ConnectClientFlags.FEATURES, token: bytes("tok"), reserved: 0 }]);
+    await settle();
+    expect(broker.take()).toEqual([okFrame(Op.CONNECT, encodeConnectFeatures(ServerFeatures.RETENTION))]);
+    const tail = { fields: RetentionFields.MS, retentionMs: 3_600_000n, retentionBytes: 0n, retentionMessages: 0n, discard: 0 };
+    send([
+      { op: Op.DECLARE, topic: bytes("t"), partitionCount: 1, flags: DeclareFlags.RETENTION, retention: tail },
+      { op: Op.DECLARE, topic: bytes("t"), partitionCount: 1, flags: 0 },
+    ]);
+    await settle();
+    const inForce = { retentionMs: 604_800_000n, retentionBytes: 0n, retentionMessages: 0n, discard: Discard.OLD };
+    expect(broker.take()).toEqual([
+      okFrame(Op.DECLARE, encodeDeclareResult({ topicId: 1, partitionCount: 1, created: 1, retention: inForce })),
+      okFrame(Op.DECLARE, encodeDeclareResult({ topicId: 1, partitionCount: 1, created: 0 })), // 5 bytes: no flag, no tail
+    ]);
+    expect(broker.retentionTails).toEqual([tail, undefined]);
+    // a v0 CONNECT (no FEATURES bit) gets the empty result
+    const v0 = session({ tok: "acme" });
+    v0.send([{ op: Op.CONNECT, protocolVersion: 1, clientFlags: 0, token: bytes("tok"), reserved: 0 }]);
+    await settle();
+    expect(v0.broker.take()).toEqual([okFrame(Op.CONNECT)]);
+  });
 
   it("allows only PING before CONNECT; another request gets NOT_CONNECTED, the connection closes (1002) and nothing after it runs", async () => {
     const { broker, send } = session();

@@ -22,10 +22,11 @@ const TEARDOWN = 'uncaught exception; source = Uncaught (in promise); stack = En
   + "    at Proxy.$rejectPendingCalls (work/x/node_modules/vitest/dist/chunks/index.Chj8NDwU.js:137:62)\n"
   + "    at onMessage (work/x/node_modules/vitest/dist/chunks/init.k9zZ9sLh.js:287:14)\n";
 const ALARM = "NOSENTRY SQLite alarm handler canceled with requestScheduledAlarm.; scheduledTime = 1796136240.304s; localAlarmState.orDefault(kj::UNIX_EPOCH) = 0ns; actorId = 75d682729df844ce91b6afbd8abae8226a20d19e03aa2c0e14dccd046a918982\n";
+const OVERDUE = "NOSENTRY SQLite alarm overdue, running despite AlarmManager mismatch; scheduledTime = 1796142778.778s; localAlarmTime = 1796142778.825s; currentTime = 1796142778.862870873s; actorId = b2bf2d2bb91e34110e93fb72f4c4c39e215d96f430d07b4d238a60911efd4a5c\n";
 
 describe("workerd noise", () => {
   it("drops the known lines, alone or together, and a native stack right after one", () => {
-    for (const line of [PEER_DISCONNECTED, EVICTED, RESTART, ALARM, TEARDOWN]) expect(isWorkerdNoise(line), line).toBe(true);
+    for (const line of [PEER_DISCONNECTED, EVICTED, RESTART, ALARM, OVERDUE, TEARDOWN]) expect(isWorkerdNoise(line), line).toBe(true);
     expect(isWorkerdNoise(EVICTED + STACK)).toBe(true);
     expect(isWorkerdNoise(STACK, true)).toBe(true);
   });

@@ -110,6 +110,28 @@ describe("Partition.append", () => {
     });
   });
 
+  it("starts on the layout of a release before retention: sums the log totals once, adds the groups' retention_skipped column", async () => {
+    const p = await fresh();
+    await p.append(batch(pub("abc"), pub("de", 0n, 0n, "k")));
+    await p.append(batch(pub("fghij")));
+    await p.assign("g", 1, null, 0);
+    await runInDurableObject(p, async (_inst, ctx) => {
+      const sql = ctx.storage.sql;
+      sql.exec("DELETE FROM partition_meta WHERE k IN ('log_count', 'log_bytes')");
+      sql.exec(`CREATE TABLE old_groups(gid INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,
+        next INTEGER NOT NULL, epoch INTEGER NOT NULL, owner TEXT, delivered INTEGER NOT NULL DEFAULT 0, acked INTEGER NOT NULL DEFAULT 0,
+        redelivered INTEGER NOT NULL DEFAULT 0, dead_lettered INTEGER NOT NULL DEFAULT 0)`);
+      sql.exec("INSERT INTO old_groups(gid, name, next, epoch, owner) SELECT gid, name, next, epoch, owner FROM consumer_groups");
+      sql.exec("DROP TABLE consumer_groups; ALTER TABLE old_groups RENAME TO consumer_groups");
+      const restarted = new Partition(ctx, env);
+      expect(await restarted.info()).toMatchObject({ records: 3, retainedBytes: 11, firstSequence: 1, lastSequence: 3 });
+      expect((await restarted.info()).groups).toMatchObject([{ group: "g", nextSequence: 1, retentionSkipped: 0 }]);
+      expect(sql.exec("SELECT v FROM partition_meta WHERE k = 'log_count'").one().v).toBe(3);
+      expect(summary(await restarted.append(batch(pub("k")))).at(0)).toBe("A4");
+      expect((await restarted.info()).retainedBytes).toBe(12);
+    });
+  });
+
   it("keeps producer state and sequences across a restart; the leader epoch goes up each start", async () => {
     const p = await fresh();
     await p.append(batch(pub("a", 5n, 10n)));
@@ -135,15 +157,15 @@ describe("Partition.append", () => {
   it("a failed append reserves nothing: the retry is appended, not answered as a duplicate", async () => {
     const p = await fresh();
     await runInDurableObject(p, async (inst: Partition) => {
-      const log = (inst as unknown as { log: { appendSegment: (...a: unknown[]) => void } }).log;
-      const real = log.appendSegment.bind(log);
-      log.appendSegment = () => {
+      const log = (inst as unknown as { log: { appendSegments: (...a: unknown[]) => void } }).log;
+      const real = log.appendSegments.bind(log);
+      log.appendSegments = () => {
         throw new Error("injected storage failure");
       };
       const failed = await inst.append(batch(pub("a", 4n, 1n), pub("b", 4n, 2n)));
       expect(failed.error?.code).toBe(ErrorCode.STORAGE_UNAVAILABLE);
       expect(summary(failed)).toEqual(Array(2).fill(`E${ErrorCode.STORAGE_UNAVAILABLE.toString(16)}`));
-      log.appendSegment = real;
+      log.appendSegments = real;
       expect(summary(await inst.append(batch(pub("a", 4n, 1n), pub("b", 4n, 2n))))).toEqual(["A1", "A2"]);
       expect(summary(await inst.append(batch(pub("a", 4n, 1n))))).toEqual(["D1"]);
     });

@@ -6,7 +6,7 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ErrorCode, NackReason, Op } from "../../wire/mortar";
+import { ErrorCode, NackReason, Op, type Frame } from "../../wire/mortar";
 import { registryStub } from "../../objects/registry/stub";
 import type { LookupResult } from "../../objects/registry/rpc";
 import { expectErr, expectOk, pubFrame } from "./helpers/mortar-ws";
@@ -26,9 +26,9 @@ describe("fenced settlements keep their credit", () => {
     await p.answer(3);
     const [a] = await p.take(isMsg);
     expect([text(a!), a!.ownershipEpoch]).toEqual(["a", 1n]);
-    expectErr(await p.request({ ...p.ackFrame(a!), ownershipEpoch: 0n }), ErrorCode.STALE_OWNERSHIP_EPOCH, Op.ACK);
-    expectErr(await p.request({ ...p.ackFrame(a!), ownershipEpoch: 7n }), ErrorCode.NOT_OWNER, Op.ACK);
-    expectErr(await p.request({ ...p.nackFrame(a!, NackReason.RETRY), ownershipEpoch: 7n }), ErrorCode.NOT_OWNER, Op.NACK);
+    expectErr(await p.request({ ...p.ackFrame(a!), ownershipEpoch: 0n } as Frame), ErrorCode.STALE_OWNERSHIP_EPOCH, Op.ACK);
+    expectErr(await p.request({ ...p.ackFrame(a!), ownershipEpoch: 7n } as Frame), ErrorCode.NOT_OWNER, Op.ACK);
+    expectErr(await p.request({ ...p.nackFrame(a!, NackReason.RETRY), ownershipEpoch: 7n } as Frame), ErrorCode.NOT_OWNER, Op.NACK);
     expect(await p.peek(isMsg, 400)).toEqual([]); // the window is still full
     expectOk(await p.request(p.ackFrame(a!)), Op.ACK);
     const [b] = await p.take(isMsg);

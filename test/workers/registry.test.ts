@@ -60,7 +60,39 @@ describe("TopicRegistry DECLARE", () => {
     expect(await declare(t, Uint8Array.of(0x66, 0xff, 0x6f), 1)).toMatchObject({ ok: false, code: ErrorCode.INVALID_TOPIC_NAME });
     expect(await declare(t, "é".repeat(127), 1)).toMatchObject({ ok: true }); // 254 bytes of UTF-8
     expect(await declare(t, "zero", 0)).toMatchObject({ ok: false, code: ErrorCode.INVALID_PARTITION_COUNT });
-    expect(await declare(t, "flags", 1, 0x0002)).toMatchObject({ ok: false, code: ErrorCode.INVALID_FLAGS });
+    expect(await declare(t, "flags", 1, 0x0002)).toMatchObject({ ok: false, code: ErrorCode.INVALID_FLAGS }); // RETENTION without its settings
+    expect(await declare(t, "flags", 1, 0x0004)).toMatchObject({ ok: false, code: ErrorCode.INVALID_FLAGS });
+  });
+
+  it("a registry of a release before retention tells its registered partitions their settings and topic name once", async () => {
+    const t = tenant();
+    const d = await declare(t, "legacy", 2);
+    if (!d.ok) throw new Error("declare");
+    const partOf = () => partitionStub(env, t, d.topic.incarnation, d.topicId, 1); // a fresh stub after each restart
+    let part = partOf();
+    const b = new PubBatchBuilder();
+    b.add({ op: Op.PUB, topicId: d.topicId, partition: 1, producerId: 0n, producerSeq: 0n, flags: 0, key: new Uint8Array(0), value: new Uint8Array(3) });
+    await part.append(b.finish()); // registers: it is told at once
+    await runInDurableObject(part, async (_p, ctx) => {
+      ctx.storage.sql.exec("DROP TABLE retention_settings"); // as a partition of that release had it
+    });
+    await runInDurableObject(part, (_p, ctx) => ctx.abort("restart")).catch(() => {});
+    part = partOf();
+    expect((await part.info()).retention).toMatchObject({ version: -1, topic: "" });
+    // The registry as that release left it: no retention tables, not yet pushed.
+    await runInDurableObject(registryStub(env, t), async (_r, ctx) => {
+      ctx.storage.sql.exec("DROP TABLE retention; DROP TABLE retention_push; DELETE FROM registry_meta WHERE k = 'retention_pushed'");
+      ctx.storage.sql.exec("DELETE FROM schedule");
+    });
+    await runInDurableObject(registryStub(env, t), (_r, ctx) => ctx.abort("restart")).catch(() => {});
+    const reg = registryStub(env, t);
+    expect(await declare(t, "legacy", 2)).toMatchObject({ ok: true, created: 1 }); // starts it: the pushes are queued
+    await eventually(async () => {
+      expect((await part.info()).retention).toMatchObject({ version: 0, topic: "legacy", ms: 604_800_000, bytes: 0 });
+    });
+    await eventually(() => runInDurableObject(reg, async (_r, ctx) => {
+      expect(ctx.storage.sql.exec("SELECT count(*) AS n FROM retention_push").one().n).toBe(0);
+    }));
   });
 
   it("reserves .dlq names but answers the twin of an existing source", async () => {
@@ -96,7 +128,8 @@ describe("TopicRegistry DECLARE", () => {
     const t = tenant();
     const d = await declare(t, "orders", 2);
     if (!d.ok) throw new Error("declare failed");
-    const part = partitionStub(env, t, d.topic.incarnation, d.topicId, 1);
+    const partOf = () => partitionStub(env, t, d.topic.incarnation, d.topicId, 1); // a fresh stub after each restart
+    let part = partOf();
     const b = new PubBatchBuilder();
     b.add({ op: Op.PUB, topicId: 1, partition: 1, producerId: 0n, producerSeq: 0n, flags: 0, key: new Uint8Array(0), value: new Uint8Array(10) });
     expect((await part.append(b.finish())).sequences[0]).toBe(1);

@@ -156,11 +156,19 @@ export const createTenantSchema = z.strictObject({
   quotas: quotasSchema.optional(),
 });
 
-/** `POST /admin/tenants/:id/tokens` body (may be empty). */
+/** Longest token lifetime `expires_in_s` may ask for: 10 years, s. */
+export const MAX_TOKEN_LIFETIME_S = 10 * 366 * 86_400;
+
+/** `POST /admin/tenants/:id/tokens` body (may be empty). At most one of `expires_in_s` / `expires_at`; neither = never expires. */
 export const issueTokenSchema = z.strictObject({
   /** What the token is for, ≤ 200 chars (shown in lists, never secret). */
   label: z.string().max(200).optional(),
-});
+  /** The token is refused this many seconds after it was issued (1 s … 10 years). */
+  expires_in_s: z.number({ error: "must be a whole number of seconds ≥ 1" }).int("must be a whole number of seconds ≥ 1")
+    .min(1, "must be ≥ 1 second").max(MAX_TOKEN_LIFETIME_S, "must be at most 10 years").optional(),
+  /** The token is refused from this time on (ISO 8601 with a time zone, in the future). */
+  expires_at: z.iso.datetime({ offset: true, error: "must be an ISO 8601 time with a time zone, e.g. 2026-12-31T00:00:00Z" }).optional(),
+}).refine((b) => b.expires_in_s === undefined || b.expires_at === undefined, { error: "give expires_in_s or expires_at, not both", path: ["expires_at"] });
 
 /** A token as listed (never the secret). */
 export const tokenInfoSchema = z.object({
@@ -168,7 +176,14 @@ export const tokenInfoSchema = z.object({
   label: z.string(),
   created_at: z.string(),
   revoked_at: z.string().nullable(),
+  /** When it stops working (null = never). Absent from brokers before token expiry: null. */
+  expires_at: z.string().nullable().default(null),
+  /** Last authentication with it — new connection, HTTP request or an open connection's re-check — to the minute (null = never). */
+  last_used_at: z.string().nullable().default(null),
 });
+
+/** `GET /admin/tenants/:id/tokens`. */
+export const tokenListSchema = z.object({ tenant: z.string(), tokens: z.array(tokenInfoSchema) });
 
 /** Quotas as answered: every field present, null = unset (see Quotas). */
 const quotasOut = z.object(Object.fromEntries(QUOTA_FIELDS.map((f) => [f, z.number().nullable()])) as Record<keyof Quotas, z.ZodNullable<z.ZodNumber>>);
@@ -184,10 +199,33 @@ export const tenantSummarySchema = z.object({
   deleted_at: z.string().nullable(),
 });
 
+/** A deleted tenant's purge (docs/tenants.md "Deleting a tenant"). */
+export const purgeSchema = z.object({
+  /** `waiting` (for open connections to close), `running`, `done`. */
+  state: z.enum(["waiting", "running", "done"]),
+  /** The step it is at: waiting, topics, mailboxes, agents, registry, mailbox-index, usage, done. */
+  phase: z.string(),
+  requested_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+  /** When the next step runs (null when done). */
+  next_step_at: z.string().nullable(),
+  /** Objects purged so far. */
+  purged: z.object({ groups: z.number(), partitions: z.number(), mailboxes: z.number() }),
+  /** Objects to purge, estimated when the work started (null before). */
+  estimated: z.object({ groups: z.number(), partitions: z.number(), mailboxes: z.number() }).nullable(),
+  /** Steps done (one bounded page each). */
+  steps: z.number(),
+  /** Why the last attempt of the current step failed (it is retried); null when it succeeded. */
+  last_error: z.string().nullable(),
+});
+
 /** A tenant as `GET /admin/tenants/:id` answers it. */
 export const tenantSchema = tenantSummarySchema.extend({
   quotas: quotasOut,
   tokens: z.array(tokenInfoSchema),
+  /** The purge of a deleted tenant's data; null for a tenant never deleted (absent from older brokers). */
+  purge: purgeSchema.nullable().default(null),
 });
 
 /** `PUT /admin/tenants/:id/quotas` answer. */
@@ -203,6 +241,7 @@ export const issuedTokenSchema = z.object({
   token: z.string(),
   label: z.string(),
   created_at: z.string(),
+  expires_at: z.string().nullable().default(null),
 });
 
 /** One hour of a tenant's usage, or the totals of a range (docs/operations.md "Usage metering"). */
@@ -218,8 +257,10 @@ export const usageAnswerSchema = z.object({
 });
 
 export type TenantDoc = z.infer<typeof tenantSchema>;
+export type PurgeDoc = z.infer<typeof purgeSchema>;
 export type TenantSummary = z.infer<typeof tenantSummarySchema>;
 export type TokenInfo = z.infer<typeof tokenInfoSchema>;
+export type TokenList = z.infer<typeof tokenListSchema>;
 export type IssuedToken = z.infer<typeof issuedTokenSchema>;
 export type UsageHours = z.infer<typeof usageHourSchema>;
 export type UsageAnswer = z.infer<typeof usageAnswerSchema>;

@@ -9,7 +9,7 @@
  * byte fields as zero-copy `subarray` views of the payload given to it, so
  * the caller must not reuse that memory while the frame is in use.
  */
-import { FRAME_HEADER_LEN, MAX_FRAME_LEN, MAX_U64, OP_NAMES, Op, classifyOp } from "./constants";
+import { DECLARE_RETENTION_TAIL_LEN, DeclareFlags, FRAME_HEADER_LEN, MAX_FRAME_LEN, MAX_U64, OP_NAMES, Op, classifyOp } from "./constants";
 import { ErrorCode, MortarError } from "./errors";
 import type { Frame } from "./frames";
 
@@ -19,7 +19,7 @@ import type { Frame } from "./frames";
 export function payloadLength(f: Frame): number {
   switch (f.op) {
     case Op.CONNECT: return 9 + f.token.length;
-    case Op.DECLARE: return 6 + f.topic.length;
+    case Op.DECLARE: return 6 + f.topic.length + (f.flags & DeclareFlags.RETENTION ? DECLARE_RETENTION_TAIL_LEN : 0);
     case Op.PUB: return 28 + f.key.length + f.value.length;
     case Op.SUB: return 15 + f.group.length;
     case Op.ACK: return 32;
@@ -99,11 +99,23 @@ function writeFrame(w: Writer, f: Frame, len: number): void {
       w.bytes16(f.token, "token");
       w.u32(f.reserved, "reserved");
       return;
-    case Op.DECLARE:
+    case Op.DECLARE: {
       w.bytes16(f.topic, "topic");
       w.u16(f.partitionCount, "partition_count");
       w.u16(f.flags, "flags");
+      const t = f.retention;
+      if (!(f.flags & DeclareFlags.RETENTION)) {
+        if (t) throw new RangeError("DECLARE retention tail given without the RETENTION flag");
+        return;
+      }
+      if (!t) throw new RangeError("DECLARE RETENTION flag set without a retention tail");
+      w.u8(t.fields, "fields");
+      w.u64(t.retentionMs, "retention_ms");
+      w.u64(t.retentionBytes, "retention_bytes");
+      w.u64(t.retentionMessages, "retention_messages");
+      w.u8(t.discard, "discard");
       return;
+    }
     case Op.PUB:
       w.u16(f.topicId, "topic_id");
       w.u16(f.partition, "partition");
@@ -343,13 +355,21 @@ export function decodeFrame(op: number, payload: Uint8Array): Frame {
         token: r.bytes16("token"),
         reserved: r.u32("reserved"),
       });
-    case Op.DECLARE:
-      return r.done({
-        op: Op.DECLARE,
-        topic: r.bytes16("topic"),
-        partitionCount: r.u16("partition_count"),
-        flags: r.u16("flags"),
-      });
+    case Op.DECLARE: {
+      const topic = r.bytes16("topic");
+      const partitionCount = r.u16("partition_count");
+      const flags = r.u16("flags");
+      if (!(flags & DeclareFlags.RETENTION)) return r.done({ op: Op.DECLARE, topic, partitionCount, flags });
+      // The tail announced by the RETENTION flag (spec §4: optional fields appended, declared by a flags bit).
+      const retention = {
+        fields: r.u8("fields"),
+        retentionMs: r.u64("retention_ms"),
+        retentionBytes: r.u64("retention_bytes"),
+        retentionMessages: r.u64("retention_messages"),
+        discard: r.u8("discard"),
+      };
+      return r.done({ op: Op.DECLARE, topic, partitionCount, flags, retention });
+    }
     case Op.PUB:
       return r.done({
         op: Op.PUB,

@@ -93,13 +93,50 @@ export function classifyOp(op: number): OpClass {
 
 /** CONNECT client_flags: no bits defined in v0; unknown bits are ignored (spec §4). */
 export const CONNECT_CLIENT_FLAGS_NONE = 0;
+/**
+ * CONNECT client_flags (extension, docs/protocol.md "Extensions"). Bit0
+ * FEATURES: the client asks which extensions the broker speaks; the CONNECT
+ * OK result is then `features:u32` (ServerFeatures). A broker without
+ * extensions ignores the bit and answers an empty result, so the client
+ * knows not to send extension tails.
+ */
+export const ConnectClientFlags = { FEATURES: 0x0001 } as const;
+/** CONNECT OK `features` bits (only when the CONNECT set ConnectClientFlags.FEATURES). Bit0 RETENTION: DECLARE takes the retention tail. */
+export const ServerFeatures = { RETENTION: 0x0000_0001 } as const;
+/** Bytes of the CONNECT OK result with features: `features:u32`. */
+export const CONNECT_FEATURES_RESULT_LEN = 4;
 
-/** DECLARE flags. Bit0 DELETE deletes the topic and its `.dlq` twin. Other bits must be 0. */
-export const DeclareFlags = { DELETE: 0x0001 } as const;
-export const DECLARE_FLAGS_DEFINED = DeclareFlags.DELETE;
+/**
+ * DECLARE flags. Bit0 DELETE deletes the topic and its `.dlq` twin. Bit1
+ * RETENTION (extension) announces the retention tail after `flags`
+ * (DECLARE_RETENTION_TAIL_LEN bytes) and asks for the settings in force in
+ * the OK result (docs/protocol.md "Topic retention"). Other bits must be 0.
+ */
+export const DeclareFlags = { DELETE: 0x0001, RETENTION: 0x0002 } as const;
+export const DECLARE_FLAGS_DEFINED = DeclareFlags.DELETE | DeclareFlags.RETENTION;
 
-/** DECLARE OK `created`. */
-export const DeclareCreated = { CREATED: 0, IDEMPOTENT_OK: 1 } as const;
+/**
+ * DECLARE retention tail `fields:u8`: which of the values that follow the
+ * request sets (the others keep their current value, or their default for
+ * a new topic). Bits 4–7 are reserved.
+ */
+export const RetentionFields = { MS: 0x01, BYTES: 0x02, MESSAGES: 0x04, DISCARD: 0x08 } as const;
+export const RETENTION_FIELDS_DEFINED = 0x0f;
+/** Retention `discard`: OLD deletes the oldest whole segments to make room; NEW refuses PUBs while full (PARTITION_FULL). */
+export const Discard = { OLD: 0, NEW: 1 } as const;
+/** Request tail: fields:u8, retention_ms:u64, retention_bytes:u64, retention_messages:u64, discard:u8. */
+export const DECLARE_RETENTION_TAIL_LEN = 26;
+/** OK result tail (settings in force): retention_ms:u64, retention_bytes:u64, retention_messages:u64, discard:u8. */
+export const DECLARE_RETENTION_RESULT_TAIL_LEN = 25;
+/** Default topic retention by age when the deployment sets none (Worker var MORTAR_RETENTION_MS): 7 days, ms. */
+export const DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+/**
+ * DECLARE OK `created`. ALTERED (extension) is answered only to a DECLARE
+ * with the RETENTION flag whose values changed the stored settings of an
+ * existing topic.
+ */
+export const DeclareCreated = { CREATED: 0, IDEMPOTENT_OK: 1, ALTERED: 2 } as const;
 
 /** PUB flags: none defined in v0; all bits reserved, must be 0. */
 export const PUB_FLAGS_DEFINED = 0;

@@ -3,7 +3,7 @@
  * `npm run docs:errors` (client/tools/gen-errors-doc.ts) and compared by a
  * unit test, so the document cannot drift from the table in errors.ts.
  */
-import { CLIENT_ACTIONS, ERROR_REGISTRY, ERROR_SEGMENTS, formatErrorCode, type ClientAction } from "./errors";
+import { CLIENT_ACTIONS, ERROR_REGISTRY, ERROR_SEGMENTS, SPEC_ERROR_COUNT, formatErrorCode, type ClientAction } from "./errors";
 
 const cell = (s: string) => s.replace(/\|/g, "\\|");
 
@@ -14,7 +14,8 @@ export function renderErrorsMarkdown(): string {
     "",
     "<!-- Generated from wire/mortar/errors.ts by `npm run docs:errors`. Do not edit by hand: a unit test fails when this file and the registry differ. -->",
     "",
-    `The registry holds exactly ${ERROR_REGISTRY.length} codes in four segments (spec §3). ` +
+    `The registry holds ${ERROR_REGISTRY.length} codes in four segments: the ${SPEC_ERROR_COUNT} of spec §3 and ` +
+      `${ERROR_REGISTRY.length - SPEC_ERROR_COUNT} added by compatible extensions (marked "extension"; see [protocol.md](protocol.md#extensions)). ` +
       "Codes outside these segments are reserved. Codes are only ever added; a published code never changes meaning and is never reused (spec §4). " +
       "0x000a and 0x000b (BACKPRESSURE / QUOTA_EXCEEDED in drafts, now 0x4001 / 0x4002) stay unassigned.",
     "",
@@ -39,7 +40,8 @@ export function renderErrorsMarkdown(): string {
       "|---|---|---|---|---|",
     );
     for (const e of rows) {
-      out.push(`| ${formatErrorCode(e.code)} | \`${e.name}\` | ${cell(e.meaning)} | \`${e.action}\` | ${e.closes ? "yes" : "no"} |`);
+      const ext = e.extension ? ` (extension: ${e.extension})` : "";
+      out.push(`| ${formatErrorCode(e.code)} | \`${e.name}\` | ${cell(e.meaning)}${ext} | \`${e.action}\` | ${e.closes ? "yes" : "no"} |`);
     }
   }
   return out.join("\n") + "\n";

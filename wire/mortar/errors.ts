@@ -1,9 +1,11 @@
 /**
- * THE MortarMQ v0 error-code registry (spec §3): exactly 51 codes in four
+ * THE MortarMQ v0 error-code registry (spec §3): the spec's 51 codes in four
  * segments — 0x0xxx protocol/session, 0x2xxx metadata, 0x4xxx
- * backpressure/quota, 0x6001–0x600c replication. This table is the single
- * source; docs/errors.md is rendered from it (wire/mortar/errors-doc.ts) and a
- * unit test fails when they drift.
+ * backpressure/quota, 0x6001–0x600c replication — plus the codes added by
+ * compatible extensions (rows with `extension`; docs/protocol.md
+ * "Extensions"): 0x4006 PARTITION_FULL (topic retention). This table is the
+ * single source; docs/errors.md is rendered from it (wire/mortar/errors-doc.ts)
+ * and a unit test fails when they drift.
  *
  * Rules (spec §4): codes are only ever added; a published code never changes
  * meaning and is never reused. 0x000a/0x000b (BACKPRESSURE/QUOTA_EXCEEDED in
@@ -60,10 +62,15 @@ export interface ErrorSpec {
   readonly action: ClientAction;
   /** The broker closes the connection after sending this ERR. */
   readonly closes: boolean;
+  /** Set for a code added beyond spec §3 by a compatible extension: which one. */
+  readonly extension?: string;
 }
 
-const row = <N extends string>(code: number, name: N, action: ClientAction, closes: boolean, meaning: string) =>
-  ({ code, name, meaning, action, closes }) as const;
+/** Codes spec §3 registers (the registry holds these plus the extensions' codes). */
+export const SPEC_ERROR_COUNT = 51;
+
+const row = <N extends string>(code: number, name: N, action: ClientAction, closes: boolean, meaning: string, extension?: string) =>
+  (extension === undefined ? { code, name, meaning, action, closes } : { code, name, meaning, action, closes, extension }) as ErrorSpec & { readonly name: N };
 
 /** The registry, ordered by code. */
 export const ERROR_REGISTRY = [
@@ -84,7 +91,7 @@ export const ERROR_REGISTRY = [
   row(0x0012, "VALUE_TOO_LONG", "fix-request", false, "Value longer than MAX_VALUE_LEN (16776192 bytes)."),
   row(0x0013, "INVALID_PRODUCER_FIELDS", "fix-request", false, "PUB with producer_id = 0 and producer_seq > 0 (non-idempotent publishes must send producer_seq = 0)."),
   row(0x0014, "PRODUCER_SEQ_OUT_OF_WINDOW", "give-up", false, "PUB producer_seq is at or below highest − 1024, where highest is the largest producer_seq appended for (topic, partition, producer_id): older than the dedupe window, so it cannot be told apart from a new message. Nothing was appended. (A seq inside the window that was never appended, e.g. one refused with BACKPRESSURE, is appended, not refused.)"),
-  row(0x0015, "INVALID_FLAGS", "fix-request", false, "Reserved bits set in a flags field (DECLARE, PUB, SUB, ACK, NACK), or a selector byte outside its defined values (CREDIT mode, HEARTBEAT state, CONTROL_ACK result)."),
+  row(0x0015, "INVALID_FLAGS", "fix-request", false, "Reserved bits set in a flags field (DECLARE, PUB, SUB, ACK, NACK), or a selector byte outside its defined values (CREDIT mode, HEARTBEAT state, CONTROL_ACK result); for the DECLARE retention tail (extension) also reserved `fields` bits, a `discard` other than 0/1, a value above 2^53 − 1, or RETENTION combined with DELETE."),
   row(0x0020, "UNKNOWN_SUBSCRIPTION", "rejoin-group", false, "`subscription_id` (or the NOTICE `group_id` echoed in CONTROL_ACK) is not open on this connection."),
   row(0x0021, "STALE_ASSIGNMENT_EPOCH", "refresh-assignment", false, "`assignment_epoch` (or the PULL ownership_epochs list) does not match the group's current assignment."),
   row(0x0022, "UNKNOWN_DELIVERY", "discard-delivery", false, "No in-flight delivery with this (partition, seq, delivery_id): already acknowledged, expired and redelivered, or never sent."),
@@ -101,7 +108,7 @@ export const ERROR_REGISTRY = [
   row(0x2003, "PARTITION_COUNT_MISMATCH", "refresh-metadata", false, "DECLARE of an existing topic with a different partition_count."),
   row(0x2004, "TOPIC_NAME_RESERVED", "fix-request", false, "Topic names ending in `.dlq` are reserved for dead-letter twins: DECLARE creates a twin only with its source topic (declaring `<source>.dlq` of an existing source returns the twin's id) and deletes it only with its source."),
   row(0x2005, "TOPIC_DELETED", "refresh-metadata", false, "The topic_id belonged to a topic that was deleted (DECLARE with the DELETE flag)."),
-  row(0x2006, "INVALID_PARTITION_COUNT", "fix-request", false, "DECLARE (without DELETE) with partition_count = 0, or creating a topic with more partitions than the broker allows (MORTAR_MAX_PARTITIONS_PER_TOPIC, default 1024)."),
+  row(0x2006, "INVALID_PARTITION_COUNT", "fix-request", false, "DECLARE (without DELETE, or RETENTION which alters an existing topic) with partition_count = 0, or creating a topic with more partitions than the broker allows (MORTAR_MAX_PARTITIONS_PER_TOPIC, default 1024)."),
   row(0x2007, "MUTATION_NOT_PACKABLE", "give-up", false, "The metadata mutation cannot be packed into the paired topic_id space: no free (odd source, even `.dlq` twin) pair is left — the registry is full at 32767 pairs."),
   // ---- 0x4xxx backpressure / quota
   row(0x4001, "BACKPRESSURE", "retry-with-backoff", false, "The broker or the target object is overloaded (a Durable Object call failed as overloaded). Nothing was committed."),
@@ -109,6 +116,7 @@ export const ERROR_REGISTRY = [
   row(0x4003, "RATE_LIMITED", "retry-with-backoff", false, "Reserved for a broker-wide request-rate limit (not sent by the v0 broker: tenant publish-rate quotas answer QUOTA_EXCEEDED). Nothing was committed."),
   row(0x4004, "STORAGE_FULL", "retry-with-backoff", false, "The partition's storage is full and retention cannot free space yet. Nothing was appended."),
   row(0x4005, "CREDIT_LIMIT_EXCEEDED", "fix-request", false, "CREDIT would raise the window above the broker's per-subscription maximum (count or bytes)."),
+  row(0x4006, "PARTITION_FULL", "give-up", false, "The partition holds its topic's retention_bytes or retention_messages and the topic discards new messages (retention discard = new): this PUB would exceed the limit and was refused; nothing was appended. Space frees only as records pass retention_ms or when the limits are raised (DECLARE with the RETENTION flag), so an immediate retry fails the same way: surface it to the application.", "topic retention"),
   // ---- 0x6001–0x600c replication
   row(0x6001, "LEADER_CHANGED", "retry-with-backoff", false, "The object serving the partition was reset or moved mid-call (a Durable Object `retryable` failure). The request may not have committed; retry (idempotent PUBs are deduplicated)."),
   row(0x6002, "NOT_LEADER", "retry-with-backoff", false, "The request reached a replica that is not the current leader for the partition."),

@@ -16,12 +16,33 @@ export interface ConnectFrame {
   reserved: number; // u32
 }
 
-/** C→S. Create (or with DeclareFlags.DELETE, delete) a topic and its `.dlq` twin. */
+/**
+ * Topic retention values on the wire (extension, docs/protocol.md "Topic
+ * retention"). 0 = unlimited for the three limits.
+ */
+export interface RetentionValues {
+  retentionMs: bigint; // u64, ms
+  retentionBytes: bigint; // u64, bytes per partition (keys + values)
+  retentionMessages: bigint; // u64, records per partition
+  discard: number; // u8, Discard
+}
+
+/** The DECLARE retention tail: `fields` (RetentionFields) says which values the request sets. */
+export interface DeclareRetention extends RetentionValues {
+  fields: number; // u8
+}
+
+/**
+ * C→S. Create (or with DeclareFlags.DELETE, delete) a topic and its `.dlq`
+ * twin. `retention` is the tail announced by DeclareFlags.RETENTION: present
+ * exactly when that bit is set.
+ */
 export interface DeclareFrame {
   op: typeof Op.DECLARE;
   topic: Uint8Array; // u16 length, UTF-8
   partitionCount: number; // u16
   flags: number; // u16
+  retention?: DeclareRetention; // tail: fields:u8, retention_ms:u64, retention_bytes:u64, retention_messages:u64, discard:u8
 }
 
 /** C→S. Publish one message. producerId/producerSeq 0/0 = non-idempotent. */

@@ -1,16 +1,25 @@
 /**
  * OK `result` layouts (spec §2) for DECLARE, PUB, SUB and CREDIT, plus
- * builders for OK frames. Other requests answer with an empty result.
+ * builders for OK frames. Other requests answer with an empty result —
+ * except the extensions (docs/protocol.md "Extensions"): a CONNECT with
+ * ConnectClientFlags.FEATURES is answered `features:u32`, and a DECLARE with
+ * DeclareFlags.RETENTION gets the retention settings in force appended.
  */
-import { MAX_U64, Op } from "./constants";
+import { CONNECT_FEATURES_RESULT_LEN, DECLARE_RETENTION_RESULT_TAIL_LEN, MAX_U64, Op } from "./constants";
 import { ErrorCode, MortarError } from "./errors";
-import type { OkFrame } from "./frames";
+import type { OkFrame, RetentionValues } from "./frames";
 
-/** DECLARE OK: topic_id:u16, partition_count:u16, created:u8 (DeclareCreated). 5 bytes. */
+/**
+ * DECLARE OK: topic_id:u16, partition_count:u16, created:u8 (DeclareCreated),
+ * 5 bytes; with `retention` (only answering a DECLARE with the RETENTION
+ * flag) followed by retention_ms:u64, retention_bytes:u64,
+ * retention_messages:u64, discard:u8 — the settings in force, 30 bytes.
+ */
 export interface DeclareResult {
   topicId: number;
   partitionCount: number;
   created: number;
+  retention?: RetentionValues;
 }
 
 /**
@@ -74,20 +83,54 @@ function view(bytes: Uint8Array, len: number, what: string): DataView {
   return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-/** Encodes a DECLARE result. @throws RangeError when a field does not fit. */
+/** Encodes a DECLARE result (with its retention tail when `r.retention` is set). @throws RangeError when a field does not fit. */
 export function encodeDeclareResult(r: DeclareResult): Uint8Array {
-  const b = new Uint8Array(DECLARE_RESULT_LEN);
+  const t = r.retention;
+  const b = new Uint8Array(DECLARE_RESULT_LEN + (t ? DECLARE_RETENTION_RESULT_TAIL_LEN : 0));
   const v = new DataView(b.buffer);
   v.setUint16(0, check(r.topicId, 0xffff, "topic_id"));
   v.setUint16(2, check(r.partitionCount, 0xffff, "partition_count"));
   v.setUint8(4, check(r.created, 0xff, "created"));
+  if (t) {
+    v.setBigUint64(5, check64(t.retentionMs, "retention_ms"));
+    v.setBigUint64(13, check64(t.retentionBytes, "retention_bytes"));
+    v.setBigUint64(21, check64(t.retentionMessages, "retention_messages"));
+    v.setUint8(29, check(t.discard, 0xff, "discard"));
+  }
   return b;
 }
 
-/** Decodes a DECLARE result. @throws MortarError MALFORMED_PAYLOAD on a wrong size. */
+/**
+ * Decodes a DECLARE result: 5 bytes, or 30 with the retention tail (the
+ * answer to a DECLARE with the RETENTION flag).
+ * @throws MortarError MALFORMED_PAYLOAD on any other size
+ */
 export function decodeDeclareResult(bytes: Uint8Array): DeclareResult {
-  const v = view(bytes, DECLARE_RESULT_LEN, "DECLARE");
-  return { topicId: v.getUint16(0), partitionCount: v.getUint16(2), created: v.getUint8(4) };
+  const withTail = bytes.length === DECLARE_RESULT_LEN + DECLARE_RETENTION_RESULT_TAIL_LEN;
+  const v = withTail ? new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength) : view(bytes, DECLARE_RESULT_LEN, "DECLARE");
+  const r: DeclareResult = { topicId: v.getUint16(0), partitionCount: v.getUint16(2), created: v.getUint8(4) };
+  if (withTail) {
+    r.retention = { retentionMs: v.getBigUint64(5), retentionBytes: v.getBigUint64(13), retentionMessages: v.getBigUint64(21), discard: v.getUint8(29) };
+  }
+  return r;
+}
+
+/** Encodes the CONNECT OK result of a CONNECT with ConnectClientFlags.FEATURES: `features:u32` (ServerFeatures). */
+export function encodeConnectFeatures(features: number): Uint8Array {
+  const b = new Uint8Array(CONNECT_FEATURES_RESULT_LEN);
+  new DataView(b.buffer).setUint32(0, check(features, 0xffff_ffff, "features"));
+  return b;
+}
+
+/**
+ * The broker's extension bits (ServerFeatures) from a CONNECT OK result: 0
+ * for an empty result (a broker without extensions ignores the FEATURES
+ * client flag).
+ * @throws MortarError MALFORMED_PAYLOAD for a result that is neither empty nor 4 bytes
+ */
+export function decodeConnectFeatures(bytes: Uint8Array): number {
+  if (bytes.length === 0) return 0;
+  return view(bytes, CONNECT_FEATURES_RESULT_LEN, "CONNECT").getUint32(0);
 }
 
 /** Encodes a PUB result. @throws RangeError when a field does not fit. */

@@ -6,12 +6,12 @@
  * (unknown topic, stale epochs, …) belong to the broker.
  */
 import {
-  ACK_FLAGS_DEFINED, DECLARE_FLAGS_DEFINED, DLQ_SUFFIX, DeclareFlags, MAX_GROUP_LEN, MAX_KEY_LEN,
+  ACK_FLAGS_DEFINED, DECLARE_FLAGS_DEFINED, DLQ_SUFFIX, DeclareFlags, Discard, MAX_GROUP_LEN, MAX_KEY_LEN, RETENTION_FIELDS_DEFINED, RetentionFields,
   MAX_TOPIC_LEN, MAX_VALUE_LEN, NACK_FLAGS_DEFINED, NackReason, OP_NAMES, Op, PUB_FLAGS_DEFINED,
   SUB_FLAGS_DEFINED, SUB_PARTITION_ANY, WIRE_VERSION, CLIENT_OPS,
 } from "./constants";
 import { ErrorCode, MortarError } from "./errors";
-import type { Frame } from "./frames";
+import type { DeclareRetention, Frame } from "./frames";
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const utf8 = new TextEncoder();
@@ -73,6 +73,31 @@ function reservedBits(op: number, field: string, value: number, defined: number)
   return err("INVALID_FLAGS", op, `${OP_NAMES[op]} ${field} 0x${value.toString(16)} sets reserved bits (defined: 0x${defined.toString(16)})`);
 }
 
+/**
+ * Checks a DECLARE retention tail (docs/protocol.md "Topic retention"):
+ * reserved `fields` bits (4–7), a `discard` other than OLD (0) / NEW (1), or
+ * a set value above 2^53 − 1 → INVALID_FLAGS. Values of fields the request
+ * does not set are ignored. Returns null when the tail is acceptable.
+ */
+export function retentionTailError(t: DeclareRetention): MortarError | null {
+  const bad = reservedBits(Op.DECLARE, "retention fields", t.fields, RETENTION_FIELDS_DEFINED);
+  if (bad) return bad;
+  if (t.fields & RetentionFields.DISCARD && t.discard !== Discard.OLD && t.discard !== Discard.NEW) {
+    return err("INVALID_FLAGS", Op.DECLARE, `retention discard ${t.discard} is not 0 (old) or 1 (new)`);
+  }
+  const values: [number, string, bigint][] = [
+    [RetentionFields.MS, "retention_ms", t.retentionMs],
+    [RetentionFields.BYTES, "retention_bytes", t.retentionBytes],
+    [RetentionFields.MESSAGES, "retention_messages", t.retentionMessages],
+  ];
+  for (const [bit, name, v] of values) {
+    if (t.fields & bit && v > BigInt(Number.MAX_SAFE_INTEGER)) {
+      return err("INVALID_FLAGS", Op.DECLARE, `${name} ${v} is above 2^53 − 1 (use 0 for unlimited)`);
+    }
+  }
+  return null;
+}
+
 function notIn(op: number, field: string, value: number, max: number): MortarError | null {
   return value <= max ? null : err("INVALID_FLAGS", op, `${OP_NAMES[op]} ${field} ${value} is not defined (0..${max})`);
 }
@@ -85,6 +110,9 @@ function notIn(op: number, field: string, value: number, max: number): MortarErr
  * are ignored (spec §4). DECLARE with DELETE ignores partition_count and
  * may not name a `.dlq` twin (TOPIC_NAME_RESERVED); creating a `.dlq` name
  * is refused by the registry, which alone knows whether the source exists.
+ * DECLARE with RETENTION (extension) may not be combined with DELETE, may
+ * send partition_count 0 (alter an existing topic), and its tail is checked
+ * by retentionTailError.
  */
 export function checkClientFrame(f: Frame): MortarError | null {
   if (!CLIENT_OPS.has(f.op)) return err("UNKNOWN_OP", f.op, `${OP_NAMES[f.op]} is sent only by the server`);
@@ -101,10 +129,14 @@ export function checkClientFrame(f: Frame): MortarError | null {
       }
       const bad = reservedBits(f.op, "flags", f.flags, DECLARE_FLAGS_DEFINED);
       if (bad) return bad;
-      if ((f.flags & DeclareFlags.DELETE) === 0 && f.partitionCount === 0) {
+      const retention = (f.flags & DeclareFlags.RETENTION) !== 0;
+      if (retention && (f.flags & DeclareFlags.DELETE) !== 0) {
+        return err("INVALID_FLAGS", f.op, "DECLARE flags set both DELETE and RETENTION; a delete takes no retention settings");
+      }
+      if ((f.flags & DeclareFlags.DELETE) === 0 && f.partitionCount === 0 && !retention) {
         return err("INVALID_PARTITION_COUNT", f.op, "partition_count must be at least 1");
       }
-      return null;
+      return f.retention ? retentionTailError(f.retention) : null;
     }
     case Op.PUB:
       if (f.producerId === 0n && f.producerSeq !== 0n) {

@@ -8,7 +8,7 @@
  * | a tenant's token (AUTH_TOKENS or issued) | own tenant | own tenant | 403 |
  * | no / unknown / revoked token otherwise | 401 | 401 | 401 |
  */
-import { authenticateToken, bearerToken, isOpen, timingSafeEqualStr } from "../../objects/tenants/auth";
+import { OPEN_TENANT, TENANT_ID_RE, authenticateToken, bearerToken, isOpen, timingSafeEqualStr } from "../../objects/tenants/auth";
 import type { Env } from "../../objects/env";
 
 /** The caller's access. */
@@ -32,3 +32,17 @@ export async function operatorAccess(env: Env, authorization: string | undefined
 
 /** Headers of a 401 answer. */
 export const UNAUTHORIZED_HEADERS = { "WWW-Authenticate": 'Bearer realm="mortarmq"' };
+
+/**
+ * The tenant a tenant-scoped request is about (`/stats`, consumer-group
+ * management): `asked` (the `?tenant=` parameter) for the operator, else
+ * `default`; a tenant token's own tenant (asking for another → 403).
+ */
+export function scopedTenant(access: Exclude<Access, { kind: "denied" }>, asked: string | undefined): { tenant: string } | { error: string; status: 400 | 403 } {
+  if (asked !== undefined && !TENANT_ID_RE.test(asked)) return { error: "tenant must be 1-64 chars of [a-z0-9_-]", status: 400 };
+  if (access.kind === "tenant") {
+    if (asked !== undefined && asked !== access.tenant) return { error: "a tenant token can only read and manage its own tenant", status: 403 };
+    return { tenant: access.tenant };
+  }
+  return { tenant: asked ?? OPEN_TENANT };
+}

@@ -18,7 +18,6 @@
  */
 import type { Context } from "hono";
 import type { Env } from "../../objects/env";
-import { OPEN_TENANT, TENANT_ID_RE } from "../../objects/tenants/auth";
 import { agentRegistryStub } from "../../objects/agents/stub";
 import { isolateMeter } from "../telemetry";
 import { registryStub } from "../../objects/registry/stub";
@@ -28,9 +27,10 @@ import { usageStub } from "../../objects/usage/stub";
 import { series } from "../../objects/usage/catalog";
 import type { TopicInfo } from "../../objects/registry/rpc";
 import type { PartitionStats } from "../../objects/partition/rpc";
-import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
+import { UNAUTHORIZED_HEADERS, operatorAccess, scopedTenant } from "./access";
 import { knownTenants } from "./tenants";
 import { logFault } from "../../objects/shared/platform-faults";
+import { mapLimit } from "../../objects/shared/concurrency";
 
 /** Object calls in flight at once while assembling a tenant's document. */
 const FANOUT = 16;
@@ -48,11 +48,15 @@ export interface GroupStatsDoc {
   lag: number;
   /** Delivered, neither ACKed nor NACKed yet. */
   in_flight: number;
+  /** Records retention deleted before the group settled them (it continued at first_sequence). */
+  retention_skipped: number;
 }
 
 /** One partition. */
 export interface PartitionStatsDoc {
   partition: number;
+  /** The first retained sequence (log start); high_watermark + 1 when nothing is retained. */
+  first_sequence: number;
   /** Sequence of the newest record, 0 = none. */
   high_watermark: number;
   /** Keys + values of retained records, bytes. */
@@ -61,12 +65,21 @@ export interface PartitionStatsDoc {
   groups: GroupStatsDoc[];
 }
 
+/** A topic's retention settings in force (docs/protocol.md "Topic retention"); limits per partition, 0 = unlimited. */
+export interface RetentionDoc {
+  retention_ms: number;
+  retention_bytes: number;
+  retention_messages: number;
+  discard: "old" | "new";
+}
+
 /** One topic (a `.dlq` twin is its own entry). */
 export interface TopicStatsDoc {
   name: string;
   topic_id: number;
   dlq: boolean;
   partition_count: number;
+  retention: RetentionDoc | null;
   partitions: PartitionStatsDoc[];
 }
 
@@ -84,16 +97,13 @@ export interface StatsDoc {
 export async function statsHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
   const access = await operatorAccess(c.env, c.req.header("authorization"));
   if (access.kind === "denied") return c.json({ error: access.error }, access.status, UNAUTHORIZED_HEADERS);
-  const asked = c.req.query("tenant");
-  if (asked !== undefined && !TENANT_ID_RE.test(asked)) return c.json({ error: "tenant must be 1-64 chars of [a-z0-9_-]" }, 400);
-  if (access.kind === "tenant" && asked !== undefined && asked !== access.tenant) {
-    return c.json({ error: "a tenant token can only read its own tenant's /stats" }, 403);
-  }
+  const scoped = scopedTenant(access, c.req.query("tenant"));
+  if ("error" in scoped) return c.json({ error: scoped.error }, scoped.status);
   const all = c.req.query("all") !== undefined;
   if (all && access.kind !== "operator") return c.json({ error: "?all needs the operator token (ADMIN_TOKEN)" }, 403);
   await isolateMeter.flush(c.env);
   try {
-    if (!all) return c.json(await tenantStats(c.env, asked ?? (access.kind === "tenant" ? access.tenant : OPEN_TENANT)));
+    if (!all) return c.json(await tenantStats(c.env, scoped.tenant));
     const tenants = await knownTenants(c.env, true);
     const docs: StatsDoc[] = [];
     for (const t of tenants) docs.push(await tenantStats(c.env, t));
@@ -127,33 +137,23 @@ export async function tenantStats(env: Env, tenant: string): Promise<StatsDoc> {
   let i = 0;
   const docs: TopicStatsDoc[] = topics.map((t) => ({
     name: t.name, topic_id: t.topicId, dlq: t.dlq, partition_count: t.partitionCount,
+    retention: t.retention
+      ? { retention_ms: t.retention.ms, retention_bytes: t.retention.bytes, retention_messages: t.retention.messages, discard: t.retention.discard }
+      : null,
     partitions: Array.from({ length: t.partitionCount }, (_, p) => {
       const s = partStats[i++]!;
       return {
-        partition: p, high_watermark: s.highWatermark, size_bytes: s.sizeBytes, producers: s.producers,
+        partition: p, first_sequence: s.firstSequence, high_watermark: s.highWatermark, size_bytes: s.sizeBytes, producers: s.producers,
         groups: s.groups.map((g) => ({
           group: g.group,
           members: members.get(`${t.topicId}\u0000${g.group}`) ?? 0,
           committed_floor: g.committedFloor,
           lag: Math.max(0, s.highWatermark - g.committedFloor),
           in_flight: g.inFlight,
+          retention_skipped: g.retentionSkipped,
         })),
       };
     }),
   }));
   return { tenant, generated_at: generatedAt, topics: docs, mailboxes: Math.max(0, mailboxes), agents };
-}
-
-/** `fn` over `items` with at most `limit` calls in flight; results in input order. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }

@@ -3,11 +3,12 @@
  *
  * | route | answer |
  * |---|---|
- * | `POST /admin/tenants` `{id, name?, quotas?}` | 201 tenant; 409 id taken (also a deleted tenant's, one in AUTH_TOKENS, or `default`) |
+ * | `POST /admin/tenants` `{id, name?, quotas?}` | 201 tenant; 409 id taken (also a deleted tenant's until its purge is done, one in AUTH_TOKENS, or `default`) |
  * | `GET /admin/tenants` | 200 `{tenants: [...]}` (directory and static) |
  * | `GET /admin/tenants/:id` | 200 tenant (tokens listed without secrets); 404 |
- * | `DELETE /admin/tenants/:id` | 200 tenant (deleted_at set): every token revoked; 404; 409 static |
- * | `POST /admin/tenants/:id/tokens` `{label?}` | 201 `{token_id, token, …}` — the only time the token is shown; 404 |
+ * | `DELETE /admin/tenants/:id` | 200 tenant (deleted_at set, purge scheduled): every token revoked; again: 200, the purge's progress; 404; 409 static |
+ * | `POST /admin/tenants/:id/tokens` `{label?, expires_in_s? \| expires_at?}` | 201 `{token_id, token, expires_at, …}` — the only time the token is shown; 404 |
+ * | `GET /admin/tenants/:id/tokens` | 200 `{tenant, tokens: [...]}` with expiry and last use; 404 |
  * | `DELETE /admin/tenants/:id/tokens/:tokenId` | 200 token (revoked_at set; idempotent); 404 |
  * | `PUT /admin/tenants/:id/quotas` `{…}` | 200 `{tenant, quotas}` (the body replaces every quota; absent = unlimited); 404 |
  *
@@ -16,16 +17,16 @@
  */
 import type { Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { z } from "zod";
 import type { Env } from "../../objects/env";
 import {
-  TENANT_ID_RE, TOKEN_ID_RE, createTenantSchema, firstIssue, issueTokenSchema, quotasSchema, toQuotas, type TenantSummary,
+  TENANT_ID_RE, TOKEN_ID_RE, createTenantSchema, issueTokenSchema, quotasSchema, toQuotas, type TenantSummary,
 } from "../../wire/admin/tenants";
 import { isStaticTenant, parseStaticTokens, OPEN_TENANT, isOpen } from "../../objects/tenants/auth";
 import { tenantIndexStub, tenantStub } from "../../objects/tenants/stub";
 import type { AdminResult } from "../../objects/tenants/rpc";
 import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
 import { logFault } from "../../objects/shared/platform-faults";
+import { jsonBody } from "./json-body";
 
 type Ctx = Context<{ Bindings: Env }>;
 
@@ -88,7 +89,14 @@ export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
   app.post("/admin/tenants/:id/tokens", guarded(async (c, id) => {
     const body = await jsonBody(c, issueTokenSchema, true);
     if ("error" in body) return c.json({ error: body.error }, 400);
-    return answer(c, await tenantStub(c.env, id).issueToken(body.value.label ?? ""), 201);
+    const { label = "", expires_in_s, expires_at } = body.value;
+    const expiresAt = expires_in_s !== undefined ? Date.now() + expires_in_s * 1000 : expires_at !== undefined ? Date.parse(expires_at) : null;
+    return answer(c, await tenantStub(c.env, id).issueToken(label, expiresAt), 201);
+  }));
+
+  app.get("/admin/tenants/:id/tokens", guarded(async (c, id) => {
+    const r = await tenantStub(c.env, id).listTokens();
+    return r.ok ? c.json({ tenant: id, tokens: r.value }) : c.json({ error: r.error }, r.status);
   }));
 
   app.delete("/admin/tenants/:id/tokens/:tokenId", guarded(async (c, id) => {
@@ -122,22 +130,6 @@ function guarded(fn: (c: Ctx, id: string) => Promise<Response>): (c: Ctx) => Pro
       return c.json({ error: `the tenant directory did not answer (ref ${logFault("/admin", e)})` }, 503, { "Retry-After": "1" });
     }
   };
-}
-
-/** The body parsed with `schema`, or the 400 error text. `optional`: an empty body is `{}`. */
-async function jsonBody<S extends z.ZodType>(c: Ctx, schema: S, optional = false): Promise<{ value: z.infer<S> } | { error: string }> {
-  const text = await c.req.text();
-  let json: unknown;
-  if (text.trim() === "" && optional) json = {};
-  else {
-    try {
-      json = JSON.parse(text);
-    } catch {
-      return { error: "body must be a JSON object" };
-    }
-  }
-  const r = schema.safeParse(json);
-  return r.success ? { value: r.data } : { error: firstIssue(r.error) };
 }
 
 /** An AdminResult as a JSON answer. */

@@ -26,24 +26,35 @@ export async function usageHandler(c: Context<{ Bindings: Env }>): Promise<Respo
   if (access.kind !== "operator") return c.json({ error: "forbidden: /admin needs the operator token (ADMIN_TOKEN)" }, 403);
   const tenant = c.req.param("id") ?? "";
   if (!TENANT_ID_RE.test(tenant)) return c.json({ error: "tenant id must be 1-64 chars of [a-z0-9_-]" }, 400);
+  const r = await tenantUsage(c.env, tenant, c.req.query("from"), c.req.query("to"));
+  return "error" in r ? c.json({ error: r.error }, 400) : c.json(r.answer);
+}
+
+/**
+ * The usage answer of `tenant` for the `from` / `to` query values (unix ms
+ * or ISO 8601; default the last 24 hours), or the 400 error text. Also
+ * behind the tenant's own `GET /v0/usage` (worker/console/overview-api.ts).
+ */
+export async function tenantUsage(env: Env, tenant: string, fromQ: string | undefined, toQ: string | undefined): Promise<{ answer: UsageAnswer } | { error: string }> {
   const now = Date.now();
-  const to = parseTime(c.req.query("to"), now);
-  const from = parseTime(c.req.query("from"), to === null ? null : to - 24 * HOUR_MS);
-  if (from === null || to === null) return c.json({ error: "from and to must be unix ms or ISO 8601 times" }, 400);
-  if (from > to) return c.json({ error: "from must not be after to" }, 400);
+  const to = parseTime(toQ, now);
+  const from = parseTime(fromQ, to === null ? null : to - 24 * HOUR_MS);
+  if (from === null || to === null) return { error: "from and to must be unix ms or ISO 8601 times" };
+  if (from > to) return { error: "from must not be after to" };
   const fromHour = hourOf(from);
   const toHour = hourOf(to) + HOUR_MS;
-  if ((toHour - fromHour) / HOUR_MS > MAX_USAGE_HOURS) return c.json({ error: `at most ${MAX_USAGE_HOURS} hours per request` }, 400);
-  await isolateMeter.flush(c.env);
-  const hours = await usageStub(c.env, tenant).usage(fromHour, toHour);
-  const answer: UsageAnswer = {
-    tenant,
-    from: new Date(fromHour).toISOString(),
-    to: new Date(toHour).toISOString(),
-    hours: hours.map((h) => ({ ...h, hour: new Date(h.hour).toISOString() })),
-    totals: totals(hours),
+  if ((toHour - fromHour) / HOUR_MS > MAX_USAGE_HOURS) return { error: `at most ${MAX_USAGE_HOURS} hours per request` };
+  await isolateMeter.flush(env);
+  const hours = await usageStub(env, tenant).usage(fromHour, toHour);
+  return {
+    answer: {
+      tenant,
+      from: new Date(fromHour).toISOString(),
+      to: new Date(toHour).toISOString(),
+      hours: hours.map((h) => ({ ...h, hour: new Date(h.hour).toISOString() })),
+      totals: totals(hours),
+    },
   };
-  return c.json(answer);
 }
 
 /** Sums of the summed fields, and the highest storage over the range. */

@@ -9,6 +9,7 @@
 import type { Context } from "hono";
 import { MAX_PAYLOAD_BYTES, echo } from "../../wire/mq9";
 import { authenticateToken, bearerToken, type AuthResult } from "../../objects/tenants/auth";
+import type { TenantState } from "../../objects/tenants/rpc";
 import type { Env } from "../../objects/env";
 import { handleMq9Request, replyJson, type Mq9Reply } from "../../objects/mq9/dispatch";
 import { isolateMeter } from "../telemetry";
@@ -29,6 +30,7 @@ export function authRefusal(auth: Extract<AuthResult, { ok: false }>): { status:
   if (auth.reason === "unavailable") return { status: 503, error: `unavailable: ${auth.message}`, headers: { "Retry-After": "1" } };
   const error = auth.reason === "missing" ? "unauthorized: missing bearer token"
     : auth.reason === "revoked" ? "unauthorized: token revoked"
+    : auth.reason === "expired" ? "unauthorized: token expired"
     : auth.reason === "deleted" ? "unauthorized: tenant deleted" : "unauthorized: invalid token";
   return { status: 401, error, headers: { "WWW-Authenticate": 'Bearer realm="mortarmq"' } };
 }
@@ -44,12 +46,23 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
     const r = authRefusal(auth);
     return c.json({ error: r.error }, r.status, r.headers);
   }
+  return answerMq9(c, auth.tenant, auth.state, MQ9_HTTP_PREFIX);
+}
+
+/**
+ * Answers one mq9 request over HTTP as `tenant` (already authenticated):
+ * the subject is the path after `prefix`, the body the payload, `mq9-*`
+ * headers the NATS headers; metered and quota-checked as the tenant's
+ * (`state`: the tenant state its authentication answered, if any). Shared
+ * by `POST /mq9/*` and the console's `POST /v0/mq9/*` (worker/console/mq9-api.ts).
+ */
+export async function answerMq9(c: Context<{ Bindings: Env }>, tenant: string, state: TenantState | undefined, prefix: string): Promise<Response> {
   const path = new URL(c.req.url).pathname;
   const waitUntil = waitUntilOf(c);
   // Every request of an authenticated caller is metered, those refused here too (docs/operations.md).
   let subject: string | null = null;
   try {
-    subject = decodeURIComponent(path.slice(path.indexOf(MQ9_HTTP_PREFIX) + MQ9_HTTP_PREFIX.length));
+    subject = decodeURIComponent(path.slice(path.indexOf(prefix) + prefix.length));
   } catch {
     /* answered below */
   }
@@ -62,13 +75,13 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
   } else {
     const headers = new Map<string, string>();
     for (const [name, value] of c.req.raw.headers) if (name.toLowerCase().startsWith("mq9-")) headers.set(name, value);
-    const quota = httpQuota(c.env, auth.tenant, auth.state);
-    reply = await handleMq9Request(c.env, auth.tenant, { subject, headers, payload: body.bytes }, { signal: c.req.raw.signal, waitUntil, quota });
+    const quota = httpQuota(c.env, tenant, state);
+    reply = await handleMq9Request(c.env, tenant, { subject, headers, payload: body.bytes }, { signal: c.req.raw.signal, waitUntil, quota });
   }
   const answer = te.encode(replyJson(reply));
-  isolateMeter.add(auth.tenant, mq9RequestSeries(subject ?? "", reply, "http"));
-  isolateMeter.add(auth.tenant, BYTES_IN, body.ok ? body.bytes.byteLength : 0);
-  isolateMeter.add(auth.tenant, BYTES_OUT, answer.length);
+  isolateMeter.add(tenant, mq9RequestSeries(subject ?? "", reply, "http"));
+  isolateMeter.add(tenant, BYTES_IN, body.ok ? body.bytes.byteLength : 0);
+  isolateMeter.add(tenant, BYTES_OUT, answer.length);
   waitUntil?.(isolateMeter.maybeFlush(c.env));
   const out: Record<string, string> = { ...JSON_TYPE };
   if (reply.retryAfterS !== undefined) out["Retry-After"] = String(reply.retryAfterS);

@@ -34,6 +34,7 @@ const ZERO_SERIES = [
   "mortarmq_messages_published_total{}", "mortarmq_published_bytes_total{}", "mortarmq_non_idempotent_publishes_total{}",
   "mortarmq_publishes_deduplicated_total{}", "mortarmq_messages_delivered_total{}", "mortarmq_delivered_bytes_total{}",
   "mortarmq_messages_acked_total{}", "mortarmq_messages_redelivered_total{}", "mortarmq_messages_dead_lettered_total{}",
+  "mortarmq_messages_retention_deleted_total{}",
   "mortarmq_mq9_messages_sent_total{}", "mortarmq_mq9_sent_bytes_total{}",
   "mortarmq_mq9_messages_returned_total{verb=fetch}", "mortarmq_mq9_messages_returned_total{verb=query}",
   "mortarmq_mq9_returned_bytes_total{verb=fetch}", "mortarmq_mq9_returned_bytes_total{verb=query}",
@@ -56,10 +57,11 @@ describe("/metrics of a fresh broker", () => {
     expect(tenant.every((s) => s.labels.tenant === "default")).toBe(true);
     expect(tenant.map(key).sort()).toEqual([...ZERO_SERIES].sort());
     expect(tenant.every((s) => s.value === 0)).toBe(true);
-    // every family of the catalog that has no per-request labels (op, code, verb × outcome) starts with a sample
+    // every family of the catalog that has no per-request labels (op, code, verb × outcome, topic × group) starts with a sample
     const withSamples = new Set(samples.map((s) => s.name));
     expect(METRICS.map((m) => m.name).filter((n) => !withSamples.has(n)).sort())
-      .toEqual(["mortarmq_errors_total", "mortarmq_frames_received_total", "mortarmq_frames_sent_total", "mortarmq_mq9_requests_total"]);
+      .toEqual(["mortarmq_errors_total", "mortarmq_frames_received_total", "mortarmq_frames_sent_total",
+        "mortarmq_messages_retention_skipped_total", "mortarmq_mq9_requests_total"]); // labels that come with traffic (topic × group)
 
     expect(await usageIndexStub(testEnv).tenants()).toEqual([]); // the zeros needed no aggregator: none was created
   });

@@ -23,6 +23,9 @@ import { until } from "../../fixtures/until";
 import { expectErr, expectOk, pubFrame, pubResult } from "../helpers/mortar-ws";
 import { Peer, isAssign, isMsg } from "../helpers/peer";
 import { freshAddress } from "../mq9-helpers";
+
+/** The settings in force of a topic that sets none, with this project's vars (the defaults: 7 days, no size limit). */
+const DEFAULT_RETENTION = { retention_ms: 604_800_000, retention_bytes: 0, retention_messages: 0, discard: "old" };
 import { openNats } from "../nats-ws";
 
 const testEnv = env as unknown as Env;
@@ -234,15 +237,17 @@ describe("/stats", () => {
     const mine = doc.topics.filter((t) => t.name === name || t.name === `${name}.dlq`);
     expect(mine).toEqual([
       {
-        name, topic_id: d.topicId, dlq: false, partition_count: 2,
+        name, topic_id: d.topicId, dlq: false, partition_count: 2, retention: DEFAULT_RETENTION,
         partitions: [
-          { partition: 0, high_watermark: 4, size_bytes: 40, producers: 1, groups: [{ group: "billing", members: 1, committed_floor: 3, lag: 1, in_flight: 1 }] },
-          { partition: 1, high_watermark: 2, size_bytes: 20, producers: 0, groups: [{ group: "billing", members: 1, committed_floor: 0, lag: 2, in_flight: 2 }] },
+          { partition: 0, first_sequence: 1, high_watermark: 4, size_bytes: 40, producers: 1,
+            groups: [{ group: "billing", members: 1, committed_floor: 3, lag: 1, in_flight: 1, retention_skipped: 0 }] },
+          { partition: 1, first_sequence: 1, high_watermark: 2, size_bytes: 20, producers: 0,
+            groups: [{ group: "billing", members: 1, committed_floor: 0, lag: 2, in_flight: 2, retention_skipped: 0 }] },
         ],
       },
       {
-        name: `${name}.dlq`, topic_id: d.topicId + 1, dlq: true, partition_count: 2,
-        partitions: [0, 1].map((partition) => ({ partition, high_watermark: 0, size_bytes: 0, producers: 0, groups: [] })),
+        name: `${name}.dlq`, topic_id: d.topicId + 1, dlq: true, partition_count: 2, retention: DEFAULT_RETENTION,
+        partitions: [0, 1].map((partition) => ({ partition, first_sequence: 1, high_watermark: 0, size_bytes: 0, producers: 0, groups: [] })),
       },
     ]);
     p.close();

@@ -3,8 +3,13 @@
  * "test-admin-token", static tenant "static-tenant", token re-check every
  * 300 ms, telemetry flush 100 ms).
  */
-import { SELF } from "cloudflare:test";
+import { SELF, env, runDurableObjectAlarm } from "cloudflare:test";
 import type { IssuedToken, Quotas } from "../../../wire/admin/tenants";
+import type { Env } from "../../../objects/env";
+import type { MortarSession } from "../../../objects/session/MortarSession";
+import type { NatsSession } from "../../../objects/nats/NatsSession";
+import { WsConn } from "../helpers/mortar-ws";
+import { wrap } from "../nats-ws";
 
 export const ADMIN = "test-admin-token";
 export const STATIC_TOKEN = "test-static-token";
@@ -59,3 +64,39 @@ export async function mq9As(token: string | null, subject: string, payload: unkn
 
 /** Resolves after `ms`. */
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+const testEnv = env as unknown as Env;
+
+/** A MortarMQ connection whose session stub the test holds (to run its alarm). */
+export async function mortarSession() {
+  const ns = testEnv.SESSION as unknown as DurableObjectNamespace<MortarSession>;
+  const stub = ns.get(ns.newUniqueId());
+  return { stub, conn: await WsConn.open(stub) };
+}
+
+/** A NATS connection whose session stub the test holds. */
+export async function natsSession() {
+  const ns = testEnv.NATS_SESSION as unknown as DurableObjectNamespace<NatsSession>;
+  const stub = ns.get(ns.newUniqueId());
+  const res = await stub.fetch("http://broker/nats", { headers: { Upgrade: "websocket" } });
+  const c = wrap(res.webSocket!);
+  await c.waitFor(/^INFO /);
+  return { stub, conn: c };
+}
+
+/** Lets the token re-check come due, then runs the session's alarm (unless it already ran). */
+export async function recheck(stub: DurableObjectStub): Promise<void> {
+  await sleep(REVALIDATE_MS + 50);
+  await runDurableObjectAlarm(stub);
+}
+
+/** A NATS connection CONNECTed with `token` that passed one token re-check (PING answered before and after). */
+export async function natsCheckedOnce(token: string) {
+  const { stub, conn } = await natsSession();
+  conn.send(`CONNECT {"verbose":false,"auth_token":"${token}"}\r\nPING\r\n`);
+  await conn.waitFor(/PONG\r\n$/);
+  await recheck(stub);
+  conn.send("PING\r\n");
+  await conn.waitFor(/PONG\r\nPONG\r\n$/);
+  return { stub, conn };
+}

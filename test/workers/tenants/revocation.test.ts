@@ -3,40 +3,10 @@
  * new connections and requests are refused at once; open connections close
  * at their next re-check (TENANT_REVALIDATE_MS, 300 ms in this project).
  */
-import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { Env } from "../../../objects/env";
-import type { MortarSession } from "../../../objects/session/MortarSession";
-import type { NatsSession } from "../../../objects/nats/NatsSession";
 import { ErrorCode, Op } from "../../../wire/mortar";
 import { WsConn, connectFrame, expectErr, expectOk } from "../helpers/mortar-ws";
-import { wrap } from "../nats-ws";
-import { REVALIDATE_MS, admin, mq9As, sleep, tenantWithToken } from "./helpers";
-
-const testEnv = env as unknown as Env;
-
-/** A MortarMQ connection whose session stub the test holds (to run its alarm). */
-async function mortarSession() {
-  const ns = testEnv.SESSION as unknown as DurableObjectNamespace<MortarSession>;
-  const stub = ns.get(ns.newUniqueId());
-  return { stub, conn: await WsConn.open(stub) };
-}
-
-/** A NATS connection whose session stub the test holds. */
-async function natsSession() {
-  const ns = testEnv.NATS_SESSION as unknown as DurableObjectNamespace<NatsSession>;
-  const stub = ns.get(ns.newUniqueId());
-  const res = await stub.fetch("http://broker/nats", { headers: { Upgrade: "websocket" } });
-  const c = wrap(res.webSocket!);
-  await c.waitFor(/^INFO /);
-  return { stub, conn: c };
-}
-
-/** Lets the re-check come due, then runs the session's alarm (unless it already ran). */
-async function recheck(stub: DurableObjectStub): Promise<void> {
-  await sleep(REVALIDATE_MS + 50);
-  await runDurableObjectAlarm(stub);
-}
+import { admin, mortarSession, mq9As, natsCheckedOnce, natsSession, recheck, tenantWithToken } from "./helpers";
 
 describe("revocation", () => {
   it("MortarMQ: an open connection survives re-checks, closes with AUTH_FAILED after revocation; new CONNECTs are refused at once", async () => {
@@ -63,12 +33,7 @@ describe("revocation", () => {
 
   it("NATS: an open connection gets -ERR 'Authorization Violation' after revocation; new CONNECTs are refused at once", async () => {
     const { tenant, token, tokenId } = await tenantWithToken("rv-nats");
-    const { stub, conn } = await natsSession();
-    conn.send(`CONNECT {"verbose":false,"auth_token":"${token}"}\r\nPING\r\n`);
-    await conn.waitFor(/PONG\r\n$/);
-    await recheck(stub);
-    conn.send("PING\r\n");
-    await conn.waitFor(/PONG\r\nPONG\r\n$/);
+    const { stub, conn } = await natsCheckedOnce(token);
 
     await admin("DELETE", `/admin/tenants/${tenant}/tokens/${tokenId}`);
     const fresh = await natsSession();

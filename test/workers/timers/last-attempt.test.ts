@@ -8,7 +8,7 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DeadLetterReason, NackReason, Op, decodeDeadLetter } from "../../../wire/mortar";
+import { DeadLetterReason, NackReason, Op, decodeDeadLetter, type MsgFrame, type NoticeFrame } from "../../../wire/mortar";
 import { groupStub } from "../../../objects/group/stub";
 import { partitionStub } from "../../../objects/partition/stub";
 import { registryStub } from "../../../objects/registry/stub";
@@ -41,24 +41,31 @@ async function evict(stub: DurableObjectStub): Promise<void> {
   await runInDurableObject(stub, (_o, state) => state.abort("evicted by the test")).catch(() => {});
 }
 
+/** Publishes one record and NACKs (RETRY) its first two deliveries: resolves with the third, the last attempt. */
+async function toLastAttempt(p: Peer, t: TopicInfo, value = "poison"): Promise<{ s: Sub; asg: NoticeFrame; last: MsgFrame }> {
+  const s = await p.subscribe(t.topicId, "g");
+  const [asg] = await p.take(isAssign);
+  await p.confirm([asg!]);
+  expectOk(await p.publish(t.topicId, 0, value), Op.PUB);
+  const attempts: MsgFrame[] = [];
+  for (let i = 0; i < 3; i++) {
+    const [m] = await p.take(isMsg);
+    attempts.push(m!);
+    if (i < 2) expectOk(await p.request(p.nackFrame(m!, NackReason.RETRY)), Op.NACK);
+  }
+  expect(attempts.map((m) => m.attempt)).toEqual([1, 2, 3]);
+  return { s, asg: asg!, last: attempts[2]! };
+}
+
 describe("the last attempt", () => {
   it("NACK RETRY up to the last attempt, then no settlement: dead-lettered once when its deadline passes", async () => {
     const p = await Peer.open();
     const t = await topic(p, 1);
-    const s = await p.subscribe(t.topicId, "g");
-    const [asg] = await p.take(isAssign);
-    await p.confirm([asg!]);
-    expectOk(await p.publish(t.topicId, 0, "poison"), Op.PUB);
-    const [m1] = await p.take(isMsg);
-    expectOk(await p.request(p.nackFrame(m1!, NackReason.RETRY)), Op.NACK);
-    const [m2] = await p.take(isMsg);
-    expectOk(await p.request(p.nackFrame(m2!, NackReason.RETRY)), Op.NACK);
-    const [m3] = await p.take(isMsg);
-    expect([m1!.attempt, m2!.attempt, m3!.attempt]).toEqual([1, 2, 3]);
+    const { s, asg } = await toLastAttempt(p, t);
     // Attempt 3 (the last) is never settled.
     const twin = partitionStub(env, "default", t.incarnation, t.topicId + 1, 0);
     const source = partitionStub(env, "default", t.incarnation, t.topicId, 0);
-    await heartbeatUntil(p, s, asg!.assignmentEpoch, 6000, async () => (await twin.info()).lastSequence >= 1);
+    await heartbeatUntil(p, s, asg.assignmentEpoch, 6000, async () => (await twin.info()).lastSequence >= 1);
     const [rec] = await twin.read(1, 2);
     expect(decodeDeadLetter(rec!.value)!.header).toMatchObject({ reason: DeadLetterReason.MAX_ATTEMPTS, sequence: 1n, attempts: 3 });
     await sleep(1200); // two more ack waits: nothing else happens
@@ -107,19 +114,10 @@ describe("the last attempt", () => {
   it("the last attempt's deadline passes while the partition is not running: dead-lettered when its alarm wakes it", async () => {
     const p = await Peer.open();
     const t = await topic(p, 1);
-    const s = await p.subscribe(t.topicId, "g");
-    const [asg] = await p.take(isAssign);
-    await p.confirm([asg!]);
-    expectOk(await p.publish(t.topicId, 0, "poison"), Op.PUB);
-    const [m1] = await p.take(isMsg);
-    expectOk(await p.request(p.nackFrame(m1!, NackReason.RETRY)), Op.NACK);
-    const [m2] = await p.take(isMsg);
-    expectOk(await p.request(p.nackFrame(m2!, NackReason.RETRY)), Op.NACK);
-    const [m3] = await p.take(isMsg);
-    expect(m3!.attempt).toBe(3);
+    const { s, asg } = await toLastAttempt(p, t);
     await evict(partitionStub(env, "default", t.incarnation, t.topicId, 0));
     const twin = partitionStub(env, "default", t.incarnation, t.topicId + 1, 0);
-    await heartbeatUntil(p, s, asg!.assignmentEpoch, 6000, async () => (await twin.info()).lastSequence >= 1);
+    await heartbeatUntil(p, s, asg.assignmentEpoch, 6000, async () => (await twin.info()).lastSequence >= 1);
     const [rec] = await twin.read(1, 2);
     expect(decodeDeadLetter(rec!.value)!.header).toMatchObject({ reason: DeadLetterReason.MAX_ATTEMPTS, sequence: 1n, attempts: 3 });
     expect((await partitionStub(env, "default", t.incarnation, t.topicId, 0).info()).groups[0]).toMatchObject({ ackFloor: 2, deadLettered: 1 });

@@ -1,0 +1,2 @@
+/** Stylesheets are bundled by esbuild (client/tools/build-console.ts) into the page's one CSS file. */
+declare module "*.css";

@@ -1,0 +1,94 @@
+/**
+ * Mailboxes: the tenant's mailboxes (GET /v0/mailboxes: by address, prefix,
+ * cursor pages); one mailbox (GET /v0/mailboxes/:address): lanes, groups
+ * and their floors, push subscriptions when the broker has them; its
+ * messages by priority lane (mq9 QUERY); send one, delete one.
+ */
+import { useState } from "preact/hooks";
+import type { MailboxDetail, MailboxPage } from "../../wire/admin/console";
+import { ApiError, get, mq9, seg } from "../api";
+import { bytes, count, payloadText, time } from "../format";
+import { Pager, Status, Table, useAction, usePages, usePoll } from "../ui";
+
+export function Mailboxes({ tenant }: { tenant: string }) {
+  const pages = usePages(100);
+  const { data, error } = usePoll(() => get<MailboxPage>(`/v0/mailboxes?${pages.query}`), 10_000, [tenant, pages.query]);
+  return (
+    <section aria-labelledby="mailboxes-h">
+      <h2 id="mailboxes-h">Mailboxes</h2>
+      <form class="row" role="search" onSubmit={(e) => e.preventDefault()}>
+        <label>Filter by prefix <input type="search" value={pages.prefix} pattern="[a-z0-9.]*" onInput={(e) => pages.setPrefix(e.currentTarget.value)} /></label>
+      </form>
+      <Status error={error}>{data ? `page ${pages.page} of tenant ${data.tenant}'s mailboxes` : "Loading…"}</Status>
+      {data && (
+        <Table caption="Mailboxes, by address" head={["Mail address", "Created", "Expires"]}
+          rows={data.mailboxes.map((m) => [<a href={`#/mailboxes/${m.mail_address}`}>{m.mail_address}</a>, time(m.created_at), time(m.expires_at)])} />
+      )}
+      <Pager label="Mailbox pages" prev={pages.prev} next={pages.next(data?.next ?? null)} />
+    </section>
+  );
+}
+
+interface Msg { msg_id: number; payload: string; priority: string; create_time: number; key: string | null; tags: string[]; reply_to?: string; correlation_id?: string }
+
+export function Mailbox({ tenant, address }: { tenant: string; address: string }) {
+  const detail = usePoll(() => get<MailboxDetail>(`/v0/mailboxes/${seg(address)}`), 5000, [tenant, address]);
+  const msgs = usePoll(() => mq9<{ messages: Msg[] }>(`$mq9.AI.MSG.QUERY.${address}`, { limit: 200 }), 5000, [tenant, address]);
+  const push = usePoll(async () => {
+    try {
+      return await mq9<{ subscriptions?: unknown[] }>(`$mq9.AI.PUSH.LIST.${address}`, {});
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return null; // a broker without push delivery
+      throw e;
+    }
+  }, 0, [tenant, address]);
+  const act = useAction();
+  const [payload, setPayload] = useState("");
+  const [priority, setPriority] = useState("normal");
+  const reload = () => {
+    detail.reload();
+    msgs.reload();
+  };
+  const d = detail.data;
+  if (!d) return <Status error={detail.error}>Loading…</Status>;
+  const byLane = (lane: string) => (msgs.data?.messages ?? []).filter((m) => m.priority === lane);
+  return (
+    <section aria-labelledby="mailbox-h">
+      <h2 id="mailbox-h">Mailbox {d.mail_address}</h2>
+      <p>Created {time(d.created_at)}, expires {time(d.expires_at)}{d.ttl ? ` (TTL ${count(d.ttl)} s)` : ""}; next msg_id {d.next_msg_id}; {count(d.delayed)} delayed.</p>
+      <Status error={act.error ?? msgs.error}>{act.note}</Status>
+      <form class="box" aria-labelledby="send-h" onSubmit={(e) => {
+        e.preventDefault();
+        void act.run(async () => {
+          const r = await mq9<{ msg_id: number }>(`$mq9.AI.MSG.SEND.${address}`, payload, { "mq9-priority": priority });
+          setPayload("");
+          reload();
+          return `sent msg_id ${r.msg_id}`;
+        });
+      }}>
+        <h3 id="send-h">Send a message</h3>
+        <label>Payload <textarea value={payload} rows={2} onInput={(e) => setPayload(e.currentTarget.value)} /></label>
+        <label>Priority <select value={priority} onChange={(e) => setPriority(e.currentTarget.value)}>
+          <option>normal</option><option>urgent</option><option>critical</option>
+        </select></label>
+        <button disabled={act.busy}>Send</button>
+      </form>
+      {(["critical", "urgent", "normal"] as const).map((lane) => (
+        <Table caption={`${lane} lane: ${count(d.lanes[lane].messages)} messages, ${bytes(d.lanes[lane].bytes)}`} numeric={[0]}
+          head={["msg_id", "Payload", "Key", "Tags", "Created", ""]}
+          rows={byLane(lane).map((m) => [m.msg_id, payloadText(m.payload), m.key ?? "–", m.tags.join(", ") || "–", time(new Date(m.create_time * 1000).toISOString()),
+            <button class="danger" aria-label={`Delete message ${m.msg_id}`} onClick={() => void act.run(async () => {
+              await mq9(`$mq9.AI.MSG.DELETE.${address}.${m.msg_id}`, "");
+              reload();
+              return `deleted msg_id ${m.msg_id}`;
+            })}>Delete</button>])} />
+      ))}
+      <Table caption={`Consumer groups (${count(d.groups_total)}): every msg_id below a floor is acknowledged`} numeric={[1, 2, 3]}
+        head={["Group", "Critical floor", "Urgent floor", "Normal floor"]}
+        rows={d.groups.map((g) => [g.group_name, g.floors.critical, g.floors.urgent, g.floors.normal])} />
+      {push.data?.subscriptions && (
+        <Table caption="Push subscriptions" head={["Subscription"]} rows={push.data.subscriptions.map((s) => [JSON.stringify(s)])} />
+      )}
+    </section>
+  );
+}

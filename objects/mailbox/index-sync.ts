@@ -1,0 +1,111 @@
+/**
+ * One Mailbox's entry in its tenant's MailboxIndex (objects/mailbox-index/):
+ * the update the index is owed — "add" after a CREATE, "remove" after the
+ * mailbox expired — kept in table `index_sync` (at most one row) and
+ * written in the SAME transaction as the CREATE or the expiry, so it is
+ * exactly as durable as the change it describes. After the commit it is
+ * sent without the reply waiting for it (`push`), and deleted once the index
+ * answered (after a removal, with its table); a failed send is retried from
+ * the mailbox's alarm (1 s, doubling to 1 min), also after a restart. The CREATE hot path pays one small row
+ * in its own transaction, no round trip.
+ */
+import type { Env } from "../env";
+import { mailboxIndexStub } from "../mailbox-index/stub";
+
+/** The pending update. */
+interface Pending {
+  op: "add" | "remove";
+  address: string;
+  createdMs: number;
+  expiresMs: number | null;
+}
+
+const FIRST_RETRY_MS = 1_000;
+const MAX_RETRY_MS = 60_000;
+
+export class IndexSync {
+  private pending: Pending | null = null;
+  private ready = false;
+  private retryMs = FIRST_RETRY_MS;
+  private sending = false;
+
+  /**
+   * @param tenant the mailbox's tenant (null: an object not addressed by name — no index)
+   * @param schedule arms the mailbox's alarm for a retry at `at` (ms), or clears it (null)
+   */
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly env: Env,
+    private readonly tenant: string | null,
+    private readonly schedule: (at: number | null) => void,
+  ) {}
+
+  /** Loads an update left pending before a restart and sends it. Call once the object is loaded. */
+  resume(): void {
+    const sql = this.storage.sql;
+    if (sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'index_sync'").toArray().length === 0) return;
+    this.ready = true;
+    const r = sql.exec<{ op: string; address: string; created_ms: number; expires_ms: number | null }>(
+      "SELECT op, address, created_ms, expires_ms FROM index_sync WHERE k = 0").toArray()[0];
+    if (!r) return;
+    this.pending = { op: r.op === "remove" ? "remove" : "add", address: r.address, createdMs: r.created_ms, expiresMs: r.expires_ms };
+    this.push();
+  }
+
+  /** Inside the CREATE's transaction: the index must list the mailbox. */
+  added(address: string, createdMs: number, expiresMs: number | null): void {
+    this.write({ op: "add", address, createdMs, expiresMs });
+  }
+
+  /** Inside the expiry's transaction: the index must forget the mailbox created at `createdMs`. */
+  removed(address: string, createdMs: number): void {
+    this.write({ op: "remove", address, createdMs, expiresMs: null });
+  }
+
+  /** After the commit: sends the pending update (fire and forget; a failure schedules a retry). */
+  push(): void {
+    const p = this.pending;
+    if (!p || this.sending || this.tenant === null) return;
+    this.sending = true;
+    const index = mailboxIndexStub(this.env, this.tenant);
+    const call = p.op === "add"
+      ? index.add({ address: p.address, created_ms: p.createdMs, expires_ms: p.expiresMs })
+      : index.remove(p.address, p.createdMs);
+    void Promise.resolve(call).then(() => {
+      this.sending = false;
+      this.retryMs = FIRST_RETRY_MS;
+      if (this.pending !== p) return this.push(); // a newer update arrived meanwhile
+      this.pending = null;
+      if (this.ready && p.op === "remove") {
+        this.storage.sql.exec("DROP TABLE index_sync"); // an expired mailbox leaves no row behind
+        this.ready = false;
+      } else if (this.ready) {
+        this.storage.sql.exec("DELETE FROM index_sync WHERE k = 0");
+      }
+      this.schedule(null);
+    }, () => {
+      this.sending = false;
+      this.schedule(Date.now() + this.retryMs);
+      this.retryMs = Math.min(MAX_RETRY_MS, this.retryMs * 2);
+    });
+  }
+
+  /** The mailbox's storage was deleted (tenant purge): nothing is pending any more (the index is purged too). */
+  forget(): void {
+    this.pending = null;
+    this.ready = false;
+    this.schedule(null);
+  }
+
+  private write(p: Pending): void {
+    if (this.tenant === null) return;
+    if (!this.ready) {
+      this.storage.sql.exec(`CREATE TABLE IF NOT EXISTS index_sync(k INTEGER PRIMARY KEY CHECK (k = 0), op TEXT NOT NULL,
+        address TEXT NOT NULL, created_ms INTEGER NOT NULL, expires_ms INTEGER)`);
+      this.ready = true;
+    }
+    this.storage.sql.exec("INSERT OR REPLACE INTO index_sync(k, op, address, created_ms, expires_ms) VALUES (0, ?, ?, ?, ?)",
+      p.op, p.address, p.createdMs, p.expiresMs);
+    this.pending = p;
+  }
+}

@@ -1,0 +1,24 @@
+/** Bounded fan-out of object calls. */
+
+/**
+ * Runs `fn` over `items` with at most `limit` calls in flight; results in
+ * input order. Rejects with the first failure (calls already started finish
+ * on their own).
+ */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+/** [0, 1, …, n − 1]. */
+export function range(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i);
+}

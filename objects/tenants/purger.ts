@@ -1,0 +1,90 @@
+/**
+ * One step of a deleted tenant's purge (purge.ts): the calls to the
+ * tenant's objects. Each object's `purge()` deletes all of its storage and
+ * is safe to call twice, so a step that failed half way (or was cut off by
+ * a crash) is simply run again with the same state.
+ */
+import type { Env } from "../env";
+import { registryStub } from "../registry/stub";
+import { partitionStub } from "../partition/stub";
+import { groupStub } from "../group/stub";
+import { freshMailboxTarget } from "../mq9/stubs";
+import { agentRegistryStub } from "../agents/stub";
+import { mailboxIndexStub } from "../mailbox-index/stub";
+import { usageIndexStub, usageStub } from "../usage/stub";
+import type { PurgeTarget } from "../registry/purge-targets";
+import { mapLimit } from "../shared/concurrency";
+import { withDeadline } from "../session/faults";
+import { PURGE_PAGE, nextPhase, type PurgeState } from "./purge";
+
+/** Object calls in flight at once inside a step. */
+const FANOUT = 16;
+
+/**
+ * Runs the step the state is at and returns the state after it (the caller
+ * stores it). A `waiting` purge before its start time is returned as it is.
+ * @throws when a call failed: nothing of the state moved on (retry the same step)
+ */
+export async function purgeStep(env: Env, tenant: string, s: PurgeState, now: number): Promise<PurgeState> {
+  const done = (patch: Partial<PurgeState>): PurgeState => ({ ...s, ...patch, steps: s.steps + 1, lastError: null, failures: 0 });
+  const advance = (patch: Partial<PurgeState> = {}): PurgeState => done({ ...patch, phase: nextPhase(s.phase), cursor: null });
+  const registry = registryStub(env, tenant);
+  const index = mailboxIndexStub(env, tenant);
+  switch (s.phase) {
+    case "waiting": {
+      if (now < s.startAt) return s;
+      const [t, mailboxes] = await Promise.all([withDeadline(registry.purgeTotals()), withDeadline(index.count())]);
+      return advance({ startedAt: now, estimated: { groups: t.groups, partitions: t.partitions, mailboxes } });
+    }
+    case "topics": {
+      const page = await withDeadline(registry.purgeTargets(s.cursor, PURGE_PAGE));
+      const counts = await purgeTargets(env, tenant, page.targets);
+      const purged = { ...s.purged, groups: s.purged.groups + counts.groups, partitions: s.purged.partitions + counts.partitions };
+      return page.next === null ? advance({ purged }) : done({ purged, cursor: page.next });
+    }
+    case "mailboxes": {
+      const page = await withDeadline(index.page(s.cursor, PURGE_PAGE));
+      await mapLimit(page.mailboxes, FANOUT, (m) => withDeadline(freshMailboxTarget(env, tenant, m.address).stub.purge()));
+      const purged = { ...s.purged, mailboxes: s.purged.mailboxes + page.mailboxes.length };
+      return page.next === null ? advance({ purged }) : done({ purged, cursor: page.next });
+    }
+    case "agents":
+      await withDeadline(agentRegistryStub(env, tenant).purge());
+      return advance();
+    case "registry":
+      await withDeadline(registry.purge());
+      return advance();
+    case "mailbox-index":
+      await withDeadline(index.purge());
+      return advance();
+    case "usage":
+      await withDeadline(usageStub(env, tenant).purge());
+      await withDeadline(usageIndexStub(env).removeTenant(tenant));
+      return advance({ finishedAt: now });
+    case "done":
+      return s;
+  }
+}
+
+/**
+ * Purges one page: groups, and partitions — whose answer names the groups
+ * they had positions for, purged too (groups from before the registry's
+ * group index). Returns how many of each were purged.
+ */
+async function purgeTargets(env: Env, tenant: string, targets: readonly PurgeTarget[]): Promise<{ groups: number; partitions: number }> {
+  let groups = 0, partitions = 0;
+  const found: { incarnation: number; topicId: number; group: string }[] = [];
+  await mapLimit(targets, FANOUT, async (t) => {
+    if (t.kind === "group") {
+      await withDeadline(groupStub(env, tenant, t.incarnation, t.topicId, t.group).purge());
+      groups++;
+    } else {
+      const r = await withDeadline(partitionStub(env, tenant, t.incarnation, t.topicId, t.partition).purge());
+      for (const g of r.groups) found.push({ incarnation: t.incarnation, topicId: t.topicId, group: g });
+      partitions++;
+    }
+  });
+  const unique = [...new Map(found.map((g) => [`${g.incarnation}/${g.topicId}/${g.group}`, g])).values()];
+  await mapLimit(unique, FANOUT, (g) => withDeadline(groupStub(env, tenant, g.incarnation, g.topicId, g.group).purge()));
+  return { groups, partitions };
+}

@@ -1,0 +1,220 @@
+/**
+ * The web console (docs/console.md) in a real browser — Debian Chromium
+ * driven by playwright-core — against the real local broker with tokens:
+ * sign in with a tenant token; create a topic and see it listed; publish
+ * with the CLI and see the record count and a consumer group's lag change;
+ * reset the group and see the lag return; open a mailbox and see a message
+ * sent over HTTP (node fetch, as curl would); DISCOVER ranks the expected
+ * agent first; another tenant's token does not see the topic. No page
+ * breaks the Content-Security-Policy; the layout reflows at 200 % zoom.
+ * Screenshots of every page go to test-artifacts/console/ (gitignored).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PACKAGE_ROOT, startLocalBroker, type LocalBroker } from "../../client/local/broker";
+import { runCli } from "../fixtures/cli-run";
+
+const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const ACME = "console-token-acme";
+const BETA = "console-token-beta";
+const SHOTS = resolve(PACKAGE_ROOT, "test-artifacts/console");
+
+let broker: LocalBroker;
+let stateDir: string;
+let browser: Browser;
+/** Every CSP violation and page error seen by any page. */
+const problems: string[] = [];
+
+beforeAll(async () => {
+  stateDir = mkdtempSync(join(tmpdir(), "mortarmq-e2e-console-"));
+  broker = await startLocalBroker({ stateDir, port: 0, vars: { AUTH_TOKENS: `${ACME}:acme,${BETA}:beta`, TELEMETRY_FLUSH_MS: "1000" } });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  mkdirSync(SHOTS, { recursive: true });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await broker?.stop();
+  if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+});
+
+/** A new tab signed in with `token` (the login form), on the overview. */
+async function signedIn(token: string, viewport = { width: 1280, height: 900 }): Promise<Page> {
+  const page = await browser.newPage({ viewport });
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("console", (m) => { if (/Content.Security.Policy|Refused to/i.test(m.text())) problems.push(m.text()); });
+  await page.goto(`${broker.url}/console`);
+  await page.getByLabel("Token").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: /^Overview of tenant / }).waitFor();
+  return page;
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+const cliEnv = () => ({ MORTARMQ_URL: broker.url, MORTARMQ_TOKEN: ACME });
+
+async function mq9(token: string, subject: string, body: string | object, headers: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  const res = await fetch(`${broker.url}/mq9/${subject}`, { method: "POST", headers: { authorization: `Bearer ${token}`, ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  return (await res.json()) as Record<string, unknown>;
+}
+
+describe("the web console in Chromium", () => {
+  it("asks for a token, and refuses a wrong one", async () => {
+    const page = await browser.newPage();
+    await page.goto(`${broker.url}/console`);
+    await page.getByLabel("Token").fill("not-a-token");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toMatch(/refused the token/);
+    expect(await page.evaluate(() => location.href)).not.toContain("not-a-token");
+    await shot(page, "login");
+    await page.close();
+  });
+
+  it("topics: create, publish with the CLI, a group's lag, reset — then overview and a foreign tenant", async () => {
+    const page = await signedIn(ACME);
+    expect(await page.evaluate(() => sessionStorage.getItem("mortarmq.token"))).toBe(ACME);
+    await page.getByRole("link", { name: "Topics", exact: true }).click();
+    await page.getByLabel("New topic").fill("orders");
+    await page.getByLabel("Partitions").fill("2");
+    await page.getByRole("button", { name: "Create topic" }).click();
+    await page.getByText("created topic orders (2 partitions) and orders.dlq").waitFor();
+    const row = page.locator("tr", { has: page.getByRole("link", { name: "orders", exact: true }) });
+    await row.waitFor();
+    expect(await row.locator("td").allTextContents()).toEqual(["orders", "2", "0", "0 B", "0", "0", "7 d"]);
+
+    const file = join(stateDir, "orders.txt");
+    writeFileSync(file, Array.from({ length: 10 }, (_, i) => `order ${i + 1}`).join("\n") + "\n");
+    const pub = await runCli(["pub", "orders", "--file", file], cliEnv());
+    expect(pub.code, pub.stderr).toBe(0);
+    const sub = await runCli(["sub", "orders", "--group", "billing", "--count", "3"], cliEnv());
+    expect(sub.code, sub.stderr).toBe(0);
+    // The list refreshes every 5 s: 10 records ("order 1" … "order 10": 71 bytes), one group, lag 7.
+    await page.waitForFunction(() => Array.from(document.querySelectorAll("tr")).some((tr) =>
+      Array.from(tr.querySelectorAll("td")).map((td) => td.textContent).join("|") === "orders|2|10|71 B|1|7|7 d"), null, { timeout: 20_000 });
+
+    await row.getByRole("link", { name: "orders", exact: true }).click();
+    await page.getByRole("heading", { name: "Topic orders" }).waitFor();
+    await page.getByText(/^Lag 7 messages, 0 in flight, 0 dead-lettered, 0 members/).waitFor();
+    const parts = page.getByRole("table", { name: "Partitions" });
+    expect(await parts.locator("tbody tr").evaluateAll((rows) => rows.map((r) => Array.from(r.querySelectorAll("td")).slice(0, 4).map((td) => td.textContent)))).toEqual([
+      ["0", "1", "5", "5"], ["1", "1", "5", "5"],
+    ]);
+    await page.waitForTimeout(3500); // a second lag sample for the chart
+    await page.getByLabel("Reset to").selectOption("earliest");
+    await page.getByRole("button", { name: "Reset group billing" }).click();
+    await page.getByText(/^Lag 10 messages/).waitFor({ timeout: 10_000 });
+    await page.waitForTimeout(3500);
+
+    await page.getByLabel("Value").fill("from the console");
+    await page.getByRole("button", { name: "Publish" }).click();
+    await page.getByText(/^published to partition 0 at sequence 6$/).waitFor();
+    await page.getByLabel("Last N").fill("2");
+    await page.getByRole("button", { name: "Peek" }).click();
+    const peek = page.getByRole("table", { name: "Newest records of partition 0" });
+    await peek.waitFor();
+    expect(await peek.locator("tbody tr td:nth-child(3)").allTextContents()).toEqual(["order 9", "from the console"]);
+    await shot(page, "topic");
+    await page.screenshot({ path: join(SHOTS, "topic-top.png") }); // the first screen (docs/console.md)
+
+    await page.getByRole("link", { name: "Overview" }).click();
+    await page.waitForFunction(() => /Messages in/.test(document.body.textContent ?? ""));
+    await page.waitForTimeout(6000); // the counts of the CLI's connections arrive with their reports (1 s) and the next refresh (5 s)
+    await expect(page.locator(".tiles").textContent()).resolves.toContain("Topics1");
+    await shot(page, "overview");
+    await page.close();
+
+    // Another tenant's token sees none of it; asking for acme by name is refused.
+    const other = await signedIn(BETA);
+    await other.getByRole("link", { name: "Topics", exact: true }).click();
+    await other.getByText("0 topics in tenant beta").waitFor();
+    expect(await other.getByRole("link", { name: "orders", exact: true }).count()).toBe(0);
+    const foreign = await other.evaluate(async (t) => (await fetch("/v0/topics?tenant=acme", { headers: { authorization: `Bearer ${t}` } })).status, BETA);
+    expect(foreign).toBe(403);
+    await other.close();
+  });
+
+  it("mailboxes: a message sent over HTTP shows in its lane; the CLI lists the mailbox", async () => {
+    expect((await mq9(ACME, "$mq9.AI.MAILBOX.CREATE", { name: "task.inbox", ttl: 3600 })).error).toBe("");
+    expect((await mq9(ACME, "$mq9.AI.MSG.SEND.task.inbox", "hello from curl", { "mq9-priority": "urgent" })).msg_id).toBe(0);
+    const list = await runCli(["mq9", "list", "task."], cliEnv());
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/^MAIL_ADDRESS\s+CREATED\s+EXPIRES\ntask\.inbox\s+\d{4}-/);
+
+    const page = await signedIn(ACME);
+    await page.getByRole("link", { name: "Mailboxes" }).click();
+    await page.getByLabel("Filter by prefix").fill("task");
+    await page.getByRole("link", { name: "task.inbox" }).click();
+    await page.getByRole("heading", { name: "Mailbox task.inbox" }).waitFor();
+    const urgent = page.getByRole("table", { name: /^urgent lane: 1 messages, 15 B/ });
+    await urgent.waitFor();
+    expect(await urgent.locator("tbody tr td").nth(1).textContent()).toBe("hello from curl");
+    await page.getByLabel("Payload").fill("sent from the console");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.getByText("sent msg_id 1").waitFor();
+    await page.getByRole("table", { name: /^normal lane: 1 messages/ }).waitFor();
+    await shot(page, "mailbox");
+    await page.getByRole("button", { name: "Delete message 1" }).click();
+    await page.getByText("deleted msg_id 1").waitFor();
+    await page.getByRole("table", { name: /^normal lane: 0 messages/ }).waitFor();
+    await page.getByRole("link", { name: "Mailboxes" }).click();
+    await page.getByRole("link", { name: "task.inbox" }).waitFor();
+    await shot(page, "mailboxes");
+    await page.close();
+  });
+
+  it("agents: DISCOVER ranks the expected agent first", async () => {
+    for (const card of [
+      { name: "weather", description: "forecasts rain and temperature for a city", mailbox: "agent.weather.inbox" },
+      { name: "translator", description: "translates documents between English and German", mailbox: "agent.translator.inbox" },
+      { name: "summarizer", description: "summarizes long documents into short notes", mailbox: "agent.summarizer.inbox" },
+    ]) expect((await mq9(ACME, "$mq9.AI.AGENT.REGISTER", card)).error).toBe("");
+    expect((await mq9(ACME, "$mq9.AI.AGENT.REPORT", { name: "translator", status: "busy" })).error).toBe("");
+    const page = await signedIn(ACME);
+    await page.getByRole("link", { name: "Agents" }).click();
+    const agents = page.getByRole("table", { name: "Registered agents, oldest first" });
+    await agents.locator("tbody tr", { hasText: "translator" }).waitFor();
+    expect(await agents.locator("tbody tr", { hasText: "translator" }).locator("td").nth(3).textContent()).toMatch(/^\{"name":"translator","status":"busy"\} at /);
+    for (const [mode, query] of [["Text (keywords)", "translate German"], ["Semantic (description)", "convert a text into another language"]] as const) {
+      await page.getByLabel(mode).check();
+      await page.getByLabel("Query").fill(query);
+      await page.getByRole("button", { name: "Discover" }).click();
+      await page.getByRole("list", { name: "Ranked results" }).locator("li").first().waitFor();
+      expect(await page.getByRole("list", { name: "Ranked results" }).locator("li strong").first().textContent(), mode).toBe("translator");
+    }
+    await shot(page, "agents");
+    await page.getByRole("link", { name: "Usage" }).click();
+    await page.getByRole("table", { name: "Quotas" }).waitFor();
+    await shot(page, "usage");
+    await page.close();
+  });
+
+  it("keyboard and 200 % zoom: a skip link first, pages reachable by Tab and Enter, no horizontal scrolling", async () => {
+    const page = await signedIn(ACME, { width: 640, height: 450 }); // 1280×900 at 200 %
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+    let found = false;
+    for (let i = 0; i < 10 && !found; i++) {
+      await page.keyboard.press("Tab");
+      found = (await page.evaluate(() => document.activeElement?.textContent)) === "Topics";
+    }
+    expect(found).toBe(true);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Topics" }).waitFor();
+    for (const p of ["overview", "topics", "topics/orders", "mailboxes", "mailboxes/task.inbox", "agents", "usage"]) {
+      await page.evaluate((h) => { location.hash = h; }, `#/${p}`);
+      await page.waitForTimeout(800);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow, p).toBeLessThanOrEqual(0);
+    }
+    await shot(page, "zoom-200");
+    await page.close();
+    expect(problems).toEqual([]);
+  });
+});

@@ -1,0 +1,131 @@
+/**
+ * Consumer-group management over HTTP (DESIGN.md §8; docs/groups.md), per
+ * tenant — a tenant's token manages its own groups; the operator token (or
+ * anyone on an open broker) names the tenant with `?tenant=` (default
+ * `default`), as `/stats` does (access.ts):
+ *
+ * | route | answer |
+ * |---|---|
+ * | `GET /v0/topics/:topic/groups` | 200 `{tenant, topic, topic_id, groups: [...]}` |
+ * | `GET /v0/topics/:topic/groups/:group` | 200 the group document; 404 |
+ * | `DELETE /v0/topics/:topic/groups/:group[?force=1]` | 200 `{deleted: true, removed_members}`; 409 while it has members (without force); 404 |
+ * | `POST /v0/topics/:topic/groups/:group/reset` `{to, partition?}` | 200 where each partition moves; 400; 404 |
+ * | `POST /v0/topics/:topic/groups/:group/pause` `{until}` | 200 the group document; 400; 404 |
+ * | `POST /v0/topics/:topic/groups/:group/resume` | 200 the group document; 404 |
+ *
+ * `:topic` and `:group` are URL-encoded names (UTF-8, 1–255 bytes). The
+ * routes only resolve the topic and call the ConsumerGroup object
+ * (objects/group/), which holds the logic. A failing object call → 503.
+ */
+import type { Context, Hono } from "hono";
+import type { Env } from "../../objects/env";
+import { MAX_GROUP_LEN, MAX_TOPIC_LEN } from "../../wire/mortar/constants";
+import {
+  formatResetTarget, parseResetTarget, pauseBodySchema, resetBodySchema, type DeleteAnswer, type GroupDoc, type ResetAnswer,
+} from "../../wire/admin/groups";
+import { registryStub } from "../../objects/registry/stub";
+import { groupStub } from "../../objects/group/stub";
+import { listGroups } from "../../objects/group/listing";
+import type { TopicInfo } from "../../objects/registry/rpc";
+import type { AdminResult } from "../../objects/tenants/rpc";
+import type { GroupDescription } from "../../objects/group/describe";
+import { UNAUTHORIZED_HEADERS, operatorAccess, scopedTenant } from "./access";
+import { jsonBody } from "./json-body";
+
+type Ctx = Context<{ Bindings: Env }>;
+
+/** What every route resolved before its own work. */
+interface Scope {
+  tenant: string;
+  topic: TopicInfo;
+  /** The group name (routes under `/groups/:group`). */
+  group: string;
+}
+
+const te = new TextEncoder();
+
+/** Registers the routes on `app`. */
+export function registerGroupAdmin(app: Hono<{ Bindings: Env }>): void {
+  app.get("/v0/topics/:topic/groups", scoped(false, async (c, s) =>
+    c.json({ tenant: s.tenant, topic: s.topic.name, topic_id: s.topic.topicId, groups: await listGroups(c.env, s.tenant, s.topic) })));
+
+  app.get("/v0/topics/:topic/groups/:group", scoped(true, async (c, s) => document(c, s, await stubOf(c, s).describe())));
+
+  app.delete("/v0/topics/:topic/groups/:group", scoped(true, async (c, s) => {
+    const force = /^(1|true|yes)$/i.test(c.req.query("force") ?? "");
+    const r = await stubOf(c, s).deleteGroup(force);
+    if (!r.ok) return c.json({ error: r.error }, r.status);
+    const answer: DeleteAnswer = { tenant: s.tenant, topic: s.topic.name, group: s.group, deleted: true, removed_members: r.value.removedMembers };
+    return c.json(answer);
+  }));
+
+  app.post("/v0/topics/:topic/groups/:group/reset", scoped(true, async (c, s) => {
+    const body = await jsonBody(c, resetBodySchema, true);
+    if ("error" in body) return c.json({ error: body.error }, 400);
+    const target = parseResetTarget(body.value.to);
+    if ("error" in target) return c.json({ error: `to: ${target.error}` }, 400);
+    const r = await stubOf(c, s).reset(target, body.value.partition ?? null);
+    if (!r.ok) return c.json({ error: r.error }, r.status);
+    const answer: ResetAnswer = {
+      tenant: s.tenant, topic: s.topic.name, group: s.group, to: formatResetTarget(target),
+      partitions: r.value.map((p) => ({ partition: p.partition, next_sequence: p.nextSequence, committed_floor: Math.max(0, p.nextSequence - 1), pending: p.pending })),
+    };
+    return c.json(answer);
+  }));
+
+  app.post("/v0/topics/:topic/groups/:group/pause", scoped(true, async (c, s) => {
+    const body = await jsonBody(c, pauseBodySchema, true);
+    if ("error" in body) return c.json({ error: body.error }, 400);
+    const r = await stubOf(c, s).pause(Date.parse(body.value.until));
+    if (!r.ok) return c.json({ error: r.error }, r.status);
+    return document(c, s, await stubOf(c, s).describe());
+  }));
+
+  app.post("/v0/topics/:topic/groups/:group/resume", scoped(true, async (c, s) => {
+    const r = await stubOf(c, s).pause(null);
+    if (!r.ok) return c.json({ error: r.error }, r.status);
+    return document(c, s, await stubOf(c, s).describe());
+  }));
+}
+
+function stubOf(c: Ctx, s: Scope) {
+  return groupStub(c.env, s.tenant, s.topic.incarnation, s.topic.topicId, s.group);
+}
+
+/** A describe result as the group document (the topic's name added). */
+function document(c: Ctx, s: Scope, r: AdminResult<GroupDescription>): Response {
+  if (!r.ok) return c.json({ error: r.error }, r.status);
+  const doc: GroupDoc = { ...r.value, topic: s.topic.name };
+  return c.json(doc);
+}
+
+/**
+ * Wraps a handler: access (401/403 like /stats), the tenant, valid names
+ * (400), the topic (404 when it does not exist), and a failing object call
+ * → 503 with the reason.
+ */
+function scoped(withGroup: boolean, fn: (c: Ctx, s: Scope) => Promise<Response>): (c: Ctx) => Promise<Response> {
+  return async (c) => {
+    const access = await operatorAccess(c.env, c.req.header("authorization"));
+    if (access.kind === "denied") return c.json({ error: access.error }, access.status, UNAUTHORIZED_HEADERS);
+    const t = scopedTenant(access, c.req.query("tenant"));
+    if ("error" in t) return c.json({ error: t.error }, t.status);
+    const topicName = c.req.param("topic") ?? "";
+    const group = withGroup ? c.req.param("group") ?? "" : "";
+    const bad = checkName("topic", topicName, MAX_TOPIC_LEN) ?? (withGroup ? checkName("group", group, MAX_GROUP_LEN) : null);
+    if (bad) return c.json({ error: bad }, 400);
+    try {
+      const topic = await registryStub(c.env, t.tenant).find(topicName);
+      if (!topic) return c.json({ error: `topic "${topicName}" does not exist` }, 404);
+      return await fn(c, { tenant: t.tenant, topic, group });
+    } catch (e) {
+      return c.json({ error: `the broker's objects did not answer: ${e instanceof Error ? e.message : String(e)}` }, 503);
+    }
+  };
+}
+
+/** An error text when `name` is not 1..max bytes (as the wire protocol requires), else null. */
+function checkName(what: string, name: string, max: number): string | null {
+  const n = te.encode(name).length;
+  return n >= 1 && n <= max ? null : `${what} name must be 1-${max} bytes of UTF-8 (URL-encoded in the path)`;
+}
