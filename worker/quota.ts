@@ -45,6 +45,6 @@ export function httpQuota(env: Env, tenant: string, state: TenantState | undefin
   };
   return {
     admitSend: async (bytes) => (await gate()).admitAsync(bytes),
-    admitCreate: () => admitMailbox(env, tenant), // every tenant: the mailbox limits (objects/tenants/mailbox-limits.ts)
+    admitCreate: (address) => admitMailbox(env, tenant, address), // every tenant: the mailbox limits (objects/tenants/mailbox-limits.ts)
   };
 }

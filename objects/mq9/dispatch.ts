@@ -187,13 +187,15 @@ async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9Req
   const ttlSec = spec.ttlSec ?? DEFAULT_MAILBOX_TTL_S;
   if (spec.name !== null) assertMailAddress(spec.name);
   let granted: CreateAdmission = CREATE_ADMITTED;
-  // every CREATE is under the tenant's mailbox limits (objects/tenants/mailbox-limits.ts)
-  const admission = (ctx.quota ? ctx.quota.admitCreate() : admitMailbox(env, tenant)).then((a) => {
+  let address = spec.name ?? generateMailAddress();
+  // every CREATE is under the tenant's mailbox limits (objects/tenants/mailbox-limits.ts); the
+  // count reserves the first address (a generated one that collides is rare: its slot lapses)
+  const admission = (ctx.quota ? ctx.quota.admitCreate(address) : admitMailbox(env, tenant, address)).then((a) => {
     granted = a;
     return a.ok ? null : a.refuse;
   });
   for (let attempt = 0; ; attempt++) {
-    const address = spec.name ?? generateMailAddress();
+    if (attempt > 0) address = generateMailAddress();
     const t = mailboxTarget(env, tenant, address, ctx);
     let r: MailboxResult | { refused: Refusal };
     try {

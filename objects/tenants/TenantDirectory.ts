@@ -13,8 +13,9 @@
  * - **Index** (`tenants-index/all`, tenantIndexStub): the list of directory
  *   tenants (a Worker cannot enumerate objects), for `GET /admin/tenants`.
  *
- * Reads of the tenant's stored bytes and mailbox count come from its
- * UsageAggregator (counting pipeline), cached here for STATE_CACHE_MS.
+ * Reads of the tenant's stored bytes come from its UsageAggregator
+ * (counting pipeline), cached here for STATE_CACHE_MS; its mailbox count
+ * from its MailboxIndex (exact, asked per CREATE).
  *
  * A deleted tenant's data is purged from this object's alarm, one bounded
  * step per run (purge.ts, purger.ts); the record stays, with the purge's
@@ -26,7 +27,8 @@ import { UNLIMITED, timingSafeEqualStr, type Quotas, type TenantDoc, type Issued
 import { series } from "../usage/catalog";
 import { telemetryFlushMs, tenantOfName, usageStub } from "../usage/stub";
 import { RateBucket } from "./bucket";
-import { CREATE_BURST_S, RecentAdmissions, mailboxLimits } from "./mailbox-limits";
+import { CREATE_BURST_S, mailboxLimits } from "./mailbox-limits";
+import { mailboxIndexStub } from "../mailbox-index/stub";
 import { newIssuedToken } from "./crypto";
 import { TenantStore, type DirectoryRow, type TenantRecord, type TokenRow } from "./store";
 import { leaseTtlMs, purgeDelayMs } from "./stub";
@@ -34,17 +36,12 @@ import { newPurge, nextStepAt, purgeDoc, type PurgeState } from "./purge";
 import { purgeStep } from "./purger";
 import type { AdminResult, AdmitAnswer, ConnectAnswer, ConnectRequest, LeaseAnswer, TenantState } from "./rpc";
 
-/** How long a read of the tenant's usage (stored bytes, mailboxes) is reused, ms. */
+/** How long a read of the tenant's stored bytes is reused, ms. */
 export const STATE_CACHE_MS = 500;
-/**
- * How long an admitted CREATE may take to create its mailbox and have the
- * pipeline report it, on top of 2 flush intervals, before the count relies
- * on the gauge alone, ms (a CREATE of a loaded local broker took seconds).
- */
-export const CREATE_REPORT_SLACK_MS = 10_000;
+/** Retry-After of a CREATE over the tenant's mailbox count, ms (slots free as mailboxes expire or are deleted). */
+export const MAILBOX_QUOTA_RETRY_MS = 10_000;
 
 const STORED = [series("mortarmq_stored_bytes", { system: "mortar" }), series("mortarmq_stored_bytes", { system: "mq9" })];
-const MAILBOXES = series("mortarmq_mq9_mailboxes");
 
 const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
 
@@ -52,10 +49,8 @@ export class TenantDirectory extends DurableObject<Env> {
   private readonly store: TenantStore;
   private readonly tenant: string;
   private bucket: RateBucket | null = null;
-  private usageRead: { at: number; stored: number; mailboxes: number } | null = null;
+  private usageRead: { at: number; stored: number } | null = null;
   private usageReading: Promise<void> | null = null;
-  /** Times of mailbox CREATEs admitted recently (not yet in the pipeline's gauge). */
-  private readonly recentCreates = new RecentAdmissions();
   /** The tenant's mailbox-creation bucket (memory; mailbox-limits.ts). */
   private createBucket: RateBucket | null = null;
 
@@ -280,21 +275,20 @@ export class TenantDirectory extends DurableObject<Env> {
   }
 
   /**
-   * A mailbox CREATE, under the tenant's mailbox limits (mailbox-limits.ts:
-   * its quotas, else the broker's defaults — for every tenant):
+   * A mailbox CREATE of `address`, under the tenant's mailbox limits
+   * (mailbox-limits.ts: its quotas, else the broker's defaults — for every
+   * tenant):
    * - creation rate: one token of the tenant's bucket (`createsPerS`,
    *   holding CREATE_BURST_S seconds of it); none left → refused `rate`
    *   with the time until the next token;
-   * - count: admitted while the mailboxes that exist (the pipeline's gauge,
-   *   as read at time R) plus the CREATEs admitted since R − (2 flush
-   *   intervals + CREATE_REPORT_SLACK_MS) (possibly not in that gauge yet)
-   *   are below `maxMailboxes`. So a burst of CREATEs cannot overshoot
-   *   unless one takes longer than the slack to create and report; a
-   *   mailbox that did report within the window counts twice meanwhile (the
-   *   count may refuse a little below the limit while creating fast); a
-   *   mailbox that expired frees its slot once the pipeline reported it.
+   * - count: asked of the tenant's MailboxIndex (`admit`), which counts
+   *   exactly the mailboxes it lists plus the CREATEs admitted whose mailbox
+   *   is not listed yet; at `maxMailboxes` → refused `mailboxes`. A mailbox
+   *   frees its slot when its expiry (TTL) removes it from the index.
+   * `at` of an admission that reserved a slot is for `unadmitMailbox`.
+   * @throws when the index cannot be reached (the caller decides: connection-auth.ts admitMailbox)
    */
-  async admitMailbox(now = Date.now()): Promise<AdmitAnswer> {
+  async admitMailbox(address: string, now = Date.now()): Promise<AdmitAnswer> {
     const limits = mailboxLimits(this.env, this.store.quotas());
     const rate = limits.createsPerS;
     if (!this.createBucket || !this.createBucket.sameRates(rate, null)) this.createBucket = new RateBucket(rate, null, now, CREATE_BURST_S);
@@ -305,20 +299,16 @@ export class TenantDirectory extends DurableObject<Env> {
       };
     }
     const max = limits.maxMailboxes;
-    const usage = await this.usage(now);
-    const lag = 2 * telemetryFlushMs(this.env) + CREATE_REPORT_SLACK_MS;
-    this.recentCreates.pruneUpTo(now - lag - STATE_CACHE_MS - 1_000);
-    const pending = this.recentCreates.countAfter(usage.at - lag);
-    if (usage.mailboxes + pending >= max) {
-      return { ok: false, kind: "mailboxes", message: `mailbox quota exceeded: the tenant has ${usage.mailboxes + pending} mailboxes, quota ${max}; nothing was created`, retryAfterMs: lag };
+    const a = await mailboxIndexStub(this.env, this.tenant).admit(address, max, now);
+    if (!a.ok) {
+      return { ok: false, kind: "mailboxes", message: `mailbox quota exceeded: the tenant has ${a.count} mailboxes, quota ${max}; nothing was created`, retryAfterMs: MAILBOX_QUOTA_RETRY_MS };
     }
-    this.recentCreates.add(now);
-    return { ok: true, at: now };
+    return a.at === undefined ? { ok: true } : { ok: true, at: a.at };
   }
 
-  /** An admitted CREATE (`admitMailbox` answered `at`) created nothing: its count slot is free again (its rate token is not). */
-  unadmitMailbox(at: number): void {
-    this.recentCreates.remove(at);
+  /** An admitted CREATE of `address` (`admitMailbox` answered `at`) created nothing: its count slot is free again (its rate token is not). */
+  async unadmitMailbox(address: string, at: number): Promise<void> {
+    await mailboxIndexStub(this.env, this.tenant).release(address, at);
   }
 
   /** The tenant's quotas and storage state. */
@@ -348,14 +338,14 @@ export class TenantDirectory extends DurableObject<Env> {
     return null;
   }
 
-  /** Stored bytes and mailboxes from the UsageAggregator, read at most every STATE_CACHE_MS. */
-  private async usage(now: number): Promise<{ at: number; stored: number; mailboxes: number }> {
+  /** Stored bytes from the UsageAggregator, read at most every STATE_CACHE_MS. */
+  private async usage(now: number): Promise<{ at: number; stored: number }> {
     if (this.usageRead && now - this.usageRead.at < STATE_CACHE_MS) return this.usageRead;
     this.usageReading ??= (async () => {
       try {
         const agg = usageStub(this.env, this.tenant);
-        const [a, b, m] = await Promise.all([agg.seriesValue(STORED[0]!), agg.seriesValue(STORED[1]!), agg.seriesValue(MAILBOXES)]);
-        this.usageRead = { at: Date.now(), stored: Math.max(0, a + b), mailboxes: Math.max(0, m) };
+        const [a, b] = await Promise.all([agg.seriesValue(STORED[0]!), agg.seriesValue(STORED[1]!)]);
+        this.usageRead = { at: Date.now(), stored: Math.max(0, a + b) };
       } catch (e) {
         // Aggregator unreachable: keep the last read (quotas fail open until it answers again).
         console.warn(`TenantDirectory ${this.tenant}: usage read failed: ${e instanceof Error ? e.message : String(e)}`);
@@ -364,7 +354,7 @@ export class TenantDirectory extends DurableObject<Env> {
       }
     })();
     await this.usageReading;
-    return this.usageRead ?? { at: 0, stored: 0, mailboxes: 0 };
+    return this.usageRead ?? { at: 0, stored: 0 };
   }
 
   private doc(rec: TenantRecord | null): TenantDoc {

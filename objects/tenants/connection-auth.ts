@@ -39,8 +39,8 @@ export interface Mq9Quota {
    * place among the connection's requests while it waits for a lease.
    */
   admitSend(bytes: number): Promise<Refusal | null>;
-  /** A mailbox CREATE (creation rate and mailbox count, mailbox-limits.ts): asks the tenant's directory object; resolves admitted or refused. */
-  admitCreate(): Promise<CreateAdmission>;
+  /** A mailbox CREATE of `address` (creation rate and mailbox count, mailbox-limits.ts): asks the tenant's directory object; resolves admitted or refused. */
+  admitCreate(address: string): Promise<CreateAdmission>;
 }
 import { revalidateMs, tenantStub } from "./stub";
 import { RETRY_AFTER_S, faultKind, logOverload } from "../shared/platform-faults";
@@ -157,15 +157,15 @@ export class ConnectionAuth {
   mq9Quota(): Mq9Quota {
     return {
       admitSend: (bytes) => (this.snap ? this.gate().admitAsync(bytes) : NO_REFUSAL),
-      admitCreate: () => this.admitMailbox(),
+      admitCreate: (address) => this.admitMailbox(address),
     };
   }
 
   /** A mailbox CREATE under the tenant's mailbox limits (one call to its directory object; none before authentication). */
-  admitMailbox(): Promise<CreateAdmission> {
+  admitMailbox(address: string): Promise<CreateAdmission> {
     const s = this.snap;
     if (!s) return CREATE_ADMITTED_NOW;
-    return admitMailbox(this.env, s.tenant);
+    return admitMailbox(this.env, s.tenant, address);
   }
 
   private adopt(s: ConnectionAuthSnapshot): void {
@@ -188,13 +188,13 @@ export class ConnectionAuth {
  * is overloaded (out of memory, the object over its limits): then it is
  * refused, since admitting more objects is what an overload cannot take.
  */
-export async function admitMailbox(env: Env, tenant: string): Promise<CreateAdmission> {
+export async function admitMailbox(env: Env, tenant: string, address: string): Promise<CreateAdmission> {
   try {
-    const a = await tenantStub(env, tenant).admitMailbox();
+    const a = await tenantStub(env, tenant).admitMailbox(address);
     if (!a.ok) return { ok: false, refuse: { kind: a.kind ?? "mailboxes", message: a.message, retryAfterMs: a.retryAfterMs } };
     const at = a.at;
     if (at === undefined) return CREATE_ADMITTED;
-    return { ok: true, undo: () => tenantStub(env, tenant).unadmitMailbox(at).catch(() => {}) };
+    return { ok: true, undo: () => tenantStub(env, tenant).unadmitMailbox(address, at).catch(() => {}) };
   } catch (e) {
     const kind = faultKind(e);
     if (kind !== "overloaded" && kind !== "out_of_memory") return CREATE_ADMITTED;

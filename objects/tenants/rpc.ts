@@ -42,8 +42,9 @@ export interface LeaseAnswer {
 }
 
 /**
- * `admitMailbox` answer; `at` identifies a counted admission (for
- * `unadmitMailbox`). Refused by the creation rate (`rate`) or the count (`mailboxes`).
+ * `admitMailbox` answer; `at` identifies an admission that reserved a slot of
+ * the count (for `unadmitMailbox`). Refused by the creation rate (`rate`) or
+ * the count (`mailboxes`).
  */
 export type AdmitAnswer = { ok: true; at?: number } | { ok: false; kind: "rate" | "mailboxes"; message: string; retryAfterMs: number };
 

@@ -1,11 +1,11 @@
 /**
  * Mailbox limits (objects/tenants/mailbox-limits.ts; #14 item 3): which
- * limit is in force, the admission window, the creation bucket's burst,
+ * limit is in force, the creation bucket's burst,
  * and the CLI's quota flags for them.
  */
 import { describe, expect, it } from "vitest";
 import {
-  CREATE_BURST_S, DEFAULT_MAILBOXES_PER_TENANT, DEFAULT_MAILBOX_CREATES_PER_S, RecentAdmissions, mailboxLimits,
+  CREATE_BURST_S, DEFAULT_MAILBOXES_PER_TENANT, DEFAULT_MAILBOX_CREATES_PER_S, mailboxLimits,
 } from "../../objects/tenants/mailbox-limits";
 import { RateBucket } from "../../objects/tenants/bucket";
 import { mergeQuotas, parseQuota, renderQuotas } from "../../client/cli/admin";
@@ -40,30 +40,6 @@ describe("RateBucket with a burst of 10 s", () => {
     let later = 0;
     while (b.grant(1, 0, 60_000).msgs === 1) later++;
     expect(later).toBe(200); // never more than the burst, however long it was idle
-  });
-});
-
-describe("RecentAdmissions", () => {
-  it("counts admissions after a time, prunes from the front and removes one exact time", () => {
-    const r = new RecentAdmissions();
-    for (const t of [10, 20, 20, 30, 40]) r.add(t);
-    expect([r.countAfter(0), r.countAfter(20), r.countAfter(40)]).toEqual([5, 2, 0]);
-    expect(r.remove(20)).toBe(true);
-    expect(r.remove(25)).toBe(false);
-    expect(r.countAfter(10)).toBe(3);
-    r.pruneUpTo(20);
-    expect(r.size).toBe(2);
-    expect(r.countAfter(0)).toBe(2);
-    expect(r.remove(10)).toBe(false); // pruned
-  });
-  it("stays correct across compaction with many admissions", () => {
-    const r = new RecentAdmissions();
-    for (let t = 0; t < 10_000; t++) r.add(t);
-    for (let cut = 0; cut < 10_000; cut += 997) {
-      r.pruneUpTo(cut);
-      expect(r.size).toBe(10_000 - cut - 1);
-      expect(r.countAfter(cut + 100)).toBe(Math.max(0, 10_000 - cut - 101));
-    }
   });
 });
 
