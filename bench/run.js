@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // `npm run bench`: runs every suite in bench/suites (TypeScript, via tsx).
-// Usage: npm run bench [-- suiteName ...] [--baseline <git rev>]
+// Usage: npm run bench [-- suiteName ...] [--baseline <git rev>] [--option value ...] (suite options)
 import { register } from "tsx/esm/api";
 
 register();
 const { parseBenchArgs, runBenchmarks } = await import("./runner.ts");
-const { only, baseline } = parseBenchArgs(process.argv.slice(2));
-await runBenchmarks(only, baseline);
+const { only, baseline, options } = parseBenchArgs(process.argv.slice(2));
+await runBenchmarks(only, baseline, options);

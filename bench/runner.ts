@@ -9,6 +9,9 @@
  * this checkout: before and after in one run on the same machine. The
  * record then holds `baseline: {rev, commit, rows, detail}` beside the
  * current `rows`/`detail`.
+ *
+ * Other `--name value` / `--name=value` arguments are suite options
+ * (`BenchContext.options`), e.g. `npm run bench -- mailbox-flood --count 20000`.
  */
 import { readdirSync, writeFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,9 +22,10 @@ import { startBaseline, type Baseline } from "./baseline";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** What a suite gets: the running broker. */
+/** What a suite gets: the running broker and the command line's suite options (name without the dashes → value). */
 export interface BenchContext {
   broker: LocalBroker;
+  options: Readonly<Record<string, string>>;
 }
 
 /** One benchmark suite. `run` returns rows for the table and any JSON detail. */
@@ -31,22 +35,32 @@ export interface BenchSuite {
   run(ctx: BenchContext): Promise<{ rows: Record<string, string | number>[]; detail?: unknown }>;
 }
 
-/** Splits `npm run bench` arguments into suite names and `--baseline <rev>` / `--baseline=<rev>`. */
-export function parseBenchArgs(args: string[]): { only: string[]; baseline?: string } {
+/**
+ * Splits `npm run bench` arguments into suite names, `--baseline <rev>` /
+ * `--baseline=<rev>` and suite options (`--name value` / `--name=value`).
+ * @throws Error when a flag has no value
+ */
+export function parseBenchArgs(args: string[]): { only: string[]; baseline?: string; options: Record<string, string> } {
   const only: string[] = [];
-  let baseline: string | undefined;
+  const options: Record<string, string> = {};
   for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a === "--baseline") baseline = args[++i];
-    else if (a.startsWith("--baseline=")) baseline = a.slice("--baseline=".length);
-    else only.push(a);
+    const a = args[i]!;
+    if (!a.startsWith("--")) {
+      only.push(a);
+      continue;
+    }
+    const eq = a.indexOf("=");
+    const name = a.slice(2, eq < 0 ? undefined : eq);
+    const value = eq < 0 ? args[++i] : a.slice(eq + 1);
+    if (value === undefined || value === "") throw new Error(`--${name} needs a value`);
+    options[name] = value;
   }
-  if (baseline === "") throw new Error("--baseline needs a git revision");
-  return { only, baseline };
+  const { baseline, ...rest } = options;
+  return { only, baseline, options: rest };
 }
 
 /** Runs the suites named in `only` (all when empty), each against the `baseline` revision first when given. */
-export async function runBenchmarks(only: string[], baselineRev?: string): Promise<void> {
+export async function runBenchmarks(only: string[], baselineRev?: string, options: Record<string, string> = {}): Promise<void> {
   const dir = join(here, "suites");
   const files = readdirSync(dir).filter((f) => f.endsWith(".ts")).sort();
   const suites: BenchSuite[] = [];
@@ -70,11 +84,11 @@ export async function runBenchmarks(only: string[], baselineRev?: string): Promi
       let before: Awaited<ReturnType<BenchSuite["run"]>> | undefined;
       if (baseline) {
         console.log(`baseline ${baseline.rev} (${baseline.commit.slice(0, 10)}):`);
-        before = await s.run({ broker: baseline.broker });
+        before = await s.run({ broker: baseline.broker, options });
         console.table(before.rows);
         console.log("this checkout:");
       }
-      const res = await s.run({ broker });
+      const res = await s.run({ broker, options });
       console.table(res.rows);
       const record = {
         suite: s.name, date: new Date().toISOString(), node: process.version, rows: res.rows, detail: res.detail,
