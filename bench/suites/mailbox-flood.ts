@@ -63,22 +63,31 @@ interface RssSample {
   created: number;
   rssKiB: number;
   perProcessKiB: Record<string, number>;
+  /** CPU time used so far per process (user + system), ms. */
+  cpuMs: Record<string, number>;
 }
 
-/** VmRSS of each live process of the broker's tree, KiB (a process that exited meanwhile is left out). */
-function rssOf(root: number): Record<string, number> {
-  const out: Record<string, number> = {};
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on Linux). */
+const TICKS_PER_S = 100;
+
+/** VmRSS (KiB) and CPU time (ms) of each live process of the broker's tree (a process that exited meanwhile is left out). */
+function processesOf(root: number): { rss: Record<string, number>; cpu: Record<string, number> } {
+  const rss: Record<string, number> = {};
+  const cpu: Record<string, number> = {};
   for (const pid of processTree(root)) {
     try {
       const status = readFileSync(`/proc/${pid}/status`, "utf8");
       const name = /^Name:\s+(\S+)/m.exec(status)?.[1] ?? "?";
-      const rss = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0);
-      out[`${pid} ${name}`] = rss;
+      const key = `${pid} ${name}`;
+      rss[key] = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0);
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // fields from 3 (state) on
+      cpu[key] = ((Number(f[11]) + Number(f[12])) * 1000) / TICKS_PER_S; // utime + stime (fields 14, 15)
     } catch {
       /* gone */
     }
   }
-  return out;
+  return { rss, cpu };
 }
 
 /** Least-squares slope of y over x (0 with fewer than 2 distinct x). */
@@ -206,8 +215,8 @@ export const suite: BenchSuite = {
     const samples: RssSample[] = [];
     const flood = new Flood(broker, count, rate, clients, performance.now() + maxMinutes * 60_000);
     const sample = () => {
-      const per = rssOf(root);
-      samples.push({ tS: Math.round((performance.now() - t0) / 100) / 10, created: flood.created, rssKiB: Object.values(per).reduce((a, b) => a + b, 0), perProcessKiB: per });
+      const { rss: per, cpu } = processesOf(root);
+      samples.push({ tS: Math.round((performance.now() - t0) / 100) / 10, created: flood.created, rssKiB: Object.values(per).reduce((a, b) => a + b, 0), perProcessKiB: per, cpuMs: cpu });
     };
     sample();
     const sampler = setInterval(sample, SAMPLE_MS);
@@ -251,6 +260,13 @@ export const suite: BenchSuite = {
         const sl = w.length >= 2 ? slope(w.map((s) => s.created), w.map((s) => s.perProcessKiB[k]!)) : 0;
         return [k, { peak_mib: mib(Math.max(...samples.map((s) => s.perProcessKiB[k] ?? 0))), trend_mib_per_10k: Math.round((sl * 10_000 / 1024) * 10) / 10 }];
       }));
+      // CPU per CREATE over the flood, per process (the CPU the bystander's PUBs and the idle windows used is in it too)
+      const first = samples.find((x) => x.created > 0) ?? samples[0]!;
+      const last = [...samples].reverse().find((x) => x.tS <= floodS) ?? samples.at(-1)!;
+      const cpuPerCreate = Object.fromEntries(Object.keys(last.cpuMs).map((k) => [k,
+        last.created > first.created ? Math.round(((last.cpuMs[k]! - (first.cpuMs[k] ?? 0)) / (last.created - first.created)) * 10) / 10 : 0]));
+      const cpuShare = Object.fromEntries(Object.keys(last.cpuMs).map((k) => [k,
+        Math.round(((last.cpuMs[k]! - (first.cpuMs[k] ?? 0)) / ((last.tS - first.tS) * 1000)) * 100)]));
       const peak = samples.reduce((m, s) => (s.rssKiB > m.rssKiB ? s : m), samples[0]!);
       const at = (share: number) => {
         const s = samples.find((x) => x.created >= reached * share);
@@ -266,7 +282,10 @@ export const suite: BenchSuite = {
         { measure: "RSS at 25/50/75/100 % (MiB)", value: [at(0.25), at(0.5), at(0.75), at(1)].join(" / "), note: "of the mailboxes created" },
         { measure: "RSS trend after warm-up", value: Math.round((rssSlope * 10_000 / 1024) * 10) / 10, note: `MiB per 10,000 mailboxes (least squares over ${warm.length} samples from ${WARMUP_SHARE * 100} %)` },
         { measure: "RSS 15 s after the flood (MiB)", value: mib(samples.at(-1)!.rssKiB), note: "" },
-        ...Object.entries(perProcess).map(([k, v]) => ({ measure: `  process ${k}`, value: v.peak_mib, note: `peak MiB; trend ${v.trend_mib_per_10k} MiB per 10,000 mailboxes` })),
+        ...Object.entries(perProcess).map(([k, v]) => ({
+          measure: `  process ${k}`, value: v.peak_mib,
+          note: `peak MiB; trend ${v.trend_mib_per_10k} MiB per 10,000 mailboxes; CPU ${cpuPerCreate[k] ?? "?"} ms per CREATE, ${cpuShare[k] ?? "?"} % of a core during the flood`,
+        })),
         { measure: "PUB p99 before the flood (ms)", value: bS.p99, note: `p50 ${bS.p50}, n ${bS.n}` },
         { measure: "PUB p99 idle windows (ms)", value: iS.p99, note: `p50 ${iS.p50}, n ${iS.n} (flood paused)` },
         { measure: "PUB p99 flood windows (ms)", value: dS.p99, note: `p50 ${dS.p50}, n ${dS.n}` },
@@ -279,6 +298,7 @@ export const suite: BenchSuite = {
         detail: {
           count, reached, maxMinutes, rate, clients, windowMs, pubEveryMs: PUB_EVERY_MS, sampleMs: SAMPLE_MS, vars: { ...vars, AUTH_TOKENS: "(two static tokens)" },
           rounds,
+          cpuMsPerCreate: cpuPerCreate, cpuPercentOfACore: cpuShare,
           rss: samples.map((s) => ({ t_s: s.tS, created: s.created, rss_mib: mib(s.rssKiB), processes: Object.fromEntries(Object.entries(s.perProcessKiB).map(([k, v]) => [k, mib(v)])) })),
         },
       };

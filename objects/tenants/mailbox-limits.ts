@@ -14,10 +14,12 @@ import { positive } from "../shared/positive";
 
 /**
  * Built-in mailbox CREATEs per second per tenant. A mailbox object stays in
- * memory ~20 s after its CREATE (its first telemetry report after 10 s,
- * then workerd's 10 s idle eviction), at ~330 KiB each measured locally
- * (~190 KiB of it SQLite): 20/s sustained keeps ~400 of them alive — about
- * 75 MiB of SQLite heap, a seventh of workerd's 512 MiB limit.
+ * memory ~10 s after its CREATE (it reports its creation at once, then
+ * workerd evicts it when idle), at ~330 KiB each measured locally (~190 KiB
+ * of it SQLite): 20/s sustained keeps ~200 of them alive — under 40 MiB of
+ * SQLite heap, a small part of workerd's 512 MiB limit. What stays in memory
+ * depends on this rate, not on how many mailboxes exist (bench
+ * `mailbox-flood`, docs/operations.md "Under a flood").
  */
 export const DEFAULT_MAILBOX_CREATES_PER_S = 20;
 /** A tenant's creation bucket holds this many seconds of its rate (200 CREATEs at the default rate). */
