@@ -62,7 +62,7 @@ const mcpSdkWithoutSourceMaps = {
  *   (MORTAR_RETENTION_MS) and a 100 ms telemetry flush, so retention by age
  *   and its counters show within a test (test/workers/retention/).
  * - workers-tenants: a hosted broker — ADMIN_TOKEN set, one static tenant,
- *   short token re-check, purge delay and telemetry intervals (test/workers/tenants/).
+ *   short token re-check, purge delay and telemetry intervals, small mailbox limits (test/workers/tenants/).
  * - e2e:     a real local broker (`mortarmq dev`, the Worker in Miniflare) started
  *            by the test through startLocalBroker, driven from Node.
  */
@@ -149,6 +149,9 @@ export default defineConfig({
                 TENANT_REVALIDATE_MS: "300",
                 TENANT_PURGE_DELAY_MS: "300",
                 TELEMETRY_FLUSH_MS: "100",
+                // small mailbox defaults, so the limit tests need few CREATEs (test/workers/tenants/mailbox-limits.test.ts)
+                MQ9_MAILBOX_CREATES_PER_S: "2",
+                MQ9_MAILBOXES_PER_TENANT: "40",
               },
             },
           }),

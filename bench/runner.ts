@@ -15,6 +15,9 @@
  * this checkout: before and after in one run on the same machine. The
  * record then holds `baseline: {rev, commit, rows, detail}` beside the
  * current `rows`/`detail`.
+ *
+ * Other `--name value` / `--name=value` arguments are suite options
+ * (`BenchContext.options`), e.g. `npm run bench -- mailbox-flood --count 20000`.
  */
 import { readdirSync, writeFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,9 +28,10 @@ import { startBaseline, type Baseline } from "./baseline";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** What a suite gets: the running broker. */
+/** What a suite gets: the running broker and the command line's suite options (name without the dashes → value). */
 export interface BenchContext {
   broker: LocalBroker;
+  options: Readonly<Record<string, string>>;
 }
 
 /** One benchmark suite. `run` returns rows for the table and any JSON detail. */
@@ -42,26 +46,34 @@ export interface BenchSuite {
 /** Which launcher the runner's broker uses. */
 export type Launcher = "miniflare" | "wrangler";
 
-/** Splits `npm run bench` arguments into suite names, `--baseline <rev>` / `--baseline=<rev>` and `--launcher <name>` / `--launcher=<name>`. */
-export function parseBenchArgs(args: string[]): { only: string[]; baseline?: string; launcher: Launcher } {
+/**
+ * Splits `npm run bench` arguments into suite names, `--baseline <rev>` /
+ * `--baseline=<rev>`, `--launcher <name>` / `--launcher=<name>` and suite
+ * options (`--name value` / `--name=value`).
+ * @throws Error when a flag has no value or the launcher is unknown
+ */
+export function parseBenchArgs(args: string[]): { only: string[]; baseline?: string; launcher: Launcher; options: Record<string, string> } {
   const only: string[] = [];
-  let baseline: string | undefined;
-  let launcher: string = "miniflare";
+  const options: Record<string, string> = {};
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === "--baseline") baseline = args[++i];
-    else if (a.startsWith("--baseline=")) baseline = a.slice("--baseline=".length);
-    else if (a === "--launcher") launcher = args[++i] ?? "";
-    else if (a.startsWith("--launcher=")) launcher = a.slice("--launcher=".length);
-    else only.push(a);
+    if (!a.startsWith("--")) {
+      only.push(a);
+      continue;
+    }
+    const eq = a.indexOf("=");
+    const name = a.slice(2, eq < 0 ? undefined : eq);
+    const value = eq < 0 ? args[++i] : a.slice(eq + 1);
+    if (value === undefined || value === "") throw new Error(`--${name} needs a value`);
+    options[name] = value;
   }
-  if (baseline === "") throw new Error("--baseline needs a git revision");
+  const { baseline, launcher = "miniflare", ...rest } = options;
   if (launcher !== "miniflare" && launcher !== "wrangler") throw new Error(`--launcher expects miniflare or wrangler, got "${launcher}"`);
-  return { only, baseline, launcher };
+  return { only, baseline, launcher, options: rest };
 }
 
 /** Runs the suites named in `only` (all when empty), each against the `baseline` revision first when given. */
-export async function runBenchmarks(only: string[], baselineRev?: string, launcher: Launcher = "miniflare"): Promise<void> {
+export async function runBenchmarks(only: string[], baselineRev?: string, launcher: Launcher = "miniflare", options: Record<string, string> = {}): Promise<void> {
   const dir = join(here, "suites");
   const files = readdirSync(dir).filter((f) => f.endsWith(".ts")).sort();
   const suites: BenchSuite[] = [];
@@ -86,11 +98,11 @@ export async function runBenchmarks(only: string[], baselineRev?: string, launch
       let before: Awaited<ReturnType<BenchSuite["run"]>> | undefined;
       if (baseline && !s.standalone) {
         console.log(`baseline ${baseline.rev} (${baseline.commit.slice(0, 10)}):`);
-        before = await s.run({ broker: baseline.broker });
+        before = await s.run({ broker: baseline.broker, options });
         console.table(before.rows);
         console.log("this checkout:");
       }
-      const res = await s.run({ broker: broker! });
+      const res = await s.run({ broker: broker!, options });
       console.table(res.rows);
       const record = {
         suite: s.name, date: new Date().toISOString(), node: process.version, ...(s.standalone ? {} : { launcher }), rows: res.rows, detail: res.detail,

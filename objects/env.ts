@@ -30,6 +30,8 @@ export interface Env {
   MORTAR_GROUP_SESSION_TIMEOUT_MS?: string;
   /** Read path: revocation timeout, ms (default 10000). */
   MORTAR_REVOCATION_TIMEOUT_MS?: string;
+  /** MortarMQ: a connection without a successful CONNECT is closed this long after it opened, ms (default 10000; objects/session/timers.ts). */
+  MORTAR_CONNECT_TIMEOUT_MS?: string;
   /**
    * Topic retention defaults (objects/shared/retention-config.ts, docs/protocol.md
    * "Topic retention"): max record age, ms (default 604800000 = 7 days; 0 = keep forever).
@@ -54,6 +56,14 @@ export interface Env {
    * within which a revoked token's open connections close.
    */
   TENANT_REVALIDATE_MS?: string;
+  /**
+   * mq9 (objects/tenants/mailbox-limits.ts, docs/tenants.md "Default limits"):
+   * mailbox CREATEs per second per tenant without a `mailbox_creates_per_s`
+   * quota (default 20; bursts of 10 s of it).
+   */
+  MQ9_MAILBOX_CREATES_PER_S?: string;
+  /** mq9: mailboxes per tenant without a `mailboxes` quota (default 10000). */
+  MQ9_MAILBOXES_PER_TENANT?: string;
   /** Tenants: how long after a delete the purge of its data starts, ms (default 2 × TENANT_REVALIDATE_MS + 10 s). */
   TENANT_PURGE_DELAY_MS?: string;
   /** Counting pipeline: how often each object reports its counters, ms (default 10000; docs/operations.md). */

@@ -11,7 +11,7 @@
  */
 import type { Env } from "../objects/env";
 import { PublishGate } from "../objects/tenants/gate";
-import { CREATE_ADMITTED, admitMailbox, type Mq9Quota } from "../objects/tenants/connection-auth";
+import { admitMailbox, type Mq9Quota } from "../objects/tenants/connection-auth";
 import { tenantStub } from "../objects/tenants/stub";
 import type { TenantState } from "../objects/tenants/rpc";
 import { UNLIMITED } from "../wire/admin/tenants";
@@ -45,6 +45,6 @@ export function httpQuota(env: Env, tenant: string, state: TenantState | undefin
   };
   return {
     admitSend: async (bytes) => (await gate()).admitAsync(bytes),
-    admitCreate: async () => ((await gate()).quotas.mailboxes === null ? CREATE_ADMITTED : admitMailbox(env, tenant)),
+    admitCreate: (address) => admitMailbox(env, tenant, address), // every tenant: the mailbox limits (objects/tenants/mailbox-limits.ts)
   };
 }

@@ -9,7 +9,7 @@
 import { Option, type Command } from "commander";
 import { z } from "zod";
 import {
-  QUOTA_FIELDS, TENANT_ID_RE, TOKEN_ID_RE, issuedTokenSchema, quotasAnswerSchema, tenantListSchema, tenantSchema,
+  DEFAULTED_QUOTA_FIELDS, QUOTA_FIELDS, TENANT_ID_RE, TOKEN_ID_RE, issuedTokenSchema, quotasAnswerSchema, tenantListSchema, tenantSchema,
   tokenListSchema, usageAnswerSchema, type PurgeDoc, type Quotas, type TenantDoc, type TokenInfo, type UsageAnswer, type UsageHours,
 } from "../../wire/admin/tenants";
 import { action, printJson, printLine, type GlobalOptions } from "./context";
@@ -39,17 +39,24 @@ export function adminRequest<S extends z.ZodType>(g: GlobalOptions, adminToken: 
 
 /**
  * A quota flag value: a whole number ≥ 1 (bytes may use units, e.g. `10MiB`;
- * see parseBytes), or `unlimited`.
+ * see parseBytes), or `unlimited` (null). A quota with a broker default
+ * (`defaulted`: the mailbox quotas) takes `default` (null) instead of
+ * `unlimited`.
  * @throws CliError USAGE otherwise
  */
-export function parseQuota(flag: string, value: string): number | null {
-  if (/^(unlimited|none|null)$/i.test(value.trim())) return null;
+export function parseQuota(flag: string, value: string, defaulted = false): number | null {
+  const v = value.trim();
+  if (defaulted && /^default$/i.test(v)) return null;
+  if (/^(unlimited|none|null)$/i.test(v)) {
+    if (defaulted) throw usageError(`${flag} has a broker default and cannot be unlimited: give a number (e.g. 1000000) or "default"`);
+    return null;
+  }
   try {
-    if (/^\d+\s*[a-z]*$/i.test(value.trim())) return parseBytes(flag, value, 1);
+    if (/^\d+\s*[a-z]*$/i.test(v)) return parseBytes(flag, value, 1);
   } catch {
     /* reported below, in the quota's terms */
   }
-  throw usageError(`${flag} must be a whole number ≥ 1 (e.g. 1000, 10MiB) or "unlimited", not "${value}"`);
+  throw usageError(`${flag} must be a whole number ≥ 1 (e.g. 1000, 10MiB) or ${defaulted ? '"default"' : '"unlimited"'}, not "${value}"`);
 }
 
 /** The `quotas set` body: the current quotas with the given flags applied (PUT replaces them all). */
@@ -57,7 +64,7 @@ export function mergeQuotas(current: Quotas, flags: Record<string, string | unde
   const next: Quotas = { ...current };
   for (const f of QUOTA_FIELDS) {
     const v = flags[camel(f)];
-    if (v !== undefined) next[f] = parseQuota(`--${f.replace(/_/g, "-")}`, v);
+    if (v !== undefined) next[f] = parseQuota(`--${f.replace(/_/g, "-")}`, v, DEFAULTED_QUOTA_FIELDS.includes(f));
   }
   return next;
 }
@@ -66,7 +73,7 @@ export function mergeQuotas(current: Quotas, flags: Record<string, string | unde
 export function renderQuotas(q: Quotas): string {
   const show = (f: (typeof QUOTA_FIELDS)[number]): Cell => {
     const v = q[f];
-    if (v === null) return "unlimited";
+    if (v === null) return DEFAULTED_QUOTA_FIELDS.includes(f) ? "broker default" : "unlimited";
     return f.includes("bytes") ? `${v} (${formatBytes(v)}${f.endsWith("_per_s") ? "/s" : ""})` : v;
   };
   return formatFields(QUOTA_FIELDS.map((f) => [f.replace(/_/g, " "), show(f)]));
@@ -229,7 +236,8 @@ const QUOTA_HELP: Readonly<Record<(typeof QUOTA_FIELDS)[number], string>> = {
   publish_bytes_per_s: "published value/payload bytes per second (KiB/MiB/GiB allowed)",
   storage_bytes: "stored message bytes (KiB/MiB/GiB allowed)",
   connections: "concurrent MortarMQ + NATS connections",
-  mailboxes: "mq9 mailboxes",
+  mailboxes: "mq9 mailboxes (\"default\": the broker's default, 10000)",
+  mailbox_creates_per_s: "mq9 mailbox CREATEs per second (\"default\": the broker's default, 20)",
 };
 
 /** snake_case → camelCase (commander's option keys). */

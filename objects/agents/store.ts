@@ -21,7 +21,8 @@ import { echo } from "../../wire/mq9/errors";
 import { mailboxKey, type AgentSelector, type DiscoverSpec, type RegisterSpec, type ReportSpec } from "../../wire/mq9/agent-requests";
 import { ftsMatchQuery } from "./analyzer";
 import { embeddingText, ftsColumns } from "./documents";
-import type { Embedder } from "./embed/types";
+import { EmbedderError, type Embedder } from "./embed/types";
+import { logFault } from "../shared/platform-faults";
 import { agentFailure, discoveredCardJson, type AgentResult } from "./results";
 import { decodeVector, dot, encodeVector, normalize, TopK } from "./vectors";
 
@@ -167,7 +168,9 @@ export class AgentIndex {
       try {
         rows = await this.semantic(spec);
       } catch (e) {
-        return agentFailure(503, `semantic search is unavailable: ${(e as Error)?.message ?? String(e)}`);
+        // the embedder's own message names the configured service (useful to the user); anything else stays in the log
+        const why = e instanceof EmbedderError ? e.message : `ref ${logFault("agent registry", e)}`;
+        return agentFailure(503, `semantic search is unavailable: ${why}`);
       }
     }
     const agents: string[] = [];

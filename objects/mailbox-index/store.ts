@@ -42,9 +42,14 @@ export class MailboxIndexStore {
       WHERE excluded.created_ms >= mailboxes.created_ms`, m.address, m.created_ms, m.expires_ms);
   }
 
-  /** Forgets the mailbox created at `createdMs` (or earlier) at `address`; a newer one stays. */
-  remove(address: string, createdMs: number): void {
-    this.sql.exec("DELETE FROM mailboxes WHERE address = ? AND created_ms <= ?", address, createdMs);
+  /** Forgets the mailbox created at `createdMs` (or earlier) at `address`; a newer one stays. Returns the rows deleted (0 or 1). */
+  remove(address: string, createdMs: number): number {
+    return this.sql.exec("DELETE FROM mailboxes WHERE address = ? AND created_ms <= ?", address, createdMs).rowsWritten;
+  }
+
+  /** Whether `address` is listed. */
+  has(address: string): boolean {
+    return this.sql.exec("SELECT 1 FROM mailboxes WHERE address = ?", address).toArray().length > 0;
   }
 
   /**

@@ -41,6 +41,7 @@ import { WaiterSet } from "./waiters";
 import { MailboxTelemetry } from "./telemetry";
 import { IndexSync } from "./index-sync";
 import { rememberedName } from "../shared/object-name";
+import { mq9Fault } from "../mq9/faults";
 import { tenantOfName } from "../shared/names";
 import { tenantStub } from "../tenants/stub";
 import { mailboxStub } from "./stub";
@@ -183,7 +184,7 @@ export class Mailbox extends DurableObject<Env> {
     });
     this.index.push();
     this.meta = meta;
-    this.telemetry.touch();
+    this.telemetry.existenceChanged();
     this.nextDueMs = earliest(this.nextDueMs, meta.expiresMs);
     this.rearm();
     return meta;
@@ -706,7 +707,7 @@ export class Mailbox extends DurableObject<Env> {
     this.laneTops = [-1, -1, -1];
     this.push.clear();
     this.waiters.failAll(new Mq9Error("mailbox_not_found", mq9Messages.mailboxNotFound(address)));
-    this.telemetry.touch();
+    this.telemetry.existenceChanged();
     this.rearm();
   }
 
@@ -772,7 +773,8 @@ function payloadBytes(messages: readonly StoredMessage[]): number {
   return messages.reduce((n, m) => n + m.size, 0);
 }
 
-function failure(e: unknown): { ok: false; code: Mq9Error["code"]; error: string } {
+/** The failed result for `e`: an Mq9Error as it is; anything else as a platform fault, without its text (mq9/faults.ts). */
+function failure(e: unknown): Extract<MailboxResult, { ok: false }> {
   if (e instanceof Mq9Error) return { ok: false, code: e.code, error: e.message };
-  return { ok: false, code: "internal", error: `internal error: ${e instanceof Error ? e.message : String(e)}` };
+  return { ok: false, ...mq9Fault(e, "Mailbox") };
 }

@@ -5,10 +5,14 @@
  */
 import type { Mq9ErrorCode, Mq9Message } from "../../wire/mq9";
 
-/** Result of a Mailbox RPC: success fields, or an mq9 error kind and its `error` string. */
+/**
+ * Result of a Mailbox RPC: success fields, or an mq9 error kind and its
+ * `error` string (`retryAfterS`: for a platform fault, seconds after which a
+ * retry may succeed).
+ */
 export type MailboxResult<T extends object = object> =
   | ({ ok: true } & T)
-  | { ok: false; code: Mq9ErrorCode; error: string };
+  | { ok: false; code: Mq9ErrorCode; error: string; retryAfterS?: number };
 
 /** Answer to `send` / one item of `sendMany`: the new msg_id, -1 for a delayed message. */
 export type SendResult = MailboxResult<{ msgId: number }>;

@@ -35,8 +35,9 @@ import { handleAgentRequest } from "./agents";
 import { handlePushRequest } from "./push";
 import { DIRECT, type MailboxCalls } from "./sendbatch";
 import { freshMailboxTarget, type MailboxStubs, type MailboxTarget } from "./stubs";
-import { CREATE_ADMITTED, CREATE_ADMITTED_NOW, type CreateAdmission, type Mq9Quota } from "../tenants/connection-auth";
+import { CREATE_ADMITTED, admitMailbox, type CreateAdmission, type Mq9Quota } from "../tenants/connection-auth";
 import type { Refusal } from "../tenants/gate";
+import { mq9Fault } from "./faults";
 
 /** One mq9 request as every transport sees it. */
 export interface Mq9Request {
@@ -81,7 +82,7 @@ export interface Mq9Reply {
    * {@link replyJson}, never `JSON.stringify(body)` directly.
    */
   json?: string;
-  /** Refused by a quota: seconds after which a retry may succeed (HTTP `Retry-After`). */
+  /** Refused by a quota or an overload: seconds after which a retry may succeed (HTTP `Retry-After`). */
   retryAfterS?: number;
 }
 
@@ -89,9 +90,6 @@ export interface Mq9Reply {
 export function replyJson(reply: Mq9Reply): string {
   return reply.json ?? JSON.stringify(reply.body);
 }
-
-/** Longest platform error detail quoted in an `internal error: …` reply, characters. */
-const MAX_DETAIL_CHARS = 512;
 
 /** Generated-address collisions tolerated before giving up (never expected: 160 random bits). */
 const CREATE_ATTEMPTS = 3;
@@ -197,12 +195,15 @@ async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9Req
   const ttlSec = spec.ttlSec ?? DEFAULT_MAILBOX_TTL_S;
   if (spec.name !== null) assertMailAddress(spec.name);
   let granted: CreateAdmission = CREATE_ADMITTED;
-  const admission = (ctx.quota ? ctx.quota.admitCreate() : CREATE_ADMITTED_NOW).then((a) => {
+  let address = spec.name ?? generateMailAddress();
+  // every CREATE is under the tenant's mailbox limits (objects/tenants/mailbox-limits.ts); the
+  // count reserves the first address (a generated one that collides is rare: its slot lapses)
+  const admission = (ctx.quota ? ctx.quota.admitCreate(address) : admitMailbox(env, tenant, address)).then((a) => {
     granted = a;
     return a.ok ? null : a.refuse;
   });
   for (let attempt = 0; ; attempt++) {
-    const address = spec.name ?? generateMailAddress();
+    if (attempt > 0) address = generateMailAddress();
     const t = mailboxTarget(env, tenant, address, ctx);
     let r: MailboxResult | { refused: Refusal };
     try {
@@ -264,36 +265,28 @@ export function mailboxStub(env: Env, tenant: string, address: string): DurableO
 function reply<R extends MailboxResult>(r: R, fields: (v: Extract<R, { ok: true }>) => Record<string, unknown>): Mq9Reply {
   if (!r.ok) {
     const f = r as Extract<MailboxResult, { ok: false }>;
-    return { status: MQ9_HTTP_STATUS[f.code], code: f.code, body: { error: f.error } };
+    return { status: MQ9_HTTP_STATUS[f.code], code: f.code, body: { error: f.error }, ...(f.retryAfterS !== undefined ? { retryAfterS: f.retryAfterS } : {}) };
   }
   return { status: 200, body: { error: "", ...fields(r as Extract<R, { ok: true }>) } };
 }
 
-/** The reply to a request refused by a tenant quota: 429, `too_many_requests` (rate) or `quota_exceeded`. */
+/**
+ * The reply to a request refused by a tenant limit: 429 `too_many_requests`
+ * (a rate) or `quota_exceeded`; 503 `unavailable` when the check found the
+ * broker overloaded. Always with `Retry-After`.
+ */
 export function quotaReply(r: Refusal): Mq9Reply {
-  const code: Mq9ErrorCode = r.kind === "rate" ? "too_many_requests" : "quota_exceeded";
+  const code: Mq9ErrorCode = r.kind === "rate" ? "too_many_requests" : r.kind === "overloaded" ? "unavailable" : "quota_exceeded";
   return { status: MQ9_HTTP_STATUS[code], code, body: { error: r.message }, retryAfterS: Math.max(1, Math.ceil(r.retryAfterMs / 1000)) };
 }
 
-/** Maps a thrown value to an mq9 error reply (platform faults included). */
+/**
+ * Maps a thrown value to an mq9 error reply: an Mq9Error as it is, a
+ * platform fault without the platform's text (mq9/faults.ts: 429/503 with
+ * `Retry-After` for overloads, 500 with a log reference otherwise).
+ */
 export function errorReply(e: unknown): Mq9Reply {
-  let code: Mq9ErrorCode = "internal";
-  let message: string;
-  if (e instanceof Mq9Error) {
-    code = e.code;
-    message = e.message;
-  } else {
-    const err = e as { message?: string; overloaded?: boolean; retryable?: boolean };
-    const detail = echo(err?.message ?? String(e), MAX_DETAIL_CHARS);
-    if (err?.overloaded) {
-      code = "too_many_requests";
-      message = `broker overloaded, retry later: ${detail}`;
-    } else if (err?.retryable) {
-      code = "unavailable";
-      message = `mailbox temporarily unavailable, retry: ${detail}`;
-    } else {
-      message = `internal error: ${detail}`;
-    }
-  }
-  return { status: MQ9_HTTP_STATUS[code], code, body: { error: message } };
+  if (e instanceof Mq9Error) return { status: MQ9_HTTP_STATUS[e.code], code: e.code, body: { error: e.message } };
+  const f = mq9Fault(e, "mq9 request");
+  return { status: MQ9_HTTP_STATUS[f.code], code: f.code, body: { error: f.error }, ...(f.retryAfterS !== undefined ? { retryAfterS: f.retryAfterS } : {}) };
 }

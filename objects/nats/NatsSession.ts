@@ -23,7 +23,7 @@
  */
 import { bearerToken, type AuthResult } from "../tenants/auth";
 import type { Env } from "../env";
-import { handleMq9Request, replyJson, type Mq9Reply } from "../mq9/dispatch";
+import { errorReply, handleMq9Request, replyJson, type Mq9Reply } from "../mq9/dispatch";
 import { MailboxLanes } from "../mq9/sendbatch";
 import { MailboxStubs } from "../mq9/stubs";
 import { VERSION } from "../../wire/version";
@@ -229,7 +229,7 @@ export class NatsSession extends SocketSession<ConnectionState> {
         { signal: this.closing.signal, sends: this.sends, stubs: this.stubs, quota: this.auth.mq9Quota() },
       );
     } catch (err) {
-      reply = { status: 500, body: { error: `internal error: ${err instanceof Error ? err.message : String(err)}` } };
+      reply = errorReply(err); // never expected (handleMq9Request answers every failure itself)
     }
     conn.requestDone(req);
     this.tally.add(mq9RequestSeries(req.subject, reply, "nats"));

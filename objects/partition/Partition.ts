@@ -49,6 +49,7 @@ import { readConfig } from "../shared/read-config";
 import { Consumers, type PartitionIdentity } from "./consumers";
 import { registryStub } from "../registry/stub";
 import { PartitionTelemetry } from "./telemetry";
+import { isOutOfMemory, logFault, logOverload } from "../shared/platform-faults";
 
 /** Segments deleted per purge step (one alarm run). */
 const PURGE_PAGE = 256;
@@ -74,6 +75,8 @@ export class Partition extends DurableObject<Env> {
   private registering: Promise<void> | null = null;
   /** Storage deleted by a tenant purge: the object refuses everything and writes nothing (purge()). */
   private purged = false;
+  /** The log totals in memory may count a rolled-back commit (a reload after it failed too): reloaded before the next append. */
+  private totalsStale = false;
   /** Counters for /metrics and usage metering (telemetry.ts). */
   private readonly telemetry: PartitionTelemetry;
   /** Retention settings and enforcement (retention-keeper.ts). */
@@ -189,6 +192,10 @@ export class Partition extends DurableObject<Env> {
   private appendNow(batch: Uint8Array): AppendResult {
     const frames = this.openBatch(batch, "append batch");
     if (!Array.isArray(frames)) return frames;
+    if (this.totalsStale) {
+      const e = this.reloadTotals();
+      if (e !== null) return this.commitFailed(frames.length, e);
+    }
     const n = frames.length;
     const room = this.keeper.room(); // null unless the topic refuses records at its limits (discard = new)
     const admit = room ? (i: number) => takeRoom(room, frames[i]!.key.length + frames[i]!.value.length) : undefined;
@@ -263,12 +270,39 @@ export class Partition extends DurableObject<Env> {
     }
   }
 
-  /** A failed commit of `n` records: STORAGE_FULL when SQLite is full, else STORAGE_UNAVAILABLE. */
+  /**
+   * A failed commit of `n` records: STORAGE_FULL when SQLite is full,
+   * BACKPRESSURE when the runtime is out of memory, else STORAGE_UNAVAILABLE
+   * (logged under the reference the message names). The SQLite text stays
+   * in the log (objects/shared/platform-faults.ts).
+   */
   private commitFailed(n: number, e: unknown): AppendResult {
-    this.log.reloadTotals(); // the rolled-back segments were counted in memory
+    this.reloadTotals(); // the rolled-back segments were counted in memory
     const msg = String((e as Error)?.message ?? e);
-    const code = /SQLITE_FULL|database or disk is full/i.test(msg) ? ErrorCode.STORAGE_FULL : ErrorCode.STORAGE_UNAVAILABLE;
-    return this.failed(n, code, `append failed: ${msg}`);
+    if (/SQLITE_FULL|database or disk is full/i.test(msg)) return this.failed(n, ErrorCode.STORAGE_FULL, "append failed: storage full, nothing was appended");
+    if (isOutOfMemory(e)) {
+      logOverload("Partition", e);
+      return this.failed(n, ErrorCode.BACKPRESSURE, "append failed: broker out of memory, nothing was appended; retry later");
+    }
+    return this.failed(n, ErrorCode.STORAGE_UNAVAILABLE, `append failed: storage unavailable, nothing was appended (ref ${logFault("Partition", e)})`);
+  }
+
+  /**
+   * Reloads the log totals after a failed commit. When storage cannot even be
+   * read (a dropped table, out of memory) the totals stay marked stale and are
+   * reloaded before the next append, so the failure is answered as the
+   * commit's (commitFailed) and never as an internal error.
+   * @returns null when reloaded, else the storage's error
+   */
+  private reloadTotals(): unknown {
+    try {
+      this.log.reloadTotals();
+      this.totalsStale = false;
+      return null;
+    } catch (e) {
+      this.totalsStale = true;
+      return e;
+    }
   }
 
   private failed(n: number, code: number, message: string): AppendResult {

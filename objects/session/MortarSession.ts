@@ -16,7 +16,10 @@
  * frame buffered) a resident one — the object stays in memory while a
  * partial frame is buffered, so its bytes are not lost to hibernation. A
  * session rebuilt anyway (evicted) with a partial frame recorded answers
- * CONNECTION_TIMEOUT and closes.
+ * CONNECTION_TIMEOUT and closes. The CONNECT deadline (10 s from opening,
+ * MORTAR_CONNECT_TIMEOUT_MS, until a CONNECT succeeds; frames before it do
+ * not move it) is resident too: a connection that never authenticates
+ * costs no storage write for it.
  *
  * Read path: subscriptions (credit, owned partitions, pending PULLs) live in
  * memory, so while any is open the object stays resident. Each open
@@ -29,7 +32,8 @@
  */
 import type { Env } from "../env";
 import { ErrorCode, MortarError } from "../../wire/mortar/errors";
-import { HALF_FRAME_TIMEOUT_MS, KEEPALIVE_CLOSE_MS } from "../../wire/mortar/constants";
+import { CONNECT_TIMEOUT_MS, HALF_FRAME_TIMEOUT_MS, KEEPALIVE_CLOSE_MS } from "../../wire/mortar/constants";
+import { positive } from "../shared/positive";
 import { SocketSession } from "../session-base/SocketSession";
 import { CloseCode, Connection } from "./connection";
 import type { NoticeDelivery } from "../group/rpc";
@@ -46,6 +50,12 @@ const WAITING_PULLS = series("mortarmq_long_polls_waiting", { kind: "mortar_pull
 /** Deadline kinds of this protocol. */
 const KEEPALIVE = "keepalive";
 const PARTIAL = "partial";
+const CONNECT = "connect";
+
+/** `MORTAR_CONNECT_TIMEOUT_MS`, else CONNECT_TIMEOUT_MS (10 s): how long a connection may stay without a successful CONNECT, ms. */
+export function connectTimeoutMs(env: { MORTAR_CONNECT_TIMEOUT_MS?: string }): number {
+  return positive(env.MORTAR_CONNECT_TIMEOUT_MS, CONNECT_TIMEOUT_MS);
+}
 
 export class MortarSession extends SocketSession {
   private conn: Connection | null = null;
@@ -59,7 +69,11 @@ export class MortarSession extends SocketSession {
     this.store = new SessionStore(ctx.storage);
     this.port = {
       ...stubCalls(env, () => this.auth.tenant!),
-      authenticate: (token) => this.authenticate(token),
+      authenticate: async (token) => {
+        const a = await this.authenticate(token);
+        if (a.ok) this.deadline(CONNECT, null);
+        return a;
+      },
       admitPublish: (bytes) => this.auth.admitPublish(bytes),
       send: (bytes) => {
         this.wire.sent(bytes);
@@ -86,15 +100,18 @@ export class MortarSession extends SocketSession {
 
   protected override onOpen(): void {
     this.conn = new Connection(this.port, { sessionId: this.sessionId });
-    this.deadline(KEEPALIVE, Date.now() + KEEPALIVE_CLOSE_MS);
+    const now = Date.now();
+    this.deadline(KEEPALIVE, now + KEEPALIVE_CLOSE_MS);
+    this.deadline(CONNECT, now + connectTimeoutMs(this.env), "resident");
   }
 
   protected override onResume(): void {
     this.conn = new Connection(this.port, { sessionId: this.sessionId, tenant: this.auth.tenant });
   }
 
-  protected override onLost(): void {
-    this.conn?.fail(new MortarError(ErrorCode.CONNECTION_TIMEOUT, "a partial frame was lost while the session was idle"));
+  protected override onLost(kind: string): void {
+    if (kind === CONNECT) this.conn?.fail(new MortarError(ErrorCode.CONNECTION_TIMEOUT, "the connection sent no CONNECT before the session was rebuilt"), CloseCode.POLICY);
+    else this.conn?.fail(new MortarError(ErrorCode.CONNECTION_TIMEOUT, "a partial frame was lost while the session was idle"));
   }
 
   protected override onMessage(bytes: Uint8Array, text: boolean): void {
@@ -112,7 +129,8 @@ export class MortarSession extends SocketSession {
   }
 
   protected override onTimeout(kind: string): void {
-    if (kind === PARTIAL) this.conn?.fail(new MortarError(ErrorCode.CONNECTION_TIMEOUT, "a partial frame stayed buffered for 10 s"));
+    if (kind === CONNECT) this.conn?.fail(new MortarError(ErrorCode.CONNECTION_TIMEOUT, `no CONNECT within ${connectTimeoutMs(this.env) / 1000} s of opening the connection`), CloseCode.POLICY);
+    else if (kind === PARTIAL) this.conn?.fail(new MortarError(ErrorCode.CONNECTION_TIMEOUT, "a partial frame stayed buffered for 10 s"));
     else if (kind === KEEPALIVE) this.conn?.fail(new MortarError(ErrorCode.CONNECTION_TIMEOUT, "no complete frame for 45 s"), CloseCode.NORMAL);
   }
 

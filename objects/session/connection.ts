@@ -314,7 +314,8 @@ export class Connection {
           return;
       }
     } catch (e) {
-      this.respondErr(slot, ErrorCode.INTERNAL_ERROR, f.op, String((e as Error)?.message ?? e));
+      const fault = faultOf(e);
+      this.respondErr(slot, fault.code, f.op, fault.message);
       return;
     }
   }
@@ -322,7 +323,8 @@ export class Connection {
   /** Answers `slot` with INTERNAL_ERROR if `p` throws (the handler normally answers itself). */
   private guard(p: Promise<void>, op: number, slot: number): Promise<void> {
     return p.catch((e) => {
-      this.respondErr(slot, ErrorCode.INTERNAL_ERROR, op, String((e as Error)?.message ?? e));
+      const fault = faultOf(e);
+      this.respondErr(slot, fault.code, op, fault.message);
       this.write();
     });
   }

@@ -118,7 +118,10 @@ export class PubPipeline {
     const slots = batch.map((p) => p.slot);
     return withDeadline(this.host.append(topic, partition, bytes), this.deadlineMs).then(
       (res) => this.answer(slots, res),
-      (e) => this.fail(slots, faultOf(e).code, faultOf(e).message),
+      (e) => {
+        const f = faultOf(e);
+        this.fail(slots, f.code, f.message);
+      },
     );
   }
 

@@ -15,7 +15,7 @@
  */
 import { DEFAULT_PUSH_BACKOFF, pushUrlPolicy, type PushBackoff, type PushUrlPolicy } from "../../wire/mq9";
 import type { Env } from "../env";
-import { positive } from "./read-config";
+import { positive } from "./positive";
 
 /** Push subscriptions a tenant may have by default. */
 export const DEFAULT_PUSH_MAX_SUBSCRIPTIONS = 100;

@@ -14,6 +14,8 @@ import {
   DEFAULT_ACK_WAIT_MS, GROUP_SESSION_TIMEOUT_MS, MAX_DELIVERY_ATTEMPTS, REVOCATION_TIMEOUT_MS,
 } from "../../wire/mortar/constants";
 import type { Env } from "../env";
+import { positive } from "./positive";
+
 
 export interface ReadConfig {
   /** Work deadline per delivery, ms. */
@@ -26,11 +28,6 @@ export interface ReadConfig {
   revocationTimeoutMs: number;
 }
 
-/** `v` as a positive integer (capped at `max`), or `dflt` when empty, non-numeric or not positive. */
-export function positive(v: string | undefined, dflt: number, max = Number.MAX_SAFE_INTEGER): number {
-  const n = Number(v);
-  return v && Number.isInteger(n) && n > 0 ? Math.min(n, max) : dflt;
-}
 
 /** The read-path configuration of this deployment. */
 export function readConfig(env: Env): ReadConfig {

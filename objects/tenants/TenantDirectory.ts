@@ -13,8 +13,9 @@
  * - **Index** (`tenants-index/all`, tenantIndexStub): the list of directory
  *   tenants (a Worker cannot enumerate objects), for `GET /admin/tenants`.
  *
- * Reads of the tenant's stored bytes and mailbox count come from its
- * UsageAggregator (counting pipeline), cached here for STATE_CACHE_MS.
+ * Reads of the tenant's stored bytes come from its UsageAggregator
+ * (counting pipeline), cached here for STATE_CACHE_MS; its mailbox count
+ * from its MailboxIndex (exact, asked per CREATE).
  *
  * A deleted tenant's data is purged from this object's alarm, one bounded
  * step per run (purge.ts, purger.ts); the record stays, with the purge's
@@ -26,19 +27,22 @@ import { UNLIMITED, timingSafeEqualStr, type Quotas, type TenantDoc, type Issued
 import { series } from "../usage/catalog";
 import { telemetryFlushMs, tenantOfName, usageStub } from "../usage/stub";
 import { RateBucket } from "./bucket";
+import { CREATE_BURST_S, mailboxLimits } from "./mailbox-limits";
+import { mailboxIndexStub } from "../mailbox-index/stub";
 import { newIssuedToken } from "./crypto";
 import { TenantStore, type DirectoryRow, type TenantRecord, type TokenRow } from "./store";
 import { leaseTtlMs, purgeDelayMs } from "./stub";
 import { newPurge, nextStepAt, purgeDoc, type PurgeState } from "./purge";
 import { purgeStep } from "./purger";
 import { pushAttemptsPerS, pushMaxSubscriptions } from "../shared/push-config";
-import type { AdminResult, AdmitAnswer, ConnectAnswer, ConnectRequest, LeaseAnswer, TenantState } from "./rpc";
+import type { AdminResult, AdmitAnswer, PushAdmitAnswer, ConnectAnswer, ConnectRequest, LeaseAnswer, TenantState } from "./rpc";
 
-/** How long a read of the tenant's usage (stored bytes, mailboxes) is reused, ms. */
+/** How long a read of the tenant's stored bytes is reused, ms. */
 export const STATE_CACHE_MS = 500;
+/** Retry-After of a CREATE over the tenant's mailbox count, ms (slots free as mailboxes expire or are deleted). */
+export const MAILBOX_QUOTA_RETRY_MS = 10_000;
 
 const STORED = [series("mortarmq_stored_bytes", { system: "mortar" }), series("mortarmq_stored_bytes", { system: "mq9" })];
-const MAILBOXES = series("mortarmq_mq9_mailboxes");
 const PUSHES = series("mortarmq_push_subscriptions");
 
 const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
@@ -49,8 +53,8 @@ export class TenantDirectory extends DurableObject<Env> {
   private bucket: RateBucket | null = null;
   private usageRead: Usage | null = null;
   private usageReading: Promise<void> | null = null;
-  /** Times of mailbox CREATEs admitted recently (not yet in the pipeline's gauge). */
-  private recentCreates: number[] = [];
+  /** The tenant's mailbox-creation bucket (memory; mailbox-limits.ts). */
+  private createBucket: RateBucket | null = null;
   /** Times of PUSH.CREATEs admitted recently (not yet in the pipeline's gauge). */
   private recentPushes: number[] = [];
   /** The tenant's push attempt bucket (PUSH_MAX_ATTEMPTS_PER_S), memory. */
@@ -277,32 +281,49 @@ export class TenantDirectory extends DurableObject<Env> {
   }
 
   /**
-   * A mailbox CREATE: admitted while the mailboxes that exist (the
-   * pipeline's gauge, as read at time R) plus the CREATEs admitted since
-   * R − 2 flush intervals (possibly not in that gauge yet) are below the
-   * quota. So a burst of CREATEs cannot overshoot; a mailbox that expired
-   * frees its slot once the pipeline reported it.
+   * A mailbox CREATE of `address`, under the tenant's mailbox limits
+   * (mailbox-limits.ts: its quotas, else the broker's defaults — for every
+   * tenant):
+   * - creation rate: one token of the tenant's bucket (`createsPerS`,
+   *   holding CREATE_BURST_S seconds of it); none left → refused `rate`
+   *   with the time until the next token;
+   * - count: asked of the tenant's MailboxIndex (`admit`), which counts
+   *   exactly the mailboxes it lists plus the CREATEs admitted whose mailbox
+   *   is not listed yet; at `maxMailboxes` → refused `mailboxes`. A mailbox
+   *   frees its slot when its expiry (TTL) removes it from the index.
+   * `at` of an admission that reserved a slot is for `unadmitMailbox`.
+   * @throws when the index cannot be reached (the caller decides: connection-auth.ts admitMailbox)
    */
-  async admitMailbox(now = Date.now()): Promise<AdmitAnswer> {
-    const max = this.store.quotas().mailboxes;
-    if (max === null) return { ok: true };
-    const usage = await this.usage(now);
-    return this.admitCounted(this.recentCreates, usage.mailboxes, usage.at, max, now,
-      (n) => `mailbox quota exceeded: the tenant has ${n} mailboxes, quota ${max}; nothing was created`);
+  async admitMailbox(address: string, now = Date.now()): Promise<AdmitAnswer> {
+    const limits = mailboxLimits(this.env, this.store.quotas());
+    const rate = limits.createsPerS;
+    if (!this.createBucket || !this.createBucket.sameRates(rate, null)) this.createBucket = new RateBucket(rate, null, now, CREATE_BURST_S);
+    if (this.createBucket.grant(1, 0, now).msgs < 1) {
+      return {
+        ok: false, kind: "rate", retryAfterMs: Math.ceil(1000 / rate),
+        message: `mailbox creation rate exceeded: ${rate} CREATEs per second per tenant (bursts of ${Math.round(rate * CREATE_BURST_S)}); nothing was created, retry later`,
+      };
+    }
+    const max = limits.maxMailboxes;
+    const a = await mailboxIndexStub(this.env, this.tenant).admit(address, max, now);
+    if (!a.ok) {
+      return { ok: false, kind: "mailboxes", message: `mailbox quota exceeded: the tenant has ${a.count} mailboxes, quota ${max}; nothing was created`, retryAfterMs: MAILBOX_QUOTA_RETRY_MS };
+    }
+    return a.at === undefined ? { ok: true } : { ok: true, at: a.at };
   }
 
-  /** An admitted CREATE (`admitMailbox` answered `at`) created nothing: its slot is free again. */
-  unadmitMailbox(at: number): void {
-    unadmit(this.recentCreates, at);
+  /** An admitted CREATE of `address` (`admitMailbox` answered `at`) created nothing: its count slot is free again (its rate token is not). */
+  async unadmitMailbox(address: string, at: number): Promise<void> {
+    await mailboxIndexStub(this.env, this.tenant).release(address, at);
   }
 
   /**
    * A PUSH.CREATE under the tenant's push subscription limit
-   * (PUSH_MAX_SUBSCRIPTIONS, docs/push.md), counted like mailboxes: the
+   * (PUSH_MAX_SUBSCRIPTIONS, docs/push.md), counted from the
    * pipeline's `mortarmq_push_subscriptions` gauge plus the CREATEs
    * admitted since it was read.
    */
-  async admitPush(now = Date.now()): Promise<AdmitAnswer> {
+  async admitPush(now = Date.now()): Promise<PushAdmitAnswer> {
     const max = pushMaxSubscriptions(this.env);
     const usage = await this.usage(now);
     return this.admitCounted(this.recentPushes, usage.pushes, usage.at, max, now,
@@ -333,7 +354,7 @@ export class TenantDirectory extends DurableObject<Env> {
    * cannot overshoot; something removed frees its slot once the pipeline
    * reported it.
    */
-  private admitCounted(recent: number[], existing: number, readAt: number, max: number, now: number, refusal: (n: number) => string): AdmitAnswer {
+  private admitCounted(recent: number[], existing: number, readAt: number, max: number, now: number, refusal: (n: number) => string): PushAdmitAnswer {
     const lag = 2 * telemetryFlushMs(this.env);
     const keep = recent.filter((t) => t > now - lag - STATE_CACHE_MS - 1_000);
     recent.splice(0, recent.length, ...keep);
@@ -370,16 +391,14 @@ export class TenantDirectory extends DurableObject<Env> {
     return null;
   }
 
-  /** Stored bytes, mailboxes and push subscriptions from the UsageAggregator, read at most every STATE_CACHE_MS. */
+  /** Stored bytes and push subscriptions from the UsageAggregator, read at most every STATE_CACHE_MS. */
   private async usage(now: number): Promise<Usage> {
     if (this.usageRead && now - this.usageRead.at < STATE_CACHE_MS) return this.usageRead;
     this.usageReading ??= (async () => {
       try {
         const agg = usageStub(this.env, this.tenant);
-        const [a, b, m, p] = await Promise.all([
-          agg.seriesValue(STORED[0]!), agg.seriesValue(STORED[1]!), agg.seriesValue(MAILBOXES), agg.seriesValue(PUSHES),
-        ]);
-        this.usageRead = { at: Date.now(), stored: Math.max(0, a + b), mailboxes: Math.max(0, m), pushes: Math.max(0, p) };
+        const [a, b, p] = await Promise.all([agg.seriesValue(STORED[0]!), agg.seriesValue(STORED[1]!), agg.seriesValue(PUSHES)]);
+        this.usageRead = { at: Date.now(), stored: Math.max(0, a + b), pushes: Math.max(0, p) };
       } catch (e) {
         // Aggregator unreachable: keep the last read (quotas fail open until it answers again).
         console.warn(`TenantDirectory ${this.tenant}: usage read failed: ${e instanceof Error ? e.message : String(e)}`);
@@ -388,7 +407,7 @@ export class TenantDirectory extends DurableObject<Env> {
       }
     })();
     await this.usageReading;
-    return this.usageRead ?? { at: 0, stored: 0, mailboxes: 0, pushes: 0 };
+    return this.usageRead ?? { at: 0, stored: 0, pushes: 0 };
   }
 
   private doc(rec: TenantRecord | null): TenantDoc {
@@ -410,7 +429,6 @@ export class TenantDirectory extends DurableObject<Env> {
 interface Usage {
   at: number;
   stored: number;
-  mailboxes: number;
   pushes: number;
 }
 

@@ -22,6 +22,7 @@ import { TENANT_ID_RE, parseIssuedToken, timingSafeEqualStr } from "../../wire/a
 import { tokenHash } from "./crypto";
 import { tenantStub } from "./stub";
 import type { AuthResult, ConnectionProtocol } from "./rpc";
+import { logOverload } from "../shared/platform-faults";
 
 export { TENANT_ID_RE, timingSafeEqualStr };
 
@@ -121,7 +122,8 @@ export async function authenticateToken(env: Env, token: string | undefined, con
     if (!a.ok) return { ok: false, reason: a.reason, message: a.message };
     return { ok: true, tenant: issued.tenant, open: false, tokenId: issued.tokenId, state: a.state };
   } catch (e) {
-    return { ok: false, reason: "unavailable", message: `the tenant directory did not answer: ${e instanceof Error ? e.message : String(e)}` };
+    logOverload("token check", e); // the platform's text stays in the log
+    return { ok: false, reason: "unavailable", message: "the tenant directory did not answer" };
   }
 }
 

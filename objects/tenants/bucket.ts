@@ -12,7 +12,7 @@
  * granted over any interval T is at most burst + rate × T.
  */
 
-/** Seconds of rate a bucket holds when full (the burst). */
+/** Seconds of rate a bucket holds when full (the burst), unless the bucket is built with another. */
 export const BURST_S = 1;
 
 /** Budget granted by one lease (units: messages, bytes; Infinity where unlimited). */
@@ -32,10 +32,13 @@ export class RateBucket {
   private bytes: Dim | null;
   private last: number;
 
-  /** `msgsPerS` / `bytesPerS`: null = that dimension is unlimited. Starts full at `now` (ms). */
-  constructor(msgsPerS: number | null, bytesPerS: number | null, now: number) {
-    this.msgs = msgsPerS === null ? null : { rate: msgsPerS, tokens: msgsPerS * BURST_S };
-    this.bytes = bytesPerS === null ? null : { rate: bytesPerS, tokens: bytesPerS * BURST_S };
+  /**
+   * `msgsPerS` / `bytesPerS`: null = that dimension is unlimited. Starts
+   * full at `now` (ms). `burstS`: seconds of the rate it holds when full.
+   */
+  constructor(msgsPerS: number | null, bytesPerS: number | null, now: number, private readonly burstS = BURST_S) {
+    this.msgs = msgsPerS === null ? null : { rate: msgsPerS, tokens: msgsPerS * burstS };
+    this.bytes = bytesPerS === null ? null : { rate: bytesPerS, tokens: bytesPerS * burstS };
     this.last = now;
   }
 
@@ -57,9 +60,11 @@ export class RateBucket {
     return { msgs, bytes };
   }
 
+  /** Adds what the rate earned since the last refill; a clock that went back earns nothing (and does not move `last` back). */
   private refill(now: number): void {
-    const dt = Math.max(0, now - this.last) / 1000;
+    if (now <= this.last) return;
+    const dt = (now - this.last) / 1000;
     this.last = now;
-    for (const d of [this.msgs, this.bytes]) if (d) d.tokens = Math.min(d.rate * BURST_S, d.tokens + d.rate * dt);
+    for (const d of [this.msgs, this.bytes]) if (d) d.tokens = Math.min(d.rate * this.burstS, d.tokens + d.rate * dt);
   }
 }

@@ -39,10 +39,11 @@ export interface Mq9Quota {
    * place among the connection's requests while it waits for a lease.
    */
   admitSend(bytes: number): Promise<Refusal | null>;
-  /** A mailbox CREATE (mailbox count): resolves admitted or refused, like admitSend. */
-  admitCreate(): Promise<CreateAdmission>;
+  /** A mailbox CREATE of `address` (creation rate and mailbox count, mailbox-limits.ts): asks the tenant's directory object; resolves admitted or refused. */
+  admitCreate(address: string): Promise<CreateAdmission>;
 }
 import { revalidateMs, tenantStub } from "./stub";
+import { RETRY_AFTER_S, faultKind, logOverload } from "../shared/platform-faults";
 
 /** A failed renewal (tenant object unreachable) is retried after this long, ms. */
 export const RETRY_MS = 5_000;
@@ -156,15 +157,15 @@ export class ConnectionAuth {
   mq9Quota(): Mq9Quota {
     return {
       admitSend: (bytes) => (this.snap ? this.gate().admitAsync(bytes) : NO_REFUSAL),
-      admitCreate: () => this.admitMailbox(),
+      admitCreate: (address) => this.admitMailbox(address),
     };
   }
 
-  /** A mailbox CREATE under the mailbox quota (no call without one). */
-  admitMailbox(): Promise<CreateAdmission> {
+  /** A mailbox CREATE under the tenant's mailbox limits (one call to its directory object; none before authentication). */
+  admitMailbox(address: string): Promise<CreateAdmission> {
     const s = this.snap;
-    if (!s || s.state.quotas.mailboxes === null) return CREATE_ADMITTED_NOW;
-    return admitMailbox(this.env, s.tenant);
+    if (!s) return CREATE_ADMITTED_NOW;
+    return admitMailbox(this.env, s.tenant, address);
   }
 
   private adopt(s: ConnectionAuthSnapshot): void {
@@ -180,15 +181,24 @@ export class ConnectionAuth {
   }
 }
 
-/** Asks `tenant`'s directory object to admit one mailbox CREATE (admitted also when it cannot be reached). */
-export async function admitMailbox(env: Env, tenant: string): Promise<CreateAdmission> {
+/**
+ * Asks `tenant`'s directory object to admit one mailbox CREATE
+ * (mailbox-limits.ts). When the object cannot be reached the CREATE is
+ * admitted (a directory outage must not stop a tenant) — unless the broker
+ * is overloaded (out of memory, the object over its limits): then it is
+ * refused, since admitting more objects is what an overload cannot take.
+ */
+export async function admitMailbox(env: Env, tenant: string, address: string): Promise<CreateAdmission> {
   try {
-    const a = await tenantStub(env, tenant).admitMailbox();
-    if (!a.ok) return { ok: false, refuse: { kind: "mailboxes", message: a.message, retryAfterMs: a.retryAfterMs } };
+    const a = await tenantStub(env, tenant).admitMailbox(address);
+    if (!a.ok) return { ok: false, refuse: { kind: a.kind ?? "mailboxes", message: a.message, retryAfterMs: a.retryAfterMs } };
     const at = a.at;
     if (at === undefined) return CREATE_ADMITTED;
-    return { ok: true, undo: () => tenantStub(env, tenant).unadmitMailbox(at).catch(() => {}) };
-  } catch {
-    return CREATE_ADMITTED;
+    return { ok: true, undo: () => tenantStub(env, tenant).unadmitMailbox(address, at).catch(() => {}) };
+  } catch (e) {
+    const kind = faultKind(e);
+    if (kind !== "overloaded" && kind !== "out_of_memory") return CREATE_ADMITTED;
+    logOverload("mailbox CREATE check", e);
+    return { ok: false, refuse: { kind: "overloaded", message: "broker overloaded, no mailbox was created; retry later", retryAfterMs: RETRY_AFTER_S[kind] * 1000 } };
   }
 }

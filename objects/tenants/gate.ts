@@ -31,10 +31,14 @@ export const CHUNK_S = 0.1;
 /** Longest a publishing gate uses a state (storage) without refreshing it, ms. */
 export const REFRESH_MS = 1_000;
 
-/** Why a publish is refused. */
+/** Why a publish (or a mailbox CREATE) is refused. */
 export interface Refusal {
-  /** Which quota: publish rate, storage bytes, mailbox count. */
-  kind: "rate" | "storage" | "mailboxes";
+  /**
+   * Which limit: a rate (publish rate, mailbox-creation rate), storage
+   * bytes, mailbox count — or `overloaded`: the check itself could not run
+   * because the broker is overloaded (out of memory).
+   */
+  kind: "rate" | "storage" | "mailboxes" | "overloaded";
   message: string;
   /** When it may succeed, ms from now (≥ 1). */
   retryAfterMs: number;

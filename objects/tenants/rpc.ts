@@ -41,8 +41,15 @@ export interface LeaseAnswer {
   state: TenantState;
 }
 
-/** `admitMailbox` answer; `at` identifies a counted admission (for `unadmitMailbox`). */
-export type AdmitAnswer = { ok: true; at?: number } | { ok: false; message: string; retryAfterMs: number };
+/**
+ * `admitMailbox` answer; `at` identifies an admission that reserved a slot of
+ * the count (for `unadmitMailbox`). Refused by the creation rate (`rate`) or
+ * the count (`mailboxes`).
+ */
+export type AdmitAnswer = { ok: true; at?: number } | { ok: false; kind: "rate" | "mailboxes"; message: string; retryAfterMs: number };
+
+/** Answer to `admitPush` (PUSH_MAX_SUBSCRIPTIONS, docs/push.md): `at` is for `unadmitPush`. */
+export type PushAdmitAnswer = { ok: true; at?: number } | { ok: false; message: string; retryAfterMs: number };
 
 /** Admin results carry the HTTP status the route answers with. */
 export type AdminResult<T> = { ok: true; value: T } | { ok: false; status: 400 | 404 | 409; error: string };

@@ -6,7 +6,7 @@
  */
 import type { Env } from "../env";
 import { objectName } from "../shared/names";
-import { positive } from "../shared/read-config";
+import { positive } from "../shared/positive";
 import type { TenantDirectory } from "./TenantDirectory";
 
 /** Default interval at which open connections re-check their token and renew their lease, ms. */

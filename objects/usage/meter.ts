@@ -107,6 +107,17 @@ export class Meter {
   }
 
   /**
+   * A level changed that the pipeline should see at once (a mailbox created
+   * or gone: the mailbox quota reads it): flush at the next opportunity,
+   * pulling in a flush already scheduled later. The object is then idle
+   * and can be evicted, instead of staying in memory one interval longer
+   * for a flush it would make anyway.
+   */
+  touchNow(): void {
+    if (!this.discarded) this.arm(Date.now());
+  }
+
+  /**
    * Drops the meter's storage after a successful final flush (the object is
    * never used again, e.g. a closed connection). Later counts are ignored.
    */

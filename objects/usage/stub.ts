@@ -7,7 +7,7 @@
 import type { Env } from "../env";
 import { objectName, tenantOfName } from "../shared/names";
 export { tenantOfName };
-import { positive } from "../shared/read-config";
+import { positive } from "../shared/positive";
 import type { UsageAggregator } from "./UsageAggregator";
 
 /** Default flush interval of every reporter, ms (TELEMETRY_FLUSH_MS). */

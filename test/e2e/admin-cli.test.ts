@@ -55,7 +55,7 @@ describe("mortarmq admin", () => {
     expect((await json(["mq9", "create", "box.one", "--token", token])).mail_address).toBe("box.one");
 
     const q = await json(["admin", "quotas", "set", "acme", "--mailboxes", "1", "--storage-bytes", "10MiB"]);
-    expect(q).toEqual({ tenant: "acme", quotas: { publish_msgs_per_s: null, publish_bytes_per_s: null, storage_bytes: 10 * 1024 * 1024, connections: null, mailboxes: 1 } });
+    expect(q).toEqual({ tenant: "acme", quotas: { publish_msgs_per_s: null, publish_bytes_per_s: null, storage_bytes: 10 * 1024 * 1024, connections: null, mailboxes: 1, mailbox_creates_per_s: null } });
     const shown = await cli(["admin", "quotas", "show", "acme"]);
     expect(shown.stdout).toMatch(/mailboxes:\s+1\n/);
     expect(shown.stdout).toMatch(/connections:\s+unlimited/);

@@ -99,6 +99,10 @@ const EXPECTED_LOGS: readonly ExpectedLog[] = [
   { file: "test/workers/agents-embedders.test.ts", text: /^agent registry: embedding "\w+" with (workers-ai:@cf\/baai\/bge-m3|endpoint:bge-m3@models\.local) failed; retried at the next semantic DISCOVER: EmbedderError: (Workers AI @cf\/baai\/bge-m3 failed: upstream 503|embeddings endpoint models\.local answered HTTP 500: model not loaded)$/ },
   // A stored card that is not a JSON object, planted by the test.
   { file: "test/workers/agents-discover-robust.test.ts", text: /^agent registry: stored card \d+ is not a JSON object; left out of DISCOVER$/ },
+  // Internal errors the test provokes (a dropped table) are logged with their reference (objects/shared/platform-faults.ts).
+  { file: "test/workers/internal-errors.test.ts", text: /^(Mailbox|Partition): internal error \(ref [0-9a-f]{8}\): Error: no such table: (messages|log): SQLITE_ERROR/ },
+  // The storage probe the test breaks (no USAGE binding), logged with its reference (worker/admin/health.ts).
+  { file: "test/workers/telemetry/operator.test.ts", text: /^\/healthz: internal error \(ref [0-9a-f]{8}\): TypeError: Cannot read properties of undefined \(reading 'get'\)/ },
   // Malformed telemetry reports the test sends (objects/usage/UsageAggregator.ts).
   { file: "test/workers/telemetry/pipeline.test.ts", text: /^UsageAggregator: malformed report: / },
 ];

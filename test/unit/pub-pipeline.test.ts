@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ErrorCode, FrameDecoder, Op, decodePubResult, encodeFrame, type Frame, type PubFrame } from "../../wire/mortar";
 import { PubPipeline, type PipelineHost } from "../../objects/session/pub-pipeline";
 import { readPubBatch } from "../../objects/partition/batch";
@@ -134,8 +134,11 @@ describe("PubPipeline (group commit)", () => {
     submit(p, pub(0, "b"), 1);
     p.flush();
     submit(p, pub(0, "c"), 2);
+    const warned = vi.spyOn(console, "warn").mockImplementation(() => {});
     host.calls[0].reject(Object.assign(new Error("too busy"), { overloaded: true }));
     await tick();
+    expect(warned.mock.calls.map((c) => c[0])).toEqual(["MortarSession: overloaded: too busy"]); // logged once for the batch, not sent
+    warned.mockRestore();
     expect(host.answers.get(0)).toMatchObject({ op: Op.ERR, code: ErrorCode.BACKPRESSURE });
     expect(host.answers.get(1)).toMatchObject({ op: Op.ERR, code: ErrorCode.BACKPRESSURE });
     expect(host.calls.length).toBe(2);

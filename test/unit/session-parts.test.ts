@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../../wire/mortar";
 import { ResponseQueue } from "../../objects/session/responses";
 import { CallTimeoutError, faultOf, withDeadline } from "../../objects/session/faults";
@@ -60,11 +60,17 @@ describe("ResponseQueue", () => {
 
 describe("platform faults", () => {
   it("maps overloaded / retryable / timeout / other onto the registry", () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    const warned = vi.spyOn(console, "warn").mockImplementation(() => {});
     expect(faultOf(Object.assign(new Error("x"), { overloaded: true })).code).toBe(ErrorCode.BACKPRESSURE);
     expect(faultOf(Object.assign(new Error("x"), { retryable: true })).code).toBe(ErrorCode.LEADER_CHANGED);
     expect(faultOf(new CallTimeoutError(5)).code).toBe(ErrorCode.ELECTION_TIMEOUT);
     expect(faultOf(new Error("boom")).code).toBe(ErrorCode.INTERNAL_ERROR);
-    expect(faultOf("weird").message).toBe("weird");
+    logged.mockClear();
+    expect(faultOf("weird").message).toMatch(/^internal error \(ref [0-9a-f]{8}\); the broker logged the details$/); // the text stays in the log
+    expect(logged.mock.calls[0]![0]).toMatch(/: internal error \(ref [0-9a-f]{8}\): weird$/);
+    logged.mockRestore();
+    warned.mockRestore();
   });
   it("withDeadline rejects a call that does not answer in time and passes answers through", async () => {
     await expect(withDeadline(new Promise(() => {}), 20)).rejects.toBeInstanceOf(CallTimeoutError);

@@ -91,3 +91,28 @@ describe("mailbox index", () => {
     expect(await idx.page(null, 10)).toEqual({ mailboxes: [], next: null });
   });
 });
+
+describe("the index as the tenant's mailbox count (admit / release; #14 item 3)", () => {
+  it("counts listed mailboxes plus admitted unlisted CREATEs, exactly", async () => {
+    const idx = mailboxIndexStub(testEnv, `count-${Math.random().toString(36).slice(2, 8)}`);
+    const now = Date.now();
+    const a = await idx.admit("box.a", 2, now);
+    const b = await idx.admit("box.b", 2, now);
+    expect([a.ok, b.ok]).toEqual([true, true]);
+    expect(await idx.admit("box.c", 2, now)).toEqual({ ok: false, count: 2 });
+    expect(await idx.admit("box.a", 2, now)).toEqual({ ok: true }); // reserved already: a second CREATE of it adds nothing
+    if (!b.ok || b.at === undefined) throw new Error("b reserved");
+    await idx.release("box.b", b.at); // that CREATE created nothing
+    expect((await idx.admit("box.c", 2, now)).ok).toBe(true);
+    await idx.add({ address: "box.a", created_ms: now, expires_ms: null }); // listed: its reservation ends
+    await idx.add({ address: "box.a", created_ms: now, expires_ms: null }); // a repeated add counts once
+    expect(await idx.count()).toBe(1);
+    expect(await idx.admit("box.d", 2, now)).toEqual({ ok: false, count: 2 }); // box.a listed + box.c reserved
+    expect(await idx.admit("box.a", 2, now)).toEqual({ ok: true }); // listed: CREATE answers mailbox_exists, takes no slot
+    await idx.remove("box.a", now);
+    expect(await idx.count()).toBe(0);
+    expect((await idx.admit("box.d", 2, now)).ok).toBe(true);
+    // a reservation whose CREATE never reported lapses after a minute
+    expect((await idx.admit("box.e", 2, now + 61_000)).ok).toBe(true);
+  });
+});

@@ -257,6 +257,38 @@ describe("session storage", () => {
 type WithDeadlines = { deadlines: Deadlines };
 
 describe("timers (deadlines: one storage alarm for the keepalive, a resident timer for a partial frame)", () => {
+  it("closes a connection that sends no CONNECT within 10 s (CONNECTION_TIMEOUT, close 1008); PINGs do not extend it", async () => {
+    const opened = Date.now();
+    const { stub, c } = await directSession();
+    const connectBy = () => runInDurableObject(stub, async (s: MortarSession) => (s as unknown as WithDeadlines).deadlines.get("connect"));
+    const before = await connectBy();
+    expect(before).toBeGreaterThanOrEqual(opened + 10_000);
+    expect(before).toBeLessThan(Date.now() + 10_000 + 1);
+    c.send([{ op: Op.PING }]);
+    expectOk((await c.take(1))[0], Op.PING);
+    expect(await connectBy()).toBe(before); // a frame before CONNECT does not move it
+    await runInDurableObject(stub, async (s: MortarSession) => {
+      const d = (s as unknown as WithDeadlines).deadlines;
+      d.set("connect", d.get("connect")! - 10_001, "resident"); // the deadline passed; the PING just now is a recent frame
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const [err] = await c.take(1);
+    expectErr(err, ErrorCode.CONNECTION_TIMEOUT, 0);
+    expect(errText(err)).toMatch(/^no CONNECT within 10 s of opening the connection$/);
+    expect((await c.waitClosed()).code).toBe(1008);
+    expect(c.frames).toEqual([]);
+  });
+
+  it("a CONNECT before the deadline lifts it", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    expect(await runInDurableObject(stub, async (s: MortarSession) => (s as unknown as WithDeadlines).deadlines.has("connect"))).toBe(false);
+    c.send([{ op: Op.PING }]);
+    expectOk((await c.take(1))[0], Op.PING);
+    expect(c.closed).toBeNull();
+    c.close();
+  });
+
   it("closes with CONNECTION_TIMEOUT after 45 s without a complete frame", async () => {
     const { stub, c } = await directSession();
     await c.connect();

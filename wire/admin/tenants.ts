@@ -80,8 +80,11 @@ export function timingSafeEqualStr(a: string, b: string): boolean {
 // ------------------------------------------------------------------ quotas
 
 /**
- * Per-tenant quotas; `null` = unlimited (the default for every field).
- * Units: messages per second, bytes per second, bytes, connections, mailboxes.
+ * Per-tenant quotas; `null` = unset: unlimited, except for the mailbox
+ * fields (DEFAULTED_QUOTA_FIELDS), where it means the broker's default
+ * limit (Worker vars MQ9_MAILBOXES_PER_TENANT, MQ9_MAILBOX_CREATES_PER_S;
+ * docs/tenants.md "Default limits").
+ * Units: messages per second, bytes per second, bytes, connections, mailboxes, mailboxes per second.
  */
 export interface Quotas {
   /** MortarMQ PUB + mq9 SEND messages per second, over all the tenant's connections and HTTP. */
@@ -92,16 +95,21 @@ export interface Quotas {
   storage_bytes: number | null;
   /** Concurrent MortarMQ + NATS WebSocket connections. */
   connections: number | null;
-  /** mq9 mailboxes that exist. */
+  /** mq9 mailboxes that exist (null: the broker default, 10,000). */
   mailboxes: number | null;
+  /** mq9 mailbox CREATEs per second, bursts of 10 s of it (null: the broker default, 20/s). */
+  mailbox_creates_per_s: number | null;
 }
 
 /** Every quota field, in display order. */
-export const QUOTA_FIELDS = ["publish_msgs_per_s", "publish_bytes_per_s", "storage_bytes", "connections", "mailboxes"] as const;
+export const QUOTA_FIELDS = ["publish_msgs_per_s", "publish_bytes_per_s", "storage_bytes", "connections", "mailboxes", "mailbox_creates_per_s"] as const;
 
-/** Every quota unlimited. */
+/** Quota fields whose `null` means the broker's default limit rather than unlimited. */
+export const DEFAULTED_QUOTA_FIELDS: readonly (keyof Quotas)[] = ["mailboxes", "mailbox_creates_per_s"];
+
+/** Every quota unset (unlimited; the mailbox fields at the broker's defaults). */
 export const UNLIMITED: Quotas = Object.freeze({
-  publish_msgs_per_s: null, publish_bytes_per_s: null, storage_bytes: null, connections: null, mailboxes: null,
+  publish_msgs_per_s: null, publish_bytes_per_s: null, storage_bytes: null, connections: null, mailboxes: null, mailbox_creates_per_s: null,
 });
 
 /** True when `q` sets a publish rate (messages or bytes). */
@@ -115,13 +123,14 @@ const limit = z.number({ error: "must be a whole number ≥ 1, or null for unlim
   .max(Number.MAX_SAFE_INTEGER)
   .nullable();
 
-/** `PUT /admin/tenants/:id/quotas` body: every field optional; absent = unlimited (the body replaces all quotas). */
+/** `PUT /admin/tenants/:id/quotas` body: every field optional; absent = unset (unlimited; the mailbox fields: the broker default). The body replaces all quotas. */
 export const quotasSchema = z.strictObject({
   publish_msgs_per_s: limit.optional(),
   publish_bytes_per_s: limit.optional(),
   storage_bytes: limit.optional(),
   connections: limit.optional(),
   mailboxes: limit.optional(),
+  mailbox_creates_per_s: limit.optional(),
 });
 
 /** Normalizes a parsed quotas body (absent → null). */
@@ -132,6 +141,7 @@ export function toQuotas(body: z.infer<typeof quotasSchema>): Quotas {
     storage_bytes: body.storage_bytes ?? null,
     connections: body.connections ?? null,
     mailboxes: body.mailboxes ?? null,
+    mailbox_creates_per_s: body.mailbox_creates_per_s ?? null,
   };
 }
 
@@ -142,7 +152,7 @@ export const createTenantSchema = z.strictObject({
   id: z.string().regex(TENANT_ID_RE, "must be 1-64 chars of [a-z0-9_-]"),
   /** Free text for the operator (shown in lists), ≤ 200 chars. */
   name: z.string().max(200).optional(),
-  /** Initial quotas (default: all unlimited). */
+  /** Initial quotas (default: all unset). */
   quotas: quotasSchema.optional(),
 });
 
@@ -175,7 +185,7 @@ export const tokenInfoSchema = z.object({
 /** `GET /admin/tenants/:id/tokens`. */
 export const tokenListSchema = z.object({ tenant: z.string(), tokens: z.array(tokenInfoSchema) });
 
-/** Quotas as answered: every field present, null = unlimited. */
+/** Quotas as answered: every field present, null = unset (see Quotas). */
 const quotasOut = z.object(Object.fromEntries(QUOTA_FIELDS.map((f) => [f, z.number().nullable()])) as Record<keyof Quotas, z.ZodNullable<z.ZodNumber>>);
 
 /** One row of `GET /admin/tenants`. */

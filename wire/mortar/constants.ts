@@ -31,6 +31,12 @@ export const KEEPALIVE_MS = 30_000;
 export const KEEPALIVE_CLOSE_MS = 45_000;
 /** The server closes when a partial frame stays buffered this long, ms. */
 export const HALF_FRAME_TIMEOUT_MS = 10_000;
+/**
+ * The server closes a connection that has not completed CONNECT this long
+ * after it opened, ms (an extension of the spec's timers; docs/protocol.md
+ * "Timers"). PING before CONNECT does not extend it.
+ */
+export const CONNECT_TIMEOUT_MS = 10_000;
 
 // ---------------------------------------------------------------- §2 ops
 

@@ -84,7 +84,7 @@ export const ERROR_REGISTRY = [
   row(0x0007, "ALREADY_CONNECTED", "fix-request", false, "A second CONNECT on a connection that is already connected; the first one stays in force."),
   row(0x0008, "UNKNOWN_TOPIC", "refresh-metadata", false, "The topic (name or topic_id) is not registered for this tenant. SUB never declares implicitly."),
   row(0x0009, "NOT_CONNECTED", "reconnect", true, "A request other than CONNECT/PING/ERR arrived before CONNECT succeeded."),
-  row(0x000c, "CONNECTION_TIMEOUT", "reconnect", true, "No complete frame for 1.5 × keepalive (45 s), or a partial frame stayed buffered for 10 s. Sent only when the stream can still carry it."),
+  row(0x000c, "CONNECTION_TIMEOUT", "reconnect", true, "No successful CONNECT within 10 s of opening the connection, no complete frame for 1.5 × keepalive (45 s), or a partial frame stayed buffered for 10 s. Sent only when the stream can still carry it."),
   row(0x000f, "INTERNAL_ERROR", "retry-with-backoff", false, "The broker failed unexpectedly while handling the request; nothing was committed for it."),
   row(0x0010, "PARTITION_OUT_OF_RANGE", "refresh-metadata", false, "`partition` is not below the topic's partition_count."),
   row(0x0011, "KEY_TOO_LONG", "fix-request", false, "Key longer than MAX_KEY_LEN (255 bytes)."),

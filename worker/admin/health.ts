@@ -13,6 +13,7 @@ import { isOpen } from "../../objects/tenants/auth";
 import { VERSION } from "../../wire/version";
 import { withDeadline } from "../../objects/session/faults";
 import { usageIndexStub } from "../../objects/usage/stub";
+import { logFault } from "../../objects/shared/platform-faults";
 
 /** How long the storage probe may take, ms. */
 export const HEALTH_PROBE_MS = 3_000;
@@ -23,8 +24,8 @@ export async function healthHandler(c: Context<{ Bindings: Env }>): Promise<Resp
   try {
     await withDeadline(Promise.resolve().then(() => usageIndexStub(c.env).probe()), HEALTH_PROBE_MS);
   } catch (e) {
-    const reason = `storage probe failed: ${e instanceof Error ? e.message : String(e)}`;
-    return c.json({ status: "unavailable", ...base, reason }, 503);
+    const reason = `storage probe failed (ref ${logFault("/healthz", e)})`; // the platform's text stays in the log
+    return c.json({ status: "unavailable", ...base, reason }, 503, { "Retry-After": "1" });
   }
   return c.json({ status: "ok", ...base, storage: "ok" });
 }

@@ -29,6 +29,7 @@ import type { TopicInfo } from "../../objects/registry/rpc";
 import type { PartitionStats } from "../../objects/partition/rpc";
 import { UNAUTHORIZED_HEADERS, operatorAccess, scopedTenant } from "./access";
 import { knownTenants } from "./tenants";
+import { logFault } from "../../objects/shared/platform-faults";
 import { mapLimit } from "../../objects/shared/concurrency";
 
 /** Object calls in flight at once while assembling a tenant's document. */
@@ -108,7 +109,7 @@ export async function statsHandler(c: Context<{ Bindings: Env }>): Promise<Respo
     for (const t of tenants) docs.push(await tenantStats(c.env, t));
     return c.json({ generated_at: Date.now(), tenants: docs });
   } catch (e) {
-    return c.json({ error: `could not assemble /stats: ${e instanceof Error ? e.message : String(e)}` }, 503);
+    return c.json({ error: `could not assemble /stats (ref ${logFault("/stats", e)})` }, 503, { "Retry-After": "1" });
   }
 }
 

@@ -25,6 +25,7 @@ import { isStaticTenant, parseStaticTokens, OPEN_TENANT, isOpen } from "../../ob
 import { tenantIndexStub, tenantStub } from "../../objects/tenants/stub";
 import type { AdminResult } from "../../objects/tenants/rpc";
 import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
+import { logFault } from "../../objects/shared/platform-faults";
 import { bodyError, jsonBody } from "./json-body";
 
 type Ctx = Context<{ Bindings: Env }>;
@@ -126,7 +127,7 @@ function guarded(fn: (c: Ctx, id: string) => Promise<Response>): (c: Ctx) => Pro
     try {
       return await fn(c, id ?? "");
     } catch (e) {
-      return c.json({ error: `the tenant directory did not answer: ${e instanceof Error ? e.message : String(e)}` }, 503);
+      return c.json({ error: `the tenant directory did not answer (ref ${logFault("/admin", e)})` }, 503, { "Retry-After": "1" });
     }
   };
 }

@@ -278,7 +278,8 @@ describe("/healthz", () => {
     expect(res.status).toBe(503);
     const body = (await res.json()) as { status: string; reason: string; version: string; auth: string };
     expect(body).toMatchObject({ status: "unavailable", auth: "open" });
-    expect(body.reason).toMatch(/^storage probe failed: /);
+    expect(body.reason).toMatch(/^storage probe failed \(ref [0-9a-f]{8}\)$/); // the platform's text is logged, not sent
+    expect(res.headers.get("Retry-After")).toBe("1");
   });
 });
 
