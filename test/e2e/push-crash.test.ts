@@ -13,35 +13,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
-import { processTree } from "../../client/local/process-tree";
+import { crash } from "../fixtures/crash";
 import { PushReceiver } from "../fixtures/push-receiver";
-import { until } from "../fixtures/until";
 
 const VARS = { PUSH_ALLOW_LOOPBACK: "1", PUSH_BACKOFF_BASE_MS: "3000", PUSH_BACKOFF_MAX_MS: "3000" };
 let stateDir: string;
 let broker: LocalBroker | undefined;
 let receiver: PushReceiver;
 
-/** SIGKILLs the broker's whole process tree and waits until every process is gone. */
-async function crash(b: LocalBroker): Promise<void> {
-  const pids = processTree(b.process.pid!);
-  for (const p of pids) {
-    try {
-      process.kill(p, "SIGKILL");
-    } catch {
-      /* already gone */
-    }
-  }
-  const alive = (p: number) => {
-    try {
-      process.kill(p, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  await until(async () => !pids.some(alive), 10_000, 50);
-}
 
 async function mq9(subject: string, payload: unknown = {}): Promise<{ error: string } & Record<string, any>> {
   const body = typeof payload === "string" ? payload : JSON.stringify(payload);
