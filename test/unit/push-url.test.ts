@@ -59,6 +59,23 @@ describe("push endpoint URL policy (SSRF)", () => {
     expect(checkPushUrl("https://100.128.0.1/", DEPLOYED)).toBe("https://100.128.0.1/"); // just outside 100.64/10
   });
 
+  it("refuses a host with an empty label (localhost.., a.internal..): it would slip past the name rules", () => {
+    for (const policy of [DEPLOYED, LOCAL]) {
+      for (const url of ["https://localhost../", "https://foo.localhost../", "https://a.internal../", "https://intranet../", "https://.example.com/", "https://a..example.com/"]) {
+        expect(refusal(url, policy), url).toContain("has an empty label");
+      }
+    }
+    expect(checkPushUrl("https://hooks.example.com./", DEPLOYED)).toBe("https://hooks.example.com./"); // one trailing dot: the DNS root
+  });
+
+  it("classifies IPv4 embedded by SIIT (::ffff:0:a.b.c.d) as IPv4, and refuses Teredo and local-use NAT64 (64:ff9b:1::/48)", () => {
+    expect(refusal("https://[::ffff:0:7f00:1]/")).toContain("PUSH_ALLOW_LOOPBACK");
+    expect(refusal("https://[::ffff:0:a00:1]/")).toContain("is a private address");
+    expect(refusal("https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/")).toContain("is a reserved address");
+    expect(refusal("https://[64:ff9b:1::a00:1]/")).toContain("is a reserved address");
+    expect(checkPushUrl("https://[2001:4860:4860::8888]/", DEPLOYED)).toBe("https://[2001:4860:4860::8888]/");
+  });
+
   it("refuses local network names and credentials in the URL", () => {
     for (const url of ["https://intranet/", "https://printer.local/", "https://db.internal/", "https://nas.home.arpa/", "https://x.corp/"]) {
       expect(refusal(url, LOCAL), url).toContain("local network name");

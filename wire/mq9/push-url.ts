@@ -12,7 +12,8 @@
  *   reserved addresses are always refused, also in their other spellings
  *   (the WHATWG URL parser turns `0x7f.1` and `2130706433` into
  *   `127.0.0.1`; IPv4 embedded in IPv6 — `::ffff:a.b.c.d`, NAT64, 6to4 — is
- *   checked as IPv4). Host names that only exist inside a network
+ *   checked as IPv4; local-use NAT64 and Teredo are refused). A host with
+ *   an empty label (`localhost..`) is refused. Host names that only exist inside a network
  *   (`*.localhost`, `*.local`, `*.internal`, `*.home.arpa`, single-label
  *   names) are refused too.
  * - No user name or password in the URL (LIST shows the URL; receivers
@@ -65,7 +66,8 @@ export function checkPushUrl(url: string, policy: PushUrlPolicy): string {
   }
   if (u.protocol !== "https:" && u.protocol !== "http:") throw refuse("the scheme must be https");
   if (u.username !== "" || u.password !== "") throw refuse("credentials in the URL are not allowed (receivers verify the mq9-signature header)");
-  const host = u.hostname.toLowerCase().replace(/\.$/, "");
+  const host = u.hostname.toLowerCase().replace(/\.$/, ""); // one trailing dot is the DNS root
+  if (!host.startsWith("[") && host.split(".").includes("")) throw refuse(`host ${echo(u.hostname)} has an empty label`);
   const cls = classifyHost(host);
   if (cls === "loopback") {
     if (!policy.allowLoopback) throw refuse("loopback addresses are not reachable from a deployed broker (PUSH_ALLOW_LOOPBACK is not set)");
@@ -176,7 +178,10 @@ export function classifyIpv6(s: string): HostClass {
   if (zeros(0, 7) && g[7] === 1) return "loopback"; // ::1
   if (zeros(0, 8)) return "reserved"; // ::
   if (zeros(0, 5) && g[5] === 0xffff) return v4(g[6]!, g[7]!); // ::ffff:a.b.c.d (mapped)
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return v4(g[6]!, g[7]!); // ::ffff:0:a.b.c.d (SIIT translated)
   if (zeros(0, 6)) return v4(g[6]!, g[7]!); // ::a.b.c.d (compatible, deprecated)
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return "reserved"; // local-use NAT64 64:ff9b:1::/48 (RFC 8215)
+  if (g[0] === 0x2001 && g[1] === 0) return "reserved"; // Teredo 2001::/32 (the IPv4 inside is obfuscated)
   if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return v4(g[6]!, g[7]!); // NAT64 64:ff9b::/96
   if (g[0] === 0x2002) return v4(g[1]!, g[2]!); // 6to4 2002::/16
   if ((g[0]! & 0xffc0) === 0xfe80) return "link-local"; // fe80::/10
