@@ -10,6 +10,10 @@ import { freePort } from "../../client/local/broker";
 import { useLocalBroker } from "../fixtures/e2e-broker";
 import { PushReceiver, type PushRequest } from "../fixtures/push-receiver";
 import { until } from "../fixtures/until";
+import { createServer as createNetServer, type AddressInfo } from "node:net";
+
+/** last_error of an endpoint that is unreachable or answers no valid HTTP (the platform's own text is not shown). */
+const UNREACHABLE = "connection failed: the endpoint could not be reached or did not answer valid HTTP (DNS, TLS, routing or a malformed answer)";
 
 const BACKOFF_BASE_MS = 100;
 const ctx = useLocalBroker("push", {
@@ -240,6 +244,33 @@ describe("retries", () => {
       expect((await mq9(`$mq9.AI.MSG.FETCH.${box}.dlq`, { deliver: "earliest", config: { max_wait_ms: 0 } })).body.messages).toHaveLength(1);
     } finally {
       await r.close();
+    }
+  });
+
+  it("an endpoint that answers something other than HTTP: last_error and the dead-letter reason say so without the platform's text", async () => {
+    const box = await mailbox(3600);
+    const answered: string[] = [];
+    const garbage = createNetServer((sock) => {
+      sock.on("error", () => {});
+      sock.once("data", () => {
+        answered.push("garbage");
+        sock.end("THIS IS NOT HTTP\r\n\r\n");
+      });
+    });
+    await new Promise<void>((res) => garbage.listen(0, "127.0.0.1", res));
+    try {
+      const url = `http://127.0.0.1:${(garbage.address() as AddressInfo).port}/hook`;
+      const created = await mq9(`$mq9.AI.PUSH.CREATE.${box}`, { group_name: "g", url, deliver: "earliest", max_attempts: 2 });
+      expect(created.body.error).toBe("");
+      await send(box, "to a broken endpoint");
+      await until(async () => (await list(box))[0]!.dead_lettered === 1, 10_000, 50);
+      const sub = (await list(box))[0]!;
+      expect(answered).toEqual(["garbage", "garbage"]);
+      expect(sub).toMatchObject({ failed: 2, delivered: 0, last_error: UNREACHABLE });
+      const dlq = (await mq9(`$mq9.AI.MSG.QUERY.${box}.dlq`)).body;
+      expect(dlq.messages[0].dead_letter).toMatchObject({ reason: UNREACHABLE, attempts: 2 });
+    } finally {
+      await new Promise((res) => garbage.close(res));
     }
   });
 });

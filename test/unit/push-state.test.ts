@@ -7,7 +7,7 @@ import {
   parsePushSignature, pushHeaders, pushSigningKey, signPush, verifyPushSignature, DEFAULT_PUSH_BACKOFF,
 } from "../../wire/mq9";
 import {
-  MAX_RETRY_AFTER_MS, afterFailure, backoffMs, describeOutcome, newPushId, newPushSecret, nextPositions, outcomeOfStatus,
+  MAX_RETRY_AFTER_MS, UNREACHABLE_DETAIL, connectionErrorDetail, afterFailure, backoffMs, describeOutcome, newPushId, newPushSecret, nextPositions, outcomeOfStatus,
   parseRetryAfter, pushFloors, pushStartCursor, takeMessage, admitsBytes, type OpenMessage,
 } from "../../objects/mailbox/push/state";
 import { cursorAt } from "../../objects/mailbox/cursor";
@@ -123,6 +123,8 @@ describe("backoff and attempt outcomes", () => {
     expect(describeOutcome(outcomeOfStatus(302, null, 0))).toBe("HTTP 302 (redirects are not followed)");
     expect(describeOutcome({ kind: "timeout", timeoutMs: 10_000 })).toBe("no answer within 10000 ms");
     expect(describeOutcome({ kind: "connection_error", detail: "refused" })).toBe("connection failed: refused");
+    expect(connectionErrorDetail("internal error; reference = 711rc1pmqkc49jg645ss0trf")).toBe(UNREACHABLE_DETAIL);
+    expect(connectionErrorDetail("Network connection lost.")).toBe("Network connection lost.");
   });
 
   it("retries after the backoff or a longer Retry-After (capped), and dead-letters after max_attempts", () => {

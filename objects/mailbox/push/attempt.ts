@@ -11,7 +11,7 @@
  */
 import { PUSH_SIGNATURE_HEADER, signPush } from "../../../wire/mq9";
 import { VERSION } from "../../../wire/version";
-import { outcomeOfStatus, type AttemptOutcome } from "./state";
+import { connectionErrorDetail, outcomeOfStatus, type AttemptOutcome } from "./state";
 
 /** What to send. */
 export interface AttemptRequest {
@@ -32,7 +32,8 @@ export const ATTEMPT_TIMED_OUT = "push attempt timed out";
  * Sends one attempt. Resolves (never rejects) with the outcome: `ok` for a
  * 2xx answer, `http_error` with its Retry-After for any other status,
  * `timeout` when `signal` was aborted with ATTEMPT_TIMED_OUT, or
- * `connection_error` (DNS, refused, reset, TLS, …). Aborting `signal` for
+ * `connection_error` (DNS, refused, reset, TLS, …; the platform's
+ * internal-error text is replaced, connectionErrorDetail). Aborting `signal` for
  * another reason (the subscription was deleted, the mailbox purged) ends
  * the request; the outcome is then ignored by the caller.
  */
@@ -52,6 +53,6 @@ export async function sendAttempt(req: AttemptRequest, signal: AbortSignal): Pro
     return outcome;
   } catch (e) {
     if (signal.aborted && signal.reason === ATTEMPT_TIMED_OUT) return { kind: "timeout", timeoutMs: req.timeoutMs };
-    return { kind: "connection_error", detail: e instanceof Error ? e.message : String(e) };
+    return { kind: "connection_error", detail: connectionErrorDetail(e instanceof Error ? e.message : String(e)) };
   }
 }

@@ -62,6 +62,23 @@ export function outcomeOfStatus(status: number, retryAfter: string | null, nowMs
   return { kind: "http_error", status, retryAfterMs: parseRetryAfter(retryAfter, nowMs) };
 }
 
+/** workerd's text for a failure it does not explain to JavaScript (`internal error; reference = …`: DNS, TLS, a malformed answer). */
+const PLATFORM_INTERNAL_ERROR = /\binternal error\b/i;
+
+/** What `last_error` says for such a failure (workerd logs the details on its side). */
+export const UNREACHABLE_DETAIL = "the endpoint could not be reached or did not answer valid HTTP (DNS, TLS, routing or a malformed answer)";
+
+/**
+ * The `connection_error` detail for the message of a failed `fetch`:
+ * workerd's own explanations (`Network connection lost.`) are kept, its
+ * internal-error text (with a reference that means nothing to a tenant) is
+ * replaced by {@link UNREACHABLE_DETAIL} — the platform's text is never
+ * shown (docs/operations.md "Under a flood").
+ */
+export function connectionErrorDetail(message: string): string {
+  return PLATFORM_INTERNAL_ERROR.test(message) ? UNREACHABLE_DETAIL : message;
+}
+
 /** Longest receiver-provided detail kept in `last_error`, characters. */
 const MAX_DETAIL_CHARS = 200;
 
