@@ -105,6 +105,12 @@ function forwardRuntimeOutput(from: Readable, to: Writable): void {
 /** `host` as the host part of a URL (an IPv6 address in brackets). */
 const urlHost = (host: string) => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host);
 
+/** The port of `url`, also when it is its scheme's default (`http://h:80`: `URL.port` is then ""). */
+export function portOfUrl(url: URL): number {
+  if (url.port !== "") return Number(url.port);
+  return url.protocol === "https:" ? 443 : 80;
+}
+
 /** The loopback address for reaching a socket bound to `host` from this machine, as a URL host. */
 export function loopbackHost(host: string): string {
   if (host === "0.0.0.0" || host === "") return "127.0.0.1";
@@ -175,7 +181,7 @@ export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
     if ((e as { code?: string }).code === "ERR_ADDRESS_IN_USE") throw new PortInUseError("HTTP", "--port", opts.host, opts.port); // taken since the check
     throw e;
   }
-  const port = Number(entry.port);
+  const port = portOfUrl(entry);
   const loopbackUrl = `http://${loopbackHost(opts.host)}:${port}`;
   return {
     url: `http://${urlHost(opts.host)}:${port}`,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { authLine, devVars } from "../../client/cli/dev";
 import { HealthWatch, isHealthProbeLog, isRuntimeNoise } from "../../client/local/health";
-import { loopbackHost } from "../../client/local/miniflare-host";
+import { loopbackHost, portOfUrl } from "../../client/local/miniflare-host";
 import { parseLock } from "../../client/local/state-lock";
 
 describe("mortarmq dev --var / --auth-tokens", () => {
@@ -69,6 +69,13 @@ describe("mortarmq dev addresses and state lock", () => {
     expect(loopbackHost("::")).toBe("[::1]");
     expect(loopbackHost("127.0.0.1")).toBe("127.0.0.1");
     expect(loopbackHost("::1")).toBe("[::1]");
+  });
+
+  it("reads the port of the entry URL also when it is the scheme's default (--port 80: URL.port is \"\")", () => {
+    expect(portOfUrl(new URL("http://127.0.0.1:80/"))).toBe(80);
+    expect(portOfUrl(new URL("https://127.0.0.1:443/"))).toBe(443);
+    expect(portOfUrl(new URL("http://127.0.0.1:8792/"))).toBe(8792);
+    expect(portOfUrl(new URL("http://[::1]:443/"))).toBe(443);
   });
 
   it("reads the lock's owner and, once recorded, its workerd; an older lock holds the owner only", () => {
