@@ -57,17 +57,17 @@ export interface EmbeddedBroker {
 }
 
 /**
- * Checks every requested port, takes the state directory, starts the Worker,
- * waits for /healthz, then starts the bridges.
+ * Takes the state directory (stopping a killed launcher's left-over
+ * workerd), checks every requested port, starts the Worker, waits for
+ * /healthz, then starts the bridges.
  * @throws PortInUseError for a taken port (nothing is left running); Error
  *   for a state directory in use, a failed build or start, or no /healthz in time
  */
 export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
-  await assertPortFree(opts.host, opts.port, "HTTP", "--port");
-  if (opts.bridgePort !== undefined) await assertPortFree(opts.host, opts.bridgePort, "MortarMQ v0 bridge", "--bridge-port");
-  if (opts.natsPort !== undefined) await assertPortFree(opts.host, opts.natsPort, "NATS bridge", "--nats-port");
   const stateDir = resolve(opts.stateDir);
   mkdirSync(stateDir, { recursive: true });
+  // The lock first: taking over a lock of a launcher that was SIGKILLed alone stops the workerd it left
+  // behind, which still listens on the HTTP port a rerun asks for again.
   const lock = await lockStateDir(stateDir);
   process.once("exit", () => lock.release()); // also on an exit that skips stop()
   const cleanups: (() => Promise<void>)[] = [async () => lock.release()];
@@ -75,6 +75,9 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise<
     for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
   };
   try {
+    await assertPortFree(opts.host, opts.port, "HTTP", "--port");
+    if (opts.bridgePort !== undefined) await assertPortFree(opts.host, opts.bridgePort, "MortarMQ v0 bridge", "--bridge-port");
+    if (opts.natsPort !== undefined) await assertPortFree(opts.host, opts.natsPort, "NATS bridge", "--nats-port");
     const worker = await hostWorker({ root: opts.root, host: opts.host, port: opts.port, stateDir, vars: opts.vars, verbose: opts.verbose, stdout: opts.stdout, stderr: opts.stderr });
     cleanups.push(() => worker.dispose());
     if (worker.runtimePid !== undefined) lock.recordRuntime(worker.runtimePid);
