@@ -32,15 +32,20 @@ export async function freePort(host = "127.0.0.1"): Promise<number> {
 }
 
 /**
- * Resolves when `port` on `host` can be listened on (port 0 always can).
- * @throws PortInUseError on EADDRINUSE; Error `host:port: message` on any other failure (EACCES, EADDRNOTAVAIL, …)
+ * Resolves when `port` on `host` can be listened on (port 0: when `host`
+ * can be listened on at all).
+ * @throws PortInUseError on EADDRINUSE; Error `what port host:port: …` on
+ *   any other failure (`… is not an address of this machine (--host)` for
+ *   EADDRNOTAVAIL; EACCES, … with the system's message)
  */
 export async function assertPortFree(host: string, port: number, what = "HTTP", flag = "--port"): Promise<void> {
-  if (port === 0) return;
   await new Promise<void>((res, rej) => {
     const srv = createServer();
-    srv.once("error", (e: NodeJS.ErrnoException) =>
-      rej(e.code === "EADDRINUSE" ? new PortInUseError(what, flag, host, port) : new Error(`${what} port ${host}:${port}: ${e.message}`)));
+    srv.once("error", (e: NodeJS.ErrnoException) => {
+      if (e.code === "EADDRINUSE") return rej(new PortInUseError(what, flag, host, port));
+      const why = e.code === "EADDRNOTAVAIL" ? `${host} is not an address of this machine (--host)` : e.message;
+      rej(new Error(`${what} port ${host}:${port}: ${why}`));
+    });
     srv.listen(port, host, () => srv.close(() => res()));
   });
 }

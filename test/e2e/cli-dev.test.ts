@@ -159,6 +159,20 @@ describe("mortarmq dev", () => {
     expect(verbose.output()).not.toMatch(/GET \/healthz 200/);
   });
 
+  it("a --host that is not an address of this machine is one clear error, also with --port 0 (was Node's unhandled 'error' event)", async () => {
+    const badHostState = mkdtempSync(join(tmpdir(), "mortarmq-e2e-cli-"));
+    dirs.push(badHostState);
+    for (const port of ["0", String(await freePort())]) {
+      const child = spawn(process.execPath, [resolve(PACKAGE_ROOT, "client/bin/mortarmq.js"), "dev", "--host", "192.0.2.1", "--port", port,
+        "--no-bridge-port", "--no-nats-port", "--state", badHostState], { cwd: PACKAGE_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+      let err = "";
+      child.stderr.on("data", (d) => (err += d));
+      const code = await new Promise((r) => child.once("exit", r));
+      expect(code).toBe(1);
+      expect(err).toBe(`mortarmq: ERROR: HTTP port 192.0.2.1:${port}: 192.0.2.1 is not an address of this machine (--host)\n`);
+    }
+  }, 60_000);
+
   it("refuses a malformed --var before starting anything", async () => {
     const child = spawn(process.execPath, [resolve(PACKAGE_ROOT, "client/bin/mortarmq.js"), "dev", "--var", "NOEQUALS"], { cwd: PACKAGE_ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let err = "";
