@@ -40,12 +40,14 @@ import {
   echo,
   mq9Messages,
   priorityOfLane,
+  checkPushUrl,
   pushHeaders,
   pushSigningKey,
   type DeadLetterInfo,
   type Lane,
   type PushCreateSpec,
   type PushInfo,
+  type PushUrlPolicy,
 } from "../../../wire/mq9";
 import type { GroupCursor } from "../cursor";
 import type { MailboxResult } from "../rpc";
@@ -95,6 +97,8 @@ export interface PushHost {
   pushes: PushStore;
   telemetry: MailboxTelemetry;
   backoff: BackoffPolicy;
+  /** The endpoint rules now (push-config.ts pushPolicy): checked again before every attempt, not only at CREATE. */
+  urlPolicy: PushUrlPolicy;
   /** In-flight payload bytes per mailbox (config.ts PUSH_IN_FLIGHT_BUDGET_BYTES). */
   inFlightBudgetBytes: number;
   /** The mailbox row, null when there is no mailbox. */
@@ -553,8 +557,9 @@ export class PushDriver {
       o.row.attempts, run.cfg.pushId,
     );
     const body = new Uint8Array(m.payload);
-    run.key
-      .then((key) => sendAttempt({ url: run.cfg.url, headers, body, key, timeoutMs: run.cfg.timeoutMs }, cancel.signal))
+    const refused = refusedByPolicy(run.cfg.url, h.urlPolicy);
+    (refused !== null ? Promise.resolve<AttemptOutcome>({ kind: "connection_error", detail: refused }) : run.key
+      .then((key) => sendAttempt({ url: run.cfg.url, headers, body, key, timeoutMs: run.cfg.timeoutMs }, cancel.signal)))
       .catch((e: unknown): AttemptOutcome => ({ kind: "connection_error", detail: e instanceof Error ? e.message : String(e) }))
       .then((outcome) => this.answers.submit(() => {
         this.inFlight--;
@@ -722,4 +727,19 @@ function addStats(run: Run, c: StatsChange): void {
   if (c.deadLettered) p.deadLettered = (p.deadLettered ?? 0) + c.deadLettered;
   if (c.lastError !== undefined) p.lastError = c.lastError;
   if (c.successMs !== undefined) p.successMs = c.successMs;
+}
+
+/**
+ * Why the endpoint rules refuse `url` now (the Mq9Error's text, `push url
+ * "…" refused: <rule>`), or null when they allow it: a subscription stored
+ * under a looser policy (PUSH_ALLOW_LOOPBACK since unset, a narrower
+ * PUSH_ALLOWED_HOSTS) sends nothing to a host the vars refuse.
+ */
+function refusedByPolicy(url: string, policy: PushUrlPolicy): string | null {
+  try {
+    checkPushUrl(url, policy);
+    return null;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
 }
