@@ -5,7 +5,7 @@
  * reference the broker logged the details under; no SQLite message, no
  * stack text, on mq9 over HTTP, mq9 over NATS and MortarMQ.
  */
-import { env, runInDurableObject } from "cloudflare:test";
+import { SELF, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ErrorCode, Op } from "../../wire/mortar";
 import { mailboxStub } from "../../objects/mq9/dispatch";
@@ -67,5 +67,27 @@ describe("internal errors are answered without their text", () => {
     expect(text).toMatch(/^append failed: storage unavailable, nothing was appended \(ref [0-9a-f]{8}\)$/);
     expect(text).not.toMatch(LEAK);
     c.close();
+  });
+});
+
+// Last in this file: it breaks the open tenant's topic registry for good.
+describe("admin and console routes whose object call fails", () => {
+  it("answer 503 with Retry-After and a reference, never the SQLite text", async () => {
+    const c = await WsConn.open();
+    await c.connect();
+    const topic = `ie-admin-${Math.random().toString(36).slice(2, 8)}`;
+    await c.declare(topic, 1);
+    c.close();
+    await runInDurableObject(registryStub(env, OPEN_TENANT), async (_r, ctx) => {
+      ctx.storage.sql.exec("DROP TABLE topics");
+    });
+    for (const path of [`/v0/topics/${topic}/groups`, "/v0/topics", `/v0/topics/${topic}`]) {
+      const res = await SELF.fetch(`https://broker.test${path}`);
+      const body = (await res.json()) as { error: string };
+      expect([path, res.status]).toEqual([path, 503]);
+      expect(res.headers.get("retry-after")).toBe("1");
+      expect(body.error).toMatch(/^the broker's objects did not answer, retry shortly \(ref [0-9a-f]{8}\)$/);
+      expect(body.error).not.toMatch(LEAK);
+    }
   });
 });

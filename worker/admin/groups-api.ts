@@ -32,6 +32,7 @@ import type { GroupDescription } from "../../objects/group/describe";
 import { UNAUTHORIZED_HEADERS, operatorAccess, scopedTenant } from "./access";
 import { bodyError, jsonBody } from "./json-body";
 import { pathName } from "./path-name";
+import { objectsUnavailable } from "./unavailable";
 
 type Ctx = Context<{ Bindings: Env }>;
 
@@ -119,7 +120,7 @@ function scoped(withGroup: boolean, fn: (c: Ctx, s: Scope) => Promise<Response>)
       if (!topic) return c.json({ error: `topic "${topicName.name}" does not exist` }, 404);
       return await fn(c, { tenant: t.tenant, topic, group });
     } catch (e) {
-      return c.json({ error: `the broker's objects did not answer: ${e instanceof Error ? e.message : String(e)}` }, 503);
+      return objectsUnavailable(c, "groups API", e);
     }
   };
 }

@@ -8,6 +8,7 @@
 import type { Context } from "hono";
 import type { Env } from "../../objects/env";
 import { UNAUTHORIZED_HEADERS, operatorAccess, scopedTenant, type Access } from "../admin/access";
+import { objectsUnavailable } from "../admin/unavailable";
 
 export type Ctx = Context<{ Bindings: Env }>;
 
@@ -27,7 +28,7 @@ export function tenantRoute(fn: (c: Ctx, s: TenantScope) => Promise<Response>): 
     try {
       return await fn(c, { tenant: t.tenant, access });
     } catch (e) {
-      return c.json({ error: `the broker's objects did not answer: ${e instanceof Error ? e.message : String(e)}` }, 503);
+      return objectsUnavailable(c, "console API", e);
     }
   };
 }
