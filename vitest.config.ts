@@ -165,7 +165,7 @@ export default defineConfig({
           environment: "node",
           testTimeout: 120_000,
           hookTimeout: 120_000,
-          fileParallelism: true,
+          fileParallelism: false,
         },
       },
     ],
