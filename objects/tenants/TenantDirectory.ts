@@ -347,8 +347,9 @@ export class TenantDirectory extends DurableObject<Env> {
   }
 
   /**
-   * Admits one more of something counted by a pipeline gauge (mailboxes,
-   * push subscriptions): admitted while `existing` (the gauge as read at
+   * Admits one more of something counted by a pipeline gauge (push
+   * subscriptions; mailboxes are counted exactly by the tenant's
+   * MailboxIndex, see admitMailbox): admitted while `existing` (the gauge as read at
    * `readAt`) plus the admissions in `recent` since `readAt` − 2 flush
    * intervals (possibly not in that gauge yet) is below `max`, so a burst
    * cannot overshoot; something removed frees its slot once the pipeline
