@@ -47,11 +47,12 @@ export class MailboxIndex extends DurableObject<Env> {
     this.store = new MailboxIndexStore(ctx.storage.sql);
   }
 
-  /** A mailbox was created (idempotent). */
+  /** A mailbox was created (idempotent: an add sent again after a mailbox restarted writes nothing). */
   add(m: IndexedMailbox): void {
     const listed = this.count();
-    const known = this.store.has(m.address);
-    this.store.add(m);
+    const row = this.store.get(m.address);
+    const known = row !== null;
+    if (!row || row.created_ms !== m.created_ms || row.expires_ms !== m.expires_ms) this.store.add(m);
     if (!known) this.listed = listed + 1;
     this.reserved.delete(m.address);
   }

@@ -47,6 +47,13 @@ export class MailboxIndexStore {
     return this.sql.exec("DELETE FROM mailboxes WHERE address = ? AND created_ms <= ?", address, createdMs).rowsWritten;
   }
 
+  /** The listed mailbox at `address`, or null. */
+  get(address: string): IndexedMailbox | null {
+    const r = this.sql.exec<IndexedMailbox & Record<string, SqlStorageValue>>(
+      "SELECT address, created_ms, expires_ms FROM mailboxes WHERE address = ?", address).toArray()[0];
+    return r ? { address: r.address, created_ms: r.created_ms, expires_ms: r.expires_ms } : null;
+  }
+
   /** Whether `address` is listed. */
   has(address: string): boolean {
     return this.sql.exec("SELECT 1 FROM mailboxes WHERE address = ?", address).toArray().length > 0;

@@ -40,7 +40,7 @@ import type { MailboxResult, MessagesResult, SendResult } from "./rpc";
 import { WaiterSet } from "./waiters";
 import { MailboxTelemetry } from "./telemetry";
 import { IndexSync } from "./index-sync";
-import { rememberedName } from "../shared/object-name";
+import { nameToRemember, rememberName } from "../shared/object-name";
 import { mq9Fault } from "../mq9/faults";
 import { tenantOfName } from "../shared/names";
 import { tenantStub } from "../tenants/stub";
@@ -95,6 +95,8 @@ export class Mailbox extends DurableObject<Env> {
   private telemetryDue: number | null = null;
   /** The object's name (`mailbox/<tenant>/<address>`), null when never addressed by name. */
   private readonly name: string | null;
+  /** The name is not stored yet: the next CREATE stores it in its transaction (nameToRemember). */
+  private nameUnsaved: boolean;
   private readonly pushStore: PushStore;
   /** Push subscriptions and their deliveries (push/driver.ts). */
   private readonly push: PushDriver;
@@ -107,7 +109,9 @@ export class Mailbox extends DurableObject<Env> {
     super(ctx, env);
     this.store = new MailboxStore(ctx.storage.sql);
     this.pushStore = new PushStore(ctx.storage.sql);
-    this.name = rememberedName(ctx);
+    const named = nameToRemember(ctx);
+    this.name = named.name;
+    this.nameUnsaved = named.unsaved;
     this.sends = new GroupCommit<SendItem, SendResult>(
       (item) => this.applySend(item),
       () => {
@@ -117,6 +121,7 @@ export class Mailbox extends DurableObject<Env> {
           // the alarm's loop (woken by the SEND) starts them and meets the error there
         }
         this.telemetry.persist(); // the group's SEND counts commit with the group
+        this.index.settle(); // an acknowledged index add's row goes with it
         return ctx.storage.sync();
       },
       (e) => failure(e),
@@ -175,19 +180,37 @@ export class Mailbox extends DurableObject<Env> {
     }));
   }
 
-  /** Creates the mailbox (none exists) with TTL `ttlSec` at `now`; the tenant's mailbox index is told (index-sync.ts). */
+  /**
+   * Creates the mailbox (none exists) with TTL `ttlSec` at `now`. Everything
+   * a CREATE writes is written in this one synchronous turn, so workerd
+   * commits it once (#14 item 3: each commit is an fsync on workerd's one
+   * thread, which every other object waits behind): the object's name (when
+   * not stored yet), the schema and mailbox row, the index update it owes
+   * (index-sync.ts), its usage report (telemetry.ts `created`) and its TTL
+   * alarm. The index update and the report are sent after that commit; once
+   * both are acknowledged their rows are dropped together, in one more turn.
+   */
   private createNow(address: string, ttlSec: number, now: number): MailboxMeta {
     const meta: MailboxMeta = { address, createdMs: now, ttlSec, expiresMs: mailboxExpiry(now, ttlSec), nextMsgId: 0 };
     this.ctx.storage.transactionSync(() => {
+      if (this.nameUnsaved) rememberName(this.ctx, this.name);
       this.store.createMailbox(meta);
       this.index.added(address, now, meta.expiresMs);
     });
-    this.index.push();
+    this.nameUnsaved = false;
     this.meta = meta;
-    this.telemetry.existenceChanged();
+    const reported = this.telemetry.created();
+    const listed = this.index.push();
+    void Promise.all([reported, listed]).then(() => this.settle());
     this.nextDueMs = earliest(this.nextDueMs, meta.expiresMs);
     this.rearm();
     return meta;
+  }
+
+  /** Drops the acknowledged index update and usage report rows (one turn, one commit). */
+  private settle(): void {
+    this.index.settle();
+    this.telemetry.settle();
   }
 
   /**
@@ -547,6 +570,7 @@ export class Mailbox extends DurableObject<Env> {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.alarmAt = null;
+    this.nameUnsaved = this.name !== null; // deleteAll took the name: a later CREATE stores it again
   }
 
   /**
@@ -642,7 +666,7 @@ export class Mailbox extends DurableObject<Env> {
         }
         if (this.indexDue !== null && this.indexDue <= now) {
           this.indexDue = null;
-          this.index.push();
+          void this.index.push().then((ok) => { if (ok) this.settle(); });
         }
         if (this.meta) this.push.step(now);
         if (this.push.done(Date.now()) || Date.now() >= stopAt) break;
@@ -701,7 +725,7 @@ export class Mailbox extends DurableObject<Env> {
       this.store.dropAll();
       this.index.removed(address, meta.createdMs);
     });
-    this.index.push();
+    void this.index.push();
     this.meta = null;
     this.nextDueMs = null;
     this.laneTops = [-1, -1, -1];

@@ -4,10 +4,15 @@
  * mailbox expired — kept in table `index_sync` (at most one row) and
  * written in the SAME transaction as the CREATE or the expiry, so it is
  * exactly as durable as the change it describes. After the commit it is
- * sent without the reply waiting for it (`push`), and deleted once the index
- * answered (after a removal, with its table); a failed send is retried from
- * the mailbox's alarm (1 s, doubling to 1 min), also after a restart. The CREATE hot path pays one small row
- * in its own transaction, no round trip.
+ * sent without the reply waiting for it (`push`); a failed send is retried
+ * from the mailbox's alarm (1 s, doubling to 1 min), also after a restart.
+ * Once the index answered, a removal drops the table at once (the mailbox
+ * is gone); an acknowledged add is only marked sent in memory and its row
+ * deleted by `settle`, which the Mailbox calls in a write turn it makes
+ * anyway (the turn that also drops the CREATE's usage report, or a SEND
+ * commit) — so the CREATE path pays no commit of its own for it (#14 item
+ * 3). A row left behind by a restart before that is sent again: adds are
+ * idempotent (MailboxIndex.add).
  */
 import type { Env } from "../env";
 import { mailboxIndexStub } from "../mailbox-index/stub";
@@ -27,7 +32,10 @@ export class IndexSync {
   private pending: Pending | null = null;
   private ready = false;
   private retryMs = FIRST_RETRY_MS;
-  private sending = false;
+  /** The send in flight (resolves true when the index answered). */
+  private sending: Promise<boolean> | null = null;
+  /** The stored row is an add the index acknowledged: `settle` deletes it. */
+  private sent = false;
 
   /**
    * @param tenant the mailbox's tenant (null: an object not addressed by name — no index)
@@ -49,7 +57,7 @@ export class IndexSync {
       "SELECT op, address, created_ms, expires_ms FROM index_sync WHERE k = 0").toArray()[0];
     if (!r) return;
     this.pending = { op: r.op === "remove" ? "remove" : "add", address: r.address, createdMs: r.created_ms, expiresMs: r.expires_ms };
-    this.push();
+    void this.push().then((ok) => { if (ok) this.settle(); });
   }
 
   /** Inside the CREATE's transaction: the index must list the mailbox. */
@@ -62,17 +70,21 @@ export class IndexSync {
     this.write({ op: "remove", address, createdMs, expiresMs: null });
   }
 
-  /** After the commit: sends the pending update (fire and forget; a failure schedules a retry). */
-  push(): void {
+  /**
+   * After the commit: sends the pending update (the caller does not wait;
+   * a failure schedules a retry). Resolves true once the index has it
+   * (also when nothing was pending), false when the send failed.
+   */
+  push(): Promise<boolean> {
     const p = this.pending;
-    if (!p || this.sending || this.tenant === null) return;
-    this.sending = true;
+    if (!p || this.tenant === null) return Promise.resolve(p === null);
+    if (this.sending) return this.sending;
     const index = mailboxIndexStub(this.env, this.tenant);
     const call = p.op === "add"
       ? index.add({ address: p.address, created_ms: p.createdMs, expires_ms: p.expiresMs })
       : index.remove(p.address, p.createdMs);
-    void Promise.resolve(call).then(() => {
-      this.sending = false;
+    this.sending = Promise.resolve(call).then(() => {
+      this.sending = null;
       this.retryMs = FIRST_RETRY_MS;
       if (this.pending !== p) return this.push(); // a newer update arrived meanwhile
       this.pending = null;
@@ -80,20 +92,34 @@ export class IndexSync {
         this.storage.sql.exec("DROP TABLE index_sync"); // an expired mailbox leaves no row behind
         this.ready = false;
       } else if (this.ready) {
-        this.storage.sql.exec("DELETE FROM index_sync WHERE k = 0");
+        this.sent = true; // deleted by settle(), in a write turn the mailbox makes anyway
       }
       this.schedule(null);
+      return true;
     }, () => {
-      this.sending = false;
+      this.sending = null;
       this.schedule(Date.now() + this.retryMs);
       this.retryMs = Math.min(MAX_RETRY_MS, this.retryMs * 2);
+      return false;
     });
+    return this.sending;
+  }
+
+  /**
+   * Deletes the row of an add the index acknowledged (no-op otherwise).
+   * Call in a turn that writes anyway, so the delete shares its commit.
+   */
+  settle(): void {
+    if (!this.sent) return;
+    this.sent = false;
+    if (this.ready && this.pending === null) this.storage.sql.exec("DELETE FROM index_sync WHERE k = 0");
   }
 
   /** The mailbox's storage was deleted (tenant purge): nothing is pending any more (the index is purged too). */
   forget(): void {
     this.pending = null;
     this.ready = false;
+    this.sent = false;
     this.schedule(null);
   }
 
@@ -107,5 +133,6 @@ export class IndexSync {
     this.storage.sql.exec("INSERT OR REPLACE INTO index_sync(k, op, address, created_ms, expires_ms) VALUES (0, ?, ?, ?, ?)",
       p.op, p.address, p.createdMs, p.expiresMs);
     this.pending = p;
+    this.sent = false;
   }
 }

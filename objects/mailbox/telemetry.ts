@@ -118,14 +118,28 @@ export class MailboxTelemetry {
   }
 
   /**
-   * The mailbox was created or is gone: reported at once (Meter.touchNow),
-   * so the tenant's mailbox count sees it promptly and a mailbox that was
-   * only created is idle — and evicted by workerd — ~10 s after its CREATE
-   * instead of ~20 s (#14 item 3: that halves the objects a stream of
-   * CREATEs keeps in memory).
+   * The mailbox is gone (TTL expiry): reported at once (Meter.touchNow), so
+   * the tenant's mailbox gauge sees it promptly.
    */
   existenceChanged(): void {
     this.meter?.touchNow();
+  }
+
+  /**
+   * The mailbox was just created, in this synchronous turn: its report
+   * (mailbox gauge +1) is built now, so it commits with the CREATE, and sent
+   * right after (Meter.reportNow) — no alarm and no commit of its own, and
+   * the object is idle (and evicted by workerd) ~10 s after its CREATE
+   * (#14 item 3). Resolves true once the tenant's aggregator has it; null
+   * when nothing was sent now (a flush was asked for instead).
+   */
+  created(): Promise<boolean> | null {
+    return this.meter?.reportNow() ?? null;
+  }
+
+  /** Drops an acknowledged report left by `created` (Meter.settle); call in a turn that writes anyway. */
+  settle(): void {
+    this.meter?.settle();
   }
 
   /** The mailbox's storage is being deleted by a tenant purge: nothing counted so far is reported (Meter.abandon). */

@@ -30,9 +30,31 @@ export function rememberedName(ctx: DurableObjectState): string | null {
 }
 
 /**
- * Stores `name` as the remembered name again, after the object deleted all
- * its storage (a purge) but lives on — possibly an instance started without
- * `ctx.id.name`, which only knows the name from memory.
+ * The object's name as {@link rememberedName} finds it, without writing:
+ * `unsaved` is true when the stored row is missing or different from
+ * `ctx.id.name`; the caller then stores it with {@link rememberName} in its
+ * first write transaction. For objects whose first write is their creation
+ * (a Mailbox's CREATE), so the name costs no commit of its own (#14 item 3:
+ * each commit is an fsync on workerd's one thread). Until it is stored, an
+ * instance started without a name (an alarm) would not find it — so only
+ * for objects that have nothing to do before that first write.
+ */
+export function nameToRemember(ctx: DurableObjectState): { name: string | null; unsaved: boolean } {
+  const sql = ctx.storage.sql;
+  let stored: string | null = null;
+  if (sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'object_name'").toArray().length > 0) {
+    for (const r of sql.exec<{ name: string }>("SELECT name FROM object_name WHERE k = 0")) stored = r.name;
+  }
+  const name = ctx.id.name;
+  if (!name) return { name: stored, unsaved: false };
+  return { name, unsaved: stored !== name };
+}
+
+/**
+ * Stores `name` as the remembered name: after the object deleted all its
+ * storage (a purge) but lives on — possibly an instance started without
+ * `ctx.id.name`, which only knows the name from memory — or in the first
+ * write transaction of an object that used {@link nameToRemember}.
  */
 export function rememberName(ctx: DurableObjectState, name: string | null): void {
   if (name === null) return;

@@ -70,6 +70,8 @@ export class Meter {
   private discarded = false;
   /** A final flush was asked for: levels are withdrawn from now on, whatever flush runs. */
   private ended = false;
+  /** The stored outbox row is a report the aggregator acknowledged (reportNow): dropped with the object's next write. */
+  private ackedStored = false;
 
   constructor(storage: DurableObjectStorage, private readonly opts: MeterOptions) {
     this.store = new MeterStore<MeterState>(storage);
@@ -118,6 +120,41 @@ export class Meter {
   }
 
   /**
+   * Builds a report now, in the caller's synchronous turn — its rows commit
+   * with the caller's writes (a mailbox's CREATE) — and sends it at once
+   * (after that commit: the output gate holds the call), instead of asking
+   * for a flush through the object's alarm: no alarm write, no commit of its
+   * own (#14 item 3). Once acknowledged, the outbox row is not deleted in a
+   * commit of its own either: {@link settle} or the next persist / report
+   * drops it; a restart before that resends it with its number, which the
+   * aggregator ignores. Resolves true when the aggregator answered, false
+   * when the send failed (then it is retried like any flush). Null when
+   * nothing was sent now: a flush in flight or a report unacknowledged (then
+   * a flush is asked for at once, as {@link touchNow}), or nothing to report.
+   */
+  reportNow(): Promise<boolean> | null {
+    if (this.discarded) return null;
+    if (this.flushing || this.outbox) {
+      this.touchNow();
+      return null;
+    }
+    if (!this.build(false)) return null;
+    const sending = this.send(true);
+    this.flushing = sending;
+    void sending.finally(() => {
+      if (this.flushing === sending) this.flushing = null;
+    });
+    return sending;
+  }
+
+  /** Drops an acknowledged outbox row left by {@link reportNow}. Call in a turn that writes anyway (it shares that commit). */
+  settle(): void {
+    if (!this.ackedStored) return;
+    this.ackedStored = false;
+    if (!this.outbox && !this.discarded) this.store.dropOutbox();
+  }
+
+  /**
    * Drops the meter's storage after a successful final flush (the object is
    * never used again, e.g. a closed connection). Later counts are ignored.
    */
@@ -143,6 +180,7 @@ export class Meter {
     this.outbox = null;
     this.scheduled = false;
     this.ended = false;
+    this.ackedStored = false;
     this.store.drop();
     this.discarded = false;
   }
@@ -173,6 +211,7 @@ export class Meter {
    * committed together. No-op when nothing new was counted.
    */
   persist(): void {
+    this.settle();
     if (!this.unsaved || this.discarded) return;
     this.store.savePending(this.buckets.entries());
     this.unsaved = false;
@@ -224,6 +263,7 @@ export class Meter {
     const state: MeterState = { no: this.state.no + 1, reported, marks: this.state.marks, tag: this.state.tag ?? null };
     const report: UsageReport = { reporter: this.opts.reporter, no: state.no, at: now, entries };
     if (!this.discarded) this.store.saveReport(report, state); // a discarded meter's object is gone: nothing more is stored
+    this.ackedStored = false; // the new report replaced the row
     this.state = state;
     this.outbox = report;
     this.buckets.clear();
@@ -231,8 +271,11 @@ export class Meter {
     return true;
   }
 
-  /** Sends the outbox; drops it once acknowledged. On failure schedules a retry and returns false. */
-  private async send(): Promise<boolean> {
+  /**
+   * Sends the outbox; drops it once acknowledged (`lazyDrop`: marks the row
+   * for {@link settle} instead). On failure schedules a retry and returns false.
+   */
+  private async send(lazyDrop = false): Promise<boolean> {
     const report = this.outbox!;
     try {
       await this.opts.send(report);
@@ -241,7 +284,8 @@ export class Meter {
       return false;
     }
     if (this.outbox === report) {
-      this.store.dropOutbox();
+      if (lazyDrop) this.ackedStored = true;
+      else this.store.dropOutbox();
       this.outbox = null;
     }
     return true;
