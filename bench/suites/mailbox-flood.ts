@@ -23,7 +23,12 @@
  *   median of the per-round ratios.
  * Options: --count N, --rate N, --clients N, --window-ms N (default 4000),
  * --max-minutes N (default 30: the flood stops there, and the count reached
- * is what the record says).
+ * is what the record says), --compare REV: a second broker built from
+ * revision REV (bench/baseline.ts) with its own flooder and bystander runs
+ * beside this checkout's; the rounds alternate between the two (one flood
+ * at a time, the other broker paused), so both arms' ratios are measured
+ * interleaved on this shared machine; the record gets a `compare` row set
+ * and `detail.compare` (rounds of the other arm).
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,6 +38,8 @@ import { processTree } from "../../client/local/process-tree";
 import { MortarClient } from "../../client/sdk";
 import type { BenchSuite } from "../runner";
 import { summarize } from "../stats";
+import { startBaseline, type Baseline } from "../baseline";
+import { PACKAGE_ROOT } from "../../client/local/broker";
 
 const FLOODER = "bench-flooder";
 const BYSTANDER = "bench-bystander";
@@ -103,6 +110,18 @@ function slope(xs: number[], ys: number[]): number {
   return den === 0 ? 0 : num / den;
 }
 
+/** One broker under test: its flooder and its bystander's PUB latencies. */
+interface Arm {
+  label: string;
+  flood: Flood;
+  client: MortarClient;
+  topicId: number;
+  idle: number[];
+  during: number[];
+  rounds: { created: number; idle_p99_ms: number; flood_p99_ms: number; ratio: number }[];
+  failed: number;
+}
+
 /** The flooder: CREATEs paced at `rate`/s, at most `clients` in flight, until `count` exist; pausable. */
 class Flood {
   created = 0;
@@ -113,6 +132,12 @@ class Flood {
   /** Numbers of refused CREATEs, to be created again. */
   private readonly retry: number[] = [];
   private blockedUntil = 0;
+  private stopped = false;
+
+  /** Ends `run` after the CREATEs in flight. */
+  stop(): void {
+    this.stopped = true;
+  }
 
   constructor(
     private readonly broker: LocalBroker, private readonly count: number, private readonly rate: number,
@@ -128,7 +153,7 @@ class Flood {
     await Promise.all(Array.from({ length: this.clients }, async () => {
       while (this.retry.length > 0 || this.issued < this.count) {
         const now = performance.now();
-        if (now > this.deadline) return;
+        if (now > this.deadline || this.stopped) return;
         if (this.paused) {
           pauseStart ??= now;
           await sleep(20);
@@ -210,6 +235,7 @@ export const suite: BenchSuite = {
       MQ9_MAILBOXES_PER_TENANT: String(count + 1_000),
     };
     const broker = await startLocalBroker({ stateDir, port: 0, vars });
+    const base: Baseline | null = options.compare ? await startBaseline(PACKAGE_ROOT, options.compare, vars) : null;
     const root = broker.process.pid!;
     const t0 = performance.now();
     const samples: RssSample[] = [];
@@ -225,27 +251,55 @@ export const suite: BenchSuite = {
       const { topicId } = await client.declare("bystander.events", 1);
       await pubWindow(client, topicId, 1_000); // warm-up
       const before = await pubWindow(client, topicId, windowMs);
-      const idle: number[] = [], during: number[] = [];
-      const rounds: { created: number; idle_p99_ms: number; flood_p99_ms: number; ratio: number }[] = [];
-      let failed = before.failed;
       const running = flood.run();
       let done = false;
       void running.then(() => { done = true; });
-      while (!done) {
+      /** One measured round on one arm: its flood runs (the other arm's is paused), a flood window, a drain, an idle window. */
+      const measure = async (a: Arm) => {
+        a.flood.paused = false;
         await Promise.race([sleep(windowMs * FLOOD_BETWEEN_WINDOWS), running]);
-        if (done) break;
-        const f = await pubWindow(client, topicId, windowMs); // the flood running
-        flood.paused = true;
+        if (done) return false;
+        const f = await pubWindow(a.client, a.topicId, windowMs); // the flood running
+        a.flood.paused = true;
         await sleep(DRAIN_MS); // in-flight CREATEs answered
-        const i = await pubWindow(client, topicId, windowMs); // the flood paused
-        flood.paused = false;
-        failed += f.failed + i.failed;
-        idle.push(...i.latencies);
-        during.push(...f.latencies);
+        const i = await pubWindow(a.client, a.topicId, windowMs); // the flood paused
+        a.failed += f.failed + i.failed;
+        a.idle.push(...i.latencies);
+        a.during.push(...f.latencies);
         const [ip, fp] = [summarize(i.latencies).p99, summarize(f.latencies).p99];
-        rounds.push({ created: flood.created, idle_p99_ms: ip, flood_p99_ms: fp, ratio: Math.round((fp / ip) * 100) / 100 });
-        console.log(`  ${flood.created} mailboxes, RSS ${mib(samples.at(-1)!.rssKiB)} MiB, PUB p99 idle ${ip} ms, flood ${fp} ms`);
+        a.rounds.push({ created: a.flood.created, idle_p99_ms: ip, flood_p99_ms: fp, ratio: Math.round((fp / ip) * 100) / 100 });
+        console.log(`  ${a.label}: ${a.flood.created} mailboxes, PUB p99 idle ${ip} ms, flood ${fp} ms`);
+        return true;
+      };
+      const main: Arm = { label: "this checkout", flood, client, topicId, idle: [], during: [], rounds: [], failed: 0 };
+      let other: Arm | null = null;
+      let otherRun: Promise<void> | null = null;
+      if (base) {
+        const oc = await MortarClient.connect(base.broker.url, { token: BYSTANDER });
+        const { topicId: ot } = await oc.declare("bystander.events", 1);
+        await pubWindow(oc, ot, 1_000);
+        const of = new Flood(base.broker, count, rate, clients, performance.now() + maxMinutes * 60_000);
+        of.paused = true;
+        otherRun = of.run();
+        other = { label: `baseline ${base.rev}`, flood: of, client: oc, topicId: ot, idle: [], during: [], rounds: [], failed: 0 };
       }
+      while (!done) {
+        const order = other ? (main.rounds.length % 2 === 0 ? [main, other] : [other, main]) : [main];
+        let more = true;
+        for (const a of order) {
+          for (const b of order) b.flood.paused = true;
+          if (!(more = await measure(a))) break;
+        }
+        if (!more) break;
+        if (other && other.rounds.length > 0) console.log(`  RSS ${mib(samples.at(-1)!.rssKiB)} MiB`);
+      }
+      if (other) {
+        other.flood.stop();
+        await otherRun;
+        await other.client.close().catch(() => {});
+      }
+      const idle = main.idle, during = main.during, rounds = main.rounds;
+      const failed = before.failed + main.failed;
       const floodS = (performance.now() - t0) / 1000;
       await sleep(15_000); // the last mailboxes are evicted
       sample();
@@ -293,11 +347,18 @@ export const suite: BenchSuite = {
         { measure: "PUB p99 ratio flood / before", value: bS.p99 ? Math.round((dS.p99 / bS.p99) * 100) / 100 : 0, note: "the flood windows vs the idle window before the flood" },
         { measure: "PUBs failed", value: failed, note: "" },
       ];
+      const armRows = (a: Arm) => {
+        const [i, d] = [summarize(a.idle), summarize(a.during)];
+        return { arm: a.label, rounds: a.rounds.length, mailboxes: a.flood.created, idle_p99_ms: i.p99, flood_p99_ms: d.p99, pooled_ratio: i.p99 ? Math.round((d.p99 / i.p99) * 100) / 100 : 0, median_round_ratio: median(a.rounds.map((r) => r.ratio)), failed: a.failed };
+      };
+      const compare = other ? [armRows(main), armRows(other)] : undefined;
+      if (compare) console.table(compare);
       return {
         rows,
         detail: {
           count, reached, maxMinutes, rate, clients, windowMs, pubEveryMs: PUB_EVERY_MS, sampleMs: SAMPLE_MS, vars: { ...vars, AUTH_TOKENS: "(two static tokens)" },
           rounds,
+          ...(other && base ? { compare: { rev: base.rev, commit: base.commit, arms: compare, rounds: other.rounds } } : {}),
           cpuMsPerCreate: cpuPerCreate, cpuPercentOfACore: cpuShare,
           rss: samples.map((s) => ({ t_s: s.tS, created: s.created, rss_mib: mib(s.rssKiB), processes: Object.fromEntries(Object.entries(s.perProcessKiB).map(([k, v]) => [k, mib(v)])) })),
         },
@@ -306,6 +367,7 @@ export const suite: BenchSuite = {
       clearInterval(sampler);
       await client.close().catch(() => {});
       await broker.stop();
+      await base?.dispose();
       rmSync(stateDir, { recursive: true, force: true });
     }
   },
