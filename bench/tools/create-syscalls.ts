@@ -12,9 +12,11 @@
  * measured interleaved on this shared machine. A round: a broker with a
  * fresh state directory and a high creation rate, 50 warm-up CREATEs, then
  * `--count` CREATEs for CPU (/proc/<pid>/stat of workerd, no tracer
- * attached), then `--count` more under `strace -f -c -p <workerd>`; the
- * tracer is stopped 3 s after the last answer, so the work a CREATE starts
- * after its reply (index update, usage report) is counted. Prints one JSON
+ * attached), then `--count` more under `strace -f -c -p <workerd>`; both are
+ * counted until 15 s after the last answer (the idle broker's CPU rate,
+ * measured first, subtracted), so the work a CREATE starts after its reply
+ * (index update, usage report) and the eviction of the idle object ~10 s
+ * later (its database closed: WAL checkpoint, files unlinked) are in it. Prints one JSON
  * object per root: per-CREATE medians over the rounds, and every round.
  */
 import { spawn, execFileSync } from "node:child_process";
@@ -37,7 +39,14 @@ const count = opt("count", 300);
 const rounds = opt("rounds", 2);
 const inFlight = opt("in-flight", 4);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+/** Median (the mean of the middle two for an even count). */
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length === 0 ? 0 : s.length % 2 ? s[m]! : Math.round(((s[m - 1]! + s[m]!) / 2) * 100) / 100;
+};
+/** How long after a batch of CREATEs its work is counted, ms: workerd evicts an idle object ~10 s after its last request, and closing its database (WAL checkpoint, -wal/-shm unlinked) is part of what a CREATE costs. */
+const SETTLE_MS = 15_000;
 
 /** The workerd process of a broker (the one with the most RSS when there are several). */
 function workerdOf(broker: LocalBroker): number {
@@ -98,19 +107,22 @@ async function round(root: string): Promise<Record<string, number>> {
   const broker = await start({ stateDir, port: 0, vars: { MQ9_MAILBOX_CREATES_PER_S: "10000", MQ9_MAILBOXES_PER_TENANT: "1000000" } });
   try {
     const pid = workerdOf(broker);
-    await creates(broker, "warm", 50);
+    const i0 = cpuUs(pid);
     await sleep(3_000);
+    const idleUsPerS = (cpuUs(pid) - i0) / 3; // subtracted for the settle time
+    await creates(broker, "warm", 50);
+    await sleep(SETTLE_MS);
     const c0 = cpuUs(pid);
     const t0 = performance.now();
     await creates(broker, "cpu", count);
     const wallMs = performance.now() - t0;
-    await sleep(3_000);
-    const cpu = (cpuUs(pid) - c0) / count;
+    await sleep(SETTLE_MS);
+    const cpu = (cpuUs(pid) - c0 - (SETTLE_MS / 1000) * idleUsPerS) / count;
     const out = join(stateDir, "strace.txt");
     const tracer = spawn("strace", ["-f", "-c", "-o", out, "-e", `trace=${TRACED.join(",")}`, "-p", String(pid)], { stdio: "ignore" });
     await sleep(1_000);
     await creates(broker, "traced", count);
-    await sleep(3_000);
+    await sleep(SETTLE_MS);
     tracer.kill("SIGINT");
     await new Promise((r) => tracer.once("exit", r));
     const counts = parseCounts(readFileSync(out, "utf8"));
