@@ -11,6 +11,7 @@ import {
   parseRetryAfter, pushFloors, pushStartCursor, takeMessage, admitsBytes, type OpenMessage,
 } from "../../objects/mailbox/push/state";
 import { cursorAt } from "../../objects/mailbox/cursor";
+import { MAX_INTERIM_BYTES, finalAnswer } from "../../objects/mailbox/push/interim";
 
 const te = new TextEncoder();
 const json = (v: unknown) => te.encode(JSON.stringify(v));
@@ -105,6 +106,17 @@ describe("backoff and attempt outcomes", () => {
       const w = backoffMs(n, p, () => r);
       return w >= d / 2 - 1 && w <= d + 1;
     }));
+  });
+
+  it("finds the final answer behind 1xx interim answers (the rest of the connection workerd's fetch hands over)", () => {
+    const b = (t: string) => te.encode(t);
+    expect(finalAnswer(b("HTTP/1.1 201 Created\r\nx-a: 1\r\n\r\nbody"))).toEqual({ kind: "final", status: 201, retryAfter: null });
+    expect(finalAnswer(b("HTTP/1.1 103 Early Hints\r\nLink: </y>\r\n\r\nHTTP/1.1 503 Service Unavailable\r\nRetry-After:  30 \r\n\r\n")))
+      .toEqual({ kind: "final", status: 503, retryAfter: "30" });
+    expect(finalAnswer(b("HTTP/1.1 103 Early Hints\r\n\r\nHTTP/1.1 200 O"))).toEqual({ kind: "more" });
+    expect(finalAnswer(b(""))).toEqual({ kind: "more" });
+    expect(finalAnswer(b("SSH-2.0-OpenSSH\r\n\r\n"))).toEqual({ kind: "malformed" });
+    expect(finalAnswer(new Uint8Array(MAX_INTERIM_BYTES).fill(65))).toEqual({ kind: "malformed" });
   });
 
   it("reads Retry-After as seconds or an HTTP date", () => {
