@@ -221,6 +221,27 @@ describe("retries", () => {
     }
   });
 
+  it("a Retry-After beyond the longest honoured wait: last_error shows the capped wait the broker uses", async () => {
+    const r = await new PushReceiver().start();
+    try {
+      const inAYear = () => new Date(Date.now() + 365 * 86_400_000).toUTCString();
+      r.respond = (q) => ({ status: 503, headers: { "retry-after": String(q.headers["mq9-mail-address"]).endsWith("d") ? inAYear() : "99999999" } });
+      const a = await mailbox();
+      const dated = `${a}d`;
+      expect((await mq9("$mq9.AI.MAILBOX.CREATE", { name: dated, ttl: 0 })).body.error).toBe("");
+      for (const box of [a, dated]) {
+        await push(box, r);
+        await send(box, "later");
+      }
+      for (const box of [a, dated]) {
+        await until(async () => (await list(box))[0]!.failed === 1, 10_000, 50);
+        expect((await list(box))[0]).toMatchObject({ state: "retrying", last_error: "HTTP 503 (Retry-After capped to 3600 s)" });
+      }
+    } finally {
+      await r.close();
+    }
+  });
+
   it("1xx interim answers (100, 102, 103) before the final one: only the final status counts", async () => {
     const box = await mailbox();
     const r = await new PushReceiver().start();

@@ -132,6 +132,9 @@ describe("backoff and attempt outcomes", () => {
     expect(outcomeOfStatus(204, null, 0)).toEqual({ kind: "ok", status: 204 });
     expect(outcomeOfStatus(500, null, 0)).toEqual({ kind: "http_error", status: 500, retryAfterMs: null });
     expect(describeOutcome(outcomeOfStatus(429, "2", 0))).toBe("HTTP 429 (Retry-After 2 s)");
+    expect(describeOutcome(outcomeOfStatus(503, "3600", 0))).toBe("HTTP 503 (Retry-After 3600 s)");
+    expect(outcomeOfStatus(503, "99999999", 0)).toEqual({ kind: "http_error", status: 503, retryAfterMs: MAX_RETRY_AFTER_MS, capped: true });
+    expect(describeOutcome(outcomeOfStatus(503, "99999999", 0))).toBe("HTTP 503 (Retry-After capped to 3600 s)");
     expect(describeOutcome(outcomeOfStatus(302, null, 0))).toBe("HTTP 302 (redirects are not followed)");
     expect(describeOutcome({ kind: "timeout", timeoutMs: 10_000 })).toBe("no answer within 10000 ms");
     expect(describeOutcome({ kind: "connection_error", detail: "refused" })).toBe("connection failed: refused");
