@@ -11,6 +11,7 @@ import {
   checkPushUrl,
   parsePushCreateRequest,
   parsePushDeleteRequest,
+  parsePushListRequest,
   type Mq9Subject,
 } from "../../wire/mq9";
 import type { Mailbox } from "../mailbox/Mailbox";
@@ -46,6 +47,7 @@ export async function handlePushRequest(
       return reply(r, (v) => ({ push_id: v.pushId, ...(v.secret !== undefined ? { secret: v.secret } : {}) }));
     }
     case "PUSH.LIST":
+      parsePushListRequest(payload);
       return reply(await call(async (stub) => stub.listPushes(address)), (v) => ({ pushes: v.pushes }));
     case "PUSH.DELETE": {
       const pushId = parsePushDeleteRequest(payload);
