@@ -553,14 +553,17 @@ export class Mailbox extends DurableObject<Env> {
    * PUSH.CREATE (docs/push.md): a push subscription delivering consumer
    * group `spec.group` to `spec.url` (already checked against the
    * deployment's URL policy). Answers the push_id, and the secret when it
-   * was generated. Errors: mailbox missing, group_pushed, too_many_requests.
+   * was generated, and `reported`: the tenant's aggregator already counts
+   * it (the telemetry is flushed before the answer; TenantDirectory.confirmPush).
+   * Errors: mailbox missing, group_pushed, too_many_requests.
    */
-  createPush(address: string, spec: PushCreateSpec): MailboxResult<{ pushId: string; secret?: string }> | Promise<MailboxResult<{ pushId: string; secret?: string }>> {
-    return this.sends.after(() => this.run(() => {
+  async createPush(address: string, spec: PushCreateSpec): Promise<MailboxResult<{ pushId: string; secret?: string; reported: boolean }>> {
+    const r = await this.sends.after(() => this.run(() => {
       const now = this.catchUp();
       const meta = this.requireMailbox(address);
       return this.push.create(meta, spec, () => this.startId(spec.deliver), now);
     }));
+    return r.ok ? { ...r, reported: await this.telemetry.flush() } : r;
   }
 
   /** PUSH.LIST: the mailbox's push subscriptions with their counters (never the secret). */
@@ -572,14 +575,18 @@ export class Mailbox extends DurableObject<Env> {
     }));
   }
 
-  /** PUSH.DELETE: stops push subscription `pushId`; its group stays at its ack floors. Error `push subscription not found`. */
-  deletePush(address: string, pushId: string): MailboxResult | Promise<MailboxResult> {
-    return this.sends.after(() => this.run(() => {
+  /**
+   * PUSH.DELETE: stops push subscription `pushId`; its group stays at its ack floors. Error `push subscription not found`.
+   * `reported`: the tenant's aggregator has the new subscription count (TenantDirectory.pushesChanged frees the slot at once).
+   */
+  async deletePush(address: string, pushId: string): Promise<MailboxResult<{ reported: boolean }>> {
+    const r = await this.sends.after(() => this.run(() => {
       this.catchUp();
       this.requireMailbox(address);
       this.push.remove(pushId);
       return {};
     }));
+    return r.ok ? { ...r, reported: await this.telemetry.flush() } : r;
   }
 
   /**

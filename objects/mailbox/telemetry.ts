@@ -133,8 +133,13 @@ export class MailboxTelemetry {
     await this.meter?.abandon();
   }
 
-  /** Reports to the tenant's aggregator (the alarm calls this when the flush is due). */
-  async flush(): Promise<void> {
-    await this.meter?.flush();
+  /**
+   * Reports to the tenant's aggregator (the alarm calls this when the flush
+   * is due; PUSH.CREATE / PUSH.DELETE at once, so the tenant's push
+   * subscription count sees the change). True when everything is reported
+   * (false: the send failed and a retry is scheduled, or there is no meter).
+   */
+  async flush(): Promise<boolean> {
+    return (await this.meter?.flush()) ?? false;
   }
 }

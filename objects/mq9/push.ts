@@ -3,7 +3,9 @@
  * extension, DESIGN §8; docs/push.md), for every transport through
  * handleMq9Request (dispatch.ts). CREATE checks the endpoint URL against
  * the deployment's policy (wire/mq9/push-url.ts) and the tenant's push
- * subscription limit before the Mailbox creates the subscription.
+ * subscription limit before the Mailbox creates the subscription; CREATE
+ * and DELETE tell the tenant's directory once the Mailbox has reported the
+ * new count, so a deleted subscription's slot is free at once.
  */
 import {
   MQ9_HTTP_STATUS,
@@ -43,7 +45,11 @@ export async function handlePushRequest(
         return { status: MQ9_HTTP_STATUS.quota_exceeded, code: "quota_exceeded", body: { error: admission.message }, retryAfterS: Math.max(1, Math.ceil(admission.retryAfterMs / 1000)) };
       }
       const r = await call(async (stub) => stub.createPush(address, { ...spec, url }));
-      if (!r.ok && admission.at !== undefined) await tenantStub(env, tenant).unadmitPush(admission.at).catch(() => {});
+      if (admission.at !== undefined && (!r.ok || r.reported)) {
+        // nothing created (the slot is free again), or the aggregator's gauge counts it now (the admission is no longer needed)
+        const directory = tenantStub(env, tenant);
+        await (r.ok ? directory.confirmPush(admission.at) : directory.unadmitPush(admission.at)).catch(() => {});
+      }
       return reply(r, (v) => ({ push_id: v.pushId, ...(v.secret !== undefined ? { secret: v.secret } : {}) }));
     }
     case "PUSH.LIST":
@@ -51,7 +57,9 @@ export async function handlePushRequest(
       return reply(await call(async (stub) => stub.listPushes(address)), (v) => ({ pushes: v.pushes }));
     case "PUSH.DELETE": {
       const pushId = parsePushDeleteRequest(payload);
-      return reply(await call(async (stub) => stub.deletePush(address, pushId)), () => ({}));
+      const r = await call(async (stub) => stub.deletePush(address, pushId));
+      if (r.ok && r.reported) await tenantStub(env, tenant).pushesChanged().catch(() => {}); // its slot is free at once
+      return reply(r, () => ({}));
     }
   }
 }

@@ -55,8 +55,14 @@ export class TenantDirectory extends DurableObject<Env> {
   private usageReading: Promise<void> | null = null;
   /** The tenant's mailbox-creation bucket (memory; mailbox-limits.ts). */
   private createBucket: RateBucket | null = null;
-  /** Times of PUSH.CREATEs admitted recently (not yet in the pipeline's gauge). */
+  /** Times of PUSH.CREATEs admitted recently and not known to be in the pipeline's gauge (confirmPush removes them). */
   private recentPushes: number[] = [];
+  /**
+   * Bumped when a Mailbox reported a change of its push subscriptions to
+   * the aggregator (confirmPush, pushesChanged): a usage read made before
+   * (an older generation) is not used for the push count.
+   */
+  private pushGeneration = 0;
   /** The tenant's push attempt bucket (PUSH_MAX_ATTEMPTS_PER_S), memory. */
   private pushBucket: RateBucket | null = null;
 
@@ -320,12 +326,15 @@ export class TenantDirectory extends DurableObject<Env> {
   /**
    * A PUSH.CREATE under the tenant's push subscription limit
    * (PUSH_MAX_SUBSCRIPTIONS, docs/push.md), counted from the
-   * pipeline's `mortarmq_push_subscriptions` gauge plus the CREATEs
-   * admitted since it was read.
+   * pipeline's `mortarmq_push_subscriptions` gauge — read after the last
+   * change a Mailbox reported at once (confirmPush, pushesChanged) — plus
+   * the CREATEs admitted and not yet confirmed. Without those reports (the
+   * aggregator did not answer the Mailbox) a change is counted once the
+   * Mailbox's next flush reported it.
    */
   async admitPush(now = Date.now()): Promise<PushAdmitAnswer> {
     const max = pushMaxSubscriptions(this.env);
-    const usage = await this.usage(now);
+    const usage = await this.usage(now, this.pushGeneration);
     return this.admitCounted(this.recentPushes, usage.pushes, usage.at, max, now,
       (n) => `push subscription limit reached: the tenant has ${n} push subscriptions, limit ${max}; nothing was created`);
   }
@@ -333,6 +342,25 @@ export class TenantDirectory extends DurableObject<Env> {
   /** An admitted PUSH.CREATE (`admitPush` answered `at`) created nothing: its slot is free again. */
   unadmitPush(at: number): void {
     unadmit(this.recentPushes, at);
+  }
+
+  /**
+   * The PUSH.CREATE admitted at `at` created its subscription and the
+   * Mailbox has reported it to the aggregator: the gauge counts it from
+   * now on, the admission no longer needs to.
+   */
+  confirmPush(at: number): void {
+    unadmit(this.recentPushes, at);
+    this.pushGeneration++;
+  }
+
+  /**
+   * A Mailbox reported fewer push subscriptions (PUSH.DELETE) to the
+   * aggregator: the next admitPush reads the gauge again, so the slot is
+   * free at once.
+   */
+  pushesChanged(): void {
+    this.pushGeneration++;
   }
 
   /**
@@ -393,22 +421,32 @@ export class TenantDirectory extends DurableObject<Env> {
   }
 
   /** Stored bytes and push subscriptions from the UsageAggregator, read at most every STATE_CACHE_MS. */
-  private async usage(now: number): Promise<Usage> {
-    if (this.usageRead && now - this.usageRead.at < STATE_CACHE_MS) return this.usageRead;
-    this.usageReading ??= (async () => {
-      try {
-        const agg = usageStub(this.env, this.tenant);
-        const [a, b, p] = await Promise.all([agg.seriesValue(STORED[0]!), agg.seriesValue(STORED[1]!), agg.seriesValue(PUSHES)]);
-        this.usageRead = { at: Date.now(), stored: Math.max(0, a + b), pushes: Math.max(0, p) };
-      } catch (e) {
-        // Aggregator unreachable: keep the last read (quotas fail open until it answers again).
-        console.warn(`TenantDirectory ${this.tenant}: usage read failed: ${e instanceof Error ? e.message : String(e)}`);
-      } finally {
-        this.usageReading = null;
-      }
-    })();
-    await this.usageReading;
-    return this.usageRead ?? { at: 0, stored: 0, pushes: 0 };
+  /**
+   * The tenant's usage, read from its aggregator at most every
+   * STATE_CACHE_MS — and again when the read is of a push generation older
+   * than `generation` (a read that started before a reported change is not
+   * used: at most two reads).
+   */
+  private async usage(now: number, generation = 0): Promise<Usage> {
+    for (let reads = 0; ; reads++) {
+      const r = this.usageRead;
+      if (r && r.generation >= generation && (reads > 0 || now - r.at < STATE_CACHE_MS)) return r;
+      if (reads === 2) return r ?? { at: 0, generation: 0, stored: 0, pushes: 0 };
+      this.usageReading ??= (async () => {
+        const gen = this.pushGeneration;
+        try {
+          const agg = usageStub(this.env, this.tenant);
+          const [a, b, p] = await Promise.all([agg.seriesValue(STORED[0]!), agg.seriesValue(STORED[1]!), agg.seriesValue(PUSHES)]);
+          this.usageRead = { at: Date.now(), generation: gen, stored: Math.max(0, a + b), pushes: Math.max(0, p) };
+        } catch (e) {
+          // Aggregator unreachable: keep the last read (quotas fail open until it answers again).
+          console.warn(`TenantDirectory ${this.tenant}: usage read failed: ${e instanceof Error ? e.message : String(e)}`);
+        } finally {
+          this.usageReading = null;
+        }
+      })();
+      await this.usageReading;
+    }
   }
 
   private doc(rec: TenantRecord | null): TenantDoc {
@@ -429,6 +467,8 @@ export class TenantDirectory extends DurableObject<Env> {
 /** The tenant's usage levels as read from its aggregator at `at`. */
 interface Usage {
   at: number;
+  /** The push generation when the read started. */
+  generation: number;
   stored: number;
   pushes: number;
 }
