@@ -553,15 +553,16 @@ export class Mailbox extends DurableObject<Env> {
    * PUSH.CREATE (docs/push.md): a push subscription delivering consumer
    * group `spec.group` to `spec.url` (already checked against the
    * deployment's URL policy). Answers the push_id, and the secret when it
-   * was generated, and `reported`: the tenant's aggregator already counts
+   * was generated, the mailbox's TTL (s, for its dead-letter mailbox), and
+   * `reported`: the tenant's aggregator already counts
    * it (the telemetry is flushed before the answer; TenantDirectory.confirmPush).
    * Errors: mailbox missing, group_pushed, too_many_requests.
    */
-  async createPush(address: string, spec: PushCreateSpec): Promise<MailboxResult<{ pushId: string; secret?: string; reported: boolean }>> {
+  async createPush(address: string, spec: PushCreateSpec): Promise<MailboxResult<{ pushId: string; secret?: string; ttlSec: number; reported: boolean }>> {
     const r = await this.sends.after(() => this.run(() => {
       const now = this.catchUp();
       const meta = this.requireMailbox(address);
-      return this.push.create(meta, spec, () => this.startId(spec.deliver), now);
+      return { ...this.push.create(meta, spec, () => this.startId(spec.deliver), now), ttlSec: meta.ttlSec };
     }));
     return r.ok ? { ...r, reported: await this.telemetry.flush() } : r;
   }

@@ -310,10 +310,27 @@ export class TenantDirectory extends DurableObject<Env> {
         message: `mailbox creation rate exceeded: ${rate} CREATEs per second per tenant (bursts of ${Math.round(rate * CREATE_BURST_S)}); nothing was created, retry later`,
       };
     }
-    const max = limits.maxMailboxes;
+    return this.admitCount(address, limits.maxMailboxes, now, "nothing was created");
+  }
+
+  /**
+   * The dead-letter mailbox `address` (`<source>.dlq`) of a PUSH.CREATE,
+   * under the tenant's mailbox count only (admitMailbox's count, not its
+   * creation rate: it is part of the PUSH.CREATE). A `.dlq` already listed
+   * takes no slot; `at` of an admission that reserved one is for
+   * `unadmitMailbox`. docs/push.md "Dead letters".
+   * @throws when the index cannot be reached
+   */
+  async admitDeadLetterMailbox(address: string, now = Date.now()): Promise<AdmitAnswer> {
+    const max = mailboxLimits(this.env, this.store.quotas()).maxMailboxes;
+    return this.admitCount(address, max, now, `the push subscription's dead-letter mailbox ${address} needs one more: nothing was created`);
+  }
+
+  /** Asks the MailboxIndex for a slot for `address` under `max`; the refusal's message ends with `outcome`. */
+  private async admitCount(address: string, max: number, now: number, outcome: string): Promise<AdmitAnswer> {
     const a = await mailboxIndexStub(this.env, this.tenant).admit(address, max, now);
     if (!a.ok) {
-      return { ok: false, kind: "mailboxes", message: `mailbox quota exceeded: the tenant has ${a.count} mailboxes, quota ${max}; nothing was created`, retryAfterMs: MAILBOX_QUOTA_RETRY_MS };
+      return { ok: false, kind: "mailboxes", message: `mailbox quota exceeded: the tenant has ${a.count} mailboxes, quota ${max}; ${outcome}`, retryAfterMs: MAILBOX_QUOTA_RETRY_MS };
     }
     return a.at === undefined ? { ok: true } : { ok: true, at: a.at };
   }
