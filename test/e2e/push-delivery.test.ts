@@ -248,7 +248,7 @@ describe("retries", () => {
     try {
       r.respond = (q) => (q.msgId === 0 ? { status: 200, interim: [103] }
         : q.msgId === 1 ? { status: 204, interim: [100, 102, 103] }
-        : { status: q.attempt === 1 ? 503 : 200, interim: [102], headers: q.attempt === 1 ? { "retry-after": "1" } : {} });
+        : { status: q.attempt === 1 ? 503 : 200, interim: [102], headers: q.attempt === 1 ? { "retry-after": "1" } : ({} as Record<string, string>) });
       await push(box, r, { concurrency: 1 });
       for (const p of ["hinted", "three interims", "interim then 503"]) await send(box, p);
       await until(async () => (await list(box))[0]!.delivered === 3, 10_000, 50);
