@@ -23,7 +23,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { UNLIMITED, timingSafeEqualStr, type Quotas, type TenantDoc, type IssuedToken, type TokenInfo } from "../../wire/admin/tenants";
+import { UNLIMITED, timingSafeEqualStr, tokenExpiryError, type Quotas, type TenantDoc, type IssuedToken, type TokenInfo } from "../../wire/admin/tenants";
 import { series } from "../usage/catalog";
 import { telemetryFlushMs, tenantOfName, usageStub } from "../usage/stub";
 import { RateBucket } from "./bucket";
@@ -173,12 +173,14 @@ export class TenantDirectory extends DurableObject<Env> {
   /**
    * Issues a token: the answer is the only place the token ever appears.
    * `expiresAt` (unix ms, null = never): from then on the token is refused
-   * like a revoked one (400 when it is not in the future).
+   * like a revoked one (400 when it is not in the future or more than 10
+   * years ahead: tokenExpiryError).
    */
   async issueToken(label: string, expiresAt: number | null = null, now = Date.now()): Promise<AdminResult<IssuedToken>> {
     const rec = this.store.record();
     if (!rec || rec.deleted_at !== null) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
-    if (expiresAt !== null && expiresAt <= now) return { ok: false, status: 400, error: `expires_at: ${iso(expiresAt)} is not in the future` };
+    const bad = expiresAt === null ? null : tokenExpiryError(expiresAt, now);
+    if (bad !== null) return { ok: false, status: 400, error: bad };
     const t = await newIssuedToken(this.tenant);
     if (this.store.token(t.tokenId)) return { ok: false, status: 409, error: "token id collision; issue again" };
     this.store.addToken({ token_id: t.tokenId, hash: t.hash, label, created_at: now, revoked_at: null, expires_at: expiresAt, last_used_at: null });

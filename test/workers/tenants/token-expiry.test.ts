@@ -13,6 +13,7 @@ import { TenantStore } from "../../../objects/tenants/store";
 import { ErrorCode, Op } from "../../../wire/mortar";
 import { WsConn, connectFrame, expectErr, expectOk } from "../helpers/mortar-ws";
 import { admin, mortarSession, mq9As, natsCheckedOnce, natsSession, recheck, sleep, tenantWithToken } from "./helpers";
+import { MAX_TOKEN_LIFETIME_S } from "../../../wire/admin/tenants";
 
 const testEnv = env as unknown as Env;
 
@@ -96,11 +97,16 @@ describe("token expiry", () => {
       [{ expires_at: "tomorrow" }, /expires_at: must be an ISO 8601 time/],
       [{ expires_at: "2020-01-01T00:00:00Z" }, /expires_at: 2020-01-01T00:00:00.000Z is not in the future/],
       [{ expires_in_s: 60, expires_at: "2999-01-01T00:00:00Z" }, /give expires_in_s or expires_at, not both/],
+      // the two ways to say when agree on the longest lifetime (MAX_TOKEN_LIFETIME_S, 10 years)
+      [{ expires_in_s: MAX_TOKEN_LIFETIME_S + 1 }, /^expires_in_s: must be at most 10 years \(316224000 s\)$/],
+      [{ expires_at: "9999-12-31T00:00:00Z" }, /^expires_at: 9999-12-31T00:00:00.000Z is more than 10 years \(316224000 s\) from now$/],
     ] as const) {
       const r = await admin("POST", `/admin/tenants/${tenant}/tokens`, body);
       expect([r.status, r.json.error]).toEqual([400, expect.stringMatching(re)]);
     }
     const before = Date.now();
+    const longest = await admin("POST", `/admin/tenants/${tenant}/tokens`, { expires_at: new Date(Date.now() + MAX_TOKEN_LIFETIME_S * 1000 - 60_000).toISOString() });
+    expect(longest.status).toBe(201);
     const monthly = await admin("POST", `/admin/tenants/${tenant}/tokens`, { label: "monthly", expires_in_s: 30 * 86_400 });
     expect(monthly.status).toBe(201);
     const exp = Date.parse(monthly.json.expires_at);
