@@ -431,7 +431,7 @@ export class TenantDirectory extends DurableObject<Env> {
     if (tokenId === undefined) return null;
     const row = rec ? this.store.token(tokenId) : null;
     if (!row || (tokenHash !== undefined && !timingSafeEqualStr(row.hash, tokenHash))) {
-      return { ok: false, reason: "invalid", message: "unknown token" };
+      return { ok: false, reason: "invalid", message: "invalid token" };
     }
     if (row.revoked_at !== null) return { ok: false, reason: "revoked", message: "token revoked" };
     if (row.expires_at !== null && row.expires_at <= now) return { ok: false, reason: "expired", message: `token expired at ${iso(row.expires_at)}` };

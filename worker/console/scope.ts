@@ -7,7 +7,7 @@
  */
 import type { Context } from "hono";
 import type { Env } from "../../objects/env";
-import { UNAUTHORIZED_HEADERS, operatorAccess, scopedTenant, type Access } from "../admin/access";
+import { operatorAccess, scopedTenant, type Access } from "../admin/access";
 import { objectsUnavailable } from "../admin/unavailable";
 
 export type Ctx = Context<{ Bindings: Env }>;
@@ -22,7 +22,7 @@ export interface TenantScope {
 export function tenantRoute(fn: (c: Ctx, s: TenantScope) => Promise<Response>): (c: Ctx) => Promise<Response> {
   return async (c) => {
     const access = await operatorAccess(c.env, c.req.header("authorization"));
-    if (access.kind === "denied") return c.json({ error: access.error }, access.status, UNAUTHORIZED_HEADERS);
+    if (access.kind === "denied") return c.json({ error: access.error }, access.status, access.headers);
     const t = await scopedTenant(c.env, access, c.req.query("tenant"));
     if ("error" in t) return c.json({ error: t.error }, t.status);
     try {
