@@ -33,10 +33,15 @@ export function tenantRoute(fn: (c: Ctx, s: TenantScope) => Promise<Response>): 
   };
 }
 
-/** A whole-number query parameter in [min, max] (clamped above), `dflt` when absent; null when not a whole number ≥ min. */
+/**
+ * A whole-number query parameter in [min, max], `dflt` when absent; null
+ * (the route answers 400 naming the range) when it is not a whole number in
+ * the range — above `max` too: a listing never returns silently fewer than
+ * it was asked for (docs/console.md "APIs").
+ */
 export function intParam(v: string | undefined, dflt: number, min: number, max: number): number | null {
   if (v === undefined || v === "") return dflt;
   if (!/^\d{1,16}$/.test(v)) return null;
   const n = Number(v);
-  return n < min ? null : Math.min(max, n);
+  return n < min || n > max ? null : n;
 }
