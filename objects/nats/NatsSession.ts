@@ -37,7 +37,7 @@ import {
   type PendingConnect,
   type ServedRequest,
 } from "../../wire/nats/connection";
-import { encodeInfo, type ServerInfo } from "../../wire/nats/encoder";
+import { encodeInfo, encodeOut, type ServerInfo } from "../../wire/nats/encoder";
 import { DEFAULT_MAX_PAYLOAD, NatsErr, fatal } from "../../wire/nats/errors";
 import { clientAddress, newClientId, serverInfo } from "../../wire/nats/info";
 import { NatsParser } from "../../wire/nats/parser";
@@ -55,7 +55,6 @@ export const AUTH_TIMEOUT_MS = 5_000;
 const PARTIAL = "partial";
 const AUTH = "auth";
 
-const te = new TextEncoder();
 
 export class NatsSession extends SocketSession<ConnectionState> {
   private conn: NatsConnection | null = null;
@@ -72,7 +71,7 @@ export class NatsSession extends SocketSession<ConnectionState> {
    * client and this object, so this is what lets a pipelining client
    * (nats.js with many requests in flight) batch its next requests too.
    */
-  private outQueue: Uint8Array[] = [];
+  private outQueue: (Uint8Array | string)[] = [];
   /** Replies delivered in this microtask round, not yet flushed (replyBox). */
   private replies: Outbox | null = null;
   /** Aborted when the connection closes: its held long-poll FETCHes are released in their Mailboxes at once. */
@@ -215,7 +214,7 @@ export class NatsSession extends SocketSession<ConnectionState> {
     if (this.outQueue.length === 0) return;
     const parts = this.outQueue;
     this.outQueue = [];
-    this.send(parts);
+    this.send(encodeOut(parts));
   }
 
   /** Runs one mq9 request and delivers its JSON reply to the reply subject. */
@@ -235,7 +234,7 @@ export class NatsSession extends SocketSession<ConnectionState> {
     this.tally.add(mq9RequestSeries(req.subject, reply, "nats"));
     this.telemetry.touch();
     if (!req.reply || conn !== this.conn || conn.state.closed) return;
-    conn.deliver(req.reply, undefined, undefined, te.encode(replyJson(reply)), this.replyBox(conn));
+    conn.deliver(req.reply, undefined, undefined, replyJson(reply), this.replyBox(conn));
   }
 
   /**
