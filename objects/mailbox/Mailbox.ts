@@ -259,7 +259,7 @@ export class Mailbox extends DurableObject<Env> {
       const meta = this.requireMailbox(items[0]!.address);
       first = meta.nextMsgId;
       ms = items.map((i) => this.newMessage(i.opts, i.payload, now));
-      this.ctx.storage.transactionSync(() => this.store.appendVisibleMany(first, ms, now));
+      this.atomically(this.store.appendIsOneStatement(ms), () => this.store.appendVisibleMany(first, ms, now));
       meta.nextMsgId = first + ms.length;
     } catch (e) {
       const f = failure(e);
@@ -290,7 +290,7 @@ export class Mailbox extends DurableObject<Env> {
         return { msgId: -1 };
       }
       const msgId = meta.nextMsgId;
-      this.ctx.storage.transactionSync(() => this.store.appendVisible(msgId, m, now));
+      this.atomically(this.store.appendIsOneStatement([m]), () => this.store.appendVisible(msgId, m, now));
       this.telemetry.sent(payload.byteLength);
       meta.nextMsgId = msgId + 1;
       this.laneTops[m.lane] = msgId;
@@ -723,6 +723,12 @@ export class Mailbox extends DurableObject<Env> {
     if (change.kind === "set") void this.ctx.storage.setAlarm(change.at);
     else if (change.kind === "delete") void this.ctx.storage.deleteAlarm();
     this.alarmAt = next;
+  }
+
+  /** Runs `write` all or nothing: as it is when it is one SQL statement (atomic by itself), else in a transaction. */
+  private atomically(oneStatement: boolean, write: () => void): void {
+    if (oneStatement) write();
+    else this.ctx.storage.transactionSync(write);
   }
 
   private requireMailbox(address: string): MailboxMeta {
