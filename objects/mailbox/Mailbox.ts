@@ -265,11 +265,13 @@ export class Mailbox extends DurableObject<Env> {
       const f = failure(e);
       return items.map(() => ({ ...f }));
     }
+    let bytes = 0;
     ms.forEach((m, i) => {
-      this.telemetry.sent(m.payload.byteLength);
+      bytes += m.payload.byteLength;
       this.laneTops[m.lane] = first + i;
       this.nextDueMs = earliest(this.nextDueMs, m.expiresMs);
     });
+    this.telemetry.sent(bytes, ms.length);
     this.waiters.wake();
     this.push.onVisible(now);
     this.rearm();

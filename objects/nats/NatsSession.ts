@@ -23,7 +23,7 @@
  */
 import { bearerToken, type AuthResult } from "../tenants/auth";
 import type { Env } from "../env";
-import { errorReply, handleMq9Request, replyJson, type Mq9Reply } from "../mq9/dispatch";
+import { errorReply, handleMq9Request, replyJson, type Mq9Reply, type Mq9RequestContext } from "../mq9/dispatch";
 import { MailboxLanes } from "../mq9/sendbatch";
 import { MailboxStubs } from "../mq9/stubs";
 import { VERSION } from "../../wire/version";
@@ -80,6 +80,8 @@ export class NatsSession extends SocketSession<ConnectionState> {
   private readonly sends = new MailboxLanes();
   /** Mailbox stubs reused across this connection's requests. */
   private readonly stubs: MailboxStubs;
+  /** What every mq9 request of this connection runs with (made on the first). */
+  private mq9Context: Mq9RequestContext | null = null;
   /** mq9 requests of this connection, reported by `telemetry` (docs/operations.md). */
   private readonly tally = new Tally();
 
@@ -221,12 +223,8 @@ export class NatsSession extends SocketSession<ConnectionState> {
   private async run(conn: NatsConnection, req: ServedRequest): Promise<void> {
     let reply: Mq9Reply;
     try {
-      reply = await handleMq9Request(
-        this.env,
-        req.tenant,
-        { subject: req.subject, headers: req.headers, payload: req.payload },
-        { signal: this.closing.signal, sends: this.sends, stubs: this.stubs, quota: this.auth.mq9Quota() },
-      );
+      this.mq9Context ??= { signal: this.closing.signal, sends: this.sends, stubs: this.stubs, quota: this.auth.mq9Quota() };
+      reply = await handleMq9Request(this.env, req.tenant, req, this.mq9Context);
     } catch (err) {
       reply = errorReply(err); // never expected (handleMq9Request answers every failure itself)
     }

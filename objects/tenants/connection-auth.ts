@@ -66,6 +66,7 @@ const NO_QUOTAS: TenantState = { quotas: UNLIMITED, storageFull: false, storedBy
 export class ConnectionAuth {
   private snap: ConnectionAuthSnapshot | null = null;
   private gateOf: PublishGate | null = null;
+  private quotaOf: Mq9Quota | null = null;
   /** Next check time (a failed check retries sooner than a full interval). */
   private dueAt = Infinity;
 
@@ -153,12 +154,12 @@ export class ConnectionAuth {
     return this.gate().admitAsync(bytes);
   }
 
-  /** The mq9 quota checks of this connection (NATS sessions pass it to handleMq9Request). */
+  /** The mq9 quota checks of this connection (NATS sessions pass it to handleMq9Request); one object per connection, reading the current tenant state. */
   mq9Quota(): Mq9Quota {
-    return {
+    return (this.quotaOf ??= {
       admitSend: (bytes) => (this.snap ? this.gate().admitAsync(bytes) : NO_REFUSAL),
       admitCreate: (address) => this.admitMailbox(address),
-    };
+    });
   }
 
   /** A mailbox CREATE under the tenant's mailbox limits (one call to its directory object; none before authentication). */
