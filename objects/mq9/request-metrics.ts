@@ -13,9 +13,9 @@ const STATUS_OUTCOME: Readonly<Record<number, string>> = {
   429: "too_many_requests", 500: "internal", 503: "unavailable",
 };
 
-/** Series by `outcome|transport|subject`: a connection sends to the same few subjects over and over. */
-const cache = new Map<string, string>();
-/** Entries kept before the cache starts over (subjects carry mail addresses: unbounded). */
+/** Series by subject, then by `outcome|transport`: a connection sends to the same few subjects over and over. */
+const cache = new Map<string, Map<string, string>>();
+/** Subjects kept before the cache starts over (subjects carry mail addresses: unbounded). */
 const CACHE_MAX = 4096;
 
 /**
@@ -27,8 +27,9 @@ const CACHE_MAX = 4096;
  */
 export function mq9RequestSeries(subject: string, reply: Mq9Reply, transport: "http" | "nats" | "mcp"): string {
   const outcome = reply.status === 200 ? "ok" : (reply.code ?? STATUS_OUTCOME[reply.status] ?? `http_${reply.status}`);
-  const k = `${outcome}|${transport}|${subject}`;
-  let s = cache.get(k);
+  const k = outcome === "ok" ? transport : `${outcome}|${transport}`;
+  let bySubject = cache.get(subject);
+  let s = bySubject?.get(k);
   if (s === undefined) {
     let verb = "unknown";
     try {
@@ -37,8 +38,11 @@ export function mq9RequestSeries(subject: string, reply: Mq9Reply, transport: "h
       /* not an mq9 subject */
     }
     s = series("mortarmq_mq9_requests_total", { verb, outcome, transport });
-    if (cache.size >= CACHE_MAX) cache.clear();
-    cache.set(k, s);
+    if (!bySubject) {
+      if (cache.size >= CACHE_MAX) cache.clear();
+      cache.set(subject, (bySubject = new Map()));
+    }
+    bySubject.set(k, s);
   }
   return s;
 }
