@@ -13,7 +13,7 @@
 import type { Env } from "../env";
 import { authenticateToken, type AuthResult } from "./auth";
 import { UNLIMITED } from "../../wire/admin/tenants";
-import { PublishGate, type Refusal } from "./gate";
+import { ADMITTED, PublishGate, type Refusal } from "./gate";
 import type { ConnectionProtocol, TenantState } from "./rpc";
 
 /**
@@ -27,8 +27,6 @@ export type CreateAdmission = { ok: false; refuse: Refusal } | { ok: true; undo(
 export const CREATE_ADMITTED: CreateAdmission = Object.freeze({ ok: true, undo: () => Promise.resolve() });
 /** CREATE_ADMITTED, as the settled answer of an admission. */
 export const CREATE_ADMITTED_NOW: Promise<CreateAdmission> = Promise.resolve(CREATE_ADMITTED);
-/** The settled answer of an admission without a quota. */
-const NO_REFUSAL: Promise<null> = Promise.resolve(null);
 
 /** The quota checks an mq9 request needs (handleMq9Request's `quota`). */
 export interface Mq9Quota {
@@ -157,7 +155,7 @@ export class ConnectionAuth {
   /** The mq9 quota checks of this connection (NATS sessions pass it to handleMq9Request); one object per connection, reading the current tenant state. */
   mq9Quota(): Mq9Quota {
     return (this.quotaOf ??= {
-      admitSend: (bytes) => (this.snap ? this.gate().admitAsync(bytes) : NO_REFUSAL),
+      admitSend: (bytes) => (this.snap ? this.gate().admitAsync(bytes) : ADMITTED),
       admitCreate: (address) => this.admitMailbox(address),
     });
   }
