@@ -231,21 +231,16 @@ export class Mailbox extends DurableObject<Env> {
    */
   private applySends(items: readonly SendItem[]): SendResult[] {
     const out: SendResult[] = [];
-    let plain: SendItem[] = [];
-    const flushPlain = () => {
-      if (plain.length === 1) out.push(this.applySend(plain[0]!));
-      else if (plain.length > 1) out.push(...this.appendPlain(plain));
-      plain = [];
-    };
-    for (const item of items) {
-      if (item.opts.key === null && !(item.opts.delaySec > 0)) {
-        plain.push(item);
-        continue;
-      }
-      flushPlain();
-      out.push(this.applySend(item));
+    let from = 0; // start of the current run of plain SENDs
+    for (let i = 0; i <= items.length; i++) {
+      const item = items[i];
+      if (item !== undefined && item.opts.key === null && !(item.opts.delaySec > 0)) continue;
+      // items[from, i) is a run of plain SENDs; item (if any) goes alone
+      if (i - from === 1) out.push(this.applySend(items[from]!));
+      else if (i - from > 1) out.push(...this.appendPlain(items.slice(from, i)));
+      if (item !== undefined) out.push(this.applySend(item));
+      from = i + 1;
     }
-    flushPlain();
     return out;
   }
 
