@@ -81,10 +81,10 @@ export class MailboxTelemetry {
     this.meter?.resume();
   }
 
-  /** A SEND stored a message of `bytes` payload bytes (memory; see persist). */
-  sent(bytes: number): void {
+  /** SENDs stored `count` messages (default 1) of `bytes` payload bytes in all (memory; see persist). */
+  sent(bytes: number, count = 1): void {
     const now = Date.now();
-    this.meter?.add(SENT, 1, now);
+    this.meter?.add(SENT, count, now);
     this.meter?.add(SENT_BYTES, bytes, now);
   }
 
