@@ -14,6 +14,7 @@ import { usageHandler } from "./admin/usage";
 import { registerTenantAdmin } from "./admin/tenants-api";
 import { registerGroupAdmin } from "./admin/groups-api";
 import { registerConsole } from "./console/routes";
+import { fallbackHandler } from "./fallback";
 
 export const app = new Hono<{ Bindings: Env }>();
 
@@ -87,3 +88,6 @@ app.get("/nats", async (c) => {
   const stub = c.env.NATS_SESSION.get(c.env.NATS_SESSION.newUniqueId());
   return stub.fetch(c.req.raw);
 });
+
+/** No route served the request: JSON 405 with `Allow` for a path other methods serve, else JSON 404 (worker/fallback.ts). */
+app.notFound(fallbackHandler(() => app.routes));

@@ -10,8 +10,8 @@
  * STATE_TTL_MS — so HTTP sees a quota change within STATE_TTL_MS.
  */
 import type { Env } from "../objects/env";
-import { PublishGate } from "../objects/tenants/gate";
-import { admitMailbox, type Mq9Quota } from "../objects/tenants/connection-auth";
+import { PublishGate, type Refusal } from "../objects/tenants/gate";
+import { admitMailbox, type CreateAdmission, type Mq9Quota } from "../objects/tenants/connection-auth";
 import { tenantStub } from "../objects/tenants/stub";
 import type { TenantState } from "../objects/tenants/rpc";
 import { UNLIMITED } from "../wire/admin/tenants";
@@ -28,7 +28,25 @@ const MAX_GATES = 1_000;
  * state the authentication answered, if any.
  */
 export function httpQuota(env: Env, tenant: string, state: TenantState | undefined): Mq9Quota {
-  const gate = async (): Promise<PublishGate> => {
+  return new HttpQuota(env, tenant, state);
+}
+
+/** httpQuota's checks (a class: no closures made per request). */
+class HttpQuota implements Mq9Quota {
+  constructor(private readonly env: Env, private readonly tenant: string, private readonly state: TenantState | undefined) {}
+
+  async admitSend(bytes: number): Promise<Refusal | null> {
+    return (await this.gate()).admitAsync(bytes);
+  }
+
+  /** Every tenant: the mailbox limits (objects/tenants/mailbox-limits.ts). */
+  admitCreate(address: string): Promise<CreateAdmission> {
+    return admitMailbox(this.env, this.tenant, address);
+  }
+
+  /** The isolate's gate of the tenant, its state refreshed from the authentication or, when older than STATE_TTL_MS, from the directory. */
+  private async gate(): Promise<PublishGate> {
+    const { env, tenant, state } = this;
     const now = Date.now();
     let g = gates.get(tenant);
     const fresh = state ?? (!g || now - g.at >= STATE_TTL_MS ? await tenantStub(env, tenant).state().catch(() => undefined) : undefined);
@@ -42,9 +60,5 @@ export function httpQuota(env: Env, tenant: string, state: TenantState | undefin
       g.at = now;
     }
     return g.gate;
-  };
-  return {
-    admitSend: async (bytes) => (await gate()).admitAsync(bytes),
-    admitCreate: (address) => admitMailbox(env, tenant, address), // every tenant: the mailbox limits (objects/tenants/mailbox-limits.ts)
-  };
+  }
 }

@@ -16,7 +16,7 @@ import { action, printJson, printLine, type GlobalOptions } from "./context";
 import { usageError } from "./errors";
 import { formatBytes, formatFields, formatTable, type Cell } from "./format";
 import { apiRequest, type BrokerRequestOptions, type StatusHints } from "./http";
-import { parseBytes, parseDurationMs } from "./parse";
+import { parseBytes, parseDurationS } from "./parse";
 
 /** Error names for admin API statuses. */
 const STATUS_NAMES: StatusHints = {
@@ -168,11 +168,11 @@ export function registerAdmin(program: Command): void {
   tokens.command("issue <tenant>")
     .description("issue a token — printed once, never shown again (the broker keeps only its hash)")
     .option("--label <text>", "what the token is for")
-    .option("--expires-in <duration>", "refuse the token after this long, e.g. 12h, 30d (a bare number is seconds; default: never)")
+    .option("--expires-in <duration>", "refuse the token after this long, e.g. 12h, 1.5h, 30d: a whole number of seconds, at most 10 years (a bare number is seconds; default: never)")
     .action(action(async (g, tenant: string, o: { label?: string; expiresIn?: string }, cmd: Command) => {
       const body: Record<string, unknown> = {};
       if (o.label) body.label = o.label;
-      if (o.expiresIn !== undefined) body.expires_in_s = Math.ceil(parseDurationMs("--expires-in", o.expiresIn, 1000, "s") / 1000);
+      if (o.expiresIn !== undefined) body.expires_in_s = parseDurationS("--expires-in", o.expiresIn, 1);
       const t = await adminRequest(g, tokenOf(cmd), `/admin/tenants/${tenantId(tenant)}/tokens`,
         { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } }, issuedTokenSchema);
       if (g.json) printJson(t);

@@ -66,7 +66,7 @@ export function registerGroups(program: Command): void {
 
   scoped(groups.command("pause <topic> <group>"))
     .description("stop deliveries until a time (members stay and heartbeat; in-flight messages may still be settled)")
-    .requiredOption("--until <time>", "ISO 8601 time or a duration from now (30m, 2h, 7d)")
+    .requiredOption("--until <time>", "ISO 8601 time with a zone (2026-05-02T10:00Z, …+02:00; a date alone is UTC midnight) or a duration from now (30m, 2h, 7d)")
     .action(action(async (g, topic: string, group: string, o: ScopeOptions & { until: string }) => {
       const r = await import("./groups-render");
       const until = new Date(parseInstantMs("--until", o.until)).toISOString();

@@ -155,7 +155,7 @@ export function registerMq9(program: Command): void {
     .description("list stored messages without moving any position ($mq9.AI.MSG.QUERY); filters combine with AND")
     .option("-k, --key <key>", "only the message with this mq9-key")
     .option("--limit <n>", "the newest N matching messages (broker default and max 1000)")
-    .option("--since <time>", "created at or after: unix seconds or ISO-8601")
+    .option("--since <time>", "created at or after: unix seconds or ISO-8601 with a zone (a date alone is UTC midnight)")
     .option("--tags <a,b>", "only messages carrying every one of these tags")
     .option("--correlation-id <id>", "only messages sent with this mq9-correlation-id")
     .option("--payload-width <n>", "cut payloads in the table to this many characters", "80")

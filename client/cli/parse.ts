@@ -76,7 +76,7 @@ export function parseJsonObject(what: string, text: string): Record<string, unkn
 export function parseTimeOption(flag: string, value: string): number {
   const v = value.trim();
   if (/^\d+$/.test(v)) return parseIntOption(flag, v, 0, Number.MAX_SAFE_INTEGER);
-  const ms = /^\d{4}-\d{2}-\d{2}/.test(v) && isRealIsoTime(v) ? Date.parse(v) : NaN;
+  const ms = /^\d{4}-\d{2}-\d{2}/.test(v) ? isoTimeMs(flag, v) : NaN;
   if (Number.isNaN(ms) || ms < 0) throw usageError(`${flag} must be unix seconds or an ISO-8601 time, not "${value}"`);
   return Math.floor(ms / 1000);
 }
@@ -127,14 +127,44 @@ export function parseDurationMs(flag: string, value: string, min = 0, bareUnit: 
 }
 
 /**
- * A point in time as unix ms: an ISO-8601 date/time (`2026-05-02T10:00:00Z`),
- * or a duration from `now` (`30m`, `2h`, `7d` — see parseDurationMs).
+ * A duration in whole seconds (parseDurationMs with bare numbers in
+ * seconds): `90`, `15m`, `1.5h`, `30d`. Never rounded: a value that is not
+ * a whole number of seconds (`1.5`, `1500ms`) is refused.
+ * @throws CliError USAGE otherwise, or below `minS`
+ */
+export function parseDurationS(flag: string, value: string, minS = 0): number {
+  const ms = parseDurationMs(flag, value, minS * 1000, "s");
+  if (ms % 1000 !== 0) throw usageError(`${flag} must be a whole number of seconds, not ${value}`);
+  return ms / 1000;
+}
+
+/** A time of day without a zone (`2026-05-02T10:00`): Date.parse reads it in this machine's zone. */
+const NO_ZONE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/i;
+
+/**
+ * An ISO-8601 time as unix ms: a date alone (`2026-05-02`, UTC midnight) or
+ * a date and time with a zone (`Z` or an offset: `2026-05-02T10:00Z`,
+ * `…T10:00:00+02:00`). A time without a zone is refused — it would be read
+ * in the zone of the machine the CLI runs on. NaN when `v` is no real ISO time.
+ * @throws CliError USAGE for a time without a zone
+ */
+function isoTimeMs(flag: string, v: string): number {
+  if (NO_ZONE.test(v)) {
+    throw usageError(`${flag} "${v}" has no time zone: add Z (UTC) or an offset, e.g. ${v.replace(" ", "T")}Z or ${v.replace(" ", "T")}+02:00`);
+  }
+  return isRealIsoTime(v) ? Date.parse(v) : NaN;
+}
+
+/**
+ * A point in time as unix ms: an ISO-8601 date, or date/time with a zone
+ * (`2026-05-02T10:00:00Z`; see isoTimeMs), or a duration from `now` (`30m`,
+ * `2h`, `7d` — see parseDurationMs).
  * @throws CliError USAGE otherwise
  */
 export function parseInstantMs(flag: string, value: string, now = Date.now()): number {
   const v = value.trim();
   if (/^\d{4}-\d{2}-\d{2}/.test(v)) {
-    const ms = isRealIsoTime(v) ? Date.parse(v) : NaN;
+    const ms = isoTimeMs(flag, v);
     if (Number.isNaN(ms)) throw usageError(`${flag} must be an ISO-8601 time or a duration from now (e.g. 30m, 2h), not "${value}"`);
     return ms;
   }

@@ -7,7 +7,6 @@
  * `dispatchFetch` upgrade in bench/suites/local-hops.ts: 12 % less CPU per
  * request). The TCP client's address goes along as `X-Forwarded-For`.
  */
-import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Writable } from "node:stream";
 import { startBridges, type StartedBridge } from "../bridge/bridges";
@@ -15,6 +14,7 @@ import { hostWorker } from "./miniflare-host";
 import { assertPortFree, PortInUseError } from "./ports";
 import { waitForHealthz, type AuthMode } from "./ready";
 import { lockStateDir } from "./state-lock";
+import { ensureStateDir } from "./state-dir";
 
 /** What `startEmbeddedBroker` starts. Ports: 0 picks a free one; an absent bridge is not started. */
 export interface EmbeddedBrokerOptions {
@@ -60,12 +60,13 @@ export interface EmbeddedBroker {
  * Takes the state directory (stopping a killed launcher's left-over
  * workerd), checks every requested port, starts the Worker, waits for
  * /healthz, then starts the bridges.
- * @throws PortInUseError for a taken port (nothing is left running); Error
- *   for a state directory in use, a failed build or start, or no /healthz in time
+ * @throws PortInUseError for a taken port (nothing is left running);
+ *   StateDirError for a state directory that cannot be created or written;
+ *   Error for a state directory in use, a failed build or start, or no /healthz in time
  */
 export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
   const stateDir = resolve(opts.stateDir);
-  mkdirSync(stateDir, { recursive: true });
+  ensureStateDir(stateDir);
   // The lock first: taking over a lock of a launcher that was SIGKILLed alone stops the workerd it left
   // behind, which still listens on the HTTP port a rerun asks for again.
   const lock = await lockStateDir(stateDir);

@@ -8,7 +8,6 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
-import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { spawnLauncher, stopChild } from "./launcher-process";
 import { killTree } from "./process-tree";
@@ -17,6 +16,7 @@ import { waitForHealthz, type AuthMode } from "./ready";
 import { PACKAGE_ROOT } from "./root";
 import { lockStateDir } from "./state-lock";
 import { WRANGLER_ENV } from "./worker-build";
+import { ensureStateDir } from "./state-dir";
 
 const require = createRequire(import.meta.url);
 
@@ -56,7 +56,7 @@ export async function launchWranglerDev(opts: WranglerLaunchOptions): Promise<Wr
   const port = opts.port > 0 ? opts.port : await freePort(host);
   await assertPortFree(host, port);
   const stateDir = resolve(opts.stateDir);
-  mkdirSync(stateDir, { recursive: true });
+  ensureStateDir(stateDir);
   const args = [
     require.resolve("wrangler/bin/wrangler.js"), "dev",
     "--config", resolve(PACKAGE_ROOT, "wrangler.toml"),

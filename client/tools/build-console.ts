@@ -19,7 +19,7 @@
  * file, and the files written. ensureConsole rebuilds only when one differs.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -88,7 +88,11 @@ export async function ensureConsole(outDir = CONSOLE_DIST): Promise<boolean> {
 
 /**
  * Bundles console/app.tsx with esbuild and writes index.html with the
- * hashed names; removes the previous build's files first.
+ * hashed names, in place: each file by one atomic rename, index.html after
+ * the files it names, then the previous build's other files are removed.
+ * The directory itself is never removed or replaced: the local broker's
+ * workerd serves the directory it opened at start, and a replaced one
+ * would leave /console answering 503 until a restart.
  * @throws when esbuild reports an error
  */
 export async function buildConsole(outDir = CONSOLE_DIST): Promise<ConsoleBuild> {
@@ -110,26 +114,37 @@ export async function buildConsole(outDir = CONSOLE_DIST): Promise<ConsoleBuild>
     legalComments: "none",
     logLevel: "silent",
   });
-  rmSync(outDir, { recursive: true, force: true });
-  mkdirSync(outDir, { recursive: true });
+  mkdirSync(outDir, { recursive: true }); // kept, never replaced: a running broker's workerd serves this very directory
   const files: Record<string, number> = {};
   let js = "";
   let css = "";
   for (const f of out.outputFiles) {
     const name = f.path.slice(outDir.length + 1);
-    writeFileSync(f.path, f.contents);
+    replaceFile(f.path, f.contents);
     files[name] = f.contents.byteLength;
     if (name.endsWith(".js")) js = name;
     if (name.endsWith(".css")) css = name;
   }
   const html = readFileSync(join(ROOT, "console/index.html"), "utf8").replace("%APP_JS%", js).replace("%APP_CSS%", css);
-  writeFileSync(join(outDir, "index.html"), html);
+  replaceFile(join(outDir, "index.html"), html); // after the files it names
   files["index.html"] = Buffer.byteLength(html);
+  for (const old of readdirSync(outDir)) if (!Object.hasOwn(files, old)) rmSync(join(outDir, old), { recursive: true, force: true }); // the previous build's
   const inputs: Record<string, string> = {};
   for (const file of [...Object.keys(out.metafile.inputs), ...EXTRA_INPUTS]) inputs[file] = hashOf(file) ?? "";
   const manifest: ConsoleManifest = { format: 1, inputs, files };
-  writeFileSync(manifestPath(outDir), JSON.stringify(manifest, null, 1));
+  replaceFile(manifestPath(outDir), JSON.stringify(manifest, null, 1));
   return { files };
+}
+
+/**
+ * Writes `path` atomically: a temporary file next to it, then one rename
+ * over it, so a reader (the running broker) sees the old file or the new
+ * one, never a missing or half-written one.
+ */
+function replaceFile(path: string, contents: string | Uint8Array): void {
+  const tmp = `${path}.tmp-${process.pid}-${Date.now().toString(36)}`;
+  writeFileSync(tmp, contents);
+  renameSync(tmp, path);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {

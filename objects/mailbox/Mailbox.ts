@@ -254,21 +254,16 @@ export class Mailbox extends DurableObject<Env> {
    */
   private applySends(items: readonly SendItem[]): SendResult[] {
     const out: SendResult[] = [];
-    let plain: SendItem[] = [];
-    const flushPlain = () => {
-      if (plain.length === 1) out.push(this.applySend(plain[0]!));
-      else if (plain.length > 1) out.push(...this.appendPlain(plain));
-      plain = [];
-    };
-    for (const item of items) {
-      if (item.opts.key === null && !(item.opts.delaySec > 0)) {
-        plain.push(item);
-        continue;
-      }
-      flushPlain();
-      out.push(this.applySend(item));
+    let from = 0; // start of the current run of plain SENDs
+    for (let i = 0; i <= items.length; i++) {
+      const item = items[i];
+      if (item !== undefined && item.opts.key === null && !(item.opts.delaySec > 0)) continue;
+      // items[from, i) is a run of plain SENDs; item (if any) goes alone
+      if (i - from === 1) out.push(this.applySend(items[from]!));
+      else if (i - from > 1) out.push(...this.appendPlain(items.slice(from, i)));
+      if (item !== undefined) out.push(this.applySend(item));
+      from = i + 1;
     }
-    flushPlain();
     return out;
   }
 
@@ -282,17 +277,19 @@ export class Mailbox extends DurableObject<Env> {
       const meta = this.requireMailbox(items[0]!.address);
       first = meta.nextMsgId;
       ms = items.map((i) => this.newMessage(i.opts, i.payload, now));
-      this.ctx.storage.transactionSync(() => this.store.appendVisibleMany(first, ms, now));
+      this.atomically(this.store.appendIsOneStatement(ms), () => this.store.appendVisibleMany(first, ms, now));
       meta.nextMsgId = first + ms.length;
     } catch (e) {
       const f = failure(e);
       return items.map(() => ({ ...f }));
     }
+    let bytes = 0;
     ms.forEach((m, i) => {
-      this.telemetry.sent(m.payload.byteLength);
+      bytes += m.payload.byteLength;
       this.laneTops[m.lane] = first + i;
       this.nextDueMs = earliest(this.nextDueMs, m.expiresMs);
     });
+    this.telemetry.sent(bytes, ms.length);
     this.waiters.wake();
     this.push.onVisible(now);
     this.rearm();
@@ -313,7 +310,7 @@ export class Mailbox extends DurableObject<Env> {
         return { msgId: -1 };
       }
       const msgId = meta.nextMsgId;
-      this.ctx.storage.transactionSync(() => this.store.appendVisible(msgId, m, now));
+      this.atomically(this.store.appendIsOneStatement([m]), () => this.store.appendVisible(msgId, m, now));
       this.telemetry.sent(payload.byteLength);
       meta.nextMsgId = msgId + 1;
       this.laneTops[m.lane] = msgId;
@@ -577,14 +574,18 @@ export class Mailbox extends DurableObject<Env> {
    * PUSH.CREATE (docs/push.md): a push subscription delivering consumer
    * group `spec.group` to `spec.url` (already checked against the
    * deployment's URL policy). Answers the push_id, and the secret when it
-   * was generated. Errors: mailbox missing, group_pushed, too_many_requests.
+   * was generated, the mailbox's TTL (s, for its dead-letter mailbox), and
+   * `reported`: the tenant's aggregator already counts
+   * it (the telemetry is flushed before the answer; TenantDirectory.confirmPush).
+   * Errors: mailbox missing, group_pushed, too_many_requests.
    */
-  createPush(address: string, spec: PushCreateSpec): MailboxResult<{ pushId: string; secret?: string }> | Promise<MailboxResult<{ pushId: string; secret?: string }>> {
-    return this.sends.after(() => this.run(() => {
+  async createPush(address: string, spec: PushCreateSpec): Promise<MailboxResult<{ pushId: string; secret?: string; ttlSec: number; reported: boolean }>> {
+    const r = await this.sends.after(() => this.run(() => {
       const now = this.catchUp();
       const meta = this.requireMailbox(address);
-      return this.push.create(meta, spec, () => this.startId(spec.deliver), now);
+      return { ...this.push.create(meta, spec, () => this.startId(spec.deliver), now), ttlSec: meta.ttlSec };
     }));
+    return r.ok ? { ...r, reported: await this.telemetry.flush() } : r;
   }
 
   /** PUSH.LIST: the mailbox's push subscriptions with their counters (never the secret). */
@@ -596,14 +597,18 @@ export class Mailbox extends DurableObject<Env> {
     }));
   }
 
-  /** PUSH.DELETE: stops push subscription `pushId`; its group stays at its ack floors. Error `push subscription not found`. */
-  deletePush(address: string, pushId: string): MailboxResult | Promise<MailboxResult> {
-    return this.sends.after(() => this.run(() => {
+  /**
+   * PUSH.DELETE: stops push subscription `pushId`; its group stays at its ack floors. Error `push subscription not found`.
+   * `reported`: the tenant's aggregator has the new subscription count (TenantDirectory.pushesChanged frees the slot at once).
+   */
+  async deletePush(address: string, pushId: string): Promise<MailboxResult<{ reported: boolean }>> {
+    const r = await this.sends.after(() => this.run(() => {
       this.catchUp();
       this.requireMailbox(address);
       this.push.remove(pushId);
       return {};
     }));
+    return r.ok ? { ...r, reported: await this.telemetry.flush() } : r;
   }
 
   /**
@@ -747,6 +752,12 @@ export class Mailbox extends DurableObject<Env> {
     if (change.kind === "set") void this.ctx.storage.setAlarm(change.at);
     else if (change.kind === "delete") void this.ctx.storage.deleteAlarm();
     this.alarmAt = next;
+  }
+
+  /** Runs `write` all or nothing: as it is when it is one SQL statement (atomic by itself), else in a transaction. */
+  private atomically(oneStatement: boolean, write: () => void): void {
+    if (oneStatement) write();
+    else this.ctx.storage.transactionSync(write);
   }
 
   private requireMailbox(address: string): MailboxMeta {

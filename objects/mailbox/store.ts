@@ -251,6 +251,19 @@ export class MailboxStore {
   }
 
   /**
+   * True when appending `ms` (appendVisible for one message,
+   * appendVisibleMany for several) is ONE SQL statement — no key to
+   * compact, no TTL to schedule, at most ROWS_PER_INSERT rows — which is
+   * atomic by itself: the caller needs no `transactionSync` around it (a
+   * savepoint and its release were a visible part of a SEND's CPU).
+   */
+  appendIsOneStatement(ms: readonly NewMessage[]): boolean {
+    if (ms.length > ROWS_PER_INSERT) return false;
+    for (const m of ms) if (m.key !== null || m.expiresMs !== null) return false;
+    return true;
+  }
+
+  /**
    * Appends a visible message with msg_id `msgId` (greater than every stored
    * id): applies key compaction (deletes the older message with the same
    * key; the new message stays the highest id, so no counter write is

@@ -81,10 +81,10 @@ export class MailboxTelemetry {
     this.meter?.resume();
   }
 
-  /** A SEND stored a message of `bytes` payload bytes (memory; see persist). */
-  sent(bytes: number): void {
+  /** SENDs stored `count` messages (default 1) of `bytes` payload bytes in all (memory; see persist). */
+  sent(bytes: number, count = 1): void {
     const now = Date.now();
-    this.meter?.add(SENT, 1, now);
+    this.meter?.add(SENT, count, now);
     this.meter?.add(SENT_BYTES, bytes, now);
   }
 
@@ -147,8 +147,13 @@ export class MailboxTelemetry {
     await this.meter?.abandon();
   }
 
-  /** Reports to the tenant's aggregator (the alarm calls this when the flush is due). */
-  async flush(): Promise<void> {
-    await this.meter?.flush();
+  /**
+   * Reports to the tenant's aggregator (the alarm calls this when the flush
+   * is due; PUSH.CREATE / PUSH.DELETE at once, so the tenant's push
+   * subscription count sees the change). True when everything is reported
+   * (false: the send failed and a retry is scheduled, or there is no meter).
+   */
+  async flush(): Promise<boolean> {
+    return (await this.meter?.flush()) ?? false;
   }
 }

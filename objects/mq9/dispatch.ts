@@ -78,7 +78,8 @@ export interface Mq9Reply {
   body: { error: string } & Record<string, unknown>;
   /**
    * The exact reply text when the handler built it itself (DISCOVER splices
-   * stored agent cards in verbatim); otherwise absent. Transports send
+   * stored agent cards in verbatim; a SEND's reply is written directly);
+   * otherwise absent. Transports send
    * {@link replyJson}, never `JSON.stringify(body)` directly.
    */
   json?: string;
@@ -120,7 +121,9 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
         const t = (target = mailboxTarget(env, tenant, address, ctx));
         const r = await calls(ctx).send(t, address, opts, req.payload, admission);
         if ("refused" in r) return quotaReply(r.refused);
-        return reply(r, (v) => ({ msg_id: v.msgId }));
+        // the reply text written directly: what JSON.stringify(body) gives, without it (every SEND's reply)
+        if (!r.ok) return reply(r, () => ({}));
+        return { status: 200, body: { error: "", msg_id: r.msgId }, json: `{"error":"","msg_id":${r.msgId}}` };
       }
       case "MSG.FETCH": {
         const spec = parseFetchRequest(req.payload);

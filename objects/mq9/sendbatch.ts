@@ -27,7 +27,7 @@
 import type { Mailbox } from "../mailbox/Mailbox";
 import type { SendResult } from "../mailbox/rpc";
 import type { Mq9SendOptions } from "../../wire/mq9";
-import type { Refusal } from "../tenants/gate";
+import { ADMITTED, type Refusal } from "../tenants/gate";
 import { Lanes } from "../shared/lanes";
 
 /** A request refused before it was issued (by a tenant quota). */
@@ -86,9 +86,11 @@ export class MailboxLanes implements MailboxCalls {
   }
 
   private queue<R>(t: LaneTarget, send: Item["send"], call: Item["call"], admission: Promise<Refusal | null> | undefined): Promise<R | Refused> {
+    // admitted at once (the usual case): no admission to wait for (one promise reaction and microtask less per SEND)
+    const wait = admission === ADMITTED ? undefined : admission;
     return new Promise<R | Refused>((resolve, reject) => {
-      this.lanes.submit(t.key, { t, send, call, resolve: resolve as (v: unknown) => void, reject }, admission);
-      if (!admission) this.flushSoon();
+      this.lanes.submit(t.key, { t, send, call, resolve: resolve as (v: unknown) => void, reject }, wait);
+      if (!wait) this.flushSoon();
     });
   }
 

@@ -37,8 +37,19 @@ export class MailboxStubs {
     private readonly max = MAILBOX_STUB_CACHE_SIZE,
   ) {}
 
+  /** The target handed out last (most recently used already): a connection pipelining to one mailbox asks for it again and again. */
+  private last: { tenant: string; address: string; target: MailboxTarget } | null = null;
+
   /** The cached (or a new) stub of `address` in `tenant`. */
   get(tenant: string, address: string): MailboxTarget {
+    const last = this.last;
+    if (last !== null && last.address === address && last.tenant === tenant) return last.target;
+    const target = this.lookup(tenant, address);
+    this.last = { tenant, address, target };
+    return target;
+  }
+
+  private lookup(tenant: string, address: string): MailboxTarget {
     const key = `${tenant}/${address}`;
     const cached = this.stubs.get(key);
     if (cached) {
@@ -55,5 +66,6 @@ export class MailboxStubs {
   /** Forgets the stub of `key` (its call failed). */
   evict(key: string): void {
     this.stubs.delete(key);
+    if (this.last?.target.key === key) this.last = null;
   }
 }

@@ -23,7 +23,7 @@
  */
 import { bearerToken, type AuthResult } from "../tenants/auth";
 import type { Env } from "../env";
-import { errorReply, handleMq9Request, replyJson, type Mq9Reply } from "../mq9/dispatch";
+import { errorReply, handleMq9Request, replyJson, type Mq9Reply, type Mq9RequestContext } from "../mq9/dispatch";
 import { MailboxLanes } from "../mq9/sendbatch";
 import { MailboxStubs } from "../mq9/stubs";
 import { VERSION } from "../../wire/version";
@@ -37,7 +37,7 @@ import {
   type PendingConnect,
   type ServedRequest,
 } from "../../wire/nats/connection";
-import { encodeInfo, type ServerInfo } from "../../wire/nats/encoder";
+import { encodeInfo, encodeOut, type ServerInfo } from "../../wire/nats/encoder";
 import { DEFAULT_MAX_PAYLOAD, NatsErr, fatal } from "../../wire/nats/errors";
 import { clientAddress, newClientId, serverInfo } from "../../wire/nats/info";
 import { NatsParser } from "../../wire/nats/parser";
@@ -55,7 +55,6 @@ export const AUTH_TIMEOUT_MS = 5_000;
 const PARTIAL = "partial";
 const AUTH = "auth";
 
-const te = new TextEncoder();
 
 export class NatsSession extends SocketSession<ConnectionState> {
   private conn: NatsConnection | null = null;
@@ -71,8 +70,11 @@ export class NatsSession extends SocketSession<ConnectionState> {
    * message. Each message costs a hop through every process between the
    * client and this object, so this is what lets a pipelining client
    * (nats.js with many requests in flight) batch its next requests too.
+   * When the replies of a round leave no request of the connection
+   * unanswered, nothing could join them: they are sent at once (replyBox),
+   * without the timer (a Node-compat timer costs as much CPU as several requests).
    */
-  private outQueue: Uint8Array[] = [];
+  private outQueue: (Uint8Array | string)[] = [];
   /** Replies delivered in this microtask round, not yet flushed (replyBox). */
   private replies: Outbox | null = null;
   /** Aborted when the connection closes: its held long-poll FETCHes are released in their Mailboxes at once. */
@@ -81,6 +83,8 @@ export class NatsSession extends SocketSession<ConnectionState> {
   private readonly sends = new MailboxLanes();
   /** Mailbox stubs reused across this connection's requests. */
   private readonly stubs: MailboxStubs;
+  /** What every mq9 request of this connection runs with (made on the first). */
+  private mq9Context: Mq9RequestContext | null = null;
   /** mq9 requests of this connection, reported by `telemetry` (docs/operations.md). */
   private readonly tally = new Tally();
 
@@ -215,19 +219,15 @@ export class NatsSession extends SocketSession<ConnectionState> {
     if (this.outQueue.length === 0) return;
     const parts = this.outQueue;
     this.outQueue = [];
-    this.send(parts);
+    this.send(encodeOut(parts));
   }
 
   /** Runs one mq9 request and delivers its JSON reply to the reply subject. */
   private async run(conn: NatsConnection, req: ServedRequest): Promise<void> {
     let reply: Mq9Reply;
     try {
-      reply = await handleMq9Request(
-        this.env,
-        req.tenant,
-        { subject: req.subject, headers: req.headers, payload: req.payload },
-        { signal: this.closing.signal, sends: this.sends, stubs: this.stubs, quota: this.auth.mq9Quota() },
-      );
+      this.mq9Context ??= { signal: this.closing.signal, sends: this.sends, stubs: this.stubs, quota: this.auth.mq9Quota() };
+      reply = await handleMq9Request(this.env, req.tenant, req, this.mq9Context);
     } catch (err) {
       reply = errorReply(err); // never expected (handleMq9Request answers every failure itself)
     }
@@ -235,7 +235,7 @@ export class NatsSession extends SocketSession<ConnectionState> {
     this.tally.add(mq9RequestSeries(req.subject, reply, "nats"));
     this.telemetry.touch();
     if (!req.reply || conn !== this.conn || conn.state.closed) return;
-    conn.deliver(req.reply, undefined, undefined, te.encode(replyJson(reply)), this.replyBox(conn));
+    conn.deliver(req.reply, undefined, undefined, replyJson(reply), this.replyBox(conn));
   }
 
   /**
@@ -249,7 +249,11 @@ export class NatsSession extends SocketSession<ConnectionState> {
     const box = (this.replies = newOutbox());
     queueMicrotask(() => {
       this.replies = null;
-      if (conn === this.conn && !conn.state.closed) this.flush(box);
+      if (conn !== this.conn || conn.state.closed) return;
+      this.flush(box);
+      // nothing else in flight (e.g. a pipelining client's whole window answered by one group commit):
+      // no other reply can join this message, so it goes now instead of after a timer
+      if (conn.pending.count === 0) this.drain();
     });
     return box;
   }

@@ -316,21 +316,24 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
     this.socket = ws; // the event's socket is the connection's (after a rebuild, getWebSockets() found it)
     const text = typeof message === "string";
     const bytes = text ? te.encode(message) : new Uint8Array(message);
-    const run = (): void | Promise<void> => {
-      if (this.ending) return;
-      this.bytesIn += bytes.length;
-      this.telemetry.touch();
-      try {
-        const r = this.onMessage(bytes, text);
-        if (r) return r.then(() => this.persist(), (e) => this.crash(e));
-        this.persist();
-      } catch (e) {
-        this.crash(e);
-      }
-    };
-    if (this.inbound) return (this.inbound = this.chain(this.inbound.then(run)));
-    const r = run();
+    // no named closure here: the bundle (esbuild keepNames) would define its `name` on every message
+    if (this.inbound) return (this.inbound = this.chain(this.inbound.then(() => this.handleMessage(bytes, text))));
+    const r = this.handleMessage(bytes, text);
     if (r) return (this.inbound = this.chain(r));
+  }
+
+  /** One inbound message, in order (webSocketMessage chains them). */
+  private handleMessage(bytes: Uint8Array, text: boolean): void | Promise<void> {
+    if (this.ending) return;
+    this.bytesIn += bytes.length;
+    this.telemetry.touch();
+    try {
+      const r = this.onMessage(bytes, text);
+      if (r) return r.then(() => this.persist(), (e) => this.crash(e));
+      this.persist();
+    } catch (e) {
+      this.crash(e);
+    }
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {

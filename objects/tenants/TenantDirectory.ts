@@ -23,7 +23,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { UNLIMITED, timingSafeEqualStr, type Quotas, type TenantDoc, type IssuedToken, type TokenInfo } from "../../wire/admin/tenants";
+import { UNLIMITED, timingSafeEqualStr, tokenExpiryError, type Quotas, type TenantDoc, type IssuedToken, type TokenInfo } from "../../wire/admin/tenants";
 import { series } from "../usage/catalog";
 import { telemetryFlushMs, tenantOfName, usageStub } from "../usage/stub";
 import { RateBucket } from "./bucket";
@@ -55,8 +55,14 @@ export class TenantDirectory extends DurableObject<Env> {
   private usageReading: Promise<void> | null = null;
   /** The tenant's mailbox-creation bucket (memory; mailbox-limits.ts). */
   private createBucket: RateBucket | null = null;
-  /** Times of PUSH.CREATEs admitted recently (not yet in the pipeline's gauge). */
+  /** Times of PUSH.CREATEs admitted recently and not known to be in the pipeline's gauge (confirmPush removes them). */
   private recentPushes: number[] = [];
+  /**
+   * Bumped when a Mailbox reported a change of its push subscriptions to
+   * the aggregator (confirmPush, pushesChanged): a usage read made before
+   * (an older generation) is not used for the push count.
+   */
+  private pushGeneration = 0;
   /** The tenant's push attempt bucket (PUSH_MAX_ATTEMPTS_PER_S), memory. */
   private pushBucket: RateBucket | null = null;
 
@@ -167,12 +173,14 @@ export class TenantDirectory extends DurableObject<Env> {
   /**
    * Issues a token: the answer is the only place the token ever appears.
    * `expiresAt` (unix ms, null = never): from then on the token is refused
-   * like a revoked one (400 when it is not in the future).
+   * like a revoked one (400 when it is not in the future or more than 10
+   * years ahead: tokenExpiryError).
    */
   async issueToken(label: string, expiresAt: number | null = null, now = Date.now()): Promise<AdminResult<IssuedToken>> {
     const rec = this.store.record();
     if (!rec || rec.deleted_at !== null) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
-    if (expiresAt !== null && expiresAt <= now) return { ok: false, status: 400, error: `expires_at: ${iso(expiresAt)} is not in the future` };
+    const bad = expiresAt === null ? null : tokenExpiryError(expiresAt, now);
+    if (bad !== null) return { ok: false, status: 400, error: bad };
     const t = await newIssuedToken(this.tenant);
     if (this.store.token(t.tokenId)) return { ok: false, status: 409, error: "token id collision; issue again" };
     this.store.addToken({ token_id: t.tokenId, hash: t.hash, label, created_at: now, revoked_at: null, expires_at: expiresAt, last_used_at: null });
@@ -304,10 +312,27 @@ export class TenantDirectory extends DurableObject<Env> {
         message: `mailbox creation rate exceeded: ${rate} CREATEs per second per tenant (bursts of ${Math.round(rate * CREATE_BURST_S)}); nothing was created, retry later`,
       };
     }
-    const max = limits.maxMailboxes;
+    return this.admitCount(address, limits.maxMailboxes, now, "nothing was created");
+  }
+
+  /**
+   * The dead-letter mailbox `address` (`<source>.dlq`) of a PUSH.CREATE,
+   * under the tenant's mailbox count only (admitMailbox's count, not its
+   * creation rate: it is part of the PUSH.CREATE). A `.dlq` already listed
+   * takes no slot; `at` of an admission that reserved one is for
+   * `unadmitMailbox`. docs/push.md "Dead letters".
+   * @throws when the index cannot be reached
+   */
+  async admitDeadLetterMailbox(address: string, now = Date.now()): Promise<AdmitAnswer> {
+    const max = mailboxLimits(this.env, this.store.quotas()).maxMailboxes;
+    return this.admitCount(address, max, now, `the push subscription's dead-letter mailbox ${address} needs one more: nothing was created`);
+  }
+
+  /** Asks the MailboxIndex for a slot for `address` under `max`; the refusal's message ends with `outcome`. */
+  private async admitCount(address: string, max: number, now: number, outcome: string): Promise<AdmitAnswer> {
     const a = await mailboxIndexStub(this.env, this.tenant).admit(address, max, now);
     if (!a.ok) {
-      return { ok: false, kind: "mailboxes", message: `mailbox quota exceeded: the tenant has ${a.count} mailboxes, quota ${max}; nothing was created`, retryAfterMs: MAILBOX_QUOTA_RETRY_MS };
+      return { ok: false, kind: "mailboxes", message: `mailbox quota exceeded: the tenant has ${a.count} mailboxes, quota ${max}; ${outcome}`, retryAfterMs: MAILBOX_QUOTA_RETRY_MS };
     }
     return a.at === undefined ? { ok: true } : { ok: true, at: a.at };
   }
@@ -320,12 +345,15 @@ export class TenantDirectory extends DurableObject<Env> {
   /**
    * A PUSH.CREATE under the tenant's push subscription limit
    * (PUSH_MAX_SUBSCRIPTIONS, docs/push.md), counted from the
-   * pipeline's `mortarmq_push_subscriptions` gauge plus the CREATEs
-   * admitted since it was read.
+   * pipeline's `mortarmq_push_subscriptions` gauge — read after the last
+   * change a Mailbox reported at once (confirmPush, pushesChanged) — plus
+   * the CREATEs admitted and not yet confirmed. Without those reports (the
+   * aggregator did not answer the Mailbox) a change is counted once the
+   * Mailbox's next flush reported it.
    */
   async admitPush(now = Date.now()): Promise<PushAdmitAnswer> {
     const max = pushMaxSubscriptions(this.env);
-    const usage = await this.usage(now);
+    const usage = await this.usage(now, this.pushGeneration);
     return this.admitCounted(this.recentPushes, usage.pushes, usage.at, max, now,
       (n) => `push subscription limit reached: the tenant has ${n} push subscriptions, limit ${max}; nothing was created`);
   }
@@ -333,6 +361,25 @@ export class TenantDirectory extends DurableObject<Env> {
   /** An admitted PUSH.CREATE (`admitPush` answered `at`) created nothing: its slot is free again. */
   unadmitPush(at: number): void {
     unadmit(this.recentPushes, at);
+  }
+
+  /**
+   * The PUSH.CREATE admitted at `at` created its subscription and the
+   * Mailbox has reported it to the aggregator: the gauge counts it from
+   * now on, the admission no longer needs to.
+   */
+  confirmPush(at: number): void {
+    unadmit(this.recentPushes, at);
+    this.pushGeneration++;
+  }
+
+  /**
+   * A Mailbox reported fewer push subscriptions (PUSH.DELETE) to the
+   * aggregator: the next admitPush reads the gauge again, so the slot is
+   * free at once.
+   */
+  pushesChanged(): void {
+    this.pushGeneration++;
   }
 
   /**
@@ -384,7 +431,7 @@ export class TenantDirectory extends DurableObject<Env> {
     if (tokenId === undefined) return null;
     const row = rec ? this.store.token(tokenId) : null;
     if (!row || (tokenHash !== undefined && !timingSafeEqualStr(row.hash, tokenHash))) {
-      return { ok: false, reason: "invalid", message: "unknown token" };
+      return { ok: false, reason: "invalid", message: "invalid token" };
     }
     if (row.revoked_at !== null) return { ok: false, reason: "revoked", message: "token revoked" };
     if (row.expires_at !== null && row.expires_at <= now) return { ok: false, reason: "expired", message: `token expired at ${iso(row.expires_at)}` };
@@ -393,22 +440,32 @@ export class TenantDirectory extends DurableObject<Env> {
   }
 
   /** Stored bytes and push subscriptions from the UsageAggregator, read at most every STATE_CACHE_MS. */
-  private async usage(now: number): Promise<Usage> {
-    if (this.usageRead && now - this.usageRead.at < STATE_CACHE_MS) return this.usageRead;
-    this.usageReading ??= (async () => {
-      try {
-        const agg = usageStub(this.env, this.tenant);
-        const [a, b, p] = await Promise.all([agg.seriesValue(STORED[0]!), agg.seriesValue(STORED[1]!), agg.seriesValue(PUSHES)]);
-        this.usageRead = { at: Date.now(), stored: Math.max(0, a + b), pushes: Math.max(0, p) };
-      } catch (e) {
-        // Aggregator unreachable: keep the last read (quotas fail open until it answers again).
-        console.warn(`TenantDirectory ${this.tenant}: usage read failed: ${e instanceof Error ? e.message : String(e)}`);
-      } finally {
-        this.usageReading = null;
-      }
-    })();
-    await this.usageReading;
-    return this.usageRead ?? { at: 0, stored: 0, pushes: 0 };
+  /**
+   * The tenant's usage, read from its aggregator at most every
+   * STATE_CACHE_MS — and again when the read is of a push generation older
+   * than `generation` (a read that started before a reported change is not
+   * used: at most two reads).
+   */
+  private async usage(now: number, generation = 0): Promise<Usage> {
+    for (let reads = 0; ; reads++) {
+      const r = this.usageRead;
+      if (r && r.generation >= generation && (reads > 0 || now - r.at < STATE_CACHE_MS)) return r;
+      if (reads === 2) return r ?? { at: 0, generation: 0, stored: 0, pushes: 0 };
+      this.usageReading ??= (async () => {
+        const gen = this.pushGeneration;
+        try {
+          const agg = usageStub(this.env, this.tenant);
+          const [a, b, p] = await Promise.all([agg.seriesValue(STORED[0]!), agg.seriesValue(STORED[1]!), agg.seriesValue(PUSHES)]);
+          this.usageRead = { at: Date.now(), generation: gen, stored: Math.max(0, a + b), pushes: Math.max(0, p) };
+        } catch (e) {
+          // Aggregator unreachable: keep the last read (quotas fail open until it answers again).
+          console.warn(`TenantDirectory ${this.tenant}: usage read failed: ${e instanceof Error ? e.message : String(e)}`);
+        } finally {
+          this.usageReading = null;
+        }
+      })();
+      await this.usageReading;
+    }
   }
 
   private doc(rec: TenantRecord | null): TenantDoc {
@@ -429,6 +486,8 @@ export class TenantDirectory extends DurableObject<Env> {
 /** The tenant's usage levels as read from its aggregator at `at`. */
 interface Usage {
   at: number;
+  /** The push generation when the read started. */
+  generation: number;
   stored: number;
   pushes: number;
 }

@@ -112,7 +112,7 @@ export async function authenticateToken(env: Env, token: string | undefined, con
     }
   }
   const issued = parseIssuedToken(token!);
-  if (!issued) return { ok: false, reason: "invalid", message: "unknown token" };
+  if (!issued) return { ok: false, reason: "invalid", message: "invalid token" };
   try {
     const hash = await tokenHash(token!);
     const stub = tenantStub(env, issued.tenant);

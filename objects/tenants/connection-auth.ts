@@ -13,7 +13,7 @@
 import type { Env } from "../env";
 import { authenticateToken, type AuthResult } from "./auth";
 import { UNLIMITED } from "../../wire/admin/tenants";
-import { PublishGate, type Refusal } from "./gate";
+import { ADMITTED, PublishGate, type Refusal } from "./gate";
 import type { ConnectionProtocol, TenantState } from "./rpc";
 
 /**
@@ -27,8 +27,6 @@ export type CreateAdmission = { ok: false; refuse: Refusal } | { ok: true; undo(
 export const CREATE_ADMITTED: CreateAdmission = Object.freeze({ ok: true, undo: () => Promise.resolve() });
 /** CREATE_ADMITTED, as the settled answer of an admission. */
 export const CREATE_ADMITTED_NOW: Promise<CreateAdmission> = Promise.resolve(CREATE_ADMITTED);
-/** The settled answer of an admission without a quota. */
-const NO_REFUSAL: Promise<null> = Promise.resolve(null);
 
 /** The quota checks an mq9 request needs (handleMq9Request's `quota`). */
 export interface Mq9Quota {
@@ -66,6 +64,7 @@ const NO_QUOTAS: TenantState = { quotas: UNLIMITED, storageFull: false, storedBy
 export class ConnectionAuth {
   private snap: ConnectionAuthSnapshot | null = null;
   private gateOf: PublishGate | null = null;
+  private quotaOf: Mq9Quota | null = null;
   /** Next check time (a failed check retries sooner than a full interval). */
   private dueAt = Infinity;
 
@@ -153,12 +152,12 @@ export class ConnectionAuth {
     return this.gate().admitAsync(bytes);
   }
 
-  /** The mq9 quota checks of this connection (NATS sessions pass it to handleMq9Request). */
+  /** The mq9 quota checks of this connection (NATS sessions pass it to handleMq9Request); one object per connection, reading the current tenant state. */
   mq9Quota(): Mq9Quota {
-    return {
-      admitSend: (bytes) => (this.snap ? this.gate().admitAsync(bytes) : NO_REFUSAL),
+    return (this.quotaOf ??= {
+      admitSend: (bytes) => (this.snap ? this.gate().admitAsync(bytes) : ADMITTED),
       admitCreate: (address) => this.admitMailbox(address),
-    };
+    });
   }
 
   /** A mailbox CREATE under the tenant's mailbox limits (one call to its directory object; none before authentication). */

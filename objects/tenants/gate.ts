@@ -51,8 +51,11 @@ export type Verdict =
   | { ok: false; refuse: Refusal };
 
 const OK: Verdict = Object.freeze({ ok: true });
-/** The answer of every admission known at once. */
-const ADMITTED: Promise<null> = Promise.resolve(null);
+/**
+ * The answer of every admission known at once (admitAsync returns this very
+ * promise, so a caller may recognise "admitted now" without waiting).
+ */
+export const ADMITTED: Promise<null> = Promise.resolve(null);
 
 /** Whatever the gate asks its tenant: budget (0, 0 = only the current state). */
 export type LeaseFn = (wantMsgs: number, wantBytes: number) => Promise<LeaseAnswer>;

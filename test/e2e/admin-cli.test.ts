@@ -128,6 +128,18 @@ describe("mortarmq admin", () => {
       expect(r.stderr).toMatch(/^mortarmq: USAGE: /);
     }
   });
+
+  it("--expires-in is a whole number of seconds: a fraction of a second is refused, not rounded; a fraction of a larger unit is exact", async () => {
+    await cli(["admin", "tenants", "create", "delta"]);
+    for (const v of ["1.5", "1500ms", "90.5s"]) {
+      const r = await cli(["admin", "tokens", "issue", "delta", "--expires-in", v]);
+      expect([v, r.code, r.stderr.split("\n")[0]]).toEqual([v, 1, `mortarmq: USAGE: --expires-in must be a whole number of seconds, not ${v}`]);
+    }
+    const before = Date.now();
+    const t = await json(["admin", "tokens", "issue", "delta", "--expires-in", "1.5h"]);
+    expect(Date.parse(t.expires_at) - before).toBeGreaterThanOrEqual(5_400_000 - 1_000);
+    expect(Date.parse(t.expires_at) - Date.now()).toBeLessThanOrEqual(5_400_000);
+  });
 });
 
 /** The operator's admin API call; the JSON answer. */
@@ -198,6 +210,14 @@ describe("mortarmq groups (real binary, a tenant's token)", () => {
     expect(Date.parse(paused.paused_until) - Date.now()).toBeGreaterThan(7_000_000);
     expect((await as(["groups", "list", "jobs"])).stdout).toContain(paused.paused_until);
     expect((await as(["groups", "resume", "jobs", "workers"])).stdout).toBe("resumed group workers of topic jobs\n");
+    // a time of day without a zone is refused (it would be read in this machine's zone); a date alone is UTC midnight
+    const local = await as(["groups", "pause", "jobs", "workers", "--until", "2099-05-02T10:00"]);
+    expect([local.code, local.stderr.split("\n")[0]]).toEqual([1,
+      'mortarmq: USAGE: --until "2099-05-02T10:00" has no time zone: add Z (UTC) or an offset, e.g. 2099-05-02T10:00Z or 2099-05-02T10:00+02:00']);
+    const zoned = await asJson(["groups", "pause", "jobs", "workers", "--until", "2099-05-02T10:00+02:00"]);
+    expect(zoned.paused_until).toBe("2099-05-02T08:00:00.000Z");
+    expect((await asJson(["groups", "pause", "jobs", "workers", "--until", "2099-05-02"])).paused_until).toBe("2099-05-02T00:00:00.000Z");
+    expect((await as(["groups", "resume", "jobs", "workers"])).code).toBe(0);
     expect((await as(["groups", "delete", "jobs", "workers"])).stdout).toBe("deleted group workers of topic jobs\n");
 
     const missing = await as(["groups", "describe", "jobs", "workers", "--json"]);

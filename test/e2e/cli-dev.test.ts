@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -170,6 +170,27 @@ describe("mortarmq dev", () => {
       const code = await new Promise((r) => child.once("exit", r));
       expect(code).toBe(1);
       expect(err).toBe(`mortarmq: ERROR: HTTP port 192.0.2.1:${port}: 192.0.2.1 is not an address of this machine (--host)\n`);
+    }
+  }, 60_000);
+
+  it("a state directory that cannot be created or written is one clear error at once, naming the path and the reason", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "mortarmq-e2e-cli-"));
+    dirs.push(tmp);
+    const file = join(tmp, "a-file");
+    writeFileSync(file, "not a directory");
+    for (const [state, line] of [
+      ["/proc/nope", "state directory /proc/nope: cannot create /proc/nope: no such file or directory"], // Node 20's recursive mkdirSync loops forever here
+      ["/proc", "state directory /proc: cannot write in it: no such file or directory"],
+      [join(file, "state"), `state directory ${join(file, "state")}: ${file} is not a directory`],
+    ] as const) {
+      const child = spawn(process.execPath, [resolve(PACKAGE_ROOT, "client/bin/mortarmq.js"), "dev", "--port", "0", "--no-bridge-port", "--no-nats-port", "--state", state],
+        { cwd: PACKAGE_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+      running.push(child);
+      let err = "";
+      child.stderr.on("data", (d) => (err += d));
+      const code = await Promise.race([new Promise((r) => child.once("exit", r)), new Promise((r) => setTimeout(() => r("still running after 15 s"), 15_000))]);
+      expect(code, state).toBe(1);
+      expect(err, state).toBe(`mortarmq: ERROR: ${line}\n`);
     }
   }, 60_000);
 

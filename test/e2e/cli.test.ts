@@ -331,7 +331,7 @@ describe("mq9", () => {
     expect(r.stderr).toBe("mortarmq: UNAUTHORIZED (HTTP 401): unauthorized: invalid token\n  what to do: pass a valid token with --token or MORTARMQ_TOKEN\n");
     // topics list / describe read /stats: the same error, with the broker's reason (expired, revoked, invalid)
     const stats = await cli(["topics", "list"], { env: { MORTARMQ_TOKEN: "wrong" } });
-    expect([stats.code, stats.stderr]).toEqual([1, "mortarmq: UNAUTHORIZED (HTTP 401): unauthorized: unknown token\n  what to do: pass a valid token with --token or MORTARMQ_TOKEN\n"]);
+    expect([stats.code, stats.stderr]).toEqual([1, "mortarmq: UNAUTHORIZED (HTTP 401): unauthorized: invalid token\n  what to do: pass a valid token with --token or MORTARMQ_TOKEN\n"]);
   });
 });
 

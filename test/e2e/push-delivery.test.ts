@@ -221,6 +221,45 @@ describe("retries", () => {
     }
   });
 
+  it("a Retry-After beyond the longest honoured wait: last_error shows the capped wait the broker uses", async () => {
+    const r = await new PushReceiver().start();
+    try {
+      const inAYear = () => new Date(Date.now() + 365 * 86_400_000).toUTCString();
+      r.respond = (q) => ({ status: 503, headers: { "retry-after": String(q.headers["mq9-mail-address"]).endsWith("d") ? inAYear() : "99999999" } });
+      const a = await mailbox();
+      const dated = `${a}d`;
+      expect((await mq9("$mq9.AI.MAILBOX.CREATE", { name: dated, ttl: 0 })).body.error).toBe("");
+      for (const box of [a, dated]) {
+        await push(box, r);
+        await send(box, "later");
+      }
+      for (const box of [a, dated]) {
+        await until(async () => (await list(box))[0]!.failed === 1, 10_000, 50);
+        expect((await list(box))[0]).toMatchObject({ state: "retrying", last_error: "HTTP 503 (Retry-After capped to 3600 s)" });
+      }
+    } finally {
+      await r.close();
+    }
+  });
+
+  it("1xx interim answers (100, 102, 103) before the final one: only the final status counts", async () => {
+    const box = await mailbox();
+    const r = await new PushReceiver().start();
+    try {
+      r.respond = (q) => (q.msgId === 0 ? { status: 200, interim: [103] }
+        : q.msgId === 1 ? { status: 204, interim: [100, 102, 103] }
+        : { status: q.attempt === 1 ? 503 : 200, interim: [102], headers: q.attempt === 1 ? { "retry-after": "1" } : ({} as Record<string, string>) });
+      await push(box, r, { concurrency: 1 });
+      for (const p of ["hinted", "three interims", "interim then 503"]) await send(box, p);
+      await until(async () => (await list(box))[0]!.delivered === 3, 10_000, 50);
+      expect(r.requests.map((q) => [q.msgId, q.attempt])).toEqual([[0, 1], [1, 1], [2, 1], [2, 2]]);
+      expect((await list(box))[0]).toMatchObject({ delivered: 3, failed: 1, dead_lettered: 0, last_error: "HTTP 503 (Retry-After 1 s)", backlog: 0 });
+      expect(gaps(r.requests)[2]).toBeGreaterThanOrEqual(990); // the final answer's Retry-After, not the interim one's headers
+    } finally {
+      await r.close();
+    }
+  });
+
   it("a receiver that always fails: exactly one dead-letter copy after max_attempts, then the group moves on", async () => {
     const box = await mailbox(3600);
     const r = await new PushReceiver().start();

@@ -4,6 +4,17 @@ import { compareDelivery, laneOf, parseMq9Headers, PRIORITIES, priorityOfLane, s
 const h = (o: Record<string, string>) => new Map(Object.entries(o));
 
 describe("parseMq9Headers", () => {
+  it("without mq9 headers: the one shared default options, frozen; with any: a fresh object", () => {
+    const a = parseMq9Headers([["content-type", "text/plain"]]);
+    expect(parseMq9Headers([])).toBe(a);
+    expect(Object.isFrozen(a) && Object.isFrozen(a.tags)).toBe(true);
+    expect(() => a.tags.push("x")).toThrow();
+    const b = parseMq9Headers([["mq9-tags", "x"]]);
+    expect(b).not.toBe(a);
+    expect(b.tags).toEqual(["x"]);
+    expect(a.tags).toEqual([]);
+  });
+
   it("defaults", () => {
     expect(parseMq9Headers(h({}))).toEqual({ key: null, delaySec: 0, ttlSec: 0, tags: [], priority: "normal", replyTo: null, correlationId: null });
   });

@@ -7,6 +7,8 @@ import {
   type Outbox,
 } from "../../wire/nats/connection";
 import { NatsParser } from "../../wire/nats/parser";
+import { encodeOut, utf8Length } from "../../wire/nats/encoder";
+import fc from "fast-check";
 
 const te = new TextEncoder();
 const td = new TextDecoder();
@@ -27,7 +29,7 @@ function harness(tenant: string | null = "default", cfg: Partial<ConnectionConfi
       if (box.close) break;
     }
     if (r.error) conn.fail(r.error, box);
-    return { ...box, text: box.out.map((b) => td.decode(b)).join("") };
+    return { ...box, text: encodeOut(box.out).map((b) => td.decode(b)).join("") };
   };
   return { conn, send };
 }
@@ -90,9 +92,45 @@ describe("NatsConnection", () => {
     expect(conn.pending).toEqual({ count: 1, bytes: hdr.length + 2 });
     const box = newOutbox();
     expect(conn.deliver(req.reply!, undefined, undefined, te.encode('{"error":""}'), box)).toBe(1);
-    expect(td.decode(box.out[0])).toBe('MSG _INBOX.abc.7 1 12\r\n{"error":""}\r\n');
+    expect(td.decode(box.out[0] as Uint8Array)).toBe('MSG _INBOX.abc.7 1 12\r\n{"error":""}\r\n');
     conn.requestDone(req);
     expect(conn.pending).toEqual({ count: 0, bytes: 0 });
+  });
+
+  it("a text reply (an mq9 JSON string) is a MSG with its UTF-8 byte count, encoded once with its neighbours", () => {
+    const conn = new NatsConnection({ maxPayload: 1024 }, { ...initialState("default"), connected: true, verbose: false });
+    conn.handle({ op: "SUB", subject: "_INBOX.abc.*", sid: "1" }, newOutbox());
+    const box = newOutbox();
+    expect(conn.deliver("_INBOX.abc.1", undefined, undefined, '{"error":""}', box)).toBe(1);
+    expect(conn.deliver("_INBOX.abc.2", undefined, undefined, '{"error":"caf\u00e9 \u{1F600}"}', box)).toBe(1);
+    expect(conn.deliver("nobody.listens", undefined, undefined, "{}", box)).toBe(0);
+    const bytes = encodeOut(box.out);
+    expect(bytes).toHaveLength(1); // both MSGs in one buffer
+    const reply2 = '{"error":"caf\u00e9 \u{1F600}"}';
+    expect(td.decode(bytes[0])).toBe(`MSG _INBOX.abc.1 1 12\r\n{"error":""}\r\nMSG _INBOX.abc.2 1 ${te.encode(reply2).length}\r\n${reply2}\r\n`);
+    expect(box.msgBytes).toBe(12 + te.encode(reply2).length);
+  });
+
+  it("a text payload to a header-capable subscriber with a header block goes as HMSG bytes", () => {
+    const conn = new NatsConnection({ maxPayload: 1024 }, { ...initialState("default"), connected: true, verbose: false, headers: true });
+    conn.handle({ op: "SUB", subject: "r", sid: "4" }, newOutbox());
+    const box = newOutbox();
+    const hdr = te.encode("NATS/1.0\r\nA: b\r\n\r\n");
+    conn.deliver("r", undefined, hdr, "\u00e9", box);
+    expect(encodeOut(box.out).map((b) => td.decode(b)).join("")).toBe(`HMSG r 4 ${hdr.length} ${hdr.length + 2}\r\nNATS/1.0\r\nA: b\r\n\r\n\u00e9\r\n`);
+  });
+
+  it("encodeOut keeps byte parts and text runs in order", () => {
+    const parts = [te.encode("+OK\r\n"), "MSG a 1 1\r\nx\r\n", "MSG a 1 1\r\ny\r\n", te.encode("PONG\r\n"), "MSG b 2 0\r\n\r\n"];
+    const out = encodeOut(parts);
+    expect(out).toHaveLength(4);
+    expect(out.map((b) => td.decode(b))).toEqual(["+OK\r\n", "MSG a 1 1\r\nx\r\nMSG a 1 1\r\ny\r\n", "PONG\r\n", "MSG b 2 0\r\n\r\n"]);
+  });
+
+  it("utf8Length is TextEncoder's length, lone surrogates included", () => {
+    fc.assert(fc.property(fc.string({ unit: fc.oneof(fc.constantFrom("a", "\u00e9", "\u20ac", "\ud83d", "\ude00"), fc.string({ unit: "binary", maxLength: 1 })), maxLength: 20 }), (s) => {
+      expect(utf8Length(s)).toBe(te.encode(s).length);
+    }), { numRuns: 3000 });
   });
 
   it("no_responders: a request to an unserved subject gets the 503 HMSG nats-server sends", () => {

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { NatsProtocolError } from "../../wire/nats/errors";
-import { NatsParser, type ClientOp, type ParseResult } from "../../wire/nats/parser";
+import { NatsParser, parseSize, type ClientOp, type ParseResult } from "../../wire/nats/parser";
 
 const te = new TextEncoder();
 
@@ -272,5 +272,31 @@ describe("NatsParser: properties", () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe("NatsParser control lines: separators, case, sizes", () => {
+  const parse = (text: string) => new NatsParser().push(new TextEncoder().encode(text));
+  it("any run of spaces and tabs separates arguments; names in any case", () => {
+    const r = parse("pub\t \ta.b  \t_INBOX.1\t 3\r\nabc\r\nPuB x 0\r\n\r\nsub\tq  g\t9\r\nUnSub 9  \t2\r\n");
+    expect(r.error).toBeUndefined();
+    expect(r.ops.map((o) => ({ ...o, ...("payload" in o ? { payload: new TextDecoder().decode(o.payload) } : {}) }))).toEqual([
+      { op: "PUB", subject: "a.b", reply: "_INBOX.1", payload: "abc" },
+      { op: "PUB", subject: "x", reply: undefined, payload: "" },
+      { op: "SUB", subject: "q", queue: "g", sid: "9" },
+      { op: "UNSUB", sid: "9", max: 2 },
+    ]);
+  });
+
+  it.each([
+    ["0", 0], ["000000007", 7], ["123456789", 123456789], ["", -1], ["1234567890", -1], ["12a", -1], ["-1", -1], [" 1", -1], ["１", -1],
+  ])("parseSize(%j) = %d", (s, n) => {
+    expect(parseSize(s)).toBe(n);
+  });
+
+  it("a bad size and a missing argument are the nats-server errors, quoting the arguments", () => {
+    expect(parse("PUB a  x\r\n").error?.text).toBe('processPub Bad or Missing Size: "a  x"');
+    expect(parse("PUB \t\r\n").error?.text).toBe('processPub Parse Error: ""');
+    expect(parse("PUBX a 1\r\n").error?.text).toBe("Unknown Protocol Operation");
   });
 });

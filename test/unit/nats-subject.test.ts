@@ -22,9 +22,31 @@ describe("NATS subject validation", () => {
     ["foo bar", false, false],
     ["foo\tbar", false, false],
     ["foo\u0000bar", false, false],
+    ["foo\uFFFDbar", false, false],
+    ["foo\rbar", false, false],
+    ["foo\nbar", false, false],
+    ["foo\fbar", false, false],
+    ["foo.\u00e9t\u00e9", true, true],
+    ["*.>", true, false],
+    ["foo.>.", false, false],
   ])("%j: subscribe %s, publish %s", (subject, sub, pub) => {
     expect(isValidSubject(subject)).toBe(sub);
     expect(isValidPublishSubject(subject)).toBe(pub);
+  });
+
+  /** nats-server's rules written the plain way (split into tokens), to check the one-pass scan against. */
+  const reference = (subject: string): { sub: boolean; pub: boolean } => {
+    if (subject.length === 0 || subject.includes("\u0000") || subject.includes("\uFFFD")) return { sub: false, pub: false };
+    const tokens = subject.split(".");
+    const ok = tokens.every((t, i) => t.length > 0 && !/[ \t\n\r\f]/.test(t) && (t !== ">" || i === tokens.length - 1));
+    return { sub: ok, pub: ok && !tokens.some((t) => t === "*" || t === ">") };
+  };
+
+  it("agrees with the token-by-token rules on arbitrary subjects", () => {
+    const char = fc.constantFrom("a", "b", ".", "*", ">", " ", "\t", "\n", "\r", "\f", "\u0000", "\uFFFD", "\u00e9", "$", "_");
+    fc.assert(fc.property(fc.array(char, { maxLength: 12 }).map((cs) => cs.join("")), (subject) => {
+      expect({ sub: isValidSubject(subject), pub: isValidPublishSubject(subject) }).toEqual(reference(subject));
+    }), { numRuns: 5000 });
   });
 });
 

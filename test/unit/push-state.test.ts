@@ -11,6 +11,7 @@ import {
   parseRetryAfter, pushFloors, pushStartCursor, takeMessage, admitsBytes, type OpenMessage,
 } from "../../objects/mailbox/push/state";
 import { cursorAt } from "../../objects/mailbox/cursor";
+import { MAX_INTERIM_BYTES, finalAnswer } from "../../objects/mailbox/push/interim";
 
 const te = new TextEncoder();
 const json = (v: unknown) => te.encode(JSON.stringify(v));
@@ -107,6 +108,17 @@ describe("backoff and attempt outcomes", () => {
     }));
   });
 
+  it("finds the final answer behind 1xx interim answers (the rest of the connection workerd's fetch hands over)", () => {
+    const b = (t: string) => te.encode(t);
+    expect(finalAnswer(b("HTTP/1.1 201 Created\r\nx-a: 1\r\n\r\nbody"))).toEqual({ kind: "final", status: 201, retryAfter: null });
+    expect(finalAnswer(b("HTTP/1.1 103 Early Hints\r\nLink: </y>\r\n\r\nHTTP/1.1 503 Service Unavailable\r\nRetry-After:  30 \r\n\r\n")))
+      .toEqual({ kind: "final", status: 503, retryAfter: "30" });
+    expect(finalAnswer(b("HTTP/1.1 103 Early Hints\r\n\r\nHTTP/1.1 200 O"))).toEqual({ kind: "more" });
+    expect(finalAnswer(b(""))).toEqual({ kind: "more" });
+    expect(finalAnswer(b("SSH-2.0-OpenSSH\r\n\r\n"))).toEqual({ kind: "malformed" });
+    expect(finalAnswer(new Uint8Array(MAX_INTERIM_BYTES).fill(65))).toEqual({ kind: "malformed" });
+  });
+
   it("reads Retry-After as seconds or an HTTP date", () => {
     expect(parseRetryAfter("3", 0)).toBe(3000);
     expect(parseRetryAfter(" 0 ", 0)).toBe(0);
@@ -120,6 +132,9 @@ describe("backoff and attempt outcomes", () => {
     expect(outcomeOfStatus(204, null, 0)).toEqual({ kind: "ok", status: 204 });
     expect(outcomeOfStatus(500, null, 0)).toEqual({ kind: "http_error", status: 500, retryAfterMs: null });
     expect(describeOutcome(outcomeOfStatus(429, "2", 0))).toBe("HTTP 429 (Retry-After 2 s)");
+    expect(describeOutcome(outcomeOfStatus(503, "3600", 0))).toBe("HTTP 503 (Retry-After 3600 s)");
+    expect(outcomeOfStatus(503, "99999999", 0)).toEqual({ kind: "http_error", status: 503, retryAfterMs: MAX_RETRY_AFTER_MS, capped: true });
+    expect(describeOutcome(outcomeOfStatus(503, "99999999", 0))).toBe("HTTP 503 (Retry-After capped to 3600 s)");
     expect(describeOutcome(outcomeOfStatus(302, null, 0))).toBe("HTTP 302 (redirects are not followed)");
     expect(describeOutcome({ kind: "timeout", timeoutMs: 10_000 })).toBe("no answer within 10000 ms");
     expect(describeOutcome({ kind: "connection_error", detail: "refused" })).toBe("connection failed: refused");

@@ -167,7 +167,12 @@ describe("MSG.FETCH and MSG.ACK", () => {
     expect(await ack(a, "g", 9)).toEqual({ status: 404, body: { error: "message not found" } });
     const mismatch = await mq9(`$mq9.AI.MSG.ACK.${a}`, { group_name: "g", mail_address: "other.box", msg_id: 0 });
     expect(mismatch.status).toBe(400);
-    expect((await mq9(`$mq9.AI.MSG.ACK.${a}`, { mail_address: a, msg_id: 0 })).status).toBe(400);
+    // a missing or mistyped field is named in the broker's words, not zod's ("Invalid input: expected string, received undefined")
+    expect(await mq9(`$mq9.AI.MSG.ACK.${a}`, { mail_address: a, msg_id: 0 })).toEqual({ status: 400, body: { error: "invalid request field group_name: required" } });
+    expect(await mq9(`$mq9.AI.MSG.ACK.${a}`, { group_name: "g", msg_id: 0 })).toEqual({ status: 400, body: { error: "invalid request field mail_address: required" } });
+    expect(await mq9(`$mq9.AI.MSG.ACK.${a}`, { group_name: "g", mail_address: 7, msg_id: 0 })).toEqual({ status: 400, body: { error: "invalid request field mail_address: must be a string" } });
+    expect(await mq9(`$mq9.AI.MSG.ACK.${a}`, { group_name: "g", mail_address: a })).toEqual({ status: 400, body: { error: "invalid request field msg_id: required (must be a whole number from 0 to 9007199254740991)" } });
+    expect(await mq9(`$mq9.AI.MSG.ACK.${a}`, [1])).toEqual({ status: 400, body: { error: "invalid request body: must be a JSON object" } });
   });
 
   it("caps a reply at 4 MiB of payload but always delivers the first message", async () => {

@@ -53,6 +53,11 @@ describe("PUSH on a deployed broker (no PUSH_ALLOW_LOOPBACK)", () => {
     expect((await mq9(`$mq9.AI.PUSH.DELETE.${box}`, { push_id: "push_nope" })).status).toBe(404);
     expect((await mq9(`$mq9.AI.PUSH.DELETE.${box}`, { push_id: created.body.push_id })).body).toEqual({ error: "" });
     expect((await mq9(`$mq9.AI.PUSH.PAUSE.${box}`)).status).toBe(404);
+    // LIST takes no fields, but its body is checked like every other command's
+    expect(await mq9(`$mq9.AI.PUSH.LIST.${box}`, "garbage")).toEqual({ status: 400, body: { error: expect.stringMatching(/^request body is not valid JSON: /) } });
+    expect(await mq9(`$mq9.AI.PUSH.LIST.${box}`, [1])).toEqual({ status: 400, body: { error: "invalid request body: must be a JSON object" } });
+    expect(await mq9(`$mq9.AI.PUSH.LIST.${box}`, "null")).toEqual({ status: 400, body: { error: "invalid request body: must be a JSON object" } });
+    expect((await mq9(`$mq9.AI.PUSH.LIST.${box}`, { unknown: 1 })).body).toEqual({ error: "", pushes: [] }); // unknown fields are ignored, as everywhere
     // the group stays, for pull: a FETCH on it works again
     await send(box, "after");
     expect(await fetchMsgs(box, { group_name: "g" })).toHaveLength(1);

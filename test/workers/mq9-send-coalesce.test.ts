@@ -9,7 +9,7 @@ import type { Mailbox } from "../../objects/mailbox/Mailbox";
 import { parseFetchRequest, parseMq9Headers, parseQueryRequest } from "../../wire/mq9";
 import { objectName } from "../../objects/shared/names";
 import { CREATE_ADMITTED_NOW } from "../../objects/tenants/connection-auth";
-import { handleMq9Request, mailboxStub } from "../../objects/mq9/dispatch";
+import { handleMq9Request, mailboxStub, replyJson } from "../../objects/mq9/dispatch";
 import type { Env } from "../../objects/env";
 import { MailboxLanes } from "../../objects/mq9/sendbatch";
 import { MailboxStubs } from "../../objects/mq9/stubs";
@@ -37,6 +37,7 @@ describe("SEND coalescing", () => {
     expect(replies[20].body).toEqual({ error: "", msg_id: 0 });
     expect(replies[21].status).toBe(400);
     expect(replies[22].status).toBe(404);
+    for (const r of replies) expect(replyJson(r)).toBe(JSON.stringify(r.body)); // the reply text SENDs write directly is the body's JSON
     const stored = await query(a);
     expect(stored.map(text)).toEqual(Array.from({ length: 20 }, (_, i) => `m${i}`));
     expect(stored[3].priority).toBe("urgent");
@@ -87,6 +88,10 @@ describe("MailboxStubs (per-connection stub cache)", () => {
     stubs.evict("default/a.box");
     expect(stubs.get("default", "a.box").stub).not.toBe(a.stub);
     expect(stubs.get("other", "a.box").key).toBe("other/a.box");
+    const again = stubs.get("other", "a.box"); // the one handed out last
+    expect(again.stub).toBe(stubs.get("other", "a.box").stub);
+    stubs.evict("other/a.box");
+    expect(stubs.get("other", "a.box").stub).not.toBe(again.stub); // evicting it forgets it too
     // a cached stub works like a fresh one
     const box = await createMailbox();
     expect((await handleMq9Request(env, "default", { subject: `$mq9.AI.MSG.SEND.${box}`, headers: new Map(), payload: enc.encode("x") }, { stubs })).body).toEqual({ error: "", msg_id: 0 });

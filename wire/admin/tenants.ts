@@ -156,8 +156,21 @@ export const createTenantSchema = z.strictObject({
   quotas: quotasSchema.optional(),
 });
 
-/** Longest token lifetime `expires_in_s` may ask for: 10 years, s. */
+/** Longest token lifetime, s (10 years): `expires_in_s` at most this, `expires_at` at most this far from now. */
 export const MAX_TOKEN_LIFETIME_S = 10 * 366 * 86_400;
+
+/**
+ * Why a token expiry `expiresAtMs` (unix ms) cannot be issued at `nowMs`
+ * (the `error` of a 400, naming `expires_at`), or null when it can: it must
+ * be in the future and at most MAX_TOKEN_LIFETIME_S away — the same cap as
+ * `expires_in_s`.
+ */
+export function tokenExpiryError(expiresAtMs: number, nowMs: number): string | null {
+  const at = new Date(expiresAtMs).toISOString();
+  if (expiresAtMs <= nowMs) return `expires_at: ${at} is not in the future`;
+  if (expiresAtMs > nowMs + MAX_TOKEN_LIFETIME_S * 1000) return `expires_at: ${at} is more than 10 years (${MAX_TOKEN_LIFETIME_S} s) from now`;
+  return null;
+}
 
 /** `POST /admin/tenants/:id/tokens` body (may be empty). At most one of `expires_in_s` / `expires_at`; neither = never expires. */
 export const issueTokenSchema = z.strictObject({
@@ -165,8 +178,8 @@ export const issueTokenSchema = z.strictObject({
   label: z.string().max(200).optional(),
   /** The token is refused this many seconds after it was issued (1 s … 10 years). */
   expires_in_s: z.number({ error: "must be a whole number of seconds ≥ 1" }).int("must be a whole number of seconds ≥ 1")
-    .min(1, "must be ≥ 1 second").max(MAX_TOKEN_LIFETIME_S, "must be at most 10 years").optional(),
-  /** The token is refused from this time on (ISO 8601 with a time zone, in the future). */
+    .min(1, "must be ≥ 1 second").max(MAX_TOKEN_LIFETIME_S, `must be at most 10 years (${MAX_TOKEN_LIFETIME_S} s)`).optional(),
+  /** The token is refused from this time on (ISO 8601 with a time zone, in the future, at most 10 years ahead: tokenExpiryError). */
   expires_at: z.iso.datetime({ offset: true, error: "must be an ISO 8601 time with a time zone, e.g. 2026-12-31T00:00:00Z" }).optional(),
 }).refine((b) => b.expires_in_s === undefined || b.expires_at === undefined, { error: "give expires_in_s or expires_at, not both", path: ["expires_at"] });
 

@@ -45,6 +45,15 @@ export interface Mq9SendOptions {
 export const MQ9_HEADER_NAMES = ["mq9-key", "mq9-delay", "mq9-ttl", "mq9-tags", "mq9-priority", "mq9-reply-to", "mq9-correlation-id"] as const;
 
 /**
+ * The options of a SEND without mq9 headers: one shared, frozen object
+ * (never modify a parsed result). A batch of such SENDs then carries it
+ * once: structured clone writes an object met again as a back-reference.
+ */
+export const NO_SEND_OPTIONS: Mq9SendOptions = Object.freeze({
+  key: null, delaySec: 0, ttlSec: 0, tags: Object.freeze([]) as unknown as string[], priority: DEFAULT_PRIORITY, replyTo: null, correlationId: null,
+});
+
+/**
  * Parses the `mq9-*` headers out of `headers` (any iterable of
  * `[name, value]`, e.g. a Map or a fetch `Headers`). Throws
  * Mq9Error(bad_request) for an unknown `mq9-*` name, a name given twice,
@@ -63,6 +72,7 @@ export function parseMq9Headers(headers: Iterable<readonly [string, string]>): M
     if (seen.has(name)) throw new Mq9Error("bad_request", `header ${echo(name)} given more than once`);
     seen.set(name, value.trim());
   }
+  if (seen.size === 0) return NO_SEND_OPTIONS;
   const out: Mq9SendOptions = { key: null, delaySec: 0, ttlSec: 0, tags: [], priority: DEFAULT_PRIORITY, replyTo: null, correlationId: null };
   const key = seen.get("mq9-key");
   if (key !== undefined) {

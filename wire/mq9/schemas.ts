@@ -145,11 +145,32 @@ export function parseJsonBody<T extends z.ZodType>(payload: Uint8Array, schema: 
   }
   const r = schema.safeParse(value);
   if (!r.success) {
-    const issue = r.error.issues[0];
+    const issue = r.error.issues[0]!;
     const where = issue.path.length ? `field ${issue.path.join(".")}` : "body";
-    throw new Mq9Error("bad_request", `invalid request ${where}: ${issue.message}`);
+    throw new Mq9Error("bad_request", `invalid request ${where}: ${issueText(issue, value)}`);
   }
   return r.data;
+}
+
+/** What a wrong type must be instead, in the words of the errors (zod's `expected`). */
+const EXPECTED: Record<string, string> = {
+  string: "a string", number: "a number", int: "a whole number", boolean: "true or false", object: "a JSON object", array: "a list",
+};
+
+/**
+ * The text of the first schema issue: a field absent from `value` is
+ * `required` (with the field's own rule in brackets when it has one), a
+ * wrong type with zod's default wording (`Invalid input: expected string,
+ * received undefined`) is `must be a string`; every other message is the
+ * schema's own.
+ */
+function issueText(issue: z.core.$ZodIssue, value: unknown): string {
+  const zodDefault = issue.message.startsWith("Invalid input");
+  if (issue.code !== "invalid_type") return issue.message;
+  let at: unknown = value;
+  for (const key of issue.path) at = at !== null && typeof at === "object" ? (at as Record<PropertyKey, unknown>)[key] : undefined;
+  if (issue.path.length > 0 && at === undefined) return zodDefault ? "required" : `required (${issue.message})`;
+  return zodDefault ? `must be ${EXPECTED[issue.expected] ?? issue.expected}` : issue.message;
 }
 
 /** Parses a CREATE body. */

@@ -11,12 +11,14 @@
  * the mq9 handler; nothing crosses to other connections. See docs/nats.md.
  */
 import { connectToken, parseConnect, type ConnectOptions } from "./connect";
-import { encodeErr, encodeHmsg, encodeMsg, OK, PONG } from "./encoder";
+import { encodeErr, encodeHmsg, encodeMsg, msgText, utf8Length, OK, PONG } from "./encoder";
 import { NatsErr, NatsProtocolError, fatal } from "./errors";
 import { encodeHeaderBlock, parseHeaderBlock, toMq9Headers } from "./headers";
 import type { ClientOp } from "./parser";
 import { isValidPublishSubject, isValidSubject } from "./subject";
 import { MAX_SUBSCRIPTIONS, SubscriptionTable, type Subscription } from "./subscriptions";
+
+const te = new TextEncoder();
 
 /** Subject prefix the broker answers itself (mq9). */
 export const MQ9_SUBJECT_PREFIX = "$mq9.AI.";
@@ -71,9 +73,14 @@ export interface ServedRequest {
   size: number;
 }
 
-/** What handling produced: bytes to send (in order), requests to run, close after sending. */
+/**
+ * What handling produced: what to send (in order), requests to run, close
+ * after sending. A string in `out` is the text of whole operations (a MSG
+ * with a text payload), sent UTF-8 encoded: `encodeOut` turns the parts
+ * into bytes, encoding each run of strings once.
+ */
 export interface Outbox {
-  out: Uint8Array[];
+  out: (Uint8Array | string)[];
   requests: ServedRequest[];
   close: boolean;
   /** MSG/HMSG bytes collected so far (bounded by maxOutboxBytes). */
@@ -206,20 +213,27 @@ export class NatsConnection {
    * subscriptions (MSG, or HMSG when there is a header block and the client
    * accepts headers). Returns how many subscriptions got it. A fan-out
    * beyond maxOutboxBytes closes the connection with Slow Consumer.
+   * A string `payload` (an mq9 JSON reply) is sent UTF-8 encoded; as a MSG
+   * it goes into the outbox as text (encoded with its neighbours, once).
    */
-  deliver(subject: string, reply: string | undefined, header: Uint8Array | undefined, payload: Uint8Array, box: Outbox): number {
+  deliver(subject: string, reply: string | undefined, header: Uint8Array | undefined, payload: Uint8Array | string, box: Outbox): number {
     if (this.state.closed) return 0;
     const targets = this.subs.route(subject);
+    if (targets.length === 0) return 0;
     // an empty header block (HPUB #hdr 0) is no header: nats-server delivers such a message as MSG
     const withHeader = header !== undefined && header.length > 0 && this.state.headers;
-    const each = payload.length + (withHeader ? header.length : 0);
+    const text = typeof payload === "string" && !withHeader ? payload : null;
+    const bytes = text === null ? (typeof payload === "string" ? te.encode(payload) : payload) : null;
+    const size = text !== null ? utf8Length(text) : bytes!.length;
+    const each = size + (withHeader ? header.length : 0);
     for (const t of targets) {
       box.msgBytes += each;
       if (box.msgBytes > this.maxOutboxBytes) {
         this.fail(fatal(NatsErr.SlowConsumer), box);
         return targets.length;
       }
-      box.out.push(withHeader ? encodeHmsg(subject, t.sid, reply, header, payload) : encodeMsg(subject, t.sid, reply, payload));
+      if (text !== null) box.out.push(msgText(subject, t.sid, reply, text, size));
+      else box.out.push(withHeader ? encodeHmsg(subject, t.sid, reply, header, bytes!) : encodeMsg(subject, t.sid, reply, bytes!));
     }
     return targets.length;
   }

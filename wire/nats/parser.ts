@@ -47,11 +47,36 @@ const td = new TextDecoder();
 
 /** nats-server parseSize: 1–9 ASCII digits, otherwise -1. */
 export function parseSize(s: string): number {
-  return /^[0-9]{1,9}$/.test(s) ? Number(s) : -1;
+  if (s.length === 0 || s.length > 9) return -1;
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const d = s.charCodeAt(i) - 0x30;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
 }
 
+const isBlank = (c: number) => c === 0x20 || c === 0x09;
+
+/** The space/tab-separated arguments of a control line (empty ones dropped), in one scan. */
 function splitArgs(arg: string): string[] {
-  return arg.split(/[ \t]+/).filter((a) => a.length > 0);
+  const out: string[] = [];
+  let start = -1;
+  for (let i = 0; i < arg.length; i++) {
+    if (isBlank(arg.charCodeAt(i))) {
+      if (start >= 0) out.push(arg.slice(start, i));
+      start = -1;
+    } else if (start < 0) start = i;
+  }
+  if (start >= 0) out.push(arg.slice(start));
+  return out;
+}
+
+/** Index of the first space or tab in `line` at or after `from`, or -1. */
+function blankAt(line: string, from: number): number {
+  for (let i = from; i < line.length; i++) if (isBlank(line.charCodeAt(i))) return i;
+  return -1;
 }
 
 /** Go's %q, close enough for error texts: a double-quoted, escaped string. */
@@ -136,15 +161,20 @@ export class NatsParser {
   }
 
   private onLine(line: string, ops: ClientOp[]): void {
-    const upper = line.slice(0, 8).toUpperCase();
-    // nats-server ignores anything after PING/PONG up to the LF, and CONNECT
-    // needs no separator before its JSON.
-    if (upper.startsWith("PING")) return void ops.push({ op: "PING" });
-    if (upper.startsWith("PONG")) return void ops.push({ op: "PONG" });
-    if (upper.startsWith("CONNECT")) return void ops.push({ op: "CONNECT", json: line.slice(7).replace(/^[ \t]+/, "") });
-    const sep = line.search(/[ \t]/);
+    const c0 = line.charCodeAt(0) | 0x20; // lower case of an ASCII letter
+    if (c0 === 0x70 || c0 === 0x63) { // p, c
+      const upper = line.slice(0, 8).toUpperCase();
+      // nats-server ignores anything after PING/PONG up to the LF, and CONNECT
+      // needs no separator before its JSON.
+      if (upper.startsWith("PING")) return void ops.push({ op: "PING" });
+      if (upper.startsWith("PONG")) return void ops.push({ op: "PONG" });
+      if (upper.startsWith("CONNECT")) return void ops.push({ op: "CONNECT", json: line.slice(7).replace(/^[ \t]+/, "") });
+    }
+    const sep = blankAt(line, 0);
     const name = sep < 0 ? "" : line.slice(0, sep).toUpperCase();
-    const arg = sep < 0 ? "" : line.slice(sep).replace(/^[ \t]+/, "");
+    let argAt = sep;
+    while (argAt >= 0 && argAt < line.length && isBlank(line.charCodeAt(argAt))) argAt++;
+    const arg = sep < 0 ? "" : line.slice(argAt);
     switch (name) {
       case "PUB":
         return this.onPub(arg);

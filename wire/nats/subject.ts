@@ -6,29 +6,49 @@
  * `foo*` or `a>b` are ordinary literal tokens.
  */
 
-const WHITESPACE = /[ \t\n\r\f]/;
+/** What {@link scan} found: not a valid subject, valid with a wildcard token, valid without. */
+const INVALID = 0;
+const WILDCARD = 1;
+const LITERAL = 2;
 
-function tokensValid(subject: string): string[] | null {
-  if (subject.length === 0) return null;
-  if (subject.includes("\u0000") || subject.includes("\uFFFD")) return null;
-  const tokens = subject.split(".");
-  for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i];
-    if (t.length === 0 || WHITESPACE.test(t)) return null;
-    if (t === ">" && i !== tokens.length - 1) return null;
+/**
+ * One pass over `subject` (this runs for every PUB): tokens non-empty,
+ * no whitespace (space, tab, CR, LF, FF), no NUL or U+FFFD, `>` only as the
+ * last token. Tells whether a token is exactly `*` or `>`.
+ */
+function scan(subject: string): number {
+  const n = subject.length;
+  if (n === 0) return INVALID;
+  let wildcard = false;
+  let start = 0; // first index of the current token
+  for (let i = 0; i <= n; i++) {
+    const c = i < n ? subject.charCodeAt(i) : 0x2e; // the end closes the last token like a dot
+    if (c === 0x2e) {
+      const len = i - start;
+      if (len === 0) return INVALID;
+      if (len === 1) {
+        const t = subject.charCodeAt(start);
+        if (t === 0x3e) {
+          if (i !== n) return INVALID; // `>` before the last token
+          wildcard = true;
+        } else if (t === 0x2a) wildcard = true;
+      }
+      start = i + 1;
+    } else if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x0c || c === 0x00 || c === 0xfffd) {
+      return INVALID;
+    }
   }
-  return tokens;
+  return wildcard ? WILDCARD : LITERAL;
 }
 
 /** True if `subject` may be subscribed to (wildcards allowed; `>` only as the last token). */
 export function isValidSubject(subject: string): boolean {
-  return tokensValid(subject) !== null;
+  return scan(subject) !== INVALID;
 }
 
 /** True if `subject` may be published to: valid and without wildcard tokens. */
 export function isValidPublishSubject(subject: string): boolean {
-  const tokens = tokensValid(subject);
-  return tokens !== null && !tokens.some((t) => t === "*" || t === ">");
+  return scan(subject) === LITERAL;
 }
 
 /**

@@ -96,6 +96,7 @@ export class SubscriptionTable {
       }
     }
     if (groups) for (const g of groups.values()) out.push(g[Math.min(g.length - 1, Math.max(0, pick(g.length)))]);
+    if (out.length === 0) return out; // nothing matched (every PUB's echo check on a connection subscribed only to its inbox)
     for (const s of out) this.count(s);
     return out.map((s) => ({ ...s }));
   }

@@ -8,7 +8,7 @@
  * | a tenant's token (AUTH_TOKENS or issued) | own tenant | own tenant | 403 |
  * | no / unknown / revoked token otherwise | 401 | 401 | 401 |
  */
-import { OPEN_TENANT, TENANT_ID_RE, authenticateToken, bearerToken, isOpen, isStaticTenant, timingSafeEqualStr } from "../../objects/tenants/auth";
+import { OPEN_TENANT, TENANT_ID_RE, authenticateToken, bearerToken, isOpen, isStaticTenant, timingSafeEqualStr, type AuthResult } from "../../objects/tenants/auth";
 import { tenantStub } from "../../objects/tenants/stub";
 import type { DirectoryRow } from "../../objects/tenants/store";
 import type { Env } from "../../objects/env";
@@ -17,7 +17,8 @@ import type { Env } from "../../objects/env";
 export type Access =
   | { kind: "operator" }
   | { kind: "tenant"; tenant: string }
-  | { kind: "denied"; error: string; status: 401 | 503 };
+  /** `headers`: WWW-Authenticate on a 401, Retry-After on a 503 (tokenRefusal). */
+  | { kind: "denied"; error: string; status: 401 | 503; headers: Record<string, string> };
 
 /** Resolves the caller from its `Authorization` header. */
 export async function operatorAccess(env: Env, authorization: string | undefined): Promise<Access> {
@@ -28,8 +29,24 @@ export async function operatorAccess(env: Env, authorization: string | undefined
   if (isOpen(env)) return { kind: "operator" };
   const auth = await authenticateToken(env, token);
   if (auth.ok) return { kind: "tenant", tenant: auth.tenant };
-  if (auth.reason === "unavailable") return { kind: "denied", error: `unavailable: ${auth.message}`, status: 503 };
-  return { kind: "denied", error: auth.reason === "missing" ? "unauthorized: missing bearer token" : `unauthorized: ${auth.message}`, status: 401 };
+  return { kind: "denied", ...tokenRefusal(auth) };
+}
+
+/**
+ * How every HTTP route (`/mq9`, `/mcp`, `/stats`, `/metrics`, `/admin`, the
+ * console's `/v0` APIs) answers a refused token — one wording everywhere
+ * (docs/tenants.md "Auth modes"): 401 `unauthorized: missing bearer token`,
+ * `unauthorized: invalid token` (not a token, or one nobody issued),
+ * `unauthorized: token revoked`, `unauthorized: token expired at <ISO time>`,
+ * `unauthorized: tenant <id> was deleted`, with `WWW-Authenticate: Bearer`;
+ * 503 `unavailable: …` with `Retry-After: 1` when the tenant directory did
+ * not answer.
+ */
+export function tokenRefusal(auth: Extract<AuthResult, { ok: false }>): { status: 401 | 503; error: string; headers: Record<string, string> } {
+  if (auth.reason === "unavailable") return { status: 503, error: `unavailable: ${auth.message}`, headers: { "Retry-After": "1" } };
+  const error = auth.reason === "missing" ? "unauthorized: missing bearer token"
+    : auth.reason === "invalid" ? "unauthorized: invalid token" : `unauthorized: ${auth.message}`;
+  return { status: 401, error, headers: { ...UNAUTHORIZED_HEADERS } };
 }
 
 /** Headers of a 401 answer. */

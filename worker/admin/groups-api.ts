@@ -29,7 +29,7 @@ import { listGroups } from "../../objects/group/listing";
 import type { TopicInfo } from "../../objects/registry/rpc";
 import type { AdminResult } from "../../objects/tenants/rpc";
 import type { GroupDescription } from "../../objects/group/describe";
-import { UNAUTHORIZED_HEADERS, operatorAccess, scopedTenant } from "./access";
+import { operatorAccess, scopedTenant } from "./access";
 import { bodyError, jsonBody } from "./json-body";
 import { pathName } from "./path-name";
 import { objectsUnavailable } from "./unavailable";
@@ -107,7 +107,7 @@ function document(c: Ctx, s: Scope, r: AdminResult<GroupDescription>): Response 
 function scoped(withGroup: boolean, fn: (c: Ctx, s: Scope) => Promise<Response>): (c: Ctx) => Promise<Response> {
   return async (c) => {
     const access = await operatorAccess(c.env, c.req.header("authorization"));
-    if (access.kind === "denied") return c.json({ error: access.error }, access.status, UNAUTHORIZED_HEADERS);
+    if (access.kind === "denied") return c.json({ error: access.error }, access.status, access.headers);
     const t = await scopedTenant(c.env, access, c.req.query("tenant"));
     if ("error" in t) return c.json({ error: t.error }, t.status);
     const topicName = pathName(c, 3, "topic", MAX_TOPIC_LEN);

@@ -12,14 +12,14 @@ import type { Env } from "../../objects/env";
 import { isolateMeter } from "../telemetry";
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../../objects/usage/prometheus";
 import { usageStub } from "../../objects/usage/stub";
-import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
+import { operatorAccess } from "./access";
 import { tenantsByOrigin } from "./tenants";
 import { VERSION } from "../../wire/version";
 
 /** Handler for `GET /metrics`. */
 export async function metricsHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
   const access = await operatorAccess(c.env, c.req.header("authorization"));
-  if (access.kind === "denied") return c.text(`${access.error}\n`, access.status, UNAUTHORIZED_HEADERS);
+  if (access.kind === "denied") return c.text(`${access.error}\n`, access.status, access.headers);
   await isolateMeter.flush(c.env);
   const tenants = access.kind === "operator" ? await tenantsByOrigin(c.env) : { withUsage: [access.tenant], configured: [] };
   const read = new Set(tenants.withUsage);

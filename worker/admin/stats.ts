@@ -27,7 +27,7 @@ import { usageStub } from "../../objects/usage/stub";
 import { series } from "../../objects/usage/catalog";
 import type { TopicInfo } from "../../objects/registry/rpc";
 import type { PartitionStats } from "../../objects/partition/rpc";
-import { UNAUTHORIZED_HEADERS, operatorAccess, scopedTenant } from "./access";
+import { operatorAccess, scopedTenant } from "./access";
 import { knownTenants } from "./tenants";
 import { logFault } from "../../objects/shared/platform-faults";
 import { mapLimit } from "../../objects/shared/concurrency";
@@ -96,7 +96,7 @@ export interface StatsDoc {
 /** Handler for `GET /stats`. */
 export async function statsHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
   const access = await operatorAccess(c.env, c.req.header("authorization"));
-  if (access.kind === "denied") return c.json({ error: access.error }, access.status, UNAUTHORIZED_HEADERS);
+  if (access.kind === "denied") return c.json({ error: access.error }, access.status, access.headers);
   const scoped = await scopedTenant(c.env, access, c.req.query("tenant"));
   if ("error" in scoped) return c.json({ error: scoped.error }, scoped.status);
   const all = c.req.query("all") !== undefined;

@@ -24,7 +24,7 @@ import {
 import { isStaticTenant, parseStaticTokens, OPEN_TENANT, isOpen } from "../../objects/tenants/auth";
 import { tenantIndexStub, tenantStub } from "../../objects/tenants/stub";
 import type { AdminResult } from "../../objects/tenants/rpc";
-import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
+import { operatorAccess } from "./access";
 import { logFault } from "../../objects/shared/platform-faults";
 import { bodyError, jsonBody } from "./json-body";
 
@@ -120,7 +120,7 @@ export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
 function guarded(fn: (c: Ctx, id: string) => Promise<Response>): (c: Ctx) => Promise<Response> {
   return async (c) => {
     const access = await operatorAccess(c.env, c.req.header("authorization"));
-    if (access.kind === "denied") return c.json({ error: access.error }, access.status, UNAUTHORIZED_HEADERS);
+    if (access.kind === "denied") return c.json({ error: access.error }, access.status, access.headers);
     if (access.kind !== "operator") return c.json({ error: "forbidden: /admin needs the operator token (ADMIN_TOKEN)" }, 403);
     const id = c.req.param("id");
     if (id !== undefined && !TENANT_ID_RE.test(id)) return c.json({ error: "tenant id must be 1-64 chars of [a-z0-9_-]" }, 400);

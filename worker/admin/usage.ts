@@ -13,7 +13,7 @@ import { usageStub } from "../../objects/usage/stub";
 import { HOUR_MS, hourOf } from "../../objects/usage/report";
 import { SUMMED_USAGE_FIELDS } from "../../objects/usage/catalog";
 import type { HourUsage } from "../../objects/usage/rpc";
-import { UNAUTHORIZED_HEADERS, operatorAccess } from "./access";
+import { operatorAccess } from "./access";
 import type { UsageAnswer } from "../../wire/admin/tenants";
 
 /** Longest range answered, hours (31 days). */
@@ -22,7 +22,7 @@ export const MAX_USAGE_HOURS = 31 * 24;
 /** Handler for `GET /admin/tenants/:id/usage`. */
 export async function usageHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
   const access = await operatorAccess(c.env, c.req.header("authorization"));
-  if (access.kind === "denied") return c.json({ error: access.error }, access.status, UNAUTHORIZED_HEADERS);
+  if (access.kind === "denied") return c.json({ error: access.error }, access.status, access.headers);
   if (access.kind !== "operator") return c.json({ error: "forbidden: /admin needs the operator token (ADMIN_TOKEN)" }, 403);
   const tenant = c.req.param("id") ?? "";
   if (!TENANT_ID_RE.test(tenant)) return c.json({ error: "tenant id must be 1-64 chars of [a-z0-9_-]" }, 400);

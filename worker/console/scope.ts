@@ -7,7 +7,7 @@
  */
 import type { Context } from "hono";
 import type { Env } from "../../objects/env";
-import { UNAUTHORIZED_HEADERS, operatorAccess, scopedTenant, type Access } from "../admin/access";
+import { operatorAccess, scopedTenant, type Access } from "../admin/access";
 import { objectsUnavailable } from "../admin/unavailable";
 
 export type Ctx = Context<{ Bindings: Env }>;
@@ -22,7 +22,7 @@ export interface TenantScope {
 export function tenantRoute(fn: (c: Ctx, s: TenantScope) => Promise<Response>): (c: Ctx) => Promise<Response> {
   return async (c) => {
     const access = await operatorAccess(c.env, c.req.header("authorization"));
-    if (access.kind === "denied") return c.json({ error: access.error }, access.status, UNAUTHORIZED_HEADERS);
+    if (access.kind === "denied") return c.json({ error: access.error }, access.status, access.headers);
     const t = await scopedTenant(c.env, access, c.req.query("tenant"));
     if ("error" in t) return c.json({ error: t.error }, t.status);
     try {
@@ -33,10 +33,15 @@ export function tenantRoute(fn: (c: Ctx, s: TenantScope) => Promise<Response>): 
   };
 }
 
-/** A whole-number query parameter in [min, max] (clamped above), `dflt` when absent; null when not a whole number ≥ min. */
+/**
+ * A whole-number query parameter in [min, max], `dflt` when absent; null
+ * (the route answers 400 naming the range) when it is not a whole number in
+ * the range — above `max` too: a listing never returns silently fewer than
+ * it was asked for (docs/console.md "APIs").
+ */
 export function intParam(v: string | undefined, dflt: number, min: number, max: number): number | null {
   if (v === undefined || v === "") return dflt;
   if (!/^\d{1,16}$/.test(v)) return null;
   const n = Number(v);
-  return n < min ? null : Math.min(max, n);
+  return n < min || n > max ? null : n;
 }

@@ -17,7 +17,8 @@ import { mq9RequestSeries } from "../../objects/mq9/request-metrics";
 import { series } from "../../objects/usage/catalog";
 import { isolateMeter } from "../telemetry";
 import { httpQuota } from "../quota";
-import { authRefusal, waitUntilOf } from "../mq9/http";
+import { waitUntilOf } from "../mq9/http";
+import { tokenRefusal } from "../admin/access";
 
 const BYTES_IN = series("mortarmq_bytes_received_total", { protocol: "http" });
 const BYTES_OUT = series("mortarmq_bytes_sent_total", { protocol: "http" });
@@ -34,7 +35,7 @@ function rpcError(c: Context, status: 401 | 405 | 503, code: number, message: st
 export async function mcpHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
   const auth = await authenticateToken(c.env, bearerToken(c.req.header("authorization")));
   if (!auth.ok) {
-    const r = authRefusal(auth);
+    const r = tokenRefusal(auth);
     return rpcError(c, r.status, UNAUTHORIZED_CODE, r.error, r.headers);
   }
   const tenant = auth.tenant;

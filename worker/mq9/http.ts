@@ -8,7 +8,7 @@
  */
 import type { Context } from "hono";
 import { MAX_PAYLOAD_BYTES, echo } from "../../wire/mq9";
-import { authenticateToken, bearerToken, type AuthResult } from "../../objects/tenants/auth";
+import { authenticateToken, bearerToken } from "../../objects/tenants/auth";
 import type { TenantState } from "../../objects/tenants/rpc";
 import type { Env } from "../../objects/env";
 import { handleMq9Request, replyJson, type Mq9Reply } from "../../objects/mq9/dispatch";
@@ -17,6 +17,7 @@ import { series } from "../../objects/usage/catalog";
 import { mq9RequestSeries } from "../../objects/mq9/request-metrics";
 import { httpQuota } from "../quota";
 import { answerDiscardingRest, readLimitedBody } from "../body-limit";
+import { tokenRefusal } from "../admin/access";
 
 const BYTES_IN = series("mortarmq_bytes_received_total", { protocol: "http" });
 const BYTES_OUT = series("mortarmq_bytes_sent_total", { protocol: "http" });
@@ -24,16 +25,6 @@ const te = new TextEncoder();
 
 /** Path prefix of the route. */
 export const MQ9_HTTP_PREFIX = "/mq9/";
-
-/** How an HTTP route answers a refused token: 401 (or 503 when the tenant directory did not answer), the mq9 `error` text, headers. */
-export function authRefusal(auth: Extract<AuthResult, { ok: false }>): { status: 401 | 503; error: string; headers: Record<string, string> } {
-  if (auth.reason === "unavailable") return { status: 503, error: `unavailable: ${auth.message}`, headers: { "Retry-After": "1" } };
-  const error = auth.reason === "missing" ? "unauthorized: missing bearer token"
-    : auth.reason === "revoked" ? "unauthorized: token revoked"
-    : auth.reason === "expired" ? "unauthorized: token expired"
-    : auth.reason === "deleted" ? "unauthorized: tenant deleted" : "unauthorized: invalid token";
-  return { status: 401, error, headers: { "WWW-Authenticate": 'Bearer realm="mortarmq"' } };
-}
 
 /**
  * Handler for `POST /mq9/*`. Every answer is JSON; a body over the size
@@ -43,7 +34,7 @@ export function authRefusal(auth: Extract<AuthResult, { ok: false }>): { status:
 export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Response> {
   const auth = await authenticateToken(c.env, bearerToken(c.req.header("authorization")));
   if (!auth.ok) {
-    const r = authRefusal(auth);
+    const r = tokenRefusal(auth);
     return c.json({ error: r.error }, r.status, r.headers);
   }
   return answerMq9(c, auth.tenant, auth.state, MQ9_HTTP_PREFIX);

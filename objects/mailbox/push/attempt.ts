@@ -4,13 +4,15 @@
  * headers and the `mq9-signature`, and reports how it ended. No retries
  * here, no storage: the driver records the outcome. Redirects are not
  * followed (`redirect: "manual"`, a 3xx is a failed attempt), and the
- * answer's body is not read. The timeout is the caller's: it aborts
+ * answer's body is not read. A 1xx interim answer is not the outcome: the
+ * final answer behind it is (interim.ts). The timeout is the caller's: it aborts
  * `signal` with reason {@link ATTEMPT_TIMED_OUT} (the driver checks every
  * attempt's deadline from its one loop timer — a timer per attempt cost
  * more CPU in workerd than the rest of the attempt's JavaScript).
  */
 import { PUSH_SIGNATURE_HEADER, signPush } from "../../../wire/mq9";
 import { VERSION } from "../../../wire/version";
+import { finalAnswer } from "./interim";
 import { connectionErrorDetail, outcomeOfStatus, type AttemptOutcome } from "./state";
 
 /** What to send. */
@@ -29,8 +31,8 @@ export interface AttemptRequest {
 export const ATTEMPT_TIMED_OUT = "push attempt timed out";
 
 /**
- * Sends one attempt. Resolves (never rejects) with the outcome: `ok` for a
- * 2xx answer, `http_error` with its Retry-After for any other status,
+ * Sends one attempt. Resolves (never rejects) with the outcome of the
+ * final answer (1xx interim answers skipped): `ok` for a 2xx answer, `http_error` with its Retry-After for any other status,
  * `timeout` when `signal` was aborted with ATTEMPT_TIMED_OUT, or
  * `connection_error` (DNS, refused, reset, TLS, …; the platform's
  * internal-error text is replaced, connectionErrorDetail). Aborting `signal` for
@@ -48,11 +50,42 @@ export async function sendAttempt(req: AttemptRequest, signal: AbortSignal): Pro
       redirect: "manual",
       signal,
     });
+    if (res.status >= 100 && res.status <= 199 && res.body) return await afterInterim(res.status, res.body);
     const outcome = outcomeOfStatus(res.status, res.headers.get("retry-after"), Date.now());
     res.body?.cancel().catch(() => {}); // the answer's body is not needed
     return outcome;
   } catch (e) {
     if (signal.aborted && signal.reason === ATTEMPT_TIMED_OUT) return { kind: "timeout", timeoutMs: req.timeoutMs };
     return { kind: "connection_error", detail: connectionErrorDetail(e instanceof Error ? e.message : String(e)) };
+  }
+}
+
+/**
+ * The outcome of the final answer behind a 1xx answer `status` whose body
+ * `stream` is the rest of the connection (interim.ts): read up to the
+ * final head, then the stream is cancelled. No final head (the connection
+ * closed, or not HTTP) is a `connection_error`. Rejects when the attempt's
+ * signal aborts the read (the caller's catch judges it).
+ */
+async function afterInterim(status: number, stream: ReadableStream<Uint8Array>): Promise<AttemptOutcome> {
+  const reader = stream.getReader();
+  let got = new Uint8Array(0);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (value) {
+        const all = new Uint8Array(got.length + value.length);
+        all.set(got);
+        all.set(value, got.length);
+        got = all;
+      }
+      const a = finalAnswer(got);
+      if (a.kind === "final") return outcomeOfStatus(a.status, a.retryAfter, Date.now());
+      if (a.kind === "malformed" || done) {
+        return { kind: "connection_error", detail: `the endpoint answered HTTP ${status} (interim) and no valid final answer after it` };
+      }
+    }
+  } finally {
+    reader.cancel().catch(() => {});
   }
 }

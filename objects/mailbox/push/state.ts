@@ -42,7 +42,8 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | n
 /** How one attempt ended. */
 export type AttemptOutcome =
   | { kind: "ok"; status: number }
-  | { kind: "http_error"; status: number; retryAfterMs: number | null }
+  /** `retryAfterMs`: the answer's Retry-After capped at MAX_RETRY_AFTER_MS (`capped` set when it asked for longer). */
+  | { kind: "http_error"; status: number; retryAfterMs: number | null; capped?: true }
   | { kind: "timeout"; timeoutMs: number }
   | { kind: "connection_error"; detail: string };
 
@@ -55,11 +56,14 @@ export const OUTCOME_LABELS: readonly OutcomeLabel[] = ["ok", "http_error", "tim
 /**
  * Judges an HTTP answer: 2xx acknowledges the message; anything else
  * (3xx included: redirects are not followed) is a failed attempt, with
- * the answer's Retry-After if it has one.
+ * the answer's Retry-After if it has one, capped at MAX_RETRY_AFTER_MS
+ * (the wait the broker actually honours).
  */
 export function outcomeOfStatus(status: number, retryAfter: string | null, nowMs: number): AttemptOutcome {
   if (status >= 200 && status <= 299) return { kind: "ok", status };
-  return { kind: "http_error", status, retryAfterMs: parseRetryAfter(retryAfter, nowMs) };
+  const asked = parseRetryAfter(retryAfter, nowMs);
+  if (asked !== null && asked > MAX_RETRY_AFTER_MS) return { kind: "http_error", status, retryAfterMs: MAX_RETRY_AFTER_MS, capped: true };
+  return { kind: "http_error", status, retryAfterMs: asked };
 }
 
 /** workerd's text for a failure it does not explain to JavaScript (`internal error; reference = …`: DNS, TLS, a malformed answer). */
@@ -89,7 +93,7 @@ export function describeOutcome(o: AttemptOutcome): string {
       return "";
     case "http_error": {
       const redirect = o.status >= 300 && o.status <= 399 ? " (redirects are not followed)" : "";
-      const after = o.retryAfterMs !== null ? ` (Retry-After ${Math.ceil(o.retryAfterMs / 1000)} s)` : "";
+      const after = o.retryAfterMs !== null ? ` (Retry-After ${o.capped ? "capped to " : ""}${Math.ceil(o.retryAfterMs / 1000)} s)` : "";
       return `HTTP ${o.status}${redirect}${after}`;
     }
     case "timeout":
@@ -105,8 +109,8 @@ export type AfterFailure = { kind: "retry"; atMs: number } | { kind: "dead_lette
 /**
  * After the `attempts`-th attempt (1-based) failed with `o` at `nowMs`:
  * dead-letter once `maxAttempts` are used, else retry after the backoff —
- * or after the answer's Retry-After when that is longer (capped at
- * MAX_RETRY_AFTER_MS).
+ * or after the answer's Retry-After when that is longer (outcomeOfStatus
+ * capped it at MAX_RETRY_AFTER_MS).
  */
 export function afterFailure(
   attempts: number, maxAttempts: number, o: AttemptOutcome, nowMs: number, policy: BackoffPolicy, random: () => number,

@@ -110,6 +110,23 @@ describe("console APIs on an open broker", () => {
     expect((await call("GET", "/v0/topics?limit=0")).status).toBe(400);
   });
 
+  it("every whole-number query parameter out of its range is a 400 naming the range, above as below (never clamped)", async () => {
+    const name = unique("range");
+    expect((await call("POST", "/v0/topics", { name, partitions: 1 })).status).toBeLessThan(300);
+    for (const [path, error] of [
+      ["/v0/topics?limit=201", "limit must be a whole number from 1 to 200"],
+      ["/v0/topics?limit=0", "limit must be a whole number from 1 to 200"],
+      ["/v0/mailboxes?limit=1001", "limit must be a whole number from 1 to 1000"],
+      [`/v0/topics/${name}/partitions/0/records?last=101`, "last must be a whole number from 1 to 100"],
+      ["/v0/overview?minutes=61", "minutes must be a whole number from 1 to 60"],
+      ["/v0/overview?minutes=1.5", "minutes must be a whole number from 1 to 60"],
+    ] as const) {
+      expect([path, await call("GET", path)]).toEqual([path, { status: 400, body: { error } }]);
+    }
+    expect((await call("GET", "/v0/topics?limit=200")).status).toBe(200);
+    expect((await call("GET", "/v0/mailboxes?limit=1000")).status).toBe(200);
+  });
+
   it("lists mailboxes by prefix in pages and describes one with its lanes and group floors", async () => {
     const prefix = unique("mb");
     const addrs = ["b", "a", "c"].map((x) => `${prefix}.${x}`);

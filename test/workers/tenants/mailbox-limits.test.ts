@@ -86,6 +86,25 @@ describe("mailbox limits", { timeout: 60_000 }, () => {
     expect(refused.map(({ r }) => [r.status, r.body.error])).toEqual(Array.from({ length: 5 }, () => [429, "mailbox quota exceeded: the tenant has 40 mailboxes, quota 40; nothing was created"]));
   });
 
+  it("a push subscription's dead-letter mailbox counts: PUSH.CREATE reserves <address>.dlq under the mailbox quota, or is refused", async () => {
+    const { token } = await tenantWithToken("dlq", { mailboxes: 3 });
+    for (const name of ["a", "b"]) expect((await mq9As(token, "$mq9.AI.MAILBOX.CREATE", { name, ttl: 0 })).body.error).toBe("");
+    const hook = { url: "https://hooks.example.com/mq9" };
+    // a.dlq takes the third slot at once (not only when the first dead letter arrives)
+    expect((await mq9As(token, "$mq9.AI.PUSH.CREATE.a", { group_name: "g1", ...hook })).body.error).toBe("");
+    expect(await exists(token, "a.dlq")).toBe(true);
+    expect((await mq9As(token, "$mq9.AI.PUSH.CREATE.a", { group_name: "g2", ...hook })).body.error).toBe(""); // a.dlq exists: no new slot
+    const full = await mq9As(token, "$mq9.AI.MAILBOX.CREATE", { name: "c", ttl: 0 });
+    expect([full.status, full.body.error]).toEqual([429, "mailbox quota exceeded: the tenant has 3 mailboxes, quota 3; nothing was created"]);
+    // b.dlq has no slot: the PUSH.CREATE is refused and creates nothing
+    const refused = await mq9As(token, "$mq9.AI.PUSH.CREATE.b", { group_name: "g", ...hook });
+    expect([refused.status, refused.body.error]).toEqual([429,
+      "mailbox quota exceeded: the tenant has 3 mailboxes, quota 3; the push subscription's dead-letter mailbox b.dlq needs one more: nothing was created"]);
+    expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+    expect((await mq9As(token, "$mq9.AI.PUSH.LIST.b", {})).body.pushes).toEqual([]);
+    expect(await exists(token, "b.dlq")).toBe(false);
+  });
+
   it("another tenant creates while one is refused", async () => {
     const a = await tenantWithToken("busy");
     const b = await tenantWithToken("calm");

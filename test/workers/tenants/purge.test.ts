@@ -95,7 +95,8 @@ describe("tenant purge", () => {
     // The counting pipeline has the stored bytes; the index lists the mailboxes; the twin holds the dead letter.
     for (let i = 0; i < 60 && (await storedBytes(tenant)) === 0; i++) await sleep(100);
     expect(await storedBytes(tenant)).toBeGreaterThan(0);
-    expect((await mailboxIndexStub(testEnv, tenant).page(null, 10)).mailboxes.map((m) => m.address)).toEqual(["box.one", "box.two"]);
+    // the push's dead-letter mailbox exists from its PUSH.CREATE on (docs/push.md "Dead letters")
+    expect((await mailboxIndexStub(testEnv, tenant).page(null, 10)).mailboxes.map((m) => m.address)).toEqual(["box.one", "box.one.dlq", "box.two"]);
     for (let i = 0; i < 50 && (await partitionStub(testEnv, tenant, orders.incarnation, orders.topicId + 1, 0).stats()).highWatermark === 0; i++) await sleep(50);
     expect((await partitionStub(testEnv, tenant, orders.incarnation, orders.topicId + 1, 0).stats()).highWatermark).toBe(1);
     expect(await usageIndexStub(testEnv).tenants()).toContain(tenant);
@@ -110,8 +111,8 @@ describe("tenant purge", () => {
     const final = seen[seen.length - 1]!;
     expect(final).toMatchObject({ state: "done", phase: "done", last_error: null, next_step_at: null });
     // orders and its twin (2 + 2), and the one partition of "old" that stored data (its twin never started)
-    expect(final.purged).toEqual({ groups: 1, partitions: 2 + 2 + 1, mailboxes: 2 });
-    expect(final.estimated).toEqual({ groups: 1, partitions: 5, mailboxes: 2 });
+    expect(final.purged).toEqual({ groups: 1, partitions: 2 + 2 + 1, mailboxes: 3 }); // box.one, its .dlq, box.two
+    expect(final.estimated).toEqual({ groups: 1, partitions: 5, mailboxes: 3 });
     expect(Date.parse(final.started_at!) - Date.parse(final.requested_at)).toBeGreaterThanOrEqual(300);
     expect(seen.some((p) => p.state === "waiting")).toBe(true);
 
@@ -119,7 +120,7 @@ describe("tenant purge", () => {
     const parts = [[orders, 0], [orders, 1], [{ ...orders, topicId: orders.topicId + 1 }, 0], [{ ...orders, topicId: orders.topicId + 1 }, 1], [old, 0], [{ ...old, topicId: old.topicId + 1 }, 0]] as const;
     for (const [t, p] of parts) expect([t.topicId, p, await emptyOrFresh(partitionStub(testEnv, tenant, t.incarnation, t.topicId, p))]).toEqual([t.topicId, p, true]);
     expect(await emptyOrFresh(groupStub(testEnv, tenant, orders.incarnation, orders.topicId, "billing"))).toBe(true);
-    for (const box of ["box.one", "box.two"]) expect([box, await emptyOrFresh(freshMailboxTarget(testEnv, tenant, box).stub)]).toEqual([box, true]);
+    for (const box of ["box.one", "box.one.dlq", "box.two"]) expect([box, await emptyOrFresh(freshMailboxTarget(testEnv, tenant, box).stub)]).toEqual([box, true]);
     expect(nonEmpty(await rowsOf(agentRegistryStub(testEnv, tenant)))).toEqual({});
     expect(nonEmpty(await rowsOf(mailboxIndexStub(testEnv, tenant)))).toEqual({});
     // The usage object keeps one row: the time from which it accepts counts again.

@@ -13,6 +13,7 @@ import { TenantStore } from "../../../objects/tenants/store";
 import { ErrorCode, Op } from "../../../wire/mortar";
 import { WsConn, connectFrame, expectErr, expectOk } from "../helpers/mortar-ws";
 import { admin, mortarSession, mq9As, natsCheckedOnce, natsSession, recheck, sleep, tenantWithToken } from "./helpers";
+import { MAX_TOKEN_LIFETIME_S } from "../../../wire/admin/tenants";
 
 const testEnv = env as unknown as Env;
 
@@ -74,14 +75,14 @@ describe("token expiry", () => {
     expect(await conn.closed).toBe(1008);
   }, 15_000);
 
-  it("HTTP: requests work until it expires, then 401 'unauthorized: token expired' (mq9 and /stats); a token without expiry keeps working", async () => {
+  it("HTTP: requests work until it expires, then 401 'unauthorized: token expired at …' (mq9 and /stats); a token without expiry keeps working", async () => {
     const { tenant, token: forever } = await tenantWithToken("ex-http");
     const { token, expiresAt } = await expiringToken(tenant, 1200);
     expect((await mq9As(token, "$mq9.AI.MAILBOX.CREATE", { name: "box.ex" })).body.error).toBe("");
     expect((await mq9As(token, "$mq9.AI.MSG.SEND.box.ex", "hi")).body).toEqual({ error: "", msg_id: 0 });
     await until(expiresAt);
     const r = await mq9As(token, "$mq9.AI.MSG.SEND.box.ex", "late");
-    expect([r.status, r.body.error]).toEqual([401, "unauthorized: token expired"]);
+    expect([r.status, r.body.error]).toEqual([401, expect.stringMatching(/^unauthorized: token expired at \d{4}-/)]); // the same words as /stats
     const stats = await admin("GET", "/stats", undefined, token);
     expect(stats.status).toBe(401);
     expect(stats.json.error).toMatch(/^unauthorized: token expired at /);
@@ -96,11 +97,16 @@ describe("token expiry", () => {
       [{ expires_at: "tomorrow" }, /expires_at: must be an ISO 8601 time/],
       [{ expires_at: "2020-01-01T00:00:00Z" }, /expires_at: 2020-01-01T00:00:00.000Z is not in the future/],
       [{ expires_in_s: 60, expires_at: "2999-01-01T00:00:00Z" }, /give expires_in_s or expires_at, not both/],
+      // the two ways to say when agree on the longest lifetime (MAX_TOKEN_LIFETIME_S, 10 years)
+      [{ expires_in_s: MAX_TOKEN_LIFETIME_S + 1 }, /^expires_in_s: must be at most 10 years \(316224000 s\)$/],
+      [{ expires_at: "9999-12-31T00:00:00Z" }, /^expires_at: 9999-12-31T00:00:00.000Z is more than 10 years \(316224000 s\) from now$/],
     ] as const) {
       const r = await admin("POST", `/admin/tenants/${tenant}/tokens`, body);
       expect([r.status, r.json.error]).toEqual([400, expect.stringMatching(re)]);
     }
     const before = Date.now();
+    const longest = await admin("POST", `/admin/tenants/${tenant}/tokens`, { expires_at: new Date(Date.now() + MAX_TOKEN_LIFETIME_S * 1000 - 60_000).toISOString() });
+    expect(longest.status).toBe(201);
     const monthly = await admin("POST", `/admin/tenants/${tenant}/tokens`, { label: "monthly", expires_in_s: 30 * 86_400 });
     expect(monthly.status).toBe(201);
     const exp = Date.parse(monthly.json.expires_at);
