@@ -18,6 +18,7 @@ import {
   generateMailAddress,
   parseAckRequest,
   parseCreateRequest,
+  parseNoFieldsRequest,
   parseFetchRequest,
   parseMq9Headers,
   parseMq9Subject,
@@ -147,6 +148,7 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
         return reply(r, (v) => ({ messages: v.messages }));
       }
       case "MSG.DELETE": {
+        parseNoFieldsRequest(req.payload);
         const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
         const r = await ordered(ctx, t, async () => t.stub.deleteMessage(subject.mailAddress, subject.msgId));
         return reply(r, () => ({ deleted: true }));

@@ -15,7 +15,7 @@ import {
   deadLetterAddress,
   parsePushCreateRequest,
   parsePushDeleteRequest,
-  parsePushListRequest,
+  parseNoFieldsRequest,
   type Mq9Subject,
 } from "../../wire/mq9";
 import type { Mailbox } from "../mailbox/Mailbox";
@@ -42,7 +42,7 @@ export async function handlePushRequest(
     case "PUSH.CREATE":
       return await createPush(env, tenant, address, payload, call);
     case "PUSH.LIST":
-      parsePushListRequest(payload);
+      parseNoFieldsRequest(payload);
       return reply(await call(async (stub) => stub.listPushes(address)), (v) => ({ pushes: v.pushes }));
     case "PUSH.DELETE": {
       const pushId = parsePushDeleteRequest(payload);

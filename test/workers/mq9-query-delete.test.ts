@@ -44,6 +44,16 @@ describe("MSG.DELETE", () => {
     expect(await send(a, "next")).toBe(2); // ids are never reused
   });
 
+  it("checks its body like every request: empty or a JSON object, else 400 and nothing deleted", async () => {
+    const a = await createMailbox();
+    await send(a, "stays");
+    expect(await mq9(`$mq9.AI.MSG.DELETE.${a}.0`, "garbage")).toEqual({ status: 400, body: { error: expect.stringMatching(/^request body is not valid JSON: /) } });
+    expect(await mq9(`$mq9.AI.MSG.DELETE.${a}.0`, [0])).toEqual({ status: 400, body: { error: "invalid request body: must be a JSON object" } });
+    expect((await query(a)).map(text)).toEqual(["stays"]);
+    expect(await mq9(`$mq9.AI.MSG.DELETE.${a}.0`, {})).toEqual({ status: 200, body: { error: "", deleted: true } });
+    expect(await query(a)).toEqual([]);
+  });
+
   it("never reuses the id of a deleted last message, even after the object restarts", async () => {
     const a = await createMailbox();
     for (const t of ["m0", "m1", "m2"]) await send(a, t);

@@ -75,9 +75,6 @@ export const pushDeleteRequestSchema = z.object({
   push_id: z.string({ error: "must be the push_id CREATE answered" }).min(1, "must not be empty").max(64),
 });
 
-/** `$mq9.AI.PUSH.LIST.*` body: no fields (`{}` or empty; unknown fields are ignored, as in every request body). */
-export const pushListRequestSchema = z.object({});
-
 /** A normalized PUSH.CREATE request (the URL not yet checked against the deployment's policy). */
 export interface PushCreateSpec {
   group: string;
@@ -108,11 +105,6 @@ export function parsePushCreateRequest(payload: Uint8Array): PushCreateSpec {
 /** Parses a PUSH.DELETE body: the push_id. */
 export function parsePushDeleteRequest(payload: Uint8Array): string {
   return parseJsonBody(payload, pushDeleteRequestSchema).push_id;
-}
-
-/** Checks a PUSH.LIST body (empty, or a JSON object). Throws Mq9Error(bad_request). */
-export function parsePushListRequest(payload: Uint8Array): void {
-  parseJsonBody(payload, pushListRequestSchema);
 }
 
 /** Throws Mq9Error(bad_request) when `address` is too long to have a dead-letter mailbox. */

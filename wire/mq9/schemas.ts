@@ -173,6 +173,18 @@ function issueText(issue: z.core.$ZodIssue, value: unknown): string {
   return zodDefault ? `must be ${EXPECTED[issue.expected] ?? issue.expected}` : issue.message;
 }
 
+/** The body of a request that takes no fields (PUSH.LIST, MSG.DELETE): `{}` or empty; unknown fields are ignored, as in every request body. */
+const noFieldsSchema = z.object({});
+
+/**
+ * Checks the body of a request that takes no fields (`$mq9.AI.PUSH.LIST.*`,
+ * `$mq9.AI.MSG.DELETE.*.*`): empty or a JSON object. Throws
+ * Mq9Error(bad_request) for anything else (not UTF-8/JSON, not an object).
+ */
+export function parseNoFieldsRequest(payload: Uint8Array): void {
+  parseJsonBody(payload, noFieldsSchema);
+}
+
 /** Parses a CREATE body. */
 export function parseCreateRequest(payload: Uint8Array): CreateSpec {
   const b = parseJsonBody(payload, createRequestSchema);
