@@ -51,6 +51,9 @@ describe("PUSH subjects and requests", () => {
     expect(mq9Error(() => parsePushCreateRequest(json({ group_name: "g", url: "u", concurrency: 33 }))).message).toContain("from 1 to 32");
     expect(mq9Error(() => parsePushCreateRequest(json({ group_name: "g", url: "u", timeout_ms: 50 }))).message).toContain("timeout_ms");
     expect(mq9Error(() => parsePushCreateRequest(json({ group_name: "g", url: "u", deliver: "from_time" }))).message).toContain("needs the from_time field");
+    // a misspelt option is refused, not silently replaced by its default
+    expect(mq9Error(() => parsePushCreateRequest(json({ group_name: "g", url: "u", timeout: 500 }))).message).toBe('invalid request body: unknown field "timeout"');
+    expect(mq9Error(() => parsePushCreateRequest(json({ group_name: "g", url: "u", a: 1, b: 2 }))).message).toBe('invalid request body: unknown fields "a", "b"');
     expect(parsePushDeleteRequest(json({ push_id: "push_1" }))).toBe("push_1");
     expect(mq9Error(() => parsePushDeleteRequest(json({}))).message).toContain("field push_id");
   });

@@ -55,7 +55,7 @@ export function deadLetterAddress(address: string): string {
 const utf8 = new TextEncoder();
 
 /** `$mq9.AI.PUSH.CREATE.*` body. */
-export const pushCreateRequestSchema = z.object({
+export const pushCreateRequestSchema = z.strictObject({
   group_name: groupNameSchema,
   url: z.string({ error: "must be the endpoint URL (https://…)" }),
   secret: z.string().refine((s) => {

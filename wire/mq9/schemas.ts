@@ -161,11 +161,13 @@ const EXPECTED: Record<string, string> = {
  * The text of the first schema issue: a field absent from `value` is
  * `required` (with the field's own rule in brackets when it has one), a
  * wrong type with zod's default wording (`Invalid input: expected string,
- * received undefined`) is `must be a string`; every other message is the
+ * received undefined`) is `must be a string`; a field a strict schema does
+ * not know (PUSH.CREATE) is `unknown field "x"`; every other message is the
  * schema's own.
  */
 function issueText(issue: z.core.$ZodIssue, value: unknown): string {
   const zodDefault = issue.message.startsWith("Invalid input");
+  if (issue.code === "unrecognized_keys") return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}`;
   if (issue.code !== "invalid_type") return issue.message;
   let at: unknown = value;
   for (const key of issue.path) at = at !== null && typeof at === "object" ? (at as Record<PropertyKey, unknown>)[key] : undefined;
