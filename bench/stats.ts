@@ -33,3 +33,13 @@ export async function timeit(
   const elapsed = (performance.now() - start) / 1000;
   return { rate: latenciesMs.length / elapsed, count: latenciesMs.length, latenciesMs };
 }
+
+/** The median of `xs` (the upper one of an even count); undefined for none. */
+export function median(xs: readonly number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+}
+
+/** `x` rounded to 3 decimals (ratios in reports). */
+export function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

@@ -33,11 +33,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, type NatsConnection } from "nats";
 import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
-import { httpCaller, type HttpCaller } from "../http";
 import { startNatsServer } from "../nats-server";
 import type { BenchSuite } from "../runner";
 import { ownCpuMs, splitCpuMs, treeCpuMs } from "../cpu";
-import { timeit } from "../stats";
+import { median, round3 } from "../stats";
+import { CONCURRENCY, MAILBOXES, PAYLOAD, SUBJECT, httpRate as httpSlice, prepareMq9, type HttpRate, type Mq9Clients } from "../mq9-target";
 import { e2eThroughput } from "./mortar-e2e";
 import { pipelinedPub } from "./mortar-pub";
 import { measureRequests } from "./nats-mq9";
@@ -46,23 +46,14 @@ const ROUNDS = 7;
 const HTTP_SLICE_MS = 1_500;
 const NATS_SLICE_MS = 2_000;
 const PUB_SLICE_MS = 3_000;
-const CONCURRENCY = 32;
-const MAILBOXES = 100;
-const PAYLOAD = JSON.stringify({ text: "x".repeat(48) }); // 64 bytes
-const SUBJECT = "$mq9.AI.MSG.SEND.bench.inbox";
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 type Name = "wrangler" | "miniflare";
 
 /** One launcher under test, with its clients. */
-interface Target {
+interface Target extends Mq9Clients {
   name: Name;
   broker: LocalBroker;
-  http: HttpCaller;
-  nats: NatsConnection;
-  boxes: string[];
 }
 
 async function target(name: Name, dir: string): Promise<Target> {
@@ -70,21 +61,11 @@ async function target(name: Name, dir: string): Promise<Target> {
     stateDir: join(dir, name), port: 0, launcher: name, bridges: { mortar: 0, nats: 0 },
     inheritLogs: process.env.BENCH_BROKER_LOGS === "1", // the brokers' own output, to see why a case failed
   });
-  const http = httpCaller(broker.port, CONCURRENCY * 2);
-  const boxes = Array.from({ length: MAILBOXES }, (_, i) => `bench.launchers.${i}`);
-  for (const b of boxes) await http.call("POST", "/mq9/$mq9.AI.MAILBOX.CREATE", { body: JSON.stringify({ name: b, ttl: 3600 }) });
-  await http.call("POST", "/mq9/$mq9.AI.MAILBOX.CREATE", { body: JSON.stringify({ name: "bench.inbox", ttl: 0 }) });
-  const nats = await connect({ servers: `127.0.0.1:${broker.bridges.nats}` });
-  return { name, broker, http, nats, boxes };
+  return { name, broker, ...(await prepareMq9(broker, "bench.launchers")) };
 }
 
 /** One measurement: operations per second, how many operations were done, and how many HTTP requests failed (not counted as done). */
-interface Measured {
-  rate: number;
-  ops: number;
-  failed?: number;
-  firstError?: string;
-}
+type Measured = HttpRate;
 
 /** A case, run once per launcher per round. */
 interface Case {
@@ -98,19 +79,7 @@ interface Case {
  * (e.g. the earlier launcher's proxy answering 503 "Your worker restarted
  * mid-request") is counted, not retried, and not in the rate.
  */
-const httpRate = async (op: () => Promise<unknown>): Promise<Measured> => {
-  let failed = 0;
-  let firstError: string | undefined;
-  const start = performance.now();
-  const r = await timeit(HTTP_SLICE_MS, CONCURRENCY, async () => {
-    await op().catch((e: Error) => {
-      failed++;
-      firstError ??= e.message.slice(0, 200);
-    });
-  });
-  const ok = r.count - failed;
-  return { rate: ok / ((performance.now() - start) / 1000), ops: ok, ...(failed > 0 ? { failed, firstError } : {}) };
-};
+const httpRate = (op: () => Promise<unknown>): Promise<Measured> => httpSlice(HTTP_SLICE_MS, op);
 
 const CASES: Case[] = [
   { name: "GET /healthz", unit: "req/s", measure: (t) => httpRate(() => t.http.call("GET", "/healthz")) },

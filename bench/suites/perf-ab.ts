@@ -32,29 +32,20 @@ import { join } from "node:path";
 import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
 import { startBaseline, type Baseline } from "../baseline";
 import { ownCpuMs, splitCpuMs, treeCpuMs } from "../cpu";
-import { httpCaller, type HttpCaller } from "../http";
 import { startNatsServer } from "../nats-server";
 import type { BenchSuite } from "../runner";
 import { PACKAGE_ROOT } from "../../client/local/root";
-import { timeit } from "../stats";
+import { median, round3 } from "../stats";
+import { CONCURRENCY, MAILBOXES, PAYLOAD, SUBJECT, httpRate, prepareMq9, type Mq9Clients } from "../mq9-target";
 import { measureRequests } from "./nats-mq9";
 
-const CONCURRENCY = 32;
-const MAILBOXES = 100;
-const PAYLOAD = JSON.stringify({ text: "x".repeat(48) }); // 64 bytes
-const SUBJECT = "$mq9.AI.MSG.SEND.bench.inbox";
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 type Arm = "base" | "new";
 
-interface Target {
+interface Target extends Mq9Clients {
   arm: Arm;
   broker: LocalBroker;
-  http: HttpCaller;
-  nats: NatsConnection;
-  boxes: string[];
 }
 
 /** CPU µs per operation: the launcher (bridges), workerd, this process (clients). */
@@ -65,23 +56,7 @@ interface Split {
 }
 
 async function prepare(arm: Arm, broker: LocalBroker): Promise<Target> {
-  const http = httpCaller(broker.port, CONCURRENCY * 2);
-  const boxes = Array.from({ length: MAILBOXES }, (_, i) => `bench.ab.${i}`);
-  for (const b of boxes) await http.call("POST", "/mq9/$mq9.AI.MAILBOX.CREATE", { body: JSON.stringify({ name: b, ttl: 3600 }) });
-  await http.call("POST", "/mq9/$mq9.AI.MAILBOX.CREATE", { body: JSON.stringify({ name: "bench.inbox", ttl: 0 }) });
-  const nats = await connect({ servers: `127.0.0.1:${broker.bridges.nats}` });
-  return { arm, broker, http, nats, boxes };
-}
-
-/** HTTP requests, CONCURRENCY in flight for `ms`; failures are counted and not in the rate. */
-async function httpRate(ms: number, op: () => Promise<unknown>): Promise<{ rate: number; ops: number; failed: number }> {
-  let failed = 0;
-  const start = performance.now();
-  const r = await timeit(ms, CONCURRENCY, async () => {
-    await op().catch(() => failed++);
-  });
-  const ok = r.count - failed;
-  return { rate: ok / ((performance.now() - start) / 1000), ops: ok, failed };
+  return { arm, broker, ...(await prepareMq9(broker, "bench.ab")) };
 }
 
 type CaseName = "nats" | "http100" | "http1";
