@@ -35,7 +35,7 @@ import { PACKAGE_ROOT } from "../../client/local/root";
 import { treeCpuMs } from "../cpu";
 import { httpCaller } from "../http";
 import type { BenchSuite } from "../runner";
-import { timeit } from "../stats";
+import { median, round3, timeit } from "../stats";
 import { measureRequests } from "./nats-mq9";
 
 const ROUNDS = 10;
@@ -43,8 +43,6 @@ const SLICE_MS = 1_500;
 const CONCURRENCY = 32;
 const SUBJECT = "$mq9.AI.MSG.SEND.bench.inbox";
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** A TCP listener that tunnels each connection over a WebSocket from `dispatchFetch` (no backpressure). */
 async function dispatchFetchBridge(w: HostedWorker): Promise<Server> {

@@ -40,7 +40,7 @@ import { startBaseline } from "../baseline";
 import { processTree } from "../../client/local/process-tree";
 import { readFileSync } from "node:fs";
 import type { BenchSuite } from "../runner";
-import { summarize } from "../stats";
+import { median, summarize } from "../stats";
 
 /** Rounds (PUSH_BENCH_ROUNDS overrides). */
 const ROUNDS = Math.max(1, Number(process.env.PUSH_BENCH_ROUNDS) || 3);
@@ -66,7 +66,6 @@ function treeCpuMs(root: number | undefined): number {
   return ticks * 10; // USER_HZ = 100
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const range = (xs: number[], digits = 0) => `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
 
 export const suite: BenchSuite = {

@@ -18,7 +18,7 @@
  */
 import { MortarClient } from "../../client/sdk";
 import type { BenchSuite } from "../runner";
-import { summarize, timeit } from "../stats";
+import { median, summarize, timeit } from "../stats";
 
 const WINDOW = 1000;
 const ROUND_MS = 2_000;
@@ -70,7 +70,6 @@ async function partitionStats(url: string, name: string): Promise<PartitionDoc> 
   return t.partitions[0]!;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
 
 export const suite: BenchSuite = {

@@ -16,7 +16,7 @@ import { startLocalBroker } from "../../client/local/broker";
 import { MortarClient } from "../../client/sdk";
 import { httpCaller } from "../http";
 import type { BenchSuite } from "../runner";
-import { summarize, timeit } from "../stats";
+import { median, summarize, timeit } from "../stats";
 
 const ADMIN = "bench-admin";
 const STATIC = "bench-static";
@@ -26,7 +26,6 @@ const ROUNDS = 6;
 const SLICE_MS = 1_000;
 const PAYLOAD = JSON.stringify({ text: "x".repeat(48) });
 const VALUE = new Uint8Array(128).fill(0x61);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export const suite: BenchSuite = {
   name: "tenants",
