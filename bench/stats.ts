@@ -34,7 +34,7 @@ export async function timeit(
   return { rate: latenciesMs.length / elapsed, count: latenciesMs.length, latenciesMs };
 }
 
-/** The median of `xs` (the upper one of an even count); undefined for none. */
+/** The median of `xs` (the upper one of an even count); `xs` must not be empty. */
 export function median(xs: readonly number[]): number {
   return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 }
