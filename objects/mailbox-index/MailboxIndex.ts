@@ -1,72 +1,169 @@
 /**
- * MailboxIndex Durable Object: the list of a tenant's mq9 mailboxes
- * (`mailbox-index/<tenant>`, mailboxIndexStub), because a Worker cannot
- * enumerate Durable Objects. Used by the tenant purge to find every mailbox,
- * and the base of a paginated mailbox listing (`page`).
+ * MailboxIndex Durable Object: a tenant's mq9 mailboxes
+ * (`mailbox-index/<tenant>`, mailboxIndexStub) — the truth for which
+ * mailboxes exist and when each expires (docs/mq9.md "Mailbox index").
  *
- * Consistency rule (docs/mq9.md "Mailbox index"): a Mailbox writes the
- * index update it owes into its own storage in the same transaction as its
- * CREATE (or its expiry), sends it after the commit without making the
- * reply wait, and retries it from its alarm until this object answered
- * (objects/mailbox/index-sync.ts). So every mailbox that exists is listed
- * here or has an update pending in its own storage; a listed mailbox may
- * already have expired until its removal lands. Updates carry the creation
- * time, so order does not matter (store.ts).
+ * - MAILBOX.CREATE writes only a row here (`create`): one commit in this one
+ *   database, no Mailbox object opened (#14 item 3: a flood of CREATEs is
+ *   a flood of rows in one object, not of new databases, each an fsync
+ *   series on workerd's one thread).
+ * - A Mailbox object takes its row over on its first request (`claim`:
+ *   the row marked materialized) and keeps messages, groups and push
+ *   subscriptions; until then the mailbox is only this row.
+ * - The index's one alarm deletes rows whose TTL ended (expireDue); a
+ *   materialized Mailbox expires its own data at the same time and tells
+ *   the index too (objects/mailbox/index-sync.ts, idempotent).
+ * - Rows of mailboxes created by a Mailbox object (brokers from before this
+ *   change, `add` from index-sync.ts) are materialized ones.
+ * Listing (`page`) and the tenant purge read the rows; the purge opens only
+ * materialized mailboxes.
  *
  * It is also the tenant's exact mailbox count for the `mailboxes` limit
  * (objects/tenants/mailbox-limits.ts, docs/tenants.md "Default limits"):
- * `admit` counts the listed mailboxes (kept in memory) plus the CREATEs it
- * admitted whose mailbox is not listed yet (reservations by address; the
- * mailbox's own `add` ends one, a CREATE that created nothing `release`s
- * it, and one not ended within RESERVATION_MS lapses).
+ * `admit` counts the rows (kept in memory) plus the CREATEs it admitted
+ * whose row is not written yet (reservations by address; the CREATE's
+ * `create` ends one, a CREATE that created nothing `release`s it, and one
+ * not ended within RESERVATION_MS lapses).
+ *
+ * It reports `mortarmq_mq9_mailboxes` for its rows no Mailbox object holds
+ * (a materialized Mailbox reports its own 1), through its Meter.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { MailboxIndexStore, type IndexedMailbox, type MailboxPage } from "./store";
+import { series } from "../usage/catalog";
+import { Meter } from "../usage/meter";
+import { telemetryFlushMs, usageStub } from "../usage/stub";
+import { rememberedName } from "../shared/object-name";
+import { tenantOfName } from "../shared/names";
+import { alarmChange, earliest, mailboxExpiry } from "../mailbox/schedule";
+import { MailboxIndexStore, type IndexRow, type IndexedMailbox, type MailboxPage } from "./store";
 
 /**
- * How long an admitted CREATE holds its slot while its mailbox is not listed,
- * ms: a CREATE answers within seconds and its mailbox's `add` follows the
- * commit at once (retried from the mailbox's alarm after 1 s, 2 s, …), so a
- * lapsed reservation is a CREATE that died with its caller.
+ * How long an admitted CREATE holds its slot while its row is not written,
+ * ms: the CREATE writes it right after the admission, so a lapsed
+ * reservation is a CREATE that died with its caller.
  */
 export const RESERVATION_MS = 60_000;
+
+/** Rows expired per SQL round by the alarm. */
+const EXPIRE_BATCH = 500;
+
+const MAILBOXES = series("mortarmq_mq9_mailboxes");
 
 /** `admit` answer: admitted (`at` names the reservation, absent when none was needed: the address is listed or reserved already), or refused with the count. */
 export type IndexAdmission = { ok: true; at?: number } | { ok: false; count: number };
 
+/** `create` answer: created (the row's creation time, ms), or the address has a live mailbox. */
+export type IndexCreate = { ok: true; createdMs: number } | { ok: false; exists: true };
+
+/** A page of rows with their state (the tenant purge). */
+export interface IndexRowPage {
+  rows: IndexRow[];
+  next: string | null;
+}
+
 export class MailboxIndex extends DurableObject<Env> {
   private store: MailboxIndexStore;
-  /** Listed mailboxes (count(*) once, then kept by add/remove). */
-  private listed: number | null = null;
-  /** Admitted CREATEs whose mailbox is not listed yet: address → admission time (ms, ascending in insertion order). */
+  /** Listed mailboxes (counted when the object starts, then kept by every change). */
+  private listed = 0;
+  /** Rows no Mailbox object holds (counted when the object starts, then kept). */
+  private unmaterialized = 0;
+  /** Admitted CREATEs whose row is not written yet: address → admission time (ms, ascending in insertion order). */
   private readonly reserved = new Map<string, number>();
+  private readonly meter: Meter | null;
+  /** Earliest row expiry (ms) the alarm is for; null = none. */
+  private expiryAt: number | null = null;
+  /** When the meter wants its flush (ms); null = nothing to report. */
+  private flushAt: number | null = null;
+  /** Time the alarm is armed for (mirror of storage). */
+  private alarmAt: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new MailboxIndexStore(ctx.storage.sql);
+    const tenant = tenantOfName(rememberedName(ctx));
+    this.meter = tenant === null ? null : new Meter(ctx.storage, {
+      reporter: ctx.id.toString(),
+      flushMs: telemetryFlushMs(env),
+      send: (r) => usageStub(env, tenant).report(r),
+      levels: () => ({ [MAILBOXES]: this.unmaterialized }),
+      schedule: (at) => {
+        this.flushAt = earliest(this.flushAt, at);
+        this.rearm();
+      },
+    });
+    void ctx.blockConcurrencyWhile(async () => {
+      this.alarmAt = await ctx.storage.getAlarm();
+      this.expiryAt = this.store.earliestExpiry();
+      this.listed = this.store.count();
+      this.unmaterialized = this.store.unmaterializedCount();
+      this.meter?.resume();
+      this.rearm();
+    });
   }
 
-  /** A mailbox was created (idempotent: an add sent again after a mailbox restarted writes nothing). */
+  /**
+   * MAILBOX.CREATE of `address` with TTL `ttlSec` (0 = never) at `now`:
+   * writes its row (replacing one whose TTL ended) and ends the address's
+   * reservation. Refused when the address has a live mailbox.
+   */
+  create(address: string, ttlSec: number, now = Date.now()): IndexCreate {
+    const old = this.store.get(address);
+    if (old && !expired(old, now)) return { ok: false, exists: true };
+    if (old) this.forgetRow(old);
+    this.insert(address, ttlSec, now);
+    this.reserved.delete(address);
+    return { ok: true, createdMs: now };
+  }
+
+  /**
+   * A Mailbox object takes over the row of `address` (its first request):
+   * answers the row (marked materialized), or null when the address has no
+   * live mailbox. `createTtlSec` given (a dead-letter mailbox, docs/push.md):
+   * a missing row is created with that TTL, outside the count (its slot was
+   * taken by the PUSH.CREATE).
+   */
+  claim(address: string, now = Date.now(), createTtlSec?: number): IndexedMailbox | null {
+    let row = this.store.get(address);
+    if (row && expired(row, now)) {
+      this.forgetRow(row);
+      row = null;
+    }
+    if (!row) {
+      if (createTtlSec === undefined) return null;
+      row = this.insert(address, createTtlSec, now);
+    }
+    if (!row.materialized) {
+      this.store.markMaterialized(address);
+      this.unmaterialized--;
+      this.meter?.touch();
+    }
+    return { address: row.address, created_ms: row.created_ms, expires_ms: row.expires_ms };
+  }
+
+  /** A Mailbox object created a mailbox (index-sync.ts; idempotent: an add sent again after a mailbox restarted writes nothing). */
   add(m: IndexedMailbox): void {
-    const listed = this.count();
     const row = this.store.get(m.address);
-    const known = row !== null;
-    if (!row || row.created_ms !== m.created_ms || row.expires_ms !== m.expires_ms) this.store.add(m);
-    if (!known) this.listed = listed + 1;
+    if (row && row.created_ms > m.created_ms) return;
+    if (!row || row.created_ms !== m.created_ms || row.expires_ms !== m.expires_ms || !row.materialized) {
+      this.store.add(m);
+      if (!row) this.listed++;
+      else if (!row.materialized) this.unmaterialized--;
+      this.armExpiry(m.expires_ms);
+    }
     this.reserved.delete(m.address);
   }
 
   /** The mailbox created at `createdMs` at `address` is gone (expired, purged). Idempotent. */
   remove(address: string, createdMs: number): void {
-    const listed = this.count();
-    this.listed = listed - this.store.remove(address, createdMs);
+    const gone = this.store.remove(address, createdMs);
+    if (gone) this.counted(gone);
   }
 
   /**
    * A CREATE of `address` under a limit of `max` mailboxes: admitted while
    * the listed mailboxes plus the unlisted admitted ones are below `max`
-   * (then `address` is reserved until its mailbox is listed); a listed or
+   * (then `address` is reserved until its row is written); a listed or
    * already reserved address is admitted without a reservation (it creates
    * no new mailbox, or only one of the two CREATEs does).
    */
@@ -92,18 +189,93 @@ export class MailboxIndex extends DurableObject<Env> {
     return this.store.page(after, limit, prefix);
   }
 
+  /** {@link page} with each row's state: whether a Mailbox object holds it. */
+  rows(after: string | null, limit: number): IndexRowPage {
+    return this.store.rows(after, limit);
+  }
+
   /** How many mailboxes are listed. */
   count(): number {
-    this.listed ??= this.store.count();
     return this.listed;
+  }
+
+  /** The alarm: deletes the rows whose TTL ended, flushes the meter when due; re-arms. */
+  override async alarm(): Promise<void> {
+    this.alarmAt = null;
+    const now = Date.now();
+    if (this.expiryAt !== null && this.expiryAt <= now) {
+      for (let rows = this.store.expireDue(now, EXPIRE_BATCH); rows.length; rows = this.store.expireDue(now, EXPIRE_BATCH)) {
+        for (const r of rows) this.counted(r);
+      }
+      this.expiryAt = this.store.earliestExpiry();
+    }
+    if (this.flushAt !== null && this.flushAt <= now) {
+      this.flushAt = null;
+      await this.meter?.flush(); // a failed flush schedules its retry
+    }
+    this.rearm();
   }
 
   /** Tenant purge: deletes all of the index's storage (safe to call twice); an empty index remains usable. */
   async purge(): Promise<void> {
+    await this.meter?.abandon();
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.store = new MailboxIndexStore(this.ctx.storage.sql);
     this.listed = 0;
+    this.unmaterialized = 0;
     this.reserved.clear();
+    this.expiryAt = null;
+    this.flushAt = null;
+    this.alarmAt = null;
   }
+
+  /** Writes the row of a new mailbox (not materialized) and counts it. */
+  private insert(address: string, ttlSec: number, now: number): IndexRow {
+    const row: IndexRow = { address, created_ms: now, expires_ms: mailboxExpiry(now, ttlSec), materialized: false };
+    this.store.insert(row);
+    this.listed++;
+    this.unmaterialized++;
+    this.meter?.touch();
+    this.armExpiry(row.expires_ms);
+    return row;
+  }
+
+  /** Deletes `row` (its TTL ended) and uncounts it. */
+  private forgetRow(row: IndexRow): void {
+    this.store.remove(row.address, row.created_ms);
+    this.counted(row);
+  }
+
+  /** Uncounts a deleted row. */
+  private counted(row: IndexRow): void {
+    this.listed--;
+    if (!row.materialized) {
+      this.unmaterialized--;
+      this.meter?.touch();
+    }
+  }
+
+  /** The alarm must also fire at `expiresMs` (null = never). */
+  private armExpiry(expiresMs: number | null): void {
+    if (expiresMs === null) return;
+    if (this.expiryAt === null || expiresMs < this.expiryAt) {
+      this.expiryAt = expiresMs;
+      this.rearm();
+    }
+  }
+
+  /** Arms the alarm for the earliest of the next expiry and the meter's flush. */
+  private rearm(): void {
+    const want = earliest(this.expiryAt, this.flushAt);
+    const change = alarmChange(this.alarmAt, want);
+    if (change.kind === "set") void this.ctx.storage.setAlarm(change.at);
+    else if (change.kind === "delete") void this.ctx.storage.deleteAlarm();
+    this.alarmAt = want;
+  }
+}
+
+/** Whether `row`'s TTL ended at `now`. */
+function expired(row: IndexedMailbox, now: number): boolean {
+  return row.expires_ms !== null && row.expires_ms <= now;
 }

@@ -3,7 +3,13 @@
  * mailbox the tenant has, keyed by address, so the list pages in address
  * order with a keyset cursor (never an OFFSET scan).
  *
- *   mailboxes(address TEXT PRIMARY KEY, created_ms, expires_ms)
+ *   mailboxes(address TEXT PRIMARY KEY, created_ms, expires_ms, materialized)
+ *   index mailboxes_expiry(expires_ms) — the index's one alarm expires rows
+ *
+ * A row is the mailbox (docs/mq9.md "Mailbox index"): a CREATE writes only
+ * the row (`materialized` 0); the Mailbox object takes it over on its first
+ * request (`claim` sets `materialized` 1). Rows written before this column
+ * existed came from Mailbox objects: they read as materialized.
  *
  * Every update carries the mailbox's creation time: an add replaces a row
  * only with a creation time at least as new, a remove deletes a row only
@@ -27,36 +33,78 @@ export interface MailboxPage {
   next: string | null;
 }
 
+/** A row with its state: `materialized` — its Mailbox object holds it (claimed or created there). */
+export interface IndexRow extends IndexedMailbox {
+  materialized: boolean;
+}
+
 /** Largest page. */
 export const MAX_PAGE = 1000;
 
+type Row = { address: string; created_ms: number; expires_ms: number | null; materialized: number };
+
 export class MailboxIndexStore {
   constructor(private readonly sql: SqlStorage) {
-    sql.exec("CREATE TABLE IF NOT EXISTS mailboxes(address TEXT PRIMARY KEY, created_ms INTEGER NOT NULL, expires_ms INTEGER) WITHOUT ROWID");
+    sql.exec("CREATE TABLE IF NOT EXISTS mailboxes(address TEXT PRIMARY KEY, created_ms INTEGER NOT NULL, expires_ms INTEGER, materialized INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID");
+    if (!sql.exec("SELECT * FROM mailboxes LIMIT 0").columnNames.includes("materialized")) {
+      // an index from before index-only CREATEs: every row was written by its Mailbox object
+      sql.exec("ALTER TABLE mailboxes ADD COLUMN materialized INTEGER NOT NULL DEFAULT 1");
+    }
+    sql.exec("CREATE INDEX IF NOT EXISTS mailboxes_expiry ON mailboxes(expires_ms) WHERE expires_ms IS NOT NULL");
   }
 
-  /** Records a mailbox (idempotent; an older creation time never replaces a newer one). */
+  /** Records a mailbox its Mailbox object created (idempotent; an older creation time never replaces a newer one). */
   add(m: IndexedMailbox): void {
-    this.sql.exec(`INSERT INTO mailboxes(address, created_ms, expires_ms) VALUES (?, ?, ?)
-      ON CONFLICT(address) DO UPDATE SET created_ms = excluded.created_ms, expires_ms = excluded.expires_ms
+    this.sql.exec(`INSERT INTO mailboxes(address, created_ms, expires_ms, materialized) VALUES (?, ?, ?, 1)
+      ON CONFLICT(address) DO UPDATE SET created_ms = excluded.created_ms, expires_ms = excluded.expires_ms, materialized = 1
       WHERE excluded.created_ms >= mailboxes.created_ms`, m.address, m.created_ms, m.expires_ms);
   }
 
-  /** Forgets the mailbox created at `createdMs` (or earlier) at `address`; a newer one stays. Returns the rows deleted (0 or 1). */
-  remove(address: string, createdMs: number): number {
-    return this.sql.exec("DELETE FROM mailboxes WHERE address = ? AND created_ms <= ?", address, createdMs).rowsWritten;
+  /** A CREATE's row, not materialized (replaces an expired row of the same address: the caller checked). */
+  insert(m: IndexedMailbox): void {
+    this.sql.exec("INSERT OR REPLACE INTO mailboxes(address, created_ms, expires_ms, materialized) VALUES (?, ?, ?, 0)",
+      m.address, m.created_ms, m.expires_ms);
   }
 
-  /** The listed mailbox at `address`, or null. */
-  get(address: string): IndexedMailbox | null {
-    const r = this.sql.exec<IndexedMailbox & Record<string, SqlStorageValue>>(
-      "SELECT address, created_ms, expires_ms FROM mailboxes WHERE address = ?", address).toArray()[0];
-    return r ? { address: r.address, created_ms: r.created_ms, expires_ms: r.expires_ms } : null;
+  /** Marks the row of `address` materialized. */
+  markMaterialized(address: string): void {
+    this.sql.exec("UPDATE mailboxes SET materialized = 1 WHERE address = ?", address);
+  }
+
+  /** Forgets the mailbox created at `createdMs` (or earlier) at `address`; a newer one stays. Returns the row deleted, or null. */
+  remove(address: string, createdMs: number): IndexRow | null {
+    const r = this.get(address);
+    if (!r || r.created_ms > createdMs) return null;
+    this.sql.exec("DELETE FROM mailboxes WHERE address = ?", address);
+    return r;
+  }
+
+  /** The row of `address`, or null. */
+  get(address: string): IndexRow | null {
+    const r = this.sql.exec<Row>("SELECT address, created_ms, expires_ms, materialized FROM mailboxes WHERE address = ?", address).toArray()[0];
+    return r ? toRow(r) : null;
   }
 
   /** Whether `address` is listed. */
   has(address: string): boolean {
     return this.sql.exec("SELECT 1 FROM mailboxes WHERE address = ?", address).toArray().length > 0;
+  }
+
+  /**
+   * Deletes up to `limit` rows whose TTL ended at or before `now` (ms) and
+   * returns them (so the caller can count what was materialized).
+   */
+  expireDue(now: number, limit: number): IndexRow[] {
+    const rows = this.sql.exec<Row>(
+      "SELECT address, created_ms, expires_ms, materialized FROM mailboxes WHERE expires_ms IS NOT NULL AND expires_ms <= ? ORDER BY expires_ms LIMIT ?",
+      now, limit).toArray().map(toRow);
+    for (const r of rows) this.sql.exec("DELETE FROM mailboxes WHERE address = ?", r.address);
+    return rows;
+  }
+
+  /** The earliest TTL end of any row (ms), or null when none expires. */
+  earliestExpiry(): number | null {
+    return this.sql.exec<{ e: number | null }>("SELECT min(expires_ms) AS e FROM mailboxes WHERE expires_ms IS NOT NULL").one().e;
   }
 
   /**
@@ -66,19 +114,34 @@ export class MailboxIndexStore {
    * every address with the prefix sorts below `prefix + "~"`).
    */
   page(after: string | null, limit: number, prefix = ""): MailboxPage {
+    const rows = this.rows(after, limit, prefix);
+    return { mailboxes: rows.rows.map((r) => ({ address: r.address, created_ms: r.created_ms, expires_ms: r.expires_ms })), next: rows.next };
+  }
+
+  /** {@link page} with each row's state (the tenant purge skips mailboxes no object holds). */
+  rows(after: string | null, limit: number, prefix = ""): { rows: IndexRow[]; next: string | null } {
     const n = Math.max(1, Math.min(MAX_PAGE, Math.floor(limit)));
     const from = after !== null && after >= prefix ? after : null;
     const upper = prefix === "" ? "" : " AND address < ?";
     const args: SqlStorageValue[] = [from ?? prefix, ...(prefix === "" ? [] : [prefix + "~"]), n + 1];
-    const rows = this.sql.exec<IndexedMailbox & Record<string, SqlStorageValue>>(
-      `SELECT address, created_ms, expires_ms FROM mailboxes WHERE address ${from !== null ? ">" : ">="} ?${upper} ORDER BY address LIMIT ?`, ...args).toArray();
+    const rows = this.sql.exec<Row>(
+      `SELECT address, created_ms, expires_ms, materialized FROM mailboxes WHERE address ${from !== null ? ">" : ">="} ?${upper} ORDER BY address LIMIT ?`, ...args).toArray();
     const more = rows.length > n;
-    const mailboxes = rows.slice(0, n).map((r) => ({ address: r.address, created_ms: r.created_ms, expires_ms: r.expires_ms }));
-    return { mailboxes, next: more ? mailboxes[mailboxes.length - 1]!.address : null };
+    const page = rows.slice(0, n).map(toRow);
+    return { rows: page, next: more ? page[page.length - 1]!.address : null };
   }
 
   /** Indexed mailboxes. */
   count(): number {
     return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM mailboxes").one().n;
   }
+
+  /** Indexed mailboxes no Mailbox object holds yet (created, never used). */
+  unmaterializedCount(): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM mailboxes WHERE materialized = 0").one().n;
+  }
+}
+
+function toRow(r: Row): IndexRow {
+  return { address: r.address, created_ms: r.created_ms, expires_ms: r.expires_ms, materialized: r.materialized !== 0 };
 }

@@ -40,6 +40,8 @@ import type { MailboxResult, MessagesResult, SendResult } from "./rpc";
 import { WaiterSet } from "./waiters";
 import { MailboxTelemetry } from "./telemetry";
 import { IndexSync } from "./index-sync";
+import { mailboxIndexStub } from "../mailbox-index/stub";
+import type { IndexedMailbox } from "../mailbox-index/store";
 import { nameToRemember, rememberName } from "../shared/object-name";
 import { mq9Fault } from "../mq9/faults";
 import { tenantOfName } from "../shared/names";
@@ -60,6 +62,9 @@ const DUE_BATCH = 256;
 const ALARM_RUN_MS = 60_000;
 
 type SendItem = { address: string; opts: Mq9SendOptions; payload: Uint8Array };
+
+/** A failed RPC result. */
+type Failure = Extract<MailboxResult, { ok: false }>;
 
 /**
  * One mq9 mailbox. RPC methods (called by the mq9 service,
@@ -104,6 +109,10 @@ export class Mailbox extends DurableObject<Env> {
   private readonly index: IndexSync;
   /** When a failed index update is retried (ms), shares the one alarm; null = nothing pending. */
   private indexDue: number | null = null;
+  /** The mailbox's tenant (from the object's name); null = not addressed by name (no index to ask). */
+  private readonly tenant: string | null;
+  /** The claim of this mailbox's index row in flight (materialize); null = none. */
+  private materializing: Promise<Failure | null> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -139,6 +148,7 @@ export class Mailbox extends DurableObject<Env> {
       },
     });
     const tenant = tenantOfName(this.name);
+    this.tenant = tenant;
     const attemptsPerLease = Math.max(1, Math.ceil(pushAttemptsPerS(env) / 10));
     this.push = new PushDriver({
       storage: ctx.storage, store: this.store, pushes: this.pushStore, telemetry: this.telemetry,
@@ -170,38 +180,74 @@ export class Mailbox extends DurableObject<Env> {
     });
   }
 
-  /** MAILBOX.CREATE: `ttlSec` 0 = never expires. Error `mailbox X already exists`. */
-  create(address: string, ttlSec: number): MailboxResult | Promise<MailboxResult> {
-    return this.sends.after(() => this.run(() => {
-      const now = this.catchUp();
-      if (this.meta) throw new Mq9Error("mailbox_exists", mq9Messages.mailboxExists(address));
-      this.createNow(address, ttlSec, now);
-      return {};
-    }));
+  /**
+   * Whether a request can run at once: the mailbox is here and its TTL has
+   * not ended — else (or an object not addressed by name) it first asks the
+   * index (materialize).
+   */
+  private here(): boolean {
+    const m = this.meta;
+    return m !== null && (m.expiresMs === null || m.expiresMs > Date.now());
   }
 
   /**
-   * Creates the mailbox (none exists) with TTL `ttlSec` at `now`. Everything
-   * a CREATE writes is written in this one synchronous turn, so workerd
-   * commits it once (#14 item 3: each commit is an fsync on workerd's one
-   * thread, which every other object waits behind): the object's name (when
-   * not stored yet), the schema and mailbox row, the index update it owes
-   * (index-sync.ts), its usage report (telemetry.ts `created`) and its TTL
-   * alarm. The index update and the report are sent after that commit; once
-   * both are acknowledged their rows are dropped together, in one more turn.
+   * Runs `op` once the mailbox is here: at once when it is (the usual
+   * case, no promise), else after {@link materialize}; `failed` turns a
+   * failed index call into `op`'s kind of answer (default: the failure itself, a MailboxResult). `createTtlSec`: a
+   * dead-letter mailbox, created in the index when missing.
    */
-  private createNow(address: string, ttlSec: number, now: number): MailboxMeta {
-    const meta: MailboxMeta = { address, createdMs: now, ttlSec, expiresMs: mailboxExpiry(now, ttlSec), nextMsgId: 0 };
+  private whenHere<T>(address: string, op: () => T | Promise<T>, failed: (f: Failure) => T = (f) => f as T, createTtlSec?: number): T | Promise<T> {
+    if (this.tenant === null || this.here()) return op();
+    return this.materialize(address, createTtlSec).then((f) => (f ? failed(f) : op()));
+  }
+
+  /**
+   * The mailbox exists only as its row in the tenant's MailboxIndex until
+   * its first request (docs/mq9.md "Mailbox index", #14 item 3: a CREATE
+   * opens no database): claims the row (the index marks it materialized)
+   * and stores the mailbox here with the row's creation time and TTL — after
+   * expiring a mailbox here whose TTL ended. No row: nothing is stored (the
+   * request then answers `mailbox X does not exist`). Concurrent requests
+   * share one claim and run in arrival order after it. Resolves the
+   * failure when the index could not be asked, else null.
+   */
+  private materialize(address: string, createTtlSec?: number): Promise<Failure | null> {
+    this.materializing ??= this.claimRow(address, createTtlSec).finally(() => {
+      this.materializing = null;
+    });
+    return this.materializing;
+  }
+
+  private async claimRow(address: string, createTtlSec: number | undefined): Promise<Failure | null> {
+    try {
+      const row = await mailboxIndexStub(this.env, this.tenant!).claim(address, Date.now(), createTtlSec);
+      this.catchUp(); // a mailbox here whose TTL ended goes first
+      if (!this.meta && row) this.adopt(row);
+      return null;
+    } catch (e) {
+      return failure(e);
+    }
+  }
+
+  /**
+   * Stores the mailbox of index row `row` here (none is here). Everything
+   * is written in this one synchronous turn, so workerd commits it once,
+   * with the request that materialized it: the object's name (when not
+   * stored yet), the schema and mailbox row, its usage report (telemetry.ts
+   * `created`: the mailbox gauge counts it here now) and its TTL alarm. The
+   * report is sent after that commit; once acknowledged its row is dropped
+   * in the next write turn.
+   */
+  private adopt(row: IndexedMailbox): MailboxMeta {
+    const ttlSec = row.expires_ms === null ? 0 : Math.round((row.expires_ms - row.created_ms) / 1000);
+    const meta: MailboxMeta = { address: row.address, createdMs: row.created_ms, ttlSec, expiresMs: row.expires_ms, nextMsgId: 0 };
     this.ctx.storage.transactionSync(() => {
       if (this.nameUnsaved) rememberName(this.ctx, this.name);
       this.store.createMailbox(meta);
-      this.index.added(address, now, meta.expiresMs);
     });
     this.nameUnsaved = false;
     this.meta = meta;
-    const reported = this.telemetry.created();
-    const listed = this.index.push();
-    void Promise.all([reported, listed]).then(() => this.settle());
+    void this.telemetry.created()?.then((ok) => { if (ok) this.settle(); });
     this.nextDueMs = earliest(this.nextDueMs, meta.expiresMs);
     this.rearm();
     return meta;
@@ -220,7 +266,8 @@ export class Mailbox extends DurableObject<Env> {
    * commit is in flight share the next one (groupcommit.ts).
    */
   send(address: string, opts: Mq9SendOptions, payload: Uint8Array): SendResult | Promise<SendResult> {
-    return this.sends.submit({ address, opts, payload });
+    if (this.tenant === null || this.here()) return this.sends.submit({ address, opts, payload }); // the hot path: no closure
+    return this.whenHere(address, () => this.sends.submit({ address, opts, payload }));
   }
 
   /**
@@ -229,7 +276,8 @@ export class Mailbox extends DurableObject<Env> {
    * turn, sharing one commit; one result per item, as `send` would answer.
    */
   sendMany(address: string, items: { opts: Mq9SendOptions; payload: Uint8Array }[]): SendResult[] | Promise<SendResult[]> {
-    return this.sends.submitAll(items.map((i) => ({ address, opts: i.opts, payload: i.payload })));
+    return this.whenHere(address, () => this.sends.submitAll(items.map((i) => ({ address, opts: i.opts, payload: i.payload }))),
+      (f) => items.map(() => ({ ...f })));
   }
 
   /** The message a SEND stores. */
@@ -331,7 +379,7 @@ export class Mailbox extends DurableObject<Env> {
    * held request when its client goes away.
    */
   async fetchMessages(address: string, spec: FetchSpec, waiterId: string | null = null): Promise<MessagesResult> {
-    return await this.sends.after(() => this.fetchNow(address, spec, waiterId));
+    return await this.whenHere(address, async () => await this.sends.after(() => this.fetchNow(address, spec, waiterId)));
   }
 
   private async fetchNow(address: string, spec: FetchSpec, waiterId: string | null): Promise<MessagesResult> {
@@ -463,6 +511,10 @@ export class Mailbox extends DurableObject<Env> {
    * a msg_id above the highest of its lane delivered to the group (409).
    */
   ack(address: string, group: string, msgId: number): MailboxResult | Promise<MailboxResult> {
+    return this.whenHere(address, () => this.ackNow(address, group, msgId));
+  }
+
+  private ackNow(address: string, group: string, msgId: number): MailboxResult | Promise<MailboxResult> {
     return this.sends.after(() => this.run(() => {
       this.catchUp();
       const meta = this.requireMailbox(address);
@@ -485,6 +537,10 @@ export class Mailbox extends DurableObject<Env> {
    * `limit` of them, returned in msg_id order. Moves no cursor.
    */
   query(address: string, spec: QuerySpec): MessagesResult | Promise<MessagesResult> {
+    return this.whenHere(address, () => this.queryNow(address, spec));
+  }
+
+  private queryNow(address: string, spec: QuerySpec): MessagesResult | Promise<MessagesResult> {
     return this.sends.after(() => this.run(() => {
       const now = this.catchUp();
       this.requireMailbox(address);
@@ -507,6 +563,10 @@ export class Mailbox extends DurableObject<Env> {
    * msg_id per lane. Moves nothing. Error `mailbox X does not exist`.
    */
   describe(address: string): MailboxResult<{ detail: MailboxDescription }> | Promise<MailboxResult<{ detail: MailboxDescription }>> {
+    return this.whenHere(address, () => this.describeNow(address));
+  }
+
+  private describeNow(address: string): MailboxResult<{ detail: MailboxDescription }> | Promise<MailboxResult<{ detail: MailboxDescription }>> {
     return this.sends.after(() => this.run(() => {
       const now = this.catchUp();
       const meta = this.requireMailbox(address);
@@ -534,6 +594,10 @@ export class Mailbox extends DurableObject<Env> {
 
   /** MSG.DELETE: removes one visible message. Error `message not found`. */
   deleteMessage(address: string, msgId: number): MailboxResult<{ deleted: true }> | Promise<MailboxResult<{ deleted: true }>> {
+    return this.whenHere(address, () => this.deleteNow(address, msgId));
+  }
+
+  private deleteNow(address: string, msgId: number): MailboxResult<{ deleted: true }> | Promise<MailboxResult<{ deleted: true }>> {
     return this.sends.after(() => this.run(() => {
       this.catchUp();
       const meta = this.requireMailbox(address);
@@ -580,6 +644,8 @@ export class Mailbox extends DurableObject<Env> {
    * Errors: mailbox missing, group_pushed, too_many_requests.
    */
   async createPush(address: string, spec: PushCreateSpec): Promise<MailboxResult<{ pushId: string; secret?: string; ttlSec: number; reported: boolean }>> {
+    const f = await this.whenHere<Failure | null>(address, () => null, (x) => x);
+    if (f) return f;
     const r = await this.sends.after(() => this.run(() => {
       const now = this.catchUp();
       const meta = this.requireMailbox(address);
@@ -590,11 +656,11 @@ export class Mailbox extends DurableObject<Env> {
 
   /** PUSH.LIST: the mailbox's push subscriptions with their counters (never the secret). */
   listPushes(address: string): MailboxResult<{ pushes: PushInfo[] }> | Promise<MailboxResult<{ pushes: PushInfo[] }>> {
-    return this.sends.after(() => this.run(() => {
+    return this.whenHere(address, () => this.sends.after(() => this.run(() => {
       const now = this.catchUp();
       this.requireMailbox(address);
       return { pushes: this.push.list(now) };
-    }));
+    })));
   }
 
   /**
@@ -602,6 +668,8 @@ export class Mailbox extends DurableObject<Env> {
    * `reported`: the tenant's aggregator has the new subscription count (TenantDirectory.pushesChanged frees the slot at once).
    */
   async deletePush(address: string, pushId: string): Promise<MailboxResult<{ reported: boolean }>> {
+    const f = await this.whenHere<Failure | null>(address, () => null, (x) => x);
+    if (f) return f;
     const r = await this.sends.after(() => this.run(() => {
       this.catchUp();
       this.requireMailbox(address);
@@ -613,15 +681,20 @@ export class Mailbox extends DurableObject<Env> {
 
   /**
    * Stores a dead-letter copy in this mailbox (`address`, a `<source>.dlq`
-   * mailbox), creating the mailbox with `ttlSec` when it does not exist.
+   * mailbox), creating the mailbox with `ttlSec` when it does not exist
+   * (its index row, outside the tenant's count: the PUSH.CREATE took the slot).
    * Called by the source Mailbox after a pushed message used its
    * max_attempts. Idempotent by `copy.ref`: a copy resent after a lost
    * answer is stored once (answers the stored msg_id).
    */
   deadLetter(address: string, ttlSec: number, copy: DeadLetterCopy): MailboxResult<{ msgId: number }> | Promise<MailboxResult<{ msgId: number }>> {
+    return this.whenHere(address, () => this.deadLetterNow(address, copy), undefined, ttlSec);
+  }
+
+  private deadLetterNow(address: string, copy: DeadLetterCopy): MailboxResult<{ msgId: number }> | Promise<MailboxResult<{ msgId: number }>> {
     return this.sends.after(() => this.run(() => {
       const now = this.catchUp();
-      const meta = this.meta ?? this.createNow(address, ttlSec, now);
+      const meta = this.requireMailbox(address);
       const known = this.pushStore.deadLetterRef(copy.ref);
       if (known !== null) return { msgId: known };
       const msgId = meta.nextMsgId;
@@ -809,7 +882,7 @@ function payloadBytes(messages: readonly StoredMessage[]): number {
 }
 
 /** The failed result for `e`: an Mq9Error as it is; anything else as a platform fault, without its text (mq9/faults.ts). */
-function failure(e: unknown): Extract<MailboxResult, { ok: false }> {
+function failure(e: unknown): Failure {
   if (e instanceof Mq9Error) return { ok: false, code: e.code, error: e.message };
   return { ok: false, ...mq9Fault(e, "Mailbox") };
 }

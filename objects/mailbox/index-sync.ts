@@ -1,18 +1,17 @@
 /**
  * One Mailbox's entry in its tenant's MailboxIndex (objects/mailbox-index/):
- * the update the index is owed — "add" after a CREATE, "remove" after the
- * mailbox expired — kept in table `index_sync` (at most one row) and
- * written in the SAME transaction as the CREATE or the expiry, so it is
- * exactly as durable as the change it describes. After the commit it is
- * sent without the reply waiting for it (`push`); a failed send is retried
- * from the mailbox's alarm (1 s, doubling to 1 min), also after a restart.
- * Once the index answered, a removal drops the table at once (the mailbox
- * is gone); an acknowledged add is only marked sent in memory and its row
- * deleted by `settle`, which the Mailbox calls in a write turn it makes
- * anyway (the turn that also drops the CREATE's usage report, or a SEND
- * commit) — so the CREATE path pays no commit of its own for it (#14 item
- * 3). A row left behind by a restart before that is sent again: adds are
- * idempotent (MailboxIndex.add).
+ * the update the index is owed — "remove" after the mailbox expired, or
+ * "add" left by a broker from before index-only CREATEs (a CREATE writes
+ * the index row itself now, docs/mq9.md "Mailbox index") — kept in table
+ * `index_sync` (at most one row) and written in the SAME transaction as the
+ * expiry, so it is exactly as durable as the change it describes. After
+ * the commit it is sent without the reply waiting for it (`push`); a
+ * failed send is retried from the mailbox's alarm (1 s, doubling to 1 min),
+ * also after a restart. Once the index answered, a removal drops the table
+ * at once (the mailbox is gone); an acknowledged add is only marked sent in
+ * memory and its row deleted by `settle`, in a write turn the Mailbox makes
+ * anyway (a SEND commit). Updates are idempotent (MailboxIndex.add/remove):
+ * a row left behind by a restart is simply sent again.
  */
 import type { Env } from "../env";
 import { mailboxIndexStub } from "../mailbox-index/stub";
@@ -58,11 +57,6 @@ export class IndexSync {
     if (!r) return;
     this.pending = { op: r.op === "remove" ? "remove" : "add", address: r.address, createdMs: r.created_ms, expiresMs: r.expires_ms };
     void this.push().then((ok) => { if (ok) this.settle(); });
-  }
-
-  /** Inside the CREATE's transaction: the index must list the mailbox. */
-  added(address: string, createdMs: number, expiresMs: number | null): void {
-    this.write({ op: "add", address, createdMs, expiresMs });
   }
 
   /** Inside the expiry's transaction: the index must forget the mailbox created at `createdMs`. */

@@ -25,6 +25,7 @@ import {
   parseQueryRequest,
   sendMetadataBytes,
   DEFAULT_MAILBOX_TTL_S,
+  mq9Messages,
   type FetchSpec,
   type Mq9ErrorCode,
   type Mq9Message,
@@ -39,6 +40,8 @@ import { freshMailboxTarget, type MailboxStubs, type MailboxTarget } from "./stu
 import { CREATE_ADMITTED, admitMailbox, type CreateAdmission, type Mq9Quota } from "../tenants/connection-auth";
 import type { Refusal } from "../tenants/gate";
 import { mq9Fault } from "./faults";
+import { mailboxIndexStub } from "../mailbox-index/stub";
+import type { IndexCreate } from "../mailbox-index/MailboxIndex";
 
 /** One mq9 request as every transport sees it. */
 export interface Mq9Request {
@@ -190,39 +193,53 @@ async function ordered<R>(ctx: Mq9RequestContext, t: MailboxTarget, call: () => 
 }
 
 /**
- * MAILBOX.CREATE: validates the request, asks the mailbox quota (awaited in
- * the mailbox's lane, in the first attempt), then creates the mailbox (the
- * given or a generated address) in its object. A CREATE that creates
- * nothing gives its quota slot back.
+ * MAILBOX.CREATE: validates the request, asks the mailbox limits (rate,
+ * then the count in the tenant's MailboxIndex), then writes the mailbox's
+ * row in that index — the whole of a CREATE: no Mailbox object is opened
+ * (docs/mq9.md "Mailbox index"; it takes the row over on first use). Both
+ * run inside the mailbox's lane, as its admission, so a connection's
+ * requests pipelined after the CREATE reach the Mailbox only once the row
+ * exists. A CREATE that creates nothing gives its quota slot back; a
+ * generated address that collides is drawn again (its slot lapses).
  */
 async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9RequestContext): Promise<Mq9Reply> {
   const spec = parseCreateRequest(payload);
   const ttlSec = spec.ttlSec ?? DEFAULT_MAILBOX_TTL_S;
   if (spec.name !== null) assertMailAddress(spec.name);
-  let granted: CreateAdmission = CREATE_ADMITTED;
+  const index = mailboxIndexStub(env, tenant);
   let address = spec.name ?? generateMailAddress();
-  // every CREATE is under the tenant's mailbox limits (objects/tenants/mailbox-limits.ts); the
-  // count reserves the first address (a generated one that collides is rare: its slot lapses)
-  const admission = (ctx.quota ? ctx.quota.admitCreate(address) : admitMailbox(env, tenant, address)).then((a) => {
+  let granted: CreateAdmission = CREATE_ADMITTED;
+  let made: IndexCreate | null = null;
+  let failed: { e: unknown } | null = null;
+  const admission = (ctx.quota ? ctx.quota.admitCreate(address) : admitMailbox(env, tenant, address)).then(async (a) => {
     granted = a;
-    return a.ok ? null : a.refuse;
-  });
-  for (let attempt = 0; ; attempt++) {
-    if (attempt > 0) address = generateMailAddress();
-    const t = mailboxTarget(env, tenant, address, ctx);
-    let r: MailboxResult | { refused: Refusal };
+    if (!a.ok) return a.refuse;
     try {
-      // the quota check is waited for once, in the first attempt
-      r = await calls(ctx).call(t, async () => t.stub.create(address, ttlSec), attempt === 0 ? admission : undefined);
+      made = await index.create(address, ttlSec);
     } catch (e) {
-      ctx.stubs?.evict(t.key); // a platform error can leave the stub broken
-      throw e;
+      failed = { e };
     }
-    if ("refused" in r) return createRefused(r.refused);
-    if (r.ok) return { status: 200, body: { error: "", mail_address: address } };
-    if (spec.name !== null || r.code !== "mailbox_exists" || attempt + 1 >= CREATE_ATTEMPTS) {
+    return null;
+  });
+  const t = mailboxTarget(env, tenant, address, ctx);
+  const r = await calls(ctx).call(t, async () => made, admission);
+  if (r !== null && "refused" in r) return createRefused(r.refused);
+  for (let attempt = 1; ; attempt++) {
+    if (failed) {
       if (granted.ok) await granted.undo();
-      return { status: MQ9_HTTP_STATUS[r.code], code: r.code, body: { error: r.error, mail_address: "" } };
+      throw (failed as { e: unknown }).e;
+    }
+    const m = made as IndexCreate | null;
+    if (m?.ok) return { status: 200, body: { error: "", mail_address: address } };
+    if (spec.name !== null || attempt >= CREATE_ATTEMPTS) {
+      if (granted.ok) await granted.undo();
+      return { status: MQ9_HTTP_STATUS.mailbox_exists, code: "mailbox_exists", body: { error: mq9Messages.mailboxExists(address), mail_address: "" } };
+    }
+    address = generateMailAddress(); // nobody knows this address yet: no lane to keep
+    try {
+      made = await index.create(address, ttlSec);
+    } catch (e) {
+      failed = { e };
     }
   }
 }

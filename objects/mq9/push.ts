@@ -23,7 +23,7 @@ import type { MailboxResult } from "../mailbox/rpc";
 import type { Env } from "../env";
 import { pushPolicy } from "../shared/push-config";
 import { tenantStub } from "../tenants/stub";
-import { mailboxStub } from "../mailbox/stub";
+import { mailboxIndexStub } from "../mailbox-index/stub";
 import type { Mq9Reply } from "./dispatch";
 
 /** Issues one RPC on the mailbox's stub in the connection's order (dispatch.ts `ordered`). */
@@ -80,7 +80,7 @@ async function createPush(env: Env, tenant: string, address: string, payload: Ui
     await (r.ok ? directory.confirmPush(admission.at) : directory.unadmitPush(admission.at)).catch(() => {});
   }
   // the .dlq mailbox: created now (an existing one is kept); a slot it did not use is given back
-  const made = r.ok ? await mailboxStub(env, tenant, dlq).create(dlq, r.ttlSec).catch(() => null) : null;
+  const made = r.ok ? await mailboxIndexStub(env, tenant).create(dlq, r.ttlSec).catch(() => null) : null;
   if (slot.at !== undefined && !made?.ok) await directory.unadmitMailbox(dlq, slot.at).catch(() => {});
   return reply(r, (v) => ({ push_id: v.pushId, ...(v.secret !== undefined ? { secret: v.secret } : {}) }));
 }

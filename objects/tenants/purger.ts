@@ -43,9 +43,11 @@ export async function purgeStep(env: Env, tenant: string, s: PurgeState, now: nu
       return page.next === null ? advance({ purged }) : done({ purged, cursor: page.next });
     }
     case "mailboxes": {
-      const page = await withDeadline(index.page(s.cursor, PURGE_PAGE));
-      await mapLimit(page.mailboxes, FANOUT, (m) => withDeadline(freshMailboxTarget(env, tenant, m.address).stub.purge()));
-      const purged = { ...s.purged, mailboxes: s.purged.mailboxes + page.mailboxes.length };
+      // a mailbox no object holds yet is only its index row: it goes with the index (phase mailbox-index)
+      const page = await withDeadline(index.rows(s.cursor, PURGE_PAGE));
+      const opened = page.rows.filter((m) => m.materialized);
+      await mapLimit(opened, FANOUT, (m) => withDeadline(freshMailboxTarget(env, tenant, m.address).stub.purge()));
+      const purged = { ...s.purged, mailboxes: s.purged.mailboxes + page.rows.length };
       return page.next === null ? advance({ purged }) : done({ purged, cursor: page.next });
     }
     case "agents":

@@ -21,8 +21,9 @@ import { WsConn, expectErr, pubFrame, pubResult } from "./helpers/mortar-ws";
 const LEAK = /sqlite|no such table|SQLITE_|\bat \S+:\d+|Error:/i;
 const GENERIC = /^internal error \(ref [0-9a-f]{8}\); the broker logged the details$/;
 
-/** Drops `table` in the mailbox object of `address`, so its next write fails inside SQLite. */
+/** Drops `table` in the mailbox object of `address` (opened first: a CREATE writes only its index row), so its next write fails inside SQLite. */
 async function breakMailbox(address: string, table: string): Promise<void> {
+  expect((await mq9(`$mq9.AI.MSG.QUERY.${address}`, {})).body.error).toBe("");
   await runInDurableObject(mailboxStub(env, OPEN_TENANT, address), async (_m, ctx) => {
     ctx.storage.sql.exec(`DROP TABLE ${table}`);
   });

@@ -90,6 +90,23 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
     c.ws.close();
   });
 
+  it("a CREATE pipelined with SENDs and a QUERY to the new mailbox in one message: the SENDs find it (the row is written before they are issued)", async () => {
+    const box = `nats.pipe.${crypto.randomUUID().slice(0, 8)}`;
+    const c = await openNats();
+    const create = JSON.stringify({ name: box, ttl: 60 });
+    let wire = CONNECT + "SUB _INBOX.pipe.* 1\r\n" + `PUB $mq9.AI.MAILBOX.CREATE _INBOX.pipe.c ${create.length}\r\n${create}\r\n`;
+    for (let i = 0; i < 5; i++) wire += `PUB $mq9.AI.MSG.SEND.${box} _INBOX.pipe.s${i} 2\r\nm${i}\r\n`;
+    wire += `PUB $mq9.AI.MSG.QUERY.${box} _INBOX.pipe.q 2\r\n{}\r\n`;
+    c.send(wire);
+    await c.waitFor(/MSG _INBOX\.pipe\.q 1 \d+\r\n/);
+    for (let i = 0; i < 100 && c.text.split("MSG _INBOX.pipe.").length - 1 < 7; i++) await new Promise((r) => setTimeout(r, 20));
+    const replies = new Map([...c.text.matchAll(/MSG _INBOX\.pipe\.(\w+) 1 \d+\r\n(.*)\r\n/g)].map((m) => [m[1], JSON.parse(m[2]) as Record<string, unknown>]));
+    expect(replies.get("c")).toEqual({ error: "", mail_address: box });
+    for (let i = 0; i < 5; i++) expect(replies.get(`s${i}`)).toEqual({ error: "", msg_id: i });
+    expect((replies.get("q")!.messages as unknown[]).length).toBe(5);
+    c.ws.close();
+  });
+
   it("control lines and payloads split across WebSocket messages", async () => {
     const { stub, c } = await openDirect();
     await deliverInOrder(stub, [CONNECT + "SUB _INBOX.s", "plit.* 3\r\nPU", "B $mq9.AI.MAILBOX.CREATE _INBOX.split.1 1", '0\r\n{"ttl":', "60}", "\r", "\n"]);

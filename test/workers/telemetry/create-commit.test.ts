@@ -1,49 +1,51 @@
 /**
  * What a MAILBOX.CREATE writes (#14 item 3, docs/mq9.md "Mailbox index",
  * docs/operations.md "Under a flood"): locally every commit is an fsync on
- * workerd's one thread, which every other tenant's object waits behind, so
- * the object's name, the mailbox, the index update it owes, its usage report
- * and its TTL alarm are written in the CREATE's one turn (so workerd commits
- * them once), and the acknowledged index update and report rows are
- * dropped together in one more turn. Rows a
- * restart left behind before that are sent again and counted once.
+ * workerd's one thread, which every other tenant's object waits behind, and
+ * every new Durable Object database a series of them — so a CREATE writes
+ * only its row in the tenant's MailboxIndex and opens no Mailbox object. The
+ * Mailbox takes the row over on its first request (materialized: same
+ * creation time and TTL), a never-used mailbox expires from the index's
+ * alarm, and the mailbox gauge counts every mailbox once throughout.
  */
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../../objects/env";
 import type { Mailbox } from "../../../objects/mailbox/Mailbox";
+import type { MailboxIndex } from "../../../objects/mailbox-index/MailboxIndex";
 import { mailboxIndexStub } from "../../../objects/mailbox-index/stub";
 import { series } from "../../../objects/usage/catalog";
 import { usageStub } from "../../../objects/usage/stub";
 import { objectName } from "../../../objects/shared/names";
-import { hourOf } from "../../../objects/usage/report";
+import { handleMq9Request } from "../../../objects/mq9/dispatch";
 
 const testEnv = env as unknown as Env;
 const MAILBOXES = series("mortarmq_mq9_mailboxes");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const enc = new TextEncoder();
 
+const ns = () => testEnv.MAILBOX as unknown as DurableObjectNamespace<Mailbox>;
 function mailbox(tenant: string, address: string): DurableObjectStub<Mailbox> {
-  const ns = testEnv.MAILBOX as unknown as DurableObjectNamespace<Mailbox>;
-  return ns.get(ns.idFromName(objectName("mailbox", tenant, address)));
+  return ns().get(ns().idFromName(objectName("mailbox", tenant, address)));
 }
 
 const freshTenant = (p: string) => `${p}-${Math.random().toString(36).slice(2, 8)}`;
 
-/** The rows a mailbox keeps for the index and the usage pipeline, its name row, its alarm and its commit counter. */
-async function inspect(tenant: string, address: string) {
-  return await runInDurableObject(mailbox(tenant, address), async (_o, state) => {
-    const sql = state.storage.sql;
-    const has = (t: string) => sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", t).toArray().length > 0;
-    return {
-      indexRows: has("index_sync") ? sql.exec<{ n: number }>("SELECT count(*) AS n FROM index_sync").one().n : 0,
-      outbox: has("telemetry") ? sql.exec("SELECT 1 FROM telemetry WHERE k = 'outbox'").toArray().length : 0,
-      state: has("telemetry") ? (sql.exec<{ v: string }>("SELECT v FROM telemetry WHERE k = 'state'").toArray()[0]?.v ?? null) : null,
-      name: has("object_name") ? (sql.exec<{ name: string }>("SELECT name FROM object_name").toArray()[0]?.name ?? null) : null,
-      createdMs: sql.exec<{ c: number }>("SELECT created_ms AS c FROM mailbox").one().c,
-      alarm: await state.storage.getAlarm(),
-      reporter: state.id.toString(),
-    };
-  });
+/** One mq9 request of `tenant` (the dispatcher every transport uses). */
+async function mq9(tenant: string, subject: string, body: unknown = "") {
+  const payload = enc.encode(typeof body === "string" ? body : JSON.stringify(body));
+  return (await handleMq9Request(testEnv, tenant, { subject, headers: new Map(), payload })).body;
+}
+
+/** Whether the Mailbox object of `address` has any storage (it was opened and wrote). */
+async function hasObject(tenant: string, address: string): Promise<boolean> {
+  const id = ns().idFromName(objectName("mailbox", tenant, address)).toString();
+  return (await listDurableObjectIds(ns())).some((i) => i.toString() === id);
+}
+
+/** The index row of `address` with its state. */
+async function row(tenant: string, address: string) {
+  return (await mailboxIndexStub(testEnv, tenant).rows(null, 1000)).rows.find((r) => r.address === address) ?? null;
 }
 
 async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string): Promise<T> {
@@ -56,68 +58,88 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: str
   return v;
 }
 
-describe("what a MAILBOX.CREATE commits", () => {
-  it("name, mailbox, index update, usage report and TTL alarm in one commit; the acknowledged rows go in one more", async () => {
+describe("what a MAILBOX.CREATE writes", () => {
+  it("only the index row: no Mailbox object until the first request, which takes the row over", async () => {
     const tenant = freshTenant("commit");
     const address = "one.commit";
-    // in the CREATE's own turn (nothing awaited after it): every row is written, the alarm is the TTL's
-    const first = await runInDurableObject(mailbox(tenant, address), (o, state) => {
-      const r = o.create(address, 3600);
-      const sql = state.storage.sql;
-      return {
-        r,
-        rows: ["object_name", "mailbox", "index_sync"].map((t) => sql.exec(`SELECT count(*) AS n FROM ${t}`).one().n),
-        outbox: sql.exec("SELECT count(*) AS n FROM telemetry WHERE k = 'outbox'").one().n,
-        alarm: state.storage.getAlarm(),
-      };
-    });
-    expect(first.r).toEqual({ ok: true });
-    expect(first.rows).toEqual([1, 1, 1]);
-    expect(first.outbox).toBe(1); // the usage report commits with the CREATE
-    const s = await until(() => inspect(tenant, address), (v) => v.indexRows === 0 && v.outbox === 0, "the rows settled");
-    expect(s.name).toBe(objectName("mailbox", tenant, address));
-    expect(await first.alarm).toBe(s.createdMs + 3_600_000); // set in the CREATE's turn: the TTL alarm, no flush alarm for the report
-    expect(s.alarm).toBe(s.createdMs + 3_600_000);
+    expect(await mq9(tenant, "$mq9.AI.MAILBOX.CREATE", { name: address, ttl: 3600 })).toEqual({ error: "", mail_address: address });
+    const created = (await row(tenant, address))!;
+    expect(created).toMatchObject({ materialized: false });
+    expect(created.expires_ms! - created.created_ms).toBe(3_600_000);
+    expect(await hasObject(tenant, address)).toBe(false);
+    expect(await mq9(tenant, "$mq9.AI.MAILBOX.CREATE", { name: address })).toEqual({ error: `mailbox ${address} already exists`, mail_address: "" });
+    await until(() => usageStub(testEnv, tenant).seriesValue(MAILBOXES), (n) => n === 1, "the index reports the mailbox");
+
+    expect(await mq9(tenant, `$mq9.AI.MSG.SEND.${address}`, "hello")).toEqual({ error: "", msg_id: 0 });
+    expect(await row(tenant, address)).toMatchObject({ materialized: true, created_ms: created.created_ms });
+    const here = await runInDurableObject(mailbox(tenant, address), async (_o, state) => ({
+      mailbox: state.storage.sql.exec<{ c: number; e: number }>("SELECT created_ms AS c, expires_ms AS e FROM mailbox").one(),
+      name: state.storage.sql.exec<{ name: string }>("SELECT name FROM object_name").one().name,
+      alarm: await state.storage.getAlarm(),
+    }));
+    expect(here.mailbox).toEqual({ c: created.created_ms, e: created.expires_ms });
+    expect(here.name).toBe(objectName("mailbox", tenant, address));
+    expect(here.alarm).toBeLessThanOrEqual(created.expires_ms!); // the TTL (or an earlier telemetry flush)
+    // counted once: by the Mailbox now, no longer by the index
+    await sleep(300); // two flush intervals (100 ms in tests)
     expect(await usageStub(testEnv, tenant).seriesValue(MAILBOXES)).toBe(1);
-    expect((await mailboxIndexStub(testEnv, tenant).page(null, 10)).mailboxes.map((m) => m.address)).toEqual([address]);
+    const q = await mq9(tenant, `$mq9.AI.MSG.QUERY.${address}`, {});
+    expect((q.messages as { msg_id: number }[]).map((m) => m.msg_id)).toEqual([0]);
   });
 
-  it("an index add and a usage report a restart left behind are sent again and counted once", async () => {
-    const tenant = freshTenant("resend");
-    const address = "left.behind";
-    expect(await mailbox(tenant, address).create(address, 0)).toEqual({ ok: true });
-    const s = await until(() => inspect(tenant, address), (v) => v.indexRows === 0 && v.outbox === 0, "the rows settled");
+  it("a request to an address never created answers does-not-exist and writes no row", async () => {
+    const tenant = freshTenant("none");
+    expect(await mq9(tenant, "$mq9.AI.MSG.SEND.never.made", "x")).toEqual({ error: "mailbox never.made does not exist" });
+    expect(await mailboxIndexStub(testEnv, tenant).count()).toBe(0);
+    // created afterwards: found on the next request (nothing negative is cached)
+    await mq9(tenant, "$mq9.AI.MAILBOX.CREATE", { name: "never.made" });
+    expect(await mq9(tenant, "$mq9.AI.MSG.SEND.never.made", "x")).toEqual({ error: "", msg_id: 0 });
+  });
+
+  it("a never-used mailbox expires from the index's alarm; its address can be created again", async () => {
+    const tenant = freshTenant("expire");
+    expect((await mq9(tenant, "$mq9.AI.MAILBOX.CREATE", { name: "short.lived", ttl: 1 })).error).toBe("");
+    await until(() => usageStub(testEnv, tenant).seriesValue(MAILBOXES), (n) => n === 1, "counted");
+    await until(() => mailboxIndexStub(testEnv, tenant).count(), (n) => n === 0, "expired by the index's alarm");
+    await until(() => usageStub(testEnv, tenant).seriesValue(MAILBOXES), (n) => n === 0, "uncounted");
+    expect(await hasObject(tenant, "short.lived")).toBe(false);
+    expect(await mq9(tenant, "$mq9.AI.MSG.SEND.short.lived", "x")).toEqual({ error: "mailbox short.lived does not exist" });
+    expect((await mq9(tenant, "$mq9.AI.MAILBOX.CREATE", { name: "short.lived" })).error).toBe("");
+  });
+
+  it("a used mailbox that expired and was created again starts empty, with the new creation time", async () => {
+    const tenant = freshTenant("again");
+    const address = "used.twice";
+    await mq9(tenant, "$mq9.AI.MAILBOX.CREATE", { name: address, ttl: 1 });
+    expect((await mq9(tenant, `$mq9.AI.MSG.SEND.${address}`, "old")).error).toBe("");
+    await sleep(1_100);
+    expect((await mq9(tenant, "$mq9.AI.MAILBOX.CREATE", { name: address, ttl: 60 })).error).toBe("");
+    const second = (await row(tenant, address))!;
+    expect(await mq9(tenant, `$mq9.AI.MSG.SEND.${address}`, "new")).toEqual({ error: "", msg_id: 0 });
+    const q = await mq9(tenant, `$mq9.AI.MSG.QUERY.${address}`, {});
+    expect((q.messages as { payload: string }[]).map((m) => atob(m.payload))).toEqual(["new"]);
+    const created = await runInDurableObject(mailbox(tenant, address), (_o, state) =>
+      state.storage.sql.exec<{ c: number }>("SELECT created_ms AS c FROM mailbox").one().c);
+    expect(created).toBe(second.created_ms);
+    await sleep(300);
     expect(await usageStub(testEnv, tenant).seriesValue(MAILBOXES)).toBe(1);
-    // As if the instance had died after both answers arrived but before it dropped the rows:
-    // the add and the (already applied) report are still stored.
-    const no = (JSON.parse(s.state!) as { no: number }).no;
-    await runInDurableObject(mailbox(tenant, address), (_o, state) => {
-      state.storage.sql.exec("INSERT INTO index_sync(k, op, address, created_ms, expires_ms) VALUES (0, 'add', ?, ?, NULL)", address, s.createdMs);
-      const report = { reporter: s.reporter, no, at: s.createdMs, entries: [[hourOf(s.createdMs), MAILBOXES, 1]] };
-      state.storage.sql.exec("INSERT OR REPLACE INTO telemetry(k, v) VALUES ('outbox', ?)", JSON.stringify(report));
-    });
-    await runInDurableObject(mailbox(tenant, address), (_o, state) => state.abort("restart")).catch(() => {});
-    await mailbox(tenant, address).heldFetches(); // any call starts the object: it sends both again
-    await until(() => inspect(tenant, address), (v) => v.indexRows === 0 && v.outbox === 0, "the resent rows settled");
-    expect(await usageStub(testEnv, tenant).seriesValue(MAILBOXES)).toBe(1); // the resent report was not applied twice
     expect(await mailboxIndexStub(testEnv, tenant).count()).toBe(1);
   });
 
-  it("a mailbox whose add was in flight at a restart is listed after it", async () => {
-    const tenant = freshTenant("inflight");
-    const address = "in.flight";
-    const stub = mailbox(tenant, address);
-    // the CREATE commits, then the instance dies at once — its add may or may not have reached the index
-    await runInDurableObject(stub, async (o, state) => {
-      expect(await o.create(address, 0)).toEqual({ ok: true });
-      await state.storage.sync();
-      state.abort("restart right after the CREATE");
-    }).catch(() => {});
-    await mailbox(tenant, address).heldFetches();
-    await until(async () => (await mailboxIndexStub(testEnv, tenant).page(null, 10)).mailboxes.map((m) => m.address), (a) => a.includes(address), "listed");
-    await until(() => inspect(tenant, address), (v) => v.indexRows === 0, "the add settled");
-    await until(() => usageStub(testEnv, tenant).seriesValue(MAILBOXES), (n) => n === 1, "the mailbox counted");
-    await sleep(300); // a report sent twice would be counted by now (flush interval 100 ms)
-    expect(await usageStub(testEnv, tenant).seriesValue(MAILBOXES)).toBe(1);
+  it("an index written before index-only CREATEs reads its rows as materialized", async () => {
+    const tenant = freshTenant("old-index");
+    const ins = testEnv.MAILBOX_INDEX as unknown as DurableObjectNamespace<MailboxIndex>;
+    const stub = ins.get(ins.idFromName(objectName("mailbox-index", tenant)));
+    await runInDurableObject(stub, (_o, state) => {
+      const sql = state.storage.sql;
+      sql.exec("DROP INDEX IF EXISTS mailboxes_expiry");
+      sql.exec("DROP TABLE mailboxes");
+      sql.exec("CREATE TABLE mailboxes(address TEXT PRIMARY KEY, created_ms INTEGER NOT NULL, expires_ms INTEGER) WITHOUT ROWID");
+      sql.exec("INSERT INTO mailboxes VALUES ('old.box', 5, NULL)");
+    });
+    await runInDurableObject(stub, (_o, state) => state.abort("restart with the old layout")).catch(() => {});
+    const rows = (await mailboxIndexStub(testEnv, tenant).rows(null, 10)).rows;
+    expect(rows).toEqual([{ address: "old.box", created_ms: 5, expires_ms: null, materialized: true }]);
+    expect(await mailboxIndexStub(testEnv, tenant).count()).toBe(1);
   });
 });
