@@ -41,7 +41,7 @@ import { CREATE_ADMITTED, admitMailbox, type CreateAdmission, type Mq9Quota } fr
 import type { Refusal } from "../tenants/gate";
 import { mq9Fault } from "./faults";
 import { mailboxIndexStub } from "../mailbox-index/stub";
-import type { IndexCreate } from "../mailbox-index/MailboxIndex";
+import type { IndexCreate, MailboxIndex } from "../mailbox-index/MailboxIndex";
 
 /** One mq9 request as every transport sees it. */
 export interface Mq9Request {
@@ -209,38 +209,38 @@ async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9Req
   const index = mailboxIndexStub(env, tenant);
   let address = spec.name ?? generateMailAddress();
   let granted: CreateAdmission = CREATE_ADMITTED;
-  let made: IndexCreate | null = null;
-  let failed: { e: unknown } | null = null;
+  let made: RowWrite | null = null;
   const admission = (ctx.quota ? ctx.quota.admitCreate(address) : admitMailbox(env, tenant, address)).then(async (a) => {
     granted = a;
     if (!a.ok) return a.refuse;
-    try {
-      made = await index.create(address, ttlSec);
-    } catch (e) {
-      failed = { e };
-    }
+    made = await writeRow(index, address, ttlSec);
     return null;
   });
   const t = mailboxTarget(env, tenant, address, ctx);
   const r = await calls(ctx).call(t, async () => made, admission);
   if (r !== null && "refused" in r) return createRefused(r.refused);
   for (let attempt = 1; ; attempt++) {
-    if (failed) {
+    const m = (made as RowWrite | null) ?? { failed: new Error("the CREATE's admission ended without writing its row") };
+    if ("ok" in m && m.ok) return { status: 200, body: { error: "", mail_address: address } };
+    if ("failed" in m || spec.name !== null || attempt >= CREATE_ATTEMPTS) {
       if (granted.ok) await granted.undo();
-      throw (failed as { e: unknown }).e;
-    }
-    const m = made as IndexCreate | null;
-    if (m?.ok) return { status: 200, body: { error: "", mail_address: address } };
-    if (spec.name !== null || attempt >= CREATE_ATTEMPTS) {
-      if (granted.ok) await granted.undo();
+      if ("failed" in m) throw m.failed;
       return { status: MQ9_HTTP_STATUS.mailbox_exists, code: "mailbox_exists", body: { error: mq9Messages.mailboxExists(address), mail_address: "" } };
     }
-    address = generateMailAddress(); // nobody knows this address yet: no lane to keep
-    try {
-      made = await index.create(address, ttlSec);
-    } catch (e) {
-      failed = { e };
-    }
+    address = generateMailAddress(); // a generated address collided: a new one, which nobody can have requests queued for
+    made = await writeRow(index, address, ttlSec);
+  }
+}
+
+/** A CREATE's index write: its answer, or what it threw. */
+type RowWrite = IndexCreate | { failed: unknown };
+
+/** Writes the mailbox row of a CREATE in the tenant's index (MailboxIndex.create); never rejects. */
+async function writeRow(index: DurableObjectStub<MailboxIndex>, address: string, ttlSec: number): Promise<RowWrite> {
+  try {
+    return await index.create(address, ttlSec);
+  } catch (e) {
+    return { failed: e };
   }
 }
 

@@ -13,13 +13,14 @@ import type { Quotas } from "../../wire/admin/tenants";
 import { positive } from "../shared/positive";
 
 /**
- * Built-in mailbox CREATEs per second per tenant. A mailbox object stays in
- * memory ~10 s after its CREATE (it reports its creation at once, then
- * workerd evicts it when idle), at ~330 KiB each measured locally (~190 KiB
- * of it SQLite): 20/s sustained keeps ~200 of them alive — under 40 MiB of
- * SQLite heap, a small part of workerd's 512 MiB limit. What stays in memory
- * depends on this rate, not on how many mailboxes exist (bench
- * `mailbox-flood`, docs/operations.md "Under a flood").
+ * Built-in mailbox CREATEs per second per tenant. A CREATE writes only the
+ * mailbox's row in the tenant's MailboxIndex (docs/mq9.md "Mailbox index":
+ * ~1 fsync, ~2 ms of workerd's thread locally), but each mailbox opens its
+ * own database on its first use (~13 fsyncs, ~330 KiB in memory until
+ * evicted ~10 s later), so the rate still bounds how fast a tenant can make
+ * the broker open databases: 20/s keeps ~200 of them in memory — under
+ * 40 MiB of workerd's 512 MiB SQLite heap (bench `mailbox-flood`,
+ * docs/operations.md "Under a flood").
  */
 export const DEFAULT_MAILBOX_CREATES_PER_S = 20;
 /** A tenant's creation bucket holds this many seconds of its rate (200 CREATEs at the default rate). */
