@@ -1,8 +1,11 @@
 /**
  * Mailbox Durable Object: one mq9 mailbox (one per tenant + mail_address,
- * named `objectName("mailbox", tenant, address)`). Implements MAILBOX.CREATE
- * and MSG.SEND / FETCH / ACK / QUERY / DELETE of the mq9 spec with the
- * decisions of DESIGN.md §5 and docs/mq9.md.
+ * named `objectName("mailbox", tenant, address)`). Implements MSG.SEND /
+ * FETCH / ACK / QUERY / DELETE and PUSH.* of the mq9 spec with the
+ * decisions of DESIGN.md §5 and docs/mq9.md. MAILBOX.CREATE writes only the
+ * mailbox's row in the tenant's MailboxIndex; this object takes the row
+ * over on the mailbox's first request (materialize, docs/mq9.md "Mailbox
+ * index").
  *
  * Every RPC: catch up on due schedule rows → decide with the pure modules
  * (cursor.ts, schedule.ts, batch.ts, waiters.ts) → persist in one
@@ -34,7 +37,7 @@ import {
 import { ReplyBudget } from "./batch";
 import { applyAck, cursorAt, laneFromLastBatch, openGroup, recordBatch } from "./cursor";
 import { GroupCommit } from "./groupcommit";
-import { alarmChange, dueAt, earliest, mailboxExpiry, messageExpiry } from "./schedule";
+import { alarmChange, dueAt, earliest, messageExpiry } from "./schedule";
 import { MailboxStore, toMq9Message, type MailboxMeta, type NewMessage, type StoredMessage } from "./store";
 import type { MailboxResult, MessagesResult, SendResult } from "./rpc";
 import { WaiterSet } from "./waiters";
