@@ -1,6 +1,6 @@
 /**
  * A mailbox flood on the local runtime (#14 item 3; docs/operations.md
- * "Memory under a mailbox flood"), on a broker started by this suite with
+ * "Under a flood (local runtime)"), on a broker started by this suite with
  * two static tenants:
  * - `flooder` creates `--count` mailboxes (default 100,000; TTL 1 day, so
  *   they all exist at the end) over mq9 HTTP at its allowed rate: the
