@@ -98,6 +98,8 @@ export class MailboxIndex extends DurableObject<Env> {
       this.listed = this.store.count();
       this.unmaterialized = this.store.unmaterializedCount();
       this.meter?.resume();
+      // a change committed before a restart whose flush was only scheduled in memory: report it now
+      if (this.meter && this.meter.reportedLevel(MAILBOXES) !== this.unmaterialized) this.meter.touch();
       this.rearm();
     });
   }

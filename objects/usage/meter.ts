@@ -87,6 +87,11 @@ export class Meter {
     if (!this.buckets.empty || this.outbox || stale) this.touch();
   }
 
+  /** The level of `series` as last reported (stored with the report; 0 when never reported). */
+  reportedLevel(series: string): number {
+    return this.state.reported[series] ?? 0;
+  }
+
   /** Adds `n` to `series` in the current hour (memory only; see persist). */
   add(series: string, n: number, now = Date.now()): void {
     if (n === 0 || this.discarded) return;
