@@ -164,21 +164,34 @@ export class MailboxIndex extends DurableObject<Env> {
 
   /**
    * A CREATE of `address` under a limit of `max` mailboxes: admitted while
-   * the listed mailboxes plus the unlisted admitted ones are below `max`
-   * (then `address` is reserved until its row is written); a listed or
-   * already reserved address is admitted without a reservation (it creates
-   * no new mailbox, or only one of the two CREATEs does).
+   * the listed mailboxes plus the admitted CREATEs whose address is not
+   * listed are below `max`; `address` is then reserved until the CREATE
+   * writes its row (or releases it). A listed address is admitted without
+   * counting (the CREATE creates nothing new, or replaces a row whose TTL
+   * ended) but reserved too: should its row expire before the CREATE
+   * writes, the reservation counts from then on, so the slot the expiry
+   * freed is not given twice. An address already reserved is admitted as it
+   * is (only one of the two CREATEs creates it).
    */
   admit(address: string, max: number, now = Date.now()): IndexAdmission {
     for (const [a, at] of this.reserved) {
       if (at > now - RESERVATION_MS) break;
       this.reserved.delete(a);
     }
-    if (this.reserved.has(address) || this.store.has(address)) return { ok: true };
-    const count = this.count() + this.reserved.size;
-    if (count >= max) return { ok: false, count };
+    if (this.reserved.has(address)) return { ok: true };
+    if (!this.store.has(address)) {
+      const count = this.count() + this.unlistedReservations();
+      if (count >= max) return { ok: false, count };
+    }
     this.reserved.set(address, now);
     return { ok: true, at: now };
+  }
+
+  /** Reserved addresses that have no row (each becomes a mailbox when its CREATE writes). */
+  private unlistedReservations(): number {
+    let n = 0;
+    for (const a of this.reserved.keys()) if (!this.store.has(a)) n++;
+    return n;
   }
 
   /** The CREATE admitted at `at` for `address` created nothing: its slot is free again. */
