@@ -53,8 +53,8 @@ const MAILBOXES = series("mortarmq_mq9_mailboxes");
 /** `admit` answer: admitted (`at` names the reservation, absent when none was needed: the address is listed or reserved already), or refused with the count. */
 export type IndexAdmission = { ok: true; at?: number } | { ok: false; count: number };
 
-/** `create` answer: created (the row's creation time, ms), or the address has a live mailbox. */
-export type IndexCreate = { ok: true; createdMs: number } | { ok: false; exists: true };
+/** `create` answer: created (the row's creation time, ms), or the address has a live mailbox, or the tenant is being deleted (seal). */
+export type IndexCreate = { ok: true; createdMs: number } | { ok: false; exists: true } | { ok: false; deleted: true };
 
 /** A page of rows with their state (the tenant purge). */
 export interface IndexRowPage {
@@ -77,6 +77,8 @@ export class MailboxIndex extends DurableObject<Env> {
   private flushAt: number | null = null;
   /** Time the alarm is armed for (mirror of storage). */
   private alarmAt: number | null = null;
+  /** The tenant's purge has begun: nothing is created or claimed any more (seal). */
+  private sealed = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -97,6 +99,7 @@ export class MailboxIndex extends DurableObject<Env> {
       this.expiryAt = this.store.earliestExpiry();
       this.listed = this.store.count();
       this.unmaterialized = this.store.unmaterializedCount();
+      this.sealed = this.store.sealed();
       this.meter?.resume();
       // a change committed before a restart whose flush was only scheduled in memory: report it now
       if (this.meter && this.meter.reportedLevel(MAILBOXES) !== this.unmaterialized) this.meter.touch();
@@ -110,6 +113,7 @@ export class MailboxIndex extends DurableObject<Env> {
    * reservation. Refused when the address has a live mailbox.
    */
   create(address: string, ttlSec: number, now = Date.now()): IndexCreate {
+    if (this.sealed) return { ok: false, deleted: true };
     const old = this.store.get(address);
     if (old && !expired(old, now)) return { ok: false, exists: true };
     if (old) this.forgetRow(old);
@@ -126,6 +130,7 @@ export class MailboxIndex extends DurableObject<Env> {
    * taken by the PUSH.CREATE).
    */
   claim(address: string, now = Date.now(), createTtlSec?: number): IndexedMailbox | null {
+    if (this.sealed) return null;
     let row = this.store.get(address);
     if (row && expired(row, now)) {
       this.forgetRow(row);
@@ -145,6 +150,7 @@ export class MailboxIndex extends DurableObject<Env> {
 
   /** A Mailbox object created a mailbox (index-sync.ts; idempotent: an add sent again after a mailbox restarted writes nothing). */
   add(m: IndexedMailbox): void {
+    if (this.sealed) return;
     const row = this.store.get(m.address);
     if (row && row.created_ms > m.created_ms) return;
     if (!row || row.created_ms !== m.created_ms || row.expires_ms !== m.expires_ms || !row.materialized) {
@@ -231,6 +237,18 @@ export class MailboxIndex extends DurableObject<Env> {
     this.rearm();
   }
 
+  /**
+   * Tenant purge, before it reads the first page of mailboxes: from now on
+   * nothing is created or claimed (a CREATE answers `deleted`, a claim
+   * null), so no Mailbox object is opened after the purge listed the opened
+   * ones — e.g. a `.dlq` by a dead letter already on its way. Persisted;
+   * `purge` ends it. Idempotent.
+   */
+  seal(): void {
+    this.store.seal();
+    this.sealed = true;
+  }
+
   /** Tenant purge: deletes all of the index's storage (safe to call twice); an empty index remains usable. */
   async purge(): Promise<void> {
     await this.meter?.abandon();
@@ -240,6 +258,7 @@ export class MailboxIndex extends DurableObject<Env> {
     this.listed = 0;
     this.unmaterialized = 0;
     this.reserved.clear();
+    this.sealed = false;
     this.expiryAt = null;
     this.flushAt = null;
     this.alarmAt = null;

@@ -5,6 +5,7 @@
  *
  *   mailboxes(address TEXT PRIMARY KEY, created_ms, expires_ms, materialized)
  *   index mailboxes_expiry(expires_ms) — the index's one alarm expires rows
+ *   index_state(k, v) — 'sealed' while the tenant's purge runs (MailboxIndex.seal)
  *
  * A row is the mailbox (docs/mq9.md "Mailbox index"): a CREATE writes only
  * the row (`materialized` 0); the Mailbox object takes it over on its first
@@ -51,6 +52,18 @@ export class MailboxIndexStore {
       sql.exec("ALTER TABLE mailboxes ADD COLUMN materialized INTEGER NOT NULL DEFAULT 1");
     }
     sql.exec("CREATE INDEX IF NOT EXISTS mailboxes_expiry ON mailboxes(expires_ms) WHERE expires_ms IS NOT NULL");
+  }
+
+  /** Whether the index was sealed (its tenant's purge has begun; seal). */
+  sealed(): boolean {
+    if (this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'index_state'").toArray().length === 0) return false;
+    return this.sql.exec("SELECT 1 FROM index_state WHERE k = 'sealed'").toArray().length > 0;
+  }
+
+  /** Seals the index (table `index_state`, one row; gone with the purge's deleteAll). */
+  seal(): void {
+    this.sql.exec("CREATE TABLE IF NOT EXISTS index_state(k TEXT PRIMARY KEY, v INTEGER) WITHOUT ROWID");
+    this.sql.exec("INSERT OR REPLACE INTO index_state(k, v) VALUES ('sealed', 1)");
   }
 
   /** Records a mailbox its Mailbox object created (idempotent; an older creation time never replaces a newer one). */

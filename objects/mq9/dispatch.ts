@@ -225,6 +225,7 @@ async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9Req
     if ("failed" in m || spec.name !== null || attempt >= CREATE_ATTEMPTS) {
       if (granted.ok) await granted.undo();
       if ("failed" in m) throw m.failed;
+      if ("deleted" in m) return { status: MQ9_HTTP_STATUS.unauthorized, code: "unauthorized", body: { error: `unauthorized: tenant ${tenant} was deleted`, mail_address: "" } };
       return { status: MQ9_HTTP_STATUS.mailbox_exists, code: "mailbox_exists", body: { error: mq9Messages.mailboxExists(address), mail_address: "" } };
     }
     address = generateMailAddress(); // a generated address collided: a new one, which nobody can have requests queued for

@@ -43,7 +43,9 @@ export async function purgeStep(env: Env, tenant: string, s: PurgeState, now: nu
       return page.next === null ? advance({ purged }) : done({ purged, cursor: page.next });
     }
     case "mailboxes": {
-      // a mailbox no object holds yet is only its index row: it goes with the index (phase mailbox-index)
+      // a mailbox no object holds yet is only its index row: it goes with the index (phase mailbox-index);
+      // sealed first, so no mailbox is opened after its page was read (MailboxIndex.seal)
+      if (s.cursor === null) await withDeadline(index.seal());
       const page = await withDeadline(index.rows(s.cursor, PURGE_PAGE));
       const opened = page.rows.filter((m) => m.materialized);
       await mapLimit(opened, FANOUT, (m) => withDeadline(freshMailboxTarget(env, tenant, m.address).stub.purge()));
