@@ -5,6 +5,7 @@
  * state directory).
  */
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 
 /** `ps -A -o pid=,ppid=,comm=` as rows; null where `ps` is unavailable. */
 function processTable(): { pid: number; ppid: number; comm: string }[] | null {
@@ -58,13 +59,28 @@ export function childrenNamed(parent: number, comm: string): number[] {
   return (processTable() ?? []).filter((r) => r.ppid === parent && r.comm.split("/").pop() === comm).map((r) => r.pid);
 }
 
-/** True when a process with this id exists (signal 0 checks without signalling; a zombie still counts). */
+/**
+ * True when a process with this id is alive (signal 0 checks without
+ * signalling). A zombie — exited, not reaped yet by its parent (e.g. a
+ * SIGKILLed launcher whose parent or init is slow to reap) — is not: on
+ * Linux its /proc state is `Z`; elsewhere it counts as alive.
+ */
 export function running(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+  return !isZombie(pid);
+}
+
+/** Whether /proc says `pid` is a zombie (false where there is no /proc). */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z"; // the state follows "(comm) "
+  } catch {
+    return false;
   }
 }
 

@@ -1,7 +1,7 @@
 /** client/local/process-tree.ts: a broker's process tree is killed whole (wrangler's workerd children included). */
 import { execFileSync, spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { killTree, processTree } from "../../client/local/process-tree";
+import { killTree, processTree, running } from "../../client/local/process-tree";
 
 /** Running (a killed process whose new parent has not reaped it yet is a zombie: not running). */
 const alive = (pid: number) => {
@@ -27,5 +27,18 @@ describe("killTree", () => {
     await exited;
     for (let i = 0; i < 50 && alive(childPid); i++) await new Promise((r) => setTimeout(r, 20));
     expect(alive(childPid)).toBe(false);
+  });
+});
+
+describe("running", () => {
+  it("is false for a zombie (exited, never reaped by its parent), true for a live process", async () => {
+    // sh starts a child that exits at once, then becomes `sleep`, which never reaps it: a zombie
+    const parent = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 5"], { stdio: ["ignore", "pipe", "ignore"] });
+    const zombie = await new Promise<number>((resolve) => parent.stdout!.once("data", (d) => resolve(Number.parseInt(String(d), 10))));
+    for (let i = 0; i < 100 && alive(zombie); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(alive(zombie)).toBe(false); // ps: state Z
+    expect(running(zombie)).toBe(false);
+    expect(running(parent.pid!)).toBe(true);
+    parent.kill("SIGKILL");
   });
 });
