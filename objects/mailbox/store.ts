@@ -31,9 +31,6 @@ import { LANE_COUNT, bytesToBase64, priorityOfLane, type DeadLetterInfo, type La
 import { decodeCursor, encodeCursor, type GroupCursor } from "./cursor";
 import { ScheduleKind } from "./schedule";
 import { PUSH_SCHEMA, PUSH_TABLES } from "./push/store";
-import { chunkBounds, encodeTags, insertChunks } from "./insert-rows";
-
-export { encodeTags } from "./insert-rows";
 
 /** The mailbox row, cached in memory by the object. */
 export interface MailboxMeta {
@@ -117,6 +114,10 @@ const TABLES = ["mailbox", "messages", "delayed", "schedule", "groups", ...PUSH_
  */
 const ADDED_TABLES: readonly string[] = [...PUSH_SCHEMA]; // push delivery (issue 17)
 
+/** Tags column form: ",a,b," (so `instr(tags, ',a,')` matches whole tags), or null. */
+export function encodeTags(tags: readonly string[]): string | null {
+  return tags.length ? `,${tags.join(",")},` : null;
+}
 
 /** Inverse of encodeTags. */
 export function decodeTags(col: string | null): string[] {
@@ -159,19 +160,15 @@ function toStored(r: Row): StoredMessage {
   };
 }
 
-/** Schedule rows per INSERT (3 bound values a row; a Durable Object SQL statement takes at most 100). */
-const SCHEDULE_ROWS_PER_INSERT = 33;
 /**
- * The rows of one insert-rows.ts chunk: ?1 first msg_id, ?2 create_ms, ?3
- * the payloads back to back, ?4 the rows' JSON (InsertChunk.json). A
- * zero-length payload is stored as the zero-length blob a bound empty
- * payload is (substr of an all-empty blob would be NULL).
+ * Rows per multi-row INSERT of appendVisibleMany: 9 bound values a row, and a
+ * Durable Object SQL statement takes at most 100 bound values.
  */
-const INSERT_FROM_JSON = `INSERT INTO messages (msg_id, lane, key, tags, payload, size, create_ms, expires_ms, reply_to, correlation_id)
-  SELECT ?1 + j.key, j.value ->> 0, NULL, j.value ->> 1,
-         CASE WHEN j.value ->> 3 = 0 THEN zeroblob(0) ELSE substr(?3, j.value ->> 2, j.value ->> 3) END,
-         j.value ->> 3, ?2, j.value ->> 4, j.value ->> 5, j.value ->> 6
-    FROM json_each(?4) AS j`;
+const ROWS_PER_INSERT = 11;
+/** Schedule rows per INSERT (3 bound values a row). */
+const SCHEDULE_ROWS_PER_INSERT = 33;
+const INSERT_UNKEYED = "INSERT INTO messages (msg_id, lane, key, tags, payload, size, create_ms, expires_ms, reply_to, correlation_id) VALUES ";
+const VALUES_UNKEYED = ",(?, ?, NULL, ?, ?, ?, ?, ?, ?, ?)";
 
 const SELECT_MSG = "SELECT msg_id, lane, key, tags, payload, size, create_ms, reply_to, correlation_id, dead_letter FROM messages";
 
@@ -256,13 +253,14 @@ export class MailboxStore {
   /**
    * True when appending `ms` (appendVisible for one message,
    * appendVisibleMany for several) is ONE SQL statement — no key to
-   * compact, no TTL to schedule, one chunk of insert-rows.ts — which is
+   * compact, no TTL to schedule, at most ROWS_PER_INSERT rows — which is
    * atomic by itself: the caller needs no `transactionSync` around it (a
    * savepoint and its release were a visible part of a SEND's CPU).
    */
   appendIsOneStatement(ms: readonly NewMessage[]): boolean {
+    if (ms.length > ROWS_PER_INSERT) return false;
     for (const m of ms) if (m.key !== null || m.expiresMs !== null) return false;
-    return ms.length <= 1 || chunkBounds(ms).length === 1;
+    return true;
   }
 
   /**
@@ -286,15 +284,22 @@ export class MailboxStore {
 
   /**
    * Appends visible messages without keys, msg_ids `firstId`, `firstId + 1`,
-   * … (greater than every stored id), as appendVisible would one at a time:
-   * one INSERT per chunk of insert-rows.ts (four bound values for up to
-   * 1 MiB of messages instead of nine per message: binding them was the
-   * largest part of a pipelined SEND's SQL CPU), then their TTL schedule rows.
+   * … (greater than every stored id), as appendVisible would one at a time,
+   * in multi-row INSERTs of at most ROWS_PER_INSERT rows (one statement per
+   * 11 SENDs of a group instead of one per SEND: the SQL calls were the
+   * largest part of a pipelined SEND's CPU) and their TTL schedule rows.
    * @throws Error when a message has a key (use appendVisible: compaction)
    */
   appendVisibleMany(firstId: number, ms: readonly NewMessage[], createMs: number): void {
-    for (const m of ms) if (m.key !== null) throw new Error("appendVisibleMany: a message with a key");
-    for (const c of insertChunks(ms)) this.sql.exec(INSERT_FROM_JSON, firstId + c.first, createMs, c.payloads.buffer as ArrayBuffer, c.json);
+    for (let o = 0; o < ms.length; o += ROWS_PER_INSERT) {
+      const part = ms.slice(o, o + ROWS_PER_INSERT);
+      const args: SqlStorageValue[] = [];
+      part.forEach((m, i) => {
+        if (m.key !== null) throw new Error("appendVisibleMany: a message with a key");
+        args.push(firstId + o + i, m.lane, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, createMs, m.expiresMs, m.replyTo, m.correlationId);
+      });
+      this.sql.exec(`${INSERT_UNKEYED}${VALUES_UNKEYED.repeat(part.length).slice(1)}`, ...args);
+    }
     const timed: number[] = [];
     ms.forEach((m, i) => {
       if (m.expiresMs !== null) timed.push(firstId + i, m.expiresMs);
