@@ -31,7 +31,9 @@ import { LANE_COUNT, bytesToBase64, priorityOfLane, type DeadLetterInfo, type La
 import { decodeCursor, encodeCursor, type GroupCursor } from "./cursor";
 import { ScheduleKind } from "./schedule";
 import { PUSH_SCHEMA, PUSH_TABLES } from "./push/store";
-import { planInserts, statementCount, type PlainRow } from "./insert-plan";
+import { encodeTags, planInserts, statementCount } from "./insert-plan";
+
+export { encodeTags } from "./insert-plan";
 
 /** The mailbox row, cached in memory by the object. */
 export interface MailboxMeta {
@@ -115,10 +117,6 @@ const TABLES = ["mailbox", "messages", "delayed", "schedule", "groups", ...PUSH_
  */
 const ADDED_TABLES: readonly string[] = [...PUSH_SCHEMA]; // push delivery (issue 17)
 
-/** Tags column form: ",a,b," (so `instr(tags, ',a,')` matches whole tags), or null. */
-export function encodeTags(tags: readonly string[]): string | null {
-  return tags.length ? `,${tags.join(",")},` : null;
-}
 
 /** Inverse of encodeTags. */
 export function decodeTags(col: string | null): string[] {
@@ -138,11 +136,6 @@ export function toMq9Message(m: StoredMessage): Mq9Message {
     ...(m.correlationId !== null ? { correlation_id: m.correlationId } : {}),
     ...(m.deadLetter !== null ? { dead_letter: JSON.parse(m.deadLetter) as DeadLetterInfo } : {}),
   };
-}
-
-/** A keyless message as insert-plan.ts stores it. */
-function plainRow(m: NewMessage): PlainRow {
-  return { lane: m.lane, tags: encodeTags(m.tags), payload: blob(m.payload), expiresMs: m.expiresMs, replyTo: m.replyTo, correlationId: m.correlationId };
 }
 
 function blob(bytes: Uint8Array): ArrayBuffer {
@@ -253,13 +246,13 @@ export class MailboxStore {
    * True when appending `ms` (appendVisible for one message,
    * appendVisibleMany for several) is ONE SQL statement — no key to
    * compact, no TTL to schedule, rows for one INSERT of insert-plan.ts
-   * (at least 15, 93 without headers) — which is atomic by itself: the
+   * (at least 19, 97 without headers) — which is atomic by itself: the
    * caller needs no `transactionSync` around it (a savepoint and its
    * release were a visible part of a SEND's CPU).
    */
   appendIsOneStatement(ms: readonly NewMessage[]): boolean {
     for (const m of ms) if (m.key !== null || m.expiresMs !== null) return false;
-    return ms.length <= 1 || statementCount(ms.map(plainRow)) === 1;
+    return statementCount(ms) <= 1;
   }
 
   /**
@@ -292,7 +285,7 @@ export class MailboxStore {
    */
   appendVisibleMany(firstId: number, ms: readonly NewMessage[], createMs: number): void {
     for (const m of ms) if (m.key !== null) throw new Error("appendVisibleMany: a message with a key");
-    for (const st of planInserts(firstId, ms.map(plainRow), createMs)) this.sql.exec(st.sql, ...st.args);
+    for (const st of planInserts(firstId, ms, createMs, blob)) this.sql.exec(st.sql, ...st.args);
     const timed: number[] = [];
     ms.forEach((m, i) => {
       if (m.expiresMs !== null) timed.push(firstId + i, m.expiresMs);

@@ -13,10 +13,10 @@ describe("MailboxStore appends without a transaction", () => {
     await runInDurableObject(ns.get(ns.idFromName(`append-one-${Math.random()}`)), (_obj, state) => {
       const store = new MailboxStore(state.storage.sql);
       expect(store.appendIsOneStatement([msg()])).toBe(true);
-      expect(store.appendIsOneStatement(Array.from({ length: 93 }, () => msg()))).toBe(true); // one bound value a row
-      expect(store.appendIsOneStatement(Array.from({ length: 94 }, () => msg()))).toBe(false); // two INSERTs
-      const distinct = Array.from({ length: 19 }, (_, i) => msg({ lane: (i % 3) as NewMessage["lane"], tags: [`t${i}`], replyTo: `r${i}`, correlationId: `c${i}` }));
-      expect(store.appendIsOneStatement(distinct.slice(0, 18))).toBe(true); // five bound values a row
+      expect(store.appendIsOneStatement(Array.from({ length: 97 }, () => msg()))).toBe(true); // one bound value a row
+      expect(store.appendIsOneStatement(Array.from({ length: 98 }, () => msg()))).toBe(false); // two INSERTs
+      const distinct = Array.from({ length: 20 }, (_, i) => msg({ lane: (i % 3) as NewMessage["lane"], tags: [`t${i}`], replyTo: `r${i}`, correlationId: `c${i}` }));
+      expect(store.appendIsOneStatement(distinct.slice(0, 19))).toBe(true); // five bound values a row
       expect(store.appendIsOneStatement(distinct)).toBe(false);
       expect(store.appendIsOneStatement([msg(), msg({ expiresMs: 5000 })])).toBe(false); // + a schedule row
       expect(store.appendIsOneStatement([msg({ key: "k" })])).toBe(false); // + the compaction DELETE
