@@ -19,6 +19,8 @@ export interface BridgeOptions {
   token?: string;
   /** Offer permessage-deflate on the tunnels' WebSockets (see TunnelOptions.compress): both, or per tunnel. */
   compress?: boolean | { mortar?: boolean; nats?: boolean };
+  /** Send WebSocket frames with the zero masking key (TunnelOptions.zeroMask; a loopback target only). */
+  zeroMask?: boolean;
   /** Per-connection failures (e.g. broker unreachable), with the tunnel they happened on. */
   onConnectionError?: (kind: "mortar" | "nats", err: Error) => void;
 }
@@ -56,6 +58,7 @@ export async function startBridges(opts: BridgeOptions): Promise<{ started: Star
         host: s.addr.host, port: s.addr.port, target,
         token: s.kind === "nats" ? opts.token : undefined,
         compress: typeof opts.compress === "object" ? opts.compress[s.kind] === true : opts.compress === true,
+        zeroMask: opts.zeroMask === true,
         onConnectionError: opts.onConnectionError && ((e) => opts.onConnectionError!(s.kind, e)),
       });
       started.push({ kind: s.kind, tunnel, line: `${s.what.padEnd(11)} ${s.scheme}://${tunnel.host}:${tunnel.port}  → ${target}` });

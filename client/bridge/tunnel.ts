@@ -48,6 +48,15 @@ export interface TunnelOptions {
    * CPU time.
    */
   compress?: boolean;
+  /**
+   * Send every WebSocket frame with the all-zero masking key (default false:
+   * a random key per frame). RFC 6455 requires a client to mask, against
+   * proxies that would read a browser's frames as HTTP; a zero key is a
+   * valid mask that leaves the bytes as they are, so the XOR over every
+   * byte sent (`ws` skips it for a zero key) is saved. For a tunnel to a
+   * loopback socket only, where no proxy sits in between (`mortarmq dev`).
+   */
+  zeroMask?: boolean;
   /** Upgrade timeout: a broker that does not answer closes the TCP connection after this long, ms (default 10000). */
   handshakeTimeoutMs?: number;
   /** After the TCP client half-closes, how long the WebSocket may stay idle before both are closed, ms (default 2000). */
@@ -112,6 +121,9 @@ export async function startTunnel(opts: TunnelOptions): Promise<Tunnel> {
   };
 }
 
+/** `ws`'s generateMask: the all-zero masking key (TunnelOptions.zeroMask). */
+const zeroMask = (mask: Buffer) => mask.fill(0);
+
 /** Tunnels one TCP connection; returns a function that tears both sides down. */
 function pipe(socket: Socket, opts: TunnelOptions, done: () => void): () => void {
   const high = opts.highWaterMark ?? 1024 * 1024;
@@ -119,7 +131,10 @@ function pipe(socket: Socket, opts: TunnelOptions, done: () => void): () => void
   const headers: Record<string, string> = opts.token ? { Authorization: `Bearer ${opts.token}` } : {};
   // the broker sees the bridge's address; this names the TCP client's (NATS INFO client_ip)
   if (socket.remoteAddress) headers["X-Forwarded-For"] = socket.remoteAddress;
-  const ws = new WebSocket(opts.target, { headers, perMessageDeflate: opts.compress === true, handshakeTimeout: opts.handshakeTimeoutMs ?? 10_000 });
+  const ws = new WebSocket(opts.target, {
+    headers, perMessageDeflate: opts.compress === true, handshakeTimeout: opts.handshakeTimeoutMs ?? 10_000,
+    ...(opts.zeroMask ? { generateMask: zeroMask } : {}),
+  });
   let opened = false;
   const peer = `${socket.remoteAddress}:${socket.remotePort}`;
   let unsent = 0; // bytes handed to the WebSocket, not yet written to its socket

@@ -2,10 +2,18 @@
  * The local broker as `mortarmq dev` (`npm start`) runs it, in this process:
  * the state directory's lock, the Worker in Miniflare (./miniflare-host.ts)
  * and the MortarMQ v0 and NATS TCP bridges (client/bridge/), which reach the
- * Worker over the loopback socket of its HTTP port — each TCP connection is
- * one WebSocket straight into workerd (measured against Miniflare's
- * `dispatchFetch` upgrade in bench/suites/local-hops.ts: 12 % less CPU per
- * request). The TCP client's address goes along as `X-Forwarded-For`.
+ * Worker over a loopback socket — each TCP connection is one WebSocket
+ * straight into workerd (measured against Miniflare's `dispatchFetch`
+ * upgrade in bench/suites/local-hops.ts: 12 % less CPU per request).
+ *
+ * That socket is the Worker's own direct socket (Miniflare
+ * `unsafeDirectSockets`, on a free 127.0.0.1 port), not the HTTP port: the
+ * HTTP port's entry worker adds nothing a bridge needs (the TCP client's
+ * address goes along as `X-Forwarded-For`, which the Worker prefers to
+ * `CF-Connecting-IP`; no request logs, no response compression on a
+ * WebSocket) and costs a pass through another isolate per upgrade and a
+ * relay of every WebSocket message (bench/results/nats-mq9.perf18-ab.json).
+ * With `verbose` the bridges use the HTTP port, so their upgrades are logged.
  */
 import { resolve } from "node:path";
 import type { Writable } from "node:stream";
@@ -79,12 +87,16 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise<
     await assertPortFree(opts.host, opts.port, "HTTP", "--port");
     if (opts.bridgePort !== undefined) await assertPortFree(opts.host, opts.bridgePort, "MortarMQ v0 bridge", "--bridge-port");
     if (opts.natsPort !== undefined) await assertPortFree(opts.host, opts.natsPort, "NATS bridge", "--nats-port");
-    const worker = await hostWorker({ root: opts.root, host: opts.host, port: opts.port, stateDir, vars: opts.vars, verbose: opts.verbose, stdout: opts.stdout, stderr: opts.stderr });
+    const bridged = opts.bridgePort !== undefined || opts.natsPort !== undefined;
+    const worker = await hostWorker({
+      root: opts.root, host: opts.host, port: opts.port, stateDir, vars: opts.vars, verbose: opts.verbose, stdout: opts.stdout, stderr: opts.stderr,
+      directSocket: bridged && !opts.verbose, // the bridges' own way in (see the module comment)
+    });
     cleanups.push(() => worker.dispose());
     if (worker.runtimePid !== undefined) lock.recordRuntime(worker.runtimePid);
     const auth = await waitForHealthz(worker.loopbackUrl, { timeoutMs: opts.readyTimeoutMs });
     const { started, failed } = await startBridges({
-      url: worker.loopbackUrl,
+      url: worker.directUrl ?? worker.loopbackUrl,
       mortar: opts.bridgePort !== undefined ? { host: opts.host, port: opts.bridgePort } : undefined,
       nats: opts.natsPort !== undefined ? { host: opts.host, port: opts.natsPort } : undefined,
       onConnectionError: opts.onBridgeError,
@@ -92,6 +104,7 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise<
       // uncompressed: measured in this topology (bridge in the launcher, client in another process),
       // 3 interleaved A/Bs, the same request rate (0.98–1.10×) at 10–12 µs less launcher CPU per request.
       compress: { mortar: true, nats: false },
+      zeroMask: true, // a loopback socket of this process's own workerd: no proxy in between
     });
     cleanups.push(async () => {
       await Promise.all(started.map((s) => s.tunnel.close()));

@@ -26,7 +26,9 @@
  *   calls the Worker in-process; with `verbose` it also logs one line per
  *   request. A direct socket to the Worker (`unsafeDirectSockets`) costs ~11 %
  *   less CPU on GET /healthz (bench/suites/local-hops.ts) but the Worker then
- *   never learns a client's address, so it is only there for that bench.
+ *   never learns a client's address, so the HTTP port stays the entry socket;
+ *   the direct one (`directSocket`, loopback only) is for the TCP bridges,
+ *   which name their client's address themselves (./embedded.ts).
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -56,8 +58,10 @@ export interface HostOptions {
   vars: Record<string, string>;
   /** Log one line per HTTP request (/healthz probes are left out). */
   verbose: boolean;
-  /** Also open a direct socket to the Worker on a free loopback port (`directUrl`; bench/suites/local-hops.ts). */
+  /** Also open a direct socket to the Worker on a free loopback port (`directUrl`: the TCP bridges, bench/suites/local-hops.ts). */
   directSocket?: boolean;
+  /** Open workerd's V8 inspector (Chrome DevTools protocol) on this loopback port, for CPU profiles (bench/tools/profile-mq9.ts). */
+  inspectorPort?: number;
   /** Where the Worker's console output and Miniflare's messages go (default: this process's stdout / stderr). */
   stdout?: Writable;
   stderr?: Writable;
@@ -144,6 +148,7 @@ export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
     },
     cf: false, // no fetch of workers.cloudflare.com: nothing here may need the internet
     telemetry: { enabled: false },
+    ...(opts.inspectorPort !== undefined ? { inspectorPort: opts.inspectorPort } : {}),
     defaultPersistRoot: join(opts.stateDir, "v3"),
     workers: [
       {

@@ -39,7 +39,7 @@ import { applyAck, cursorAt, laneFromLastBatch, openGroup, recordBatch } from ".
 import { GroupCommit } from "./groupcommit";
 import { alarmChange, dueAt, earliest, messageExpiry } from "./schedule";
 import { MailboxStore, toMq9Message, type MailboxMeta, type NewMessage, type StoredMessage } from "./store";
-import type { MailboxResult, MessagesResult, SendResult } from "./rpc";
+import { packSendResult, type MailboxResult, type MessagesResult, type PackedSendResult, type SendResult } from "./rpc";
 import { WaiterSet } from "./waiters";
 import { MailboxTelemetry } from "./telemetry";
 import { IndexSync } from "./index-sync";
@@ -275,12 +275,18 @@ export class Mailbox extends DurableObject<Env> {
 
   /**
    * Several MSG.SENDs to this mailbox in one call (a NATS connection
-   * pipelining SENDs, see objects/mq9/sendbatch.ts): applied in order in one
-   * turn, sharing one commit; one result per item, as `send` would answer.
+   * pipelining SENDs, see objects/mq9/sendbatch.ts): SEND i has `opts[i]`
+   * and `payloads[i]` (two arrays, not one object per SEND: less to
+   * (de)serialize). Applied in order in one turn, sharing one commit; one
+   * result per SEND, as `send` would answer, packed (rpc.ts packSendResult).
    */
-  sendMany(address: string, items: { opts: Mq9SendOptions; payload: Uint8Array }[]): SendResult[] | Promise<SendResult[]> {
-    return this.whenHere(address, () => this.sends.submitAll(items.map((i) => ({ address, opts: i.opts, payload: i.payload }))),
-      (f) => items.map(() => ({ ...f })));
+  sendMany(address: string, opts: readonly Mq9SendOptions[], payloads: readonly Uint8Array[]): PackedSendResult[] | Promise<PackedSendResult[]> {
+    const submit = () => {
+      const rs = this.sends.submitAll(payloads.map((payload, i) => ({ address, opts: opts[i]!, payload })));
+      return Array.isArray(rs) ? rs.map(packSendResult) : rs.then((all) => all.map(packSendResult));
+    };
+    if (this.tenant === null || this.here()) return submit();
+    return this.whenHere(address, submit, (f) => payloads.map(() => packSendResult({ ...f })));
   }
 
   /** The message a SEND stores. */

@@ -14,8 +14,25 @@ export type MailboxResult<T extends object = object> =
   | ({ ok: true } & T)
   | { ok: false; code: Mq9ErrorCode; error: string; retryAfterS?: number };
 
-/** Answer to `send` / one item of `sendMany`: the new msg_id, -1 for a delayed message. */
+/** Answer to `send` / one item of `sendMany` (packed: {@link PackedSendResult}): the new msg_id, -1 for a delayed message. */
 export type SendResult = MailboxResult<{ msgId: number }>;
 
 /** Answer to `fetchMessages` and `query`: messages in msg_id / delivery order. */
 export type MessagesResult = MailboxResult<{ messages: Mq9Message[] }>;
+
+/**
+ * One item of `sendMany`'s answer as it crosses the RPC: a success as its
+ * bare msg_id, anything else as the SendResult itself. Every item as an
+ * object was a visible part of the RPC's (de)serialization CPU.
+ */
+export type PackedSendResult = number | Exclude<SendResult, { ok: true }>;
+
+/** A SendResult as `sendMany` sends it. */
+export function packSendResult(r: SendResult): PackedSendResult {
+  return r.ok ? r.msgId : r;
+}
+
+/** Inverse of {@link packSendResult}. */
+export function unpackSendResult(r: PackedSendResult): SendResult {
+  return typeof r === "number" ? { ok: true, msgId: r } : r;
+}

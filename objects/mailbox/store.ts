@@ -31,6 +31,9 @@ import { LANE_COUNT, bytesToBase64, priorityOfLane, type DeadLetterInfo, type La
 import { decodeCursor, encodeCursor, type GroupCursor } from "./cursor";
 import { ScheduleKind } from "./schedule";
 import { PUSH_SCHEMA, PUSH_TABLES } from "./push/store";
+import { encodeTags, planInserts, statementCount } from "./insert-plan";
+
+export { encodeTags } from "./insert-plan";
 
 /** The mailbox row, cached in memory by the object. */
 export interface MailboxMeta {
@@ -114,10 +117,6 @@ const TABLES = ["mailbox", "messages", "delayed", "schedule", "groups", ...PUSH_
  */
 const ADDED_TABLES: readonly string[] = [...PUSH_SCHEMA]; // push delivery (issue 17)
 
-/** Tags column form: ",a,b," (so `instr(tags, ',a,')` matches whole tags), or null. */
-export function encodeTags(tags: readonly string[]): string | null {
-  return tags.length ? `,${tags.join(",")},` : null;
-}
 
 /** Inverse of encodeTags. */
 export function decodeTags(col: string | null): string[] {
@@ -160,15 +159,8 @@ function toStored(r: Row): StoredMessage {
   };
 }
 
-/**
- * Rows per multi-row INSERT of appendVisibleMany: 9 bound values a row, and a
- * Durable Object SQL statement takes at most 100 bound values.
- */
-const ROWS_PER_INSERT = 11;
-/** Schedule rows per INSERT (3 bound values a row). */
+/** Schedule rows per INSERT (3 bound values a row; a Durable Object SQL statement takes at most 100). */
 const SCHEDULE_ROWS_PER_INSERT = 33;
-const INSERT_UNKEYED = "INSERT INTO messages (msg_id, lane, key, tags, payload, size, create_ms, expires_ms, reply_to, correlation_id) VALUES ";
-const VALUES_UNKEYED = ",(?, ?, NULL, ?, ?, ?, ?, ?, ?, ?)";
 
 const SELECT_MSG = "SELECT msg_id, lane, key, tags, payload, size, create_ms, reply_to, correlation_id, dead_letter FROM messages";
 
@@ -253,14 +245,14 @@ export class MailboxStore {
   /**
    * True when appending `ms` (appendVisible for one message,
    * appendVisibleMany for several) is ONE SQL statement — no key to
-   * compact, no TTL to schedule, at most ROWS_PER_INSERT rows — which is
-   * atomic by itself: the caller needs no `transactionSync` around it (a
-   * savepoint and its release were a visible part of a SEND's CPU).
+   * compact, no TTL to schedule, rows for one INSERT of insert-plan.ts
+   * (at least 19, 97 without headers) — which is atomic by itself: the
+   * caller needs no `transactionSync` around it (a savepoint and its
+   * release were a visible part of a SEND's CPU).
    */
   appendIsOneStatement(ms: readonly NewMessage[]): boolean {
-    if (ms.length > ROWS_PER_INSERT) return false;
     for (const m of ms) if (m.key !== null || m.expiresMs !== null) return false;
-    return true;
+    return statementCount(ms) <= 1;
   }
 
   /**
@@ -285,21 +277,15 @@ export class MailboxStore {
   /**
    * Appends visible messages without keys, msg_ids `firstId`, `firstId + 1`,
    * … (greater than every stored id), as appendVisible would one at a time,
-   * in multi-row INSERTs of at most ROWS_PER_INSERT rows (one statement per
-   * 11 SENDs of a group instead of one per SEND: the SQL calls were the
+   * in the multi-row INSERTs of insert-plan.ts (one statement for a
+   * pipelined round of SENDs instead of one per SEND, binding only what
+   * differs between rows: the SQL calls and their bound values were the
    * largest part of a pipelined SEND's CPU) and their TTL schedule rows.
    * @throws Error when a message has a key (use appendVisible: compaction)
    */
   appendVisibleMany(firstId: number, ms: readonly NewMessage[], createMs: number): void {
-    for (let o = 0; o < ms.length; o += ROWS_PER_INSERT) {
-      const part = ms.slice(o, o + ROWS_PER_INSERT);
-      const args: SqlStorageValue[] = [];
-      part.forEach((m, i) => {
-        if (m.key !== null) throw new Error("appendVisibleMany: a message with a key");
-        args.push(firstId + o + i, m.lane, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, createMs, m.expiresMs, m.replyTo, m.correlationId);
-      });
-      this.sql.exec(`${INSERT_UNKEYED}${VALUES_UNKEYED.repeat(part.length).slice(1)}`, ...args);
-    }
+    for (const m of ms) if (m.key !== null) throw new Error("appendVisibleMany: a message with a key");
+    for (const st of planInserts(firstId, ms, createMs, blob)) this.sql.exec(st.sql, ...st.args);
     const timed: number[] = [];
     ms.forEach((m, i) => {
       if (m.expiresMs !== null) timed.push(firstId + i, m.expiresMs);

@@ -25,7 +25,7 @@
  * transport has one request per invocation: {@link DIRECT} issues at once.
  */
 import type { Mailbox } from "../mailbox/Mailbox";
-import type { SendResult } from "../mailbox/rpc";
+import { unpackSendResult, type PackedSendResult, type SendResult } from "../mailbox/rpc";
 import type { Mq9SendOptions } from "../../wire/mq9";
 import { ADMITTED, type Refusal } from "../tenants/gate";
 import { Lanes } from "../shared/lanes";
@@ -114,7 +114,10 @@ function issue(batch: Item[]): Promise<void> {
   try {
     if (first.call) call = first.call().then((r) => [r]);
     else if (batch.length === 1) call = Promise.resolve(first.t.stub.send(first.send!.address, first.send!.opts, first.send!.payload)).then((r) => [r]);
-    else call = Promise.resolve(first.t.stub.sendMany(first.send!.address, batch.map((i) => ({ opts: i.send!.opts, payload: i.send!.payload })))).then((rs) => rs as unknown[]);
+    else {
+      const rpc = first.t.stub.sendMany(first.send!.address, batch.map((i) => i.send!.opts), batch.map((i) => i.send!.payload));
+      call = Promise.resolve(rpc).then((rs) => (rs as PackedSendResult[]).map(unpackSendResult));
+    }
   } catch (e) {
     call = Promise.reject(e);
   }

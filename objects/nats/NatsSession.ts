@@ -198,13 +198,17 @@ export class NatsSession extends SocketSession<ConnectionState> {
     this.flush(box);
   }
 
-  /** Persists subscription changes and state, queues the outbox, starts its requests, closes if asked. */
-  private flush(box: Outbox): void {
+  /**
+   * Persists subscription changes and state, queues the outbox, starts its
+   * requests, closes if asked. `now`: the caller drains the queue right
+   * after, so no timer is armed for it.
+   */
+  private flush(box: Outbox, now = false): void {
     const conn = this.conn!;
     this.store.apply(conn.subs.takeChanges());
     this.saveState(conn.state);
     if (box.out.length > 0) {
-      if (this.outQueue.length === 0) setTimeout(() => this.drain(), 0);
+      if (this.outQueue.length === 0 && !now) setTimeout(() => this.drain(), 0);
       this.outQueue.push(...box.out);
     }
     for (const req of box.requests) void this.run(conn, req);
@@ -250,10 +254,11 @@ export class NatsSession extends SocketSession<ConnectionState> {
     queueMicrotask(() => {
       this.replies = null;
       if (conn !== this.conn || conn.state.closed) return;
-      this.flush(box);
       // nothing else in flight (e.g. a pipelining client's whole window answered by one group commit):
-      // no other reply can join this message, so it goes now instead of after a timer
-      if (conn.pending.count === 0) this.drain();
+      // no other reply can join this message, so it goes now, and no timer is armed for it
+      const now = conn.pending.count === 0;
+      this.flush(box, now);
+      if (now) this.drain();
     });
     return box;
   }

@@ -105,7 +105,7 @@ describe("order of pipelined requests on one connection", () => {
     const ok = { ok: true, msgId: 0, messages: [] };
     const stub = {
       send: () => (calls.push("send"), ok),
-      sendMany: (_a: string, items: unknown[]) => (calls.push(`sendMany(${items.length})`), items.map(() => ok)),
+      sendMany: (_a: string, _opts: unknown[], payloads: unknown[]) => (calls.push(`sendMany(${payloads.length})`), payloads.map(() => 0)),
       query: () => (calls.push("query"), ok),
       fetchMessages: () => (calls.push("fetch"), ok),
       ack: () => (calls.push("ack"), ok),
@@ -190,7 +190,7 @@ describe("order inside the Mailbox while a commit is in flight", () => {
       const none = parseMq9Headers([]);
       // called back to back, as the RPCs of one connection arrive: the first SEND starts a commit, the next ones queue behind it
       const s0 = box.send(a, none, enc.encode("m0"));
-      const s1 = box.sendMany(a, [{ opts: none, payload: enc.encode("m1") }, { opts: none, payload: enc.encode("m2") }]);
+      const s1 = box.sendMany(a, [none, none], [enc.encode("m1"), enc.encode("m2")]);
       const q = box.query(a, parseQueryRequest(enc.encode("{}")));
       const f = box.fetchMessages(a, parseFetchRequest(enc.encode('{"group_name":"g","deliver":"earliest","config":{"max_wait_ms":0}}')));
       await Promise.all([s0, s1]);
