@@ -24,7 +24,25 @@ const TEARDOWN = 'uncaught exception; source = Uncaught (in promise); stack = En
 const ALARM = "NOSENTRY SQLite alarm handler canceled with requestScheduledAlarm.; scheduledTime = 1796136240.304s; localAlarmState.orDefault(kj::UNIX_EPOCH) = 0ns; actorId = 75d682729df844ce91b6afbd8abae8226a20d19e03aa2c0e14dccd046a918982\n";
 const OVERDUE = "NOSENTRY SQLite alarm overdue, running despite AlarmManager mismatch; scheduledTime = 1796142778.778s; localAlarmTime = 1796142778.825s; currentTime = 1796142778.862870873s; actorId = b2bf2d2bb91e34110e93fb72f4c4c39e215d96f430d07b4d238a60911efd4a5c\n";
 
+// A push attempt to hooks.example.com without DNS, as workerd 1.20260426.1 logs it (each its own write).
+const DNS_FAILED = "e = kj/async-io-unix.c++:1298: failed: DNS lookup failed.; params.host = hooks.example.com; params.service = ; gai_strerror(status) = Name or service not known\n";
+const DNS_STACK = "stack: /x/bin/workerd@51f50be /x/bin/workerd@2fa2d76; sentryErrorContext = jsgInternalError\n";
+const FETCH_UNCAUGHT = "uncaught exception; source = Uncaught (in promise); stack = Error: internal error; reference = 7318rdj1kmm9e198381a4u60\n";
+const FETCH_INTERNAL = "uncaught exception; exception = workerd/jsg/_virtual_includes/iterator/workerd/jsg/value.h:1480: failed: jsg.Error: internal error; reference = 7318rdj1kmm9e198381a4u60\n";
+
 describe("workerd noise", () => {
+  it("drops a failed DNS lookup of an example host and the internal-error lines workerd prints after it, never those lines alone", () => {
+    let after = false;
+    for (const w of [DNS_FAILED, DNS_STACK, DNS_FAILED, DNS_STACK, FETCH_UNCAUGHT, FETCH_INTERNAL, STACK]) {
+      expect(isWorkerdNoise(w, after), w).toBe(true);
+      after = true;
+    }
+    expect(isWorkerdNoise(FETCH_UNCAUGHT)).toBe(false); // an uncaught internal error with no DNS failure before it shows
+    expect(isWorkerdNoise(FETCH_INTERNAL)).toBe(false);
+    expect(isWorkerdNoise(DNS_FAILED.replace("hooks.example.com", "hooks.acme.io"))).toBe(false); // only RFC 2606 example hosts
+  });
+
+
   it("drops the known lines, alone or together, and a native stack right after one", () => {
     for (const line of [PEER_DISCONNECTED, EVICTED, RESTART, ALARM, OVERDUE, TEARDOWN]) expect(isWorkerdNoise(line), line).toBe(true);
     expect(isWorkerdNoise(EVICTED + STACK)).toBe(true);
