@@ -137,7 +137,7 @@ describe("what a MAILBOX.CREATE writes", () => {
       sql.exec("CREATE TABLE mailboxes(address TEXT PRIMARY KEY, created_ms INTEGER NOT NULL, expires_ms INTEGER) WITHOUT ROWID");
       sql.exec("INSERT INTO mailboxes VALUES ('old.box', 5, NULL)");
     });
-    await runInDurableObject(stub, (_o, state) => state.abort("restart with the old layout")).catch(() => {});
+    await runInDurableObject(stub, (_o, state) => state.abort("restart")).catch(() => {});
     const rows = (await mailboxIndexStub(testEnv, tenant).rows(null, 10)).rows;
     expect(rows).toEqual([{ address: "old.box", created_ms: 5, expires_ms: null, materialized: true }]);
     expect(await mailboxIndexStub(testEnv, tenant).count()).toBe(1);
