@@ -200,8 +200,13 @@ export class Mailbox extends DurableObject<Env> {
    * dead-letter mailbox, created in the index when missing.
    */
   private whenHere<T>(address: string, op: () => T | Promise<T>, failed: (f: Failure) => T = (f) => f as T, createTtlSec?: number): T | Promise<T> {
-    if (this.tenant === null || this.here()) return op();
-    return this.materialize(address, createTtlSec).then((f) => (f ? failed(f) : op()));
+    const wait = this.ready(address, createTtlSec);
+    return wait === null ? op() : wait.then((f) => (f ? failed(f) : op()));
+  }
+
+  /** Null when requests can run at once (here, or no index to ask); else {@link materialize}'s promise. */
+  private ready(address: string, createTtlSec?: number): Promise<Failure | null> | null {
+    return this.tenant === null || this.here() ? null : this.materialize(address, createTtlSec);
   }
 
   /**
@@ -653,7 +658,7 @@ export class Mailbox extends DurableObject<Env> {
    * Errors: mailbox missing, group_pushed, too_many_requests.
    */
   async createPush(address: string, spec: PushCreateSpec): Promise<MailboxResult<{ pushId: string; secret?: string; ttlSec: number; reported: boolean }>> {
-    const f = await this.whenHere<Failure | null>(address, () => null, (x) => x);
+    const f = await this.ready(address);
     if (f) return f;
     const r = await this.sends.after(() => this.run(() => {
       const now = this.catchUp();
@@ -677,7 +682,7 @@ export class Mailbox extends DurableObject<Env> {
    * `reported`: the tenant's aggregator has the new subscription count (TenantDirectory.pushesChanged frees the slot at once).
    */
   async deletePush(address: string, pushId: string): Promise<MailboxResult<{ reported: boolean }>> {
-    const f = await this.whenHere<Failure | null>(address, () => null, (x) => x);
+    const f = await this.ready(address);
     if (f) return f;
     const r = await this.sends.after(() => this.run(() => {
       this.catchUp();

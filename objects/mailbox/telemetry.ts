@@ -126,12 +126,12 @@ export class MailboxTelemetry {
   }
 
   /**
-   * The mailbox was just created, in this synchronous turn: its report
-   * (mailbox gauge +1) is built now, so it commits with the CREATE, and sent
-   * right after (Meter.reportNow) — no alarm and no commit of its own, and
-   * the object is idle (and evicted by workerd) ~10 s after its CREATE
-   * (#14 item 3). Resolves true once the tenant's aggregator has it; null
-   * when nothing was sent now (a flush was asked for instead).
+   * The mailbox was just stored here, in this synchronous turn (its first
+   * use took over its index row, Mailbox.adopt): its report (mailbox gauge
+   * +1) is built now, so it commits with that turn, and sent right after
+   * (Meter.reportNow) — no alarm and no commit of its own. Resolves true
+   * once the tenant's aggregator has it; null when nothing was sent now (a
+   * flush was asked for instead).
    */
   created(): Promise<boolean> | null {
     return this.meter?.reportNow() ?? null;
