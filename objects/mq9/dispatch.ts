@@ -222,13 +222,14 @@ async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9Req
   for (let attempt = 1; ; attempt++) {
     const m = (made as RowWrite | null) ?? { failed: new Error("the CREATE's admission ended without writing its row") };
     if ("ok" in m && m.ok) return { status: 200, body: { error: "", mail_address: address } };
-    if ("failed" in m || spec.name !== null || attempt >= CREATE_ATTEMPTS) {
+    const collided = "exists" in m && spec.name === null && attempt < CREATE_ATTEMPTS; // only a generated address is drawn again
+    if (!collided) {
       if (granted.ok) await granted.undo();
       if ("failed" in m) throw m.failed;
       if ("deleted" in m) return { status: MQ9_HTTP_STATUS.unauthorized, code: "unauthorized", body: { error: `unauthorized: tenant ${tenant} was deleted`, mail_address: "" } };
       return { status: MQ9_HTTP_STATUS.mailbox_exists, code: "mailbox_exists", body: { error: mq9Messages.mailboxExists(address), mail_address: "" } };
     }
-    address = generateMailAddress(); // a generated address collided: a new one, which nobody can have requests queued for
+    address = generateMailAddress(); // a new one, which nobody can have requests queued for
     made = await writeRow(index, address, ttlSec);
   }
 }
