@@ -274,8 +274,9 @@ export class Mailbox extends DurableObject<Env> {
    * commit is in flight share the next one (groupcommit.ts).
    */
   send(address: string, opts: Mq9SendOptions, payload: Uint8Array): SendResult | Promise<SendResult> {
-    if (this.tenant === null || this.here()) return this.sends.submit({ address, opts, payload }); // the hot path: no closure
-    return this.whenHere(address, () => this.sends.submit({ address, opts, payload }));
+    const wait = this.ready(address);
+    if (wait === null) return this.sends.submit({ address, opts, payload }); // the hot path: no closure
+    return wait.then((f) => f ?? this.sends.submit({ address, opts, payload }));
   }
 
   /**
@@ -290,7 +291,6 @@ export class Mailbox extends DurableObject<Env> {
       const rs = this.sends.submitAll(payloads.map((payload, i) => ({ address, opts: opts[i]!, payload })));
       return Array.isArray(rs) ? rs.map(packSendResult) : rs.then((all) => all.map(packSendResult));
     };
-    if (this.tenant === null || this.here()) return submit();
     return this.whenHere(address, submit, (f) => payloads.map(() => packSendResult({ ...f })));
   }
 
