@@ -22,13 +22,17 @@ export function isHealthProbeLog(line: string): boolean {
 
 /**
  * True for workerd output lines that say nothing to a user of the broker:
- * the symbolizer notice, the recursive-isolate-lock notice, and the `stack:`
+ * the symbolizer notice, the recursive-isolate-lock notice, the `stack:`
  * lines of raw addresses that follow a runtime error (the error line itself
- * is kept). The filter Miniflare applies for wrangler, on our own output.
+ * is kept) — the filter Miniflare applies for wrangler, on our own output —
+ * and the notice that an alarm which fired after the object had moved it
+ * was not run (`NOSENTRY SQLite alarm handler canceled`: workerd runs it at
+ * the new time; every object's alarm() reads its own schedule table).
  */
 export function isRuntimeNoise(line: string): boolean {
   return line.includes("Not symbolizing stack traces because $LLVM_SYMBOLIZER is not set")
     || line.includes("took recursive isolate lock")
+    || line.includes("NOSENTRY SQLite alarm handler canceled with requestScheduledAlarm")
     || /^\s*stack:( (0|[a-f\d]{4,}|\S+@[a-f\d]+))+;?( .*)?$/.test(line);
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { authLine, devVars } from "../../client/cli/dev";
 import { HealthWatch, isHealthProbeLog, isRuntimeNoise } from "../../client/local/health";
-import { loopbackHost, portOfUrl } from "../../client/local/miniflare-host";
+import { loopbackHost, portOfUrl, soleClientAddress } from "../../client/local/miniflare-host";
 import { parseLock } from "../../client/local/state-lock";
 
 describe("mortarmq dev --var / --auth-tokens", () => {
@@ -60,6 +60,8 @@ describe("mortarmq dev output", () => {
     expect(isRuntimeNoise("workerd/server/server.c++:5492: error: Uncaught exception: kj/compat/url.c++:165: failed")).toBe(false);
     expect(isRuntimeNoise("mortarmq: running OPEN — no AUTH_TOKENS and no ADMIN_TOKEN configured")).toBe(false);
     expect(isRuntimeNoise("stack: see above")).toBe(false);
+    expect(isRuntimeNoise("workerd/io/actor-sqlite.c++:970: warning: NOSENTRY SQLite alarm handler canceled with requestScheduledAlarm.; scheduledTime = 1796196845.709s; localAlarmState.orDefault(kj::UNIX_EPOCH) = 1796196855.711s; actorId = fe8a5a63")).toBe(true);
+    expect(isRuntimeNoise("workerd/io/actor-sqlite.c++:971: warning: something else about alarms")).toBe(false);
   });
 });
 
@@ -69,6 +71,13 @@ describe("mortarmq dev addresses and state lock", () => {
     expect(loopbackHost("::")).toBe("[::1]");
     expect(loopbackHost("127.0.0.1")).toBe("127.0.0.1");
     expect(loopbackHost("::1")).toBe("[::1]");
+  });
+
+  it("a direct HTTP socket only where every client has one known address (127.0.0.1, ::1)", () => {
+    expect(soleClientAddress("127.0.0.1")).toBe("127.0.0.1");
+    expect(soleClientAddress("::1")).toBe("::1");
+    expect(soleClientAddress("[::1]")).toBe("::1");
+    for (const host of ["0.0.0.0", "::", "localhost", "127.0.0.2", "192.0.2.10", ""]) expect(soleClientAddress(host)).toBeUndefined();
   });
 
   it("reads the port of the entry URL also when it is the scheme's default (--port 80: URL.port is \"\")", () => {
