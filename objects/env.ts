@@ -9,6 +9,14 @@ export interface Env {
   /** Comma-separated origins allowed by CORS on /mq9 and /nats; default `*` when auth is open. */
   CORS_ORIGINS?: string;
   /**
+   * The address every client of the HTTP port has, when the port is a
+   * loopback-only socket that tells the Worker no client address (set by
+   * `mortarmq dev` for its direct socket on 127.0.0.1 / ::1,
+   * client/local/miniflare-host.ts; unset on Cloudflare, whose edge sends
+   * `CF-Connecting-IP`). NATS INFO `client_ip` falls back to it.
+   */
+  LOCAL_CLIENT_ADDRESS?: string;
+  /**
    * Agent registry embedder (docs/agents.md): "auto" (default: Workers AI if
    * the AI binding exists, else EMBEDDINGS_URL if set, else built-in),
    * "workers-ai", "endpoint" or "builtin".

@@ -2,16 +2,32 @@
  * Worker entry point: the HTTP app plus every Durable Object class named in
  * wrangler.toml (they must be exported from the main module).
  */
+import { WorkerEntrypoint } from "cloudflare:workers";
 import { app } from "./app";
 import { drainUnreadBody } from "./body-limit";
+import type { Env } from "../objects/env";
 
-export default {
-  async fetch(req, env, ctx) {
-    const res = await app.fetch(req, env, ctx);
-    await drainUnreadBody(req); // before the answer: keeps the client's connection usable (worker/body-limit.ts)
-    return res;
-  },
-} satisfies ExportedHandler<import("../objects/env").Env>;
+/** Every HTTP request and WebSocket upgrade: the hono app, then the unread rest of the body dropped. */
+async function handle(req: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+  const res = await app.fetch(req, env, ctx);
+  await drainUnreadBody(req); // before the answer: keeps the client's connection usable (worker/body-limit.ts)
+  return res;
+}
+
+export default { fetch: handle } satisfies ExportedHandler<Env>;
+
+/**
+ * The same handler as a named entrypoint, for the local runtime's direct
+ * socket (client/local/miniflare-host.ts): a socket bound to it reaches the
+ * Worker with no Miniflare entry worker and no assets router in between
+ * (the default entrypoint of a Worker with `[assets]` is reached through
+ * both). Unreachable on Cloudflare except by a service binding to it.
+ */
+export class DirectHttp extends WorkerEntrypoint<Env> {
+  override fetch(req: Request): Promise<Response> {
+    return handle(req, this.env, this.ctx);
+  }
+}
 
 export { MortarSession } from "../objects/session/MortarSession";
 export { TopicRegistry } from "../objects/registry/TopicRegistry";
@@ -23,3 +39,4 @@ export { NatsSession } from "../objects/nats/NatsSession";
 export { TenantDirectory } from "../objects/tenants/TenantDirectory";
 export { UsageAggregator } from "../objects/usage/UsageAggregator";
 export { MailboxIndex } from "../objects/mailbox-index/MailboxIndex";
+

@@ -3,15 +3,15 @@
  * client/local/miniflare-host.ts and client/local/embedded.ts, measured on
  * one Worker hosted in this process (as `mortarmq dev` hosts it):
  *
- * - HTTP, GET /healthz, node:http keep-alive, 32 concurrent: a direct
- *   socket to the Worker (Miniflare's `unsafeDirectSockets`) vs Miniflare's
- *   entry socket (its entry worker in front of the Worker, request logging
- *   off; what the HTTP port is: only it gives the Worker `CF-Connecting-IP`).
- *   Since the console's `[assets]`, Miniflare sends a direct socket's
- *   requests through the assets router and its RPC proxy, while the entry
- *   socket reaches the Worker straight (its route for every URL,
- *   client/local/miniflare-host.ts): the comparison now includes those two
- *   workers on the direct side.
+ * - HTTP, GET /healthz and mq9 SEND (one mailbox; 100 mailboxes in turn),
+ *   node:http keep-alive, 32 concurrent: a direct socket to the Worker
+ *   (Miniflare's `unsafeDirectSockets`, bound to the Worker's `DirectHttp`
+ *   entrypoint: the HTTP port on 127.0.0.1 / ::1) vs Miniflare's entry
+ *   socket (its entry worker in front of the Worker, request logging off;
+ *   the HTTP port on other addresses: only it gives the Worker
+ *   `CF-Connecting-IP`). A direct socket to the default entrypoint of a
+ *   Worker with `[assets]` would go through the assets router and its RPC
+ *   proxy: the named entrypoint skips them.
  * - The NATS TCP bridge, mq9 SEND request/reply with nats.js, 32 in flight:
  *   each TCP connection tunnelled over a `ws` WebSocket to the HTTP port's
  *   loopback address with permessage-deflate (client/bridge/tunnel.ts: what
@@ -37,6 +37,7 @@ import { httpCaller } from "../http";
 import type { BenchSuite } from "../runner";
 import { median, round3, timeit } from "../stats";
 import { measureRequests } from "./nats-mq9";
+import { MAILBOXES, PAYLOAD } from "../mq9-target";
 
 const ROUNDS = 10;
 const SLICE_MS = 1_500;
@@ -78,6 +79,7 @@ export const suite: BenchSuite = {
     const conns: NatsConnection[] = [];
     try {
       await direct.call("POST", "/mq9/$mq9.AI.MAILBOX.CREATE", { body: JSON.stringify({ name: "bench.inbox", ttl: 0 }) });
+      for (let i = 0; i < MAILBOXES; i++) await direct.call("POST", "/mq9/$mq9.AI.MAILBOX.CREATE", { body: JSON.stringify({ name: `bench.hops.${i}`, ttl: 0 }) });
       const natsVia = async (port: number) => {
         const nc = await connect({ servers: `127.0.0.1:${port}` });
         conns.push(nc);
@@ -97,9 +99,15 @@ export const suite: BenchSuite = {
         return { rate: r.rate, cpu: per(c0, c1), workerd: per(w0, w1) };
       };
       const http = (c: typeof direct) => () => withCpu(() => timeit(SLICE_MS, CONCURRENCY, async () => void (await c.call("GET", "/healthz"))));
+      const send = (c: typeof direct, boxes: number) => () => {
+        let n = 0;
+        return withCpu(() => timeit(SLICE_MS, CONCURRENCY, async () => void (await c.call("POST", `/mq9/$mq9.AI.MSG.SEND.bench.hops.${n++ % boxes}`, { body: PAYLOAD }))));
+      };
       const nats = (nc: NatsConnection) => () => withCpu(() => measureRequests(nc, SUBJECT, SLICE_MS));
       const pairs = [
         { case: "GET /healthz", a: "direct socket", b: "entry socket", runA: http(direct), runB: http(entry) },
+        { case: "mq9 SEND over HTTP, 1 mailbox", a: "direct socket", b: "entry socket", runA: send(direct, 1), runB: send(entry, 1) },
+        { case: `mq9 SEND over HTTP, ${MAILBOXES} mailboxes`, a: "direct socket", b: "entry socket", runA: send(direct, MAILBOXES), runB: send(entry, MAILBOXES) },
         { case: "mq9 SEND via NATS TCP bridge", a: "ws to the HTTP port, permessage-deflate (what the bridges do)", b: "the same, uncompressed", runA: nats(ncCompressed), runB: nats(ncTunnel) },
         { case: "mq9 SEND via NATS TCP bridge", a: "ws to the HTTP port, permessage-deflate (what the bridges do)", b: "dispatchFetch upgrade", runA: nats(ncCompressed), runB: nats(ncDispatch) },
       ];

@@ -7,8 +7,10 @@
  * upgrade in bench/suites/local-hops.ts: 12 % less CPU per request).
  *
  * That socket is the Worker's own direct socket (Miniflare
- * `unsafeDirectSockets`, on a free 127.0.0.1 port), not the HTTP port: the
- * HTTP port's entry worker adds nothing a bridge needs (the TCP client's
+ * `unsafeDirectSockets`): the HTTP port itself when it is one (on a loopback
+ * address without `verbose`, ./miniflare-host.ts), else one on a free
+ * 127.0.0.1 port next to it: the HTTP port's entry worker adds nothing a
+ * bridge needs (the TCP client's
  * address goes along as `X-Forwarded-For`, which the Worker prefers to
  * `CF-Connecting-IP`; no request logs, no response compression on a
  * WebSocket) and costs a pass through another isolate per upgrade and a
@@ -90,6 +92,7 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise<
     const bridged = opts.bridgePort !== undefined || opts.natsPort !== undefined;
     const worker = await hostWorker({
       root: opts.root, host: opts.host, port: opts.port, stateDir, vars: opts.vars, verbose: opts.verbose, stdout: opts.stdout, stderr: opts.stderr,
+      directHttp: true, // on a loopback address without --verbose: no worker in front of the Worker (client/local/miniflare-host.ts)
       directSocket: bridged && !opts.verbose, // the bridges' own way in (see the module comment)
     });
     cleanups.push(() => worker.dispose());

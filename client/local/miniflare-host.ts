@@ -20,15 +20,23 @@
  *   <stateDir>` uses, under the same Worker name, so Durable Object storage
  *   (`v3/do/<worker>-<Class>/<id>.sqlite`) written by the earlier
  *   `wrangler dev` launcher is read as is.
- * - The HTTP port is Miniflare's entry socket: its entry worker, in the same
- *   workerd, gives each request what Cloudflare's edge would (`CF-Connecting-IP`
- *   — NATS INFO `client_ip` reads it — a `request.cf`, `Accept-Encoding`) and
- *   calls the Worker in-process; with `verbose` it also logs one line per
- *   request. A direct socket to the Worker (`unsafeDirectSockets`) costs ~11 %
- *   less CPU on GET /healthz (bench/suites/local-hops.ts) but the Worker then
- *   never learns a client's address, so the HTTP port stays the entry socket;
- *   the direct one (`directSocket`, loopback only) is for the TCP bridges,
- *   which name their client's address themselves (./embedded.ts).
+ * - The HTTP port is one of two sockets (`directHttp`):
+ *   - a direct socket to the Worker's `DirectHttp` entrypoint
+ *     (worker/index.ts; Miniflare's `unsafeDirectSockets`): no worker in
+ *     between — in the same run 20–30 % less workerd CPU per mq9 SEND and
+ *     GET /healthz than the entry socket (bench/suites/local-hops.ts). workerd
+ *     tells the Worker no client address there, so it is used only on a
+ *     loopback address (127.0.0.1, ::1), whose every client has that same
+ *     address: the Worker is told it (var LOCAL_CLIENT_ADDRESS; NATS INFO
+ *     `client_ip`);
+ *   - otherwise Miniflare's entry socket: its entry worker, in the same
+ *     workerd, gives each request what Cloudflare's edge would
+ *     (`CF-Connecting-IP` — NATS INFO `client_ip` reads it — a `request.cf`,
+ *     `Accept-Encoding`) and calls the Worker in-process; with `verbose` it
+ *     also logs one line per request.
+ *   A direct socket (`directSocket`, loopback only) can also be opened next to
+ *   the entry socket, for the TCP bridges, which name their client's address
+ *   themselves (./embedded.ts).
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -56,8 +64,14 @@ export interface HostOptions {
   stateDir: string;
   /** Worker vars on top of wrangler.toml `[vars]` and `.dev.vars`. */
   vars: Record<string, string>;
-  /** Log one line per HTTP request (/healthz probes are left out). */
+  /** Log one line per HTTP request (/healthz probes are left out; only on the entry socket: see directHttp). */
   verbose: boolean;
+  /**
+   * The HTTP port as a direct socket to the Worker (see the module comment);
+   * only on a loopback address (127.0.0.1, ::1) and without `verbose`,
+   * otherwise ignored (the entry socket). Default false.
+   */
+  directHttp?: boolean;
   /** Also open a direct socket to the Worker on a free loopback port (`directUrl`: the TCP bridges, bench/suites/local-hops.ts). */
   directSocket?: boolean;
   /** Open workerd's V8 inspector (Chrome DevTools protocol) on this loopback port, for CPU profiles (bench/tools/profile-mq9.ts). */
@@ -74,8 +88,10 @@ export interface HostedWorker {
   port: number;
   /** A loopback URL of the same port, for clients in this process (the TCP bridges). */
   loopbackUrl: string;
-  /** With `directSocket`: a loopback URL straight to the Worker, past Miniflare's entry worker. */
+  /** With `directSocket` or a direct HTTP port: a loopback URL straight to the Worker, past Miniflare's entry worker. */
   directUrl?: string;
+  /** Which socket the HTTP port is (HostOptions.directHttp). */
+  httpSocket: "direct" | "entry";
   /** The Miniflare instance (in-process clients: `dispatchFetch`). */
   miniflare: MiniflareType;
   /** Pid of the workerd process, if it could be found. */
@@ -122,6 +138,16 @@ export function loopbackHost(host: string): string {
   return urlHost(host);
 }
 
+/** The Worker's entrypoint for direct sockets (worker/index.ts `DirectHttp`). */
+const DIRECT_ENTRYPOINT = "DirectHttp";
+
+/** `host` as the address every client of a socket bound to it has, when there is one (a loopback address). */
+export function soleClientAddress(host: string): string | undefined {
+  if (host === "127.0.0.1") return host;
+  if (host === "::1" || host === "[::1]") return "::1";
+  return undefined;
+}
+
 /**
  * Builds (or reuses) the bundle and starts it in Miniflare.
  * @throws PortInUseError when the port is in use (Miniflare's ERR_ADDRESS_IN_USE);
@@ -136,10 +162,15 @@ export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
   configured.catch(() => {}); // awaited below
   const { Miniflare, Log, LogLevel } = require("miniflare") as typeof import("miniflare");
   const { name, workerOptions } = await configured;
+  const peer = opts.directHttp && !opts.verbose ? soleClientAddress(opts.host) : undefined;
+  const sockets: { host: string; port: number; entrypoint: string }[] = [];
+  if (peer !== undefined) sockets.push({ host: opts.host.replace(/^\[(.*)\]$/, "$1"), port: opts.port, entrypoint: DIRECT_ENTRYPOINT });
+  else if (opts.directSocket) sockets.push({ host: "127.0.0.1", port: 0, entrypoint: DIRECT_ENTRYPOINT });
   const signalListeners = { SIGINT: process.listeners("SIGINT"), SIGTERM: process.listeners("SIGTERM") };
   const mf: MiniflareType = new Miniflare({
-    host: opts.host,
-    port: opts.port,
+    // With a direct HTTP port Miniflare's entry socket is still opened (Miniflare needs it): on a free loopback port.
+    host: peer !== undefined ? "127.0.0.1" : opts.host,
+    port: peer !== undefined ? 0 : opts.port,
     logRequests: opts.verbose,
     log: makeLog(Log, opts.verbose ? LogLevel.INFO : LogLevel.WARN, stdout),
     handleRuntimeStdio: (out: Readable, err: Readable) => {
@@ -154,7 +185,7 @@ export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
       {
         ...workerOptions,
         name,
-        bindings: { ...workerOptions.bindings, ...opts.vars },
+        bindings: { ...workerOptions.bindings, ...(peer !== undefined ? { LOCAL_CLIENT_ADDRESS: peer } : {}), ...opts.vars },
         // One ES module (the bundle imports only runtime built-ins): handed over as is, which spares Miniflare
         // parsing 1.3 MB to find imports (~3 s of a start on a loaded machine); other modules are found by that scan.
         ...(bundle.extraModules
@@ -167,7 +198,7 @@ export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
         // through its ASSETS binding itself. A route for every URL makes the entry call the Worker directly
         // (only then: without run_worker_first the router must answer asset paths itself).
         ...(workerOptions.assets?.routerConfig?.invoke_user_worker_ahead_of_assets === true ? { routes: ["*/*"] } : {}),
-        ...(opts.directSocket ? { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] } : {}),
+        ...(sockets.length > 0 ? { unsafeDirectSockets: sockets } : {}),
       },
     ],
   });
@@ -180,19 +211,20 @@ export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
   let direct: URL | undefined;
   try {
     entry = await mf.ready;
-    if (opts.directSocket) direct = await mf.unsafeGetDirectURL();
+    if (sockets.length > 0) direct = await mf.unsafeGetDirectURL(undefined, DIRECT_ENTRYPOINT);
   } catch (e) {
     await mf.dispose().catch(() => {});
     if ((e as { code?: string }).code === "ERR_ADDRESS_IN_USE") throw new PortInUseError("HTTP", "--port", opts.host, opts.port); // taken since the check
     throw e;
   }
-  const port = portOfUrl(entry);
+  const port = portOfUrl(peer !== undefined ? direct! : entry);
   const loopbackUrl = `http://${loopbackHost(opts.host)}:${port}`;
   return {
     url: `http://${urlHost(opts.host)}:${port}`,
     port,
     loopbackUrl,
     ...(direct ? { directUrl: direct.origin } : {}),
+    httpSocket: peer !== undefined ? "direct" : "entry",
     miniflare: mf,
     runtimePid: childrenNamed(process.pid, "workerd")[0],
     dispose: () => mf.dispose(),

@@ -102,7 +102,7 @@ export class NatsSession extends SocketSession<ConnectionState> {
   protected override async onUpgrade(request: Request): Promise<Response | undefined> {
     const bearer = bearerToken(request.headers.get("Authorization"));
     const auth = await this.authenticate(bearer); // without a bearer: ok only when the broker runs open
-    const clientIp = clientAddress(request.headers);
+    const clientIp = clientAddress(request.headers, this.env.LOCAL_CLIENT_ADDRESS);
     if (auth.ok) this.upgrade = { tenant: auth.tenant, clientIp };
     else if (auth.reason === "connections" || auth.reason === "unavailable") this.upgrade = { refusal: connectError(auth), clientIp };
     else if (bearer !== undefined) return new Response(auth.reason === "revoked" || auth.reason === "expired" ? `token ${auth.reason}` : "invalid token", { status: 401 });

@@ -32,6 +32,14 @@ describe("NATS INFO", () => {
     expect(clientAddress(headers({}))).toBeUndefined();
   });
 
+  it("falls back to the listener's sole client address (the local runtime's loopback direct socket), after both headers", () => {
+    expect(clientAddress(headers({}), "127.0.0.1")).toBe("127.0.0.1");
+    expect(clientAddress(headers({}), "::1")).toBe("::1");
+    expect(clientAddress(headers({ "X-Forwarded-For": "198.51.100.7" }), "127.0.0.1")).toBe("198.51.100.7");
+    expect(clientAddress(headers({ "CF-Connecting-IP": "203.0.113.1" }), "::1")).toBe("203.0.113.1");
+    expect(clientAddress(headers({}), "not-an-ip")).toBeUndefined();
+  });
+
   it("ignores values that are not IP addresses", () => {
     expect(clientAddress(headers({ "X-Forwarded-For": "unknown", "CF-Connecting-IP": "203.0.113.1" }))).toBe("203.0.113.1");
     expect(clientAddress(headers({ "X-Forwarded-For": "300.1.1.1" }))).toBeUndefined();

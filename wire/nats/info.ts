@@ -70,11 +70,13 @@ export function newClientId(fill: (bytes: Uint8Array) => void = (b) => crypto.ge
  * client's address there; proxies append theirs after it), else
  * `CF-Connecting-IP` (what Cloudflare, and the local runtime, saw).
  * IPv4-mapped IPv6 (`::ffff:1.2.3.4`) is given as IPv4; anything that is
- * not an IP address is ignored. Undefined when neither header has one.
+ * not an IP address is ignored. Else `listenerPeer`: the address every
+ * client of the listener has (a loopback-only socket that passes no client
+ * address; Env.LOCAL_CLIENT_ADDRESS). Undefined when none of them has one.
  * The value is reported back to that same client only, never trusted.
  */
-export function clientAddress(headers: { get(name: string): string | null }): string | undefined {
-  for (const value of [headers.get("x-forwarded-for")?.split(",")[0], headers.get("cf-connecting-ip")]) {
+export function clientAddress(headers: { get(name: string): string | null }, listenerPeer?: string): string | undefined {
+  for (const value of [headers.get("x-forwarded-for")?.split(",")[0], headers.get("cf-connecting-ip"), listenerPeer]) {
     const ip = normalizeIp(value?.trim() ?? "");
     if (ip !== undefined) return ip;
   }
