@@ -110,7 +110,7 @@ async function main(): Promise<void> {
   const [kind = "nats", secs = "10", outDir = tmpdir()] = process.argv.slice(2);
   const dir = mkdtempSync(join(tmpdir(), "mortarmq-profile-"));
   const inspectorPort = await freePort("127.0.0.1");
-  const w = await hostWorker({ root: PACKAGE_ROOT, host: "127.0.0.1", port: 0, stateDir: dir, vars: {}, verbose: false, inspectorPort });
+  const w = await hostWorker({ root: PACKAGE_ROOT, host: "127.0.0.1", port: 0, stateDir: dir, vars: {}, verbose: false, inspectorPort, directHttp: true }); // the HTTP port as mortarmq dev has it
   const { started } = await startBridges({ url: w.loopbackUrl, nats: { host: "127.0.0.1", port: 0 } });
   try {
     const post = (path: string, body: string) => fetch(`${w.loopbackUrl}${path}`, { method: "POST", body }).then((r) => r.text());
