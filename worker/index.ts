@@ -39,4 +39,3 @@ export { NatsSession } from "../objects/nats/NatsSession";
 export { TenantDirectory } from "../objects/tenants/TenantDirectory";
 export { UsageAggregator } from "../objects/usage/UsageAggregator";
 export { MailboxIndex } from "../objects/mailbox-index/MailboxIndex";
-

@@ -52,13 +52,15 @@ export class IsolateMeter {
 
   /**
    * Starts a report when the last one is at least one flush interval old
-   * and returns it (the caller keeps it alive with `waitUntil`); null when
-   * none is due — the common case, which then costs no `waitUntil` (a
-   * visible part of a small request's CPU).
+   * and hands it to `keepAlive` (the request's `waitUntil`, if it has one).
+   * When none is due — the common case — nothing is started and
+   * `keepAlive` is not called (a `waitUntil` per request was a visible part
+   * of a small request's CPU).
    */
-  maybeFlush(env: Env): Promise<void> | null {
-    if (Date.now() - this.lastFlush < telemetryFlushMs(env)) return null;
-    return this.flush(env);
+  maybeFlush(env: Env, keepAlive?: (p: Promise<unknown>) => void): void {
+    if (Date.now() - this.lastFlush < telemetryFlushMs(env)) return;
+    const flushing = this.flush(env);
+    keepAlive?.(flushing);
   }
 
   /** Reports every tenant's counts now (one report per tenant with counts). Never rejects. */

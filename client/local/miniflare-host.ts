@@ -90,8 +90,6 @@ export interface HostedWorker {
   loopbackUrl: string;
   /** With `directSocket` or a direct HTTP port: a loopback URL straight to the Worker, past Miniflare's entry worker. */
   directUrl?: string;
-  /** Which socket the HTTP port is (HostOptions.directHttp). */
-  httpSocket: "direct" | "entry";
   /** The Miniflare instance (in-process clients: `dispatchFetch`). */
   miniflare: MiniflareType;
   /** Pid of the workerd process, if it could be found. */
@@ -164,7 +162,7 @@ export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
   const { name, workerOptions } = await configured;
   const peer = opts.directHttp && !opts.verbose ? soleClientAddress(opts.host) : undefined;
   const sockets: { host: string; port: number; entrypoint: string }[] = [];
-  if (peer !== undefined) sockets.push({ host: opts.host.replace(/^\[(.*)\]$/, "$1"), port: opts.port, entrypoint: DIRECT_ENTRYPOINT });
+  if (peer !== undefined) sockets.push({ host: peer, port: opts.port, entrypoint: DIRECT_ENTRYPOINT }); // peer is the host, unbracketed
   else if (opts.directSocket) sockets.push({ host: "127.0.0.1", port: 0, entrypoint: DIRECT_ENTRYPOINT });
   const signalListeners = { SIGINT: process.listeners("SIGINT"), SIGTERM: process.listeners("SIGTERM") };
   const mf: MiniflareType = new Miniflare({
@@ -224,7 +222,6 @@ export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
     port,
     loopbackUrl,
     ...(direct ? { directUrl: direct.origin } : {}),
-    httpSocket: peer !== undefined ? "direct" : "entry",
     miniflare: mf,
     runtimePid: childrenNamed(process.pid, "workerd")[0],
     dispose: () => mf.dispose(),

@@ -56,8 +56,7 @@ export async function mcpHandler(c: Context<{ Bindings: Env }>): Promise<Respons
   await server.close();
   isolateMeter.add(tenant, BYTES_IN, Number(c.req.header("content-length") ?? 0));
   isolateMeter.add(tenant, BYTES_OUT, body.byteLength);
-  const flush = isolateMeter.maybeFlush(c.env);
-  if (flush) waitUntil?.(flush);
+  isolateMeter.maybeFlush(c.env, waitUntil);
   return new Response(res.status === 202 || body.byteLength === 0 ? null : body, { status: res.status, headers: res.headers });
 }
 

@@ -73,8 +73,7 @@ export async function answerMq9(c: Context<{ Bindings: Env }>, tenant: string, s
   isolateMeter.add(tenant, mq9RequestSeries(subject ?? "", reply, "http"));
   isolateMeter.add(tenant, BYTES_IN, body.ok ? body.bytes.byteLength : 0);
   isolateMeter.add(tenant, BYTES_OUT, answer.length);
-  const flush = isolateMeter.maybeFlush(c.env);
-  if (flush) waitUntil?.(flush);
+  isolateMeter.maybeFlush(c.env, waitUntil);
   const out: Record<string, string> = { ...JSON_TYPE };
   if (reply.retryAfterS !== undefined) out["Retry-After"] = String(reply.retryAfterS);
   return answerDiscardingRest(answer, { status: reply.status, headers: out }, body.ok ? null : body.rest, waitUntil);
