@@ -12,6 +12,14 @@
  *   is at least one flush interval old, one is sent in `waitUntil`; the
  *   operator endpoints (/metrics, /stats, usage) flush first.
  *
+ * No promise crosses requests (DESIGN.md §10: the runtime cancels a
+ * continuation awaited by a request other than the one that created it): a
+ * flush never waits for another request's flush. A tenant whose report is
+ * in flight elsewhere gets the same report (same number) sent again by the
+ * request that wants it delivered now; the aggregator applies a report
+ * number once, and a report is cleared only by the send that delivered it
+ * while it is still the tenant's outbox.
+ *
  * Bound: counts of an isolate that receives no further request stay in its
  * memory until it is evicted, when they are lost. Reports carry the time of
  * their newest count (`countedUntil`), so counts of a tenant that was
@@ -23,6 +31,11 @@
 import { Buckets, type UsageReport } from "../objects/usage/report";
 import { telemetryFlushMs, usageStub } from "../objects/usage/stub";
 import type { Env } from "../objects/env";
+
+/** Delivers one report to `tenant`'s UsageAggregator; rejects when it was not acknowledged. */
+export type SendReport = (env: Env, tenant: string, report: UsageReport) => Promise<unknown>;
+
+const sendToAggregator: SendReport = (env, tenant, report) => usageStub(env, tenant).report(report);
 
 interface TenantState {
   pending: Buckets;
@@ -36,10 +49,12 @@ interface TenantState {
 
 /** The isolate's counts and reports. */
 export class IsolateMeter {
+  /** @param send how a report reaches its tenant's aggregator (the UsageAggregator's RPC; tests pass their own). */
+  constructor(private readonly send: SendReport = sendToAggregator) {}
+
   private reporter: string | null = null;
   private readonly tenants = new Map<string, TenantState>();
   private lastFlush = 0;
-  private flushing: Promise<void> | null = null;
 
   /** Adds `n` to `series` of `tenant` in the current hour. */
   add(tenant: string, series: string, n = 1): void {
@@ -63,18 +78,12 @@ export class IsolateMeter {
     keepAlive?.(flushing);
   }
 
-  /** Reports every tenant's counts now (one report per tenant with counts). Never rejects. */
+  /**
+   * Reports every tenant's counts now (one report per tenant with counts),
+   * in this request: a report another request is sending is sent again with
+   * its number rather than awaited. Never rejects.
+   */
   async flush(env: Env): Promise<void> {
-    while (this.flushing) await this.flushing;
-    this.flushing = this.run(env);
-    try {
-      await this.flushing;
-    } finally {
-      this.flushing = null;
-    }
-  }
-
-  private async run(env: Env): Promise<void> {
     this.lastFlush = Date.now();
     this.reporter ??= `worker:${crypto.randomUUID()}`;
     const reporter = this.reporter;
@@ -85,9 +94,10 @@ export class IsolateMeter {
           t.outbox = { reporter, no: ++t.no, at: Date.now(), countedUntil: t.lastCount, entries: t.pending.entries() };
           t.pending.clear();
         }
+        const report = t.outbox;
         try {
-          await usageStub(env, tenant).report(t.outbox);
-          t.outbox = null;
+          await this.send(env, tenant, report);
+          if (t.outbox === report) t.outbox = null; // not a newer report built meanwhile by another request
         } catch {
           return; // resent (same number) with the next flush
         }
