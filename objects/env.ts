@@ -9,6 +9,12 @@ export interface Env {
   /** Comma-separated origins allowed by CORS on /mq9 and /nats; default `*` when auth is open. */
   CORS_ORIGINS?: string;
   /**
+   * Comma-separated issuer URLs of the OAuth authorization servers that
+   * issue tokens for `/mcp`, published in its RFC 9728 metadata
+   * (worker/mcp/discovery.ts); empty = the broker's own tokens only.
+   */
+  MCP_AUTHORIZATION_SERVERS?: string;
+  /**
    * The address every client of the HTTP port has, when the port is a
    * loopback-only socket that tells the Worker no client address (set by
    * `mortarmq dev` for its direct socket on 127.0.0.1 / ::1,

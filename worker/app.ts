@@ -7,6 +7,7 @@ import { brokerCors, refuseUpgradeOrigin } from "./cors";
 import type { Env } from "../objects/env";
 import { mq9HttpHandler } from "./mq9/http";
 import { mcpHandler, mcpMethodNotAllowed } from "./mcp/route";
+import { MCP_RESOURCE_METADATA_PATH, ROOT_RESOURCE_METADATA_PATH, resourceMetadataHandler, resourceMetadataPreflight } from "./mcp/discovery";
 import { healthHandler } from "./admin/health";
 import { metricsHandler } from "./admin/metrics";
 import { statsHandler } from "./admin/stats";
@@ -57,6 +58,11 @@ app.all("/mq9/*", (c) => c.json({ error: "mq9 requests use POST /mq9/<subject>" 
 /** MCP (Streamable HTTP, stateless): one tool per mq9 command (worker/mcp/, docs/mcp.md). */
 app.post("/mcp", mcpHandler);
 app.on(["GET", "DELETE"], "/mcp", mcpMethodNotAllowed);
+/** RFC 9728 metadata of the MCP endpoint, for MCP clients' authorization discovery (worker/mcp/discovery.ts). */
+for (const path of [MCP_RESOURCE_METADATA_PATH, ROOT_RESOURCE_METADATA_PATH]) {
+  app.get(path, resourceMetadataHandler);
+  app.options(path, resourceMetadataPreflight);
+}
 
 /**
  * MortarMQ v0 over WebSocket (DESIGN.md §1): each connection gets its own

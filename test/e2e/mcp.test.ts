@@ -63,7 +63,7 @@ describe("POST /mcp", () => {
     });
     const missing = await post({});
     expect(missing.status).toBe(401);
-    expect(missing.headers.get("www-authenticate")).toBe('Bearer realm="mortarmq"');
+    expect(missing.headers.get("www-authenticate")).toBe(`Bearer realm="mortarmq", resource_metadata="${broker.url}/.well-known/oauth-protected-resource/mcp"`);
     expect(await missing.json()).toEqual({ jsonrpc: "2.0", error: { code: -32001, message: "unauthorized: missing bearer token" }, id: null });
     const wrong = await post({ authorization: "Bearer nope" });
     expect(wrong.status).toBe(401);

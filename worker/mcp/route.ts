@@ -19,6 +19,7 @@ import { isolateMeter } from "../telemetry";
 import { httpQuota } from "../quota";
 import { waitUntilOf } from "../mq9/http";
 import { tokenRefusal } from "../admin/access";
+import { mcpChallenge } from "./discovery";
 
 const BYTES_IN = series("mortarmq_bytes_received_total", { protocol: "http" });
 const BYTES_OUT = series("mortarmq_bytes_sent_total", { protocol: "http" });
@@ -36,7 +37,9 @@ export async function mcpHandler(c: Context<{ Bindings: Env }>): Promise<Respons
   const auth = await authenticateToken(c.env, bearerToken(c.req.header("authorization")));
   if (!auth.ok) {
     const r = tokenRefusal(auth);
-    return rpcError(c, r.status, UNAUTHORIZED_CODE, r.error, r.headers);
+    // A 401 names the resource metadata (RFC 9728 §5.1), where MCP clients start their authorization discovery.
+    const headers = r.status === 401 ? { ...r.headers, "WWW-Authenticate": mcpChallenge(new URL(c.req.url).origin) } : r.headers;
+    return rpcError(c, r.status, UNAUTHORIZED_CODE, r.error, headers);
   }
   const tenant = auth.tenant;
   const { buildMcpServer } = await import("./server"); // the SDK is evaluated only by isolates that serve /mcp

@@ -25,13 +25,15 @@ const ROUTES: [string, string][] = [
   ["GET", "/admin/tenants"], ["GET", "/v0/overview"], ["GET", "/v0/topics"], ["GET", "/admin/tenants/x/usage"],
 ];
 const CHALLENGE = 'Bearer realm="mortarmq"';
+/** /mcp's challenge also names its RFC 9728 resource metadata (worker/mcp/discovery.ts). */
+const challenge = (path: string) => (path === "/mcp" ? `${CHALLENGE}, resource_metadata="http://broker/.well-known/oauth-protected-resource/mcp"` : CHALLENGE);
 
 describe("token refusals, one wording on every HTTP route", () => {
   it("a token that is not one: unauthorized: invalid token", async () => {
     const { tenant } = await tenantWithToken("wording");
     for (const token of ["garbage", `mmq.${tenant}.0123456789ab.${"A".repeat(43)}`]) {
       for (const [method, path] of ROUTES) {
-        expect([method, path, ...(await refusal(method, path, token))]).toEqual([method, path, 401, "unauthorized: invalid token", CHALLENGE]);
+        expect([method, path, ...(await refusal(method, path, token))]).toEqual([method, path, 401, "unauthorized: invalid token", challenge(path)]);
       }
     }
   });
@@ -40,7 +42,7 @@ describe("token refusals, one wording on every HTTP route", () => {
     const { tenant, token, tokenId } = await tenantWithToken("wording-rev");
     expect((await admin("DELETE", `/admin/tenants/${tenant}/tokens/${tokenId}`)).status).toBe(200);
     for (const [method, path] of ROUTES) {
-      expect([method, path, ...(await refusal(method, path, token))]).toEqual([method, path, 401, "unauthorized: token revoked", CHALLENGE]);
+      expect([method, path, ...(await refusal(method, path, token))]).toEqual([method, path, 401, "unauthorized: token revoked", challenge(path)]);
     }
   });
 });
