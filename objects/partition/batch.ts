@@ -71,6 +71,20 @@ export class PubBatchBuilder {
 }
 
 /**
+ * Packs `frames` into one batch of exactly their size: one allocation, no
+ * growth and no final copy — a 16 MiB value is held twice at most (its
+ * frame's value and the batch), never in a doubled buffer.
+ */
+export function packFrames(frames: readonly Frame[]): Uint8Array {
+  let size = 0;
+  for (const f of frames) size += frameSize(f);
+  const out = new Uint8Array(size);
+  let o = 0;
+  for (const f of frames) o = encodeFrameInto(f, out, o);
+  return out;
+}
+
+/**
  * Decodes every record of a packed batch, in order.
  * @throws MortarError when the batch does not decode as whole PUB frames.
  */

@@ -26,14 +26,14 @@
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Op, StartPolicy } from "../../wire/mortar/constants";
 import { encodeDeadLetter } from "../../wire/mortar/dead-letter";
-import type { PubFrame } from "../../wire/mortar/frames";
+import type { Frame, PubFrame } from "../../wire/mortar/frames";
 import type { Env } from "../env";
 import type { PartitionIdentity } from "../shared/names";
 export type { PartitionIdentity };
 import type { ReadConfig } from "../shared/read-config";
 import type { Schedule } from "../shared/schedule";
 import { sessionStub } from "../session/stub";
-import { PubBatchBuilder } from "./batch";
+import { PubBatchBuilder, packFrames } from "./batch";
 import { DeliveryState, GroupLedger } from "./ledger";
 import { LedgerStore } from "./ledger-store";
 import type { LogStore } from "./log-store";
@@ -42,6 +42,16 @@ import {
   type OwnerRef, type SettleRequest, type SettleResult,
 } from "./rpc";
 import { partitionStub } from "./stub";
+
+/**
+ * Largest `deliver` answer, bytes of MSG frames (DESIGN.md §10: a serialized
+ * RPC result is capped at 32 MiB; ours stay ≤ 8 MiB). A bigger credit window
+ * is served by several calls; the first record of a call always goes, so a
+ * 16 MiB value travels alone.
+ */
+export const MAX_DELIVER_BYTES = 8 * 1024 * 1024;
+/** MSG frame bytes besides key and value (length prefix, op and fixed fields), an upper bound. */
+const MSG_OVERHEAD_BYTES = 64;
 
 /** Unsettled deliveries per (group, partition) before new records are held back ("max ack pending"). */
 export const MAX_UNSETTLED_PER_GROUP = 65_536;
@@ -171,8 +181,9 @@ export class Consumers {
   /**
    * Takes deliverable records for the owner: redeliveries first (lowest
    * sequence first), then new records, up to maxMsgs and maxBytes of values
-   * (the first may be larger only with allowOversize). Each gets a new
-   * delivery id, attempt + 1 and a work deadline of ack wait + holdMs.
+   * (the first may be larger only with allowOversize) and MAX_DELIVER_BYTES
+   * of frames (past the first record). Each gets a new delivery id,
+   * attempt + 1 and a work deadline of ack wait + holdMs.
    */
   async deliver(req: DeliverRequest): Promise<DeliverResult> {
     if (this.host.deleted()) return empty(ErrorCode.TOPIC_DELETED, "the topic was deleted");
@@ -187,15 +198,20 @@ export class Consumers {
     const { topicId, partition } = this.host.identity();
     const deadline = Date.now() + this.host.config.ackWaitMs + Math.max(0, req.holdMs);
     const maxMsgs = Math.max(1, req.maxMsgs);
-    const out = new PubBatchBuilder();
+    const out: Frame[] = [];
     const seqs: number[] = [], ids: number[] = [], sizes: number[] = [];
     let bytes = 0;
+    let frameBytes = 0;
     let blocked = 0;
-    const fits = (size: number) => (seqs.length === 0 && req.allowOversize) || bytes + size <= req.maxBytes;
+    const fits = (f: PubFrame) => {
+      const size = f.value.length;
+      if (seqs.length === 0) return req.allowOversize || size <= req.maxBytes;
+      return bytes + size <= req.maxBytes && frameBytes + f.key.length + size + MSG_OVERHEAD_BYTES <= MAX_DELIVER_BYTES;
+    };
     const take = (seq: number, f: PubFrame) => {
       const id = this.nextDeliveryId();
       const attempt = l.delivered(seq, id, deadline);
-      out.add({
+      out.push({
         op: Op.MSG, subscriptionId: req.caller.subscriptionId, topicId, partition, sequence: BigInt(seq),
         deliveryId: BigInt(id), attempt: Math.min(attempt, 0xffff), ownershipEpoch: BigInt(l.ownershipEpoch),
         producerId: f.producerId, producerSeq: f.producerSeq, flags: 0, key: f.key, value: f.value,
@@ -204,6 +220,7 @@ export class Consumers {
       ids.push(id);
       sizes.push(f.value.length);
       bytes += f.value.length;
+      frameBytes += f.key.length + f.value.length + MSG_OVERHEAD_BYTES;
     };
     for (const seq of l.retries()) {
       if (seqs.length >= maxMsgs || blocked) break;
@@ -211,7 +228,7 @@ export class Consumers {
       this.host.log.scan(seq, (s, f) => {
         if (s !== seq) return false;
         found = true;
-        if (fits(f.value.length)) take(seq, f);
+        if (fits(f)) take(seq, f);
         else blocked = f.value.length;
         return false;
       });
@@ -222,7 +239,7 @@ export class Consumers {
       let n = 0;
       this.host.log.scan(l.next, (s, f) => {
         if (n >= room) return false;
-        if (!fits(f.value.length)) {
+        if (!fits(f)) {
           blocked = f.value.length;
           return false;
         }
@@ -240,7 +257,7 @@ export class Consumers {
       await this.host.schedule.set("deadlines", deadline);
     }
     return {
-      code: 0, frames: out.finish(), sequences: Float64Array.from(seqs), deliveryIds: Float64Array.from(ids),
+      code: 0, frames: packFrames(out), sequences: Float64Array.from(seqs), deliveryIds: Float64Array.from(ids),
       sizes: Uint32Array.from(sizes), blockedBytes: blocked,
     };
   }

@@ -137,4 +137,34 @@ describe("MortarMQ read path, real broker", () => {
     await dlq.close();
     await c.close();
   }, 60_000);
+  it("a 64 MiB credit window with 16 MiB values delivers every record, in order (each deliver call ≤ 8 MiB past its first record)", async () => {
+    const client = await MortarClient.connect(broker.url);
+    await client.declare("big-values", 1);
+    const SIZE = 16 * 1024 * 1024 - 1024; // the largest value a 16 MiB frame carries with room for its fields
+    const value = (i: number) => {
+      const v = new Uint8Array(SIZE).fill(0x61 + i);
+      v[0] = i;
+      v[SIZE - 1] = 0xf0 + i;
+      return v;
+    };
+    for (let i = 0; i < 4; i++) await client.publish("big-values", 0, `k${i}`, value(i));
+    // and small ones behind them, more than one 8 MiB call's worth
+    for (let i = 0; i < 40; i++) await client.publish("big-values", 0, `s${i}`, new Uint8Array(512 * 1024).fill(i));
+    const sub = await client.subscribe("big-values", "bulk", { creditCount: 100, creditBytes: 64 * 1024 * 1024 });
+    const got: Message[] = [];
+    while (got.length < 44) {
+      const m = await sub.next(30_000);
+      if (!m) break;
+      got.push(m);
+      await m.ack();
+    }
+    expect(got.map((m) => Number(m.sequence))).toEqual(Array.from({ length: 44 }, (_, i) => i + 1));
+    for (let i = 0; i < 4; i++) {
+      const v = got[i]!.value;
+      expect([v.length, v[0], v[1], v[SIZE - 1]]).toEqual([SIZE, i, 0x61 + i, 0xf0 + i]);
+    }
+    expect(got.slice(4).map((m) => [m.value.length, m.value[0]])).toEqual(Array.from({ length: 40 }, (_, i) => [512 * 1024, i]));
+    await sub.close();
+    await client.close();
+  });
 });
