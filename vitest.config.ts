@@ -155,6 +155,8 @@ export default defineConfig({
                 AUTH_TOKENS: "test-static-token:static-tenant",
                 TENANT_REVALIDATE_MS: "300",
                 TENANT_PURGE_DELAY_MS: "300",
+                // the isolate's issued-token cache, short so its bound shows in a test (test/workers/tenants/token-cache.test.ts)
+                TOKEN_CACHE_MS: "500",
                 TELEMETRY_FLUSH_MS: "100",
                 // small mailbox defaults, so the limit tests need few CREATEs (test/workers/tenants/mailbox-limits.test.ts)
                 MQ9_MAILBOX_CREATES_PER_S: "2",

@@ -78,6 +78,8 @@ export interface Env {
   MQ9_MAILBOX_CREATES_PER_S?: string;
   /** mq9: mailboxes per tenant without a `mailboxes` quota (default 10000). */
   MQ9_MAILBOXES_PER_TENANT?: string;
+  /** Tenants: how long an isolate trusts a good issued-token check for HTTP requests, ms (default 5000; 0 = ask every time; objects/tenants/token-cache.ts). */
+  TOKEN_CACHE_MS?: string;
   /** Tenants: how long after a delete the purge of its data starts, ms (default 2 × TENANT_REVALIDATE_MS + 10 s). */
   TENANT_PURGE_DELAY_MS?: string;
   /** Counting pipeline: how often each object reports its counters, ms (default 10000; docs/operations.md). */

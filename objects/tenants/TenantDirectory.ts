@@ -241,7 +241,8 @@ export class TenantDirectory extends DurableObject<Env> {
   async authenticate(tokenId: string, tokenHash: string): Promise<ConnectAnswer> {
     const refused = this.checkToken(tokenId, tokenHash);
     if (refused) return refused;
-    return { ok: true, state: await this.state() };
+    const expiresAt = this.store.token(tokenId)?.expires_at ?? null; // bounds the isolates' cache (token-cache.ts)
+    return { ok: true, state: await this.state(), expiresAt };
   }
 
   /**

@@ -10,8 +10,10 @@
  *   `AUTH_TOKENS` always keeps the broker closed (fail closed).
  * - Issued tokens (`mmq.<tenant>.<token_id>.<secret>`, created with the
  *   admin API): the token's SHA-256 is checked by the tenant's
- *   TenantDirectory object on EVERY new connection and request — no
- *   positive cache, so a revoked token is refused at once everywhere.
+ *   TenantDirectory object on every new connection; a request without a
+ *   connection (HTTP) uses the isolate's positive cache of such checks
+ *   (token-cache.ts: `TOKEN_CACHE_MS`, 5 s by default, never past the
+ *   token's expiry), so a revoked token is refused within that bound.
  *
  * Open broker (local development): no `AUTH_TOKENS` entry AND no
  * `ADMIN_TOKEN` — every caller is tenant `default`. A hosted deployment
@@ -23,6 +25,7 @@ import { tokenHash } from "./crypto";
 import { tenantStub } from "./stub";
 import type { AuthResult, ConnectionProtocol } from "./rpc";
 import { logOverload } from "../shared/platform-faults";
+import { TokenCache, tokenCacheMs } from "./token-cache";
 
 export { TENANT_ID_RE, timingSafeEqualStr };
 
@@ -75,6 +78,19 @@ export const OPEN_MODE_LOG =
 
 let openModeLogged = false;
 
+/** The isolate's cache of good issued-token checks (token-cache.ts). */
+const issuedChecks = new TokenCache();
+
+/** The admin API of this isolate revoked `tokenId` of `tenant`: it is refused here at once. */
+export function forgetToken(tenant: string, tokenId: string): void {
+  issuedChecks.forgetToken(tenant, tokenId);
+}
+
+/** The admin API of this isolate deleted `tenant`: its tokens are refused here at once. */
+export function forgetTenant(tenant: string): void {
+  issuedChecks.forgetTenant(tenant);
+}
+
 /**
  * Resolves a presented token (possibly undefined/empty) to a tenant.
  *
@@ -115,11 +131,17 @@ export async function authenticateToken(env: Env, token: string | undefined, con
   if (!issued) return { ok: false, reason: "invalid", message: "invalid token" };
   try {
     const hash = await tokenHash(token!);
+    const ttl = connection ? 0 : tokenCacheMs(env.TOKEN_CACHE_MS);
+    if (ttl > 0) {
+      const hit = issuedChecks.get(hash, Date.now());
+      if (hit) return { ok: true, tenant: hit.tenant, open: false, tokenId: hit.tokenId, state: hit.state };
+    }
     const stub = tenantStub(env, issued.tenant);
     const a = connection
       ? await stub.openConnection({ tokenId: issued.tokenId, tokenHash: hash, leaseId: connection.leaseId, protocol: connection.protocol })
       : await stub.authenticate(issued.tokenId, hash);
     if (!a.ok) return { ok: false, reason: a.reason, message: a.message };
+    issuedChecks.set(hash, { tenant: issued.tenant, tokenId: issued.tokenId, state: a.state }, Date.now(), ttl, a.expiresAt ?? null);
     return { ok: true, tenant: issued.tenant, open: false, tokenId: issued.tokenId, state: a.state };
   } catch (e) {
     logOverload("token check", e); // the platform's text stays in the log

@@ -21,7 +21,7 @@ import type { Env } from "../../objects/env";
 import {
   TENANT_ID_RE, TOKEN_ID_RE, createTenantSchema, issueTokenSchema, quotasSchema, toQuotas, type TenantSummary,
 } from "../../wire/admin/tenants";
-import { isStaticTenant, parseStaticTokens, OPEN_TENANT, isOpen } from "../../objects/tenants/auth";
+import { isStaticTenant, parseStaticTokens, OPEN_TENANT, isOpen, forgetTenant, forgetToken } from "../../objects/tenants/auth";
 import { tenantIndexStub, tenantStub } from "../../objects/tenants/stub";
 import type { AdminResult } from "../../objects/tenants/rpc";
 import { operatorAccess } from "./access";
@@ -77,6 +77,7 @@ export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
   app.delete("/admin/tenants/:id", guarded(async (c, id) => {
     if (isStaticTenant(c.env, id)) return c.json({ error: `tenant ${id} is configured in AUTH_TOKENS: remove it there` }, 409);
     const r = await tenantStub(c.env, id).remove();
+    forgetTenant(id); // this isolate's cached token checks; others within TOKEN_CACHE_MS
     if (r.ok) {
       const v = r.value;
       await tenantIndexStub(c.env).indexUpsert({ id, name: v.name, created_at: Date.parse(v.created_at!), deleted_at: Date.parse(v.deleted_at!) });
@@ -102,7 +103,9 @@ export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
   app.delete("/admin/tenants/:id/tokens/:tokenId", guarded(async (c, id) => {
     const tokenId = c.req.param("tokenId") ?? "";
     if (!TOKEN_ID_RE.test(tokenId)) return c.json({ error: "token id must be 12 hex digits (the token_id issue answered)" }, 400);
-    return answer(c, await tenantStub(c.env, id).revokeToken(tokenId));
+    const r = await tenantStub(c.env, id).revokeToken(tokenId);
+    forgetToken(id, tokenId); // this isolate's cached token checks; others within TOKEN_CACHE_MS
+    return answer(c, r);
   }));
 
   app.put("/admin/tenants/:id/quotas", guarded(async (c, id) => {
