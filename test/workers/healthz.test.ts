@@ -19,3 +19,24 @@ describe("GET /healthz", () => {
     expect(((await res.json()) as { auth: string }).auth).toBe("tokens");
   });
 });
+
+describe("GET /healthz storage probe", () => {
+  it("probes the storage object at most once per HEALTH_CACHE_MS per isolate (no global object per request)", async () => {
+    const { UsageAggregator } = await import("../../objects/usage/UsageAggregator");
+    const proto = UsageAggregator.prototype;
+    const original = proto.probe;
+    let probes = 0;
+    proto.probe = function (this: InstanceType<typeof UsageAggregator>) {
+      probes++;
+      return original.call(this);
+    };
+    try {
+      await SELF.fetch("http://broker/healthz"); // probes unless a probe within the bound already succeeded
+      const before = probes;
+      for (let i = 0; i < 10; i++) expect((await SELF.fetch("http://broker/healthz")).status).toBe(200);
+      expect(probes).toBe(before);
+    } finally {
+      proto.probe = original;
+    }
+  });
+});
