@@ -7,7 +7,7 @@
  * what the tables render. The code is generated ahead of time rather than
  * interpreted per call because the codec is on the PUB hot path: a table
  * walked per frame reads and writes properties by computed name, measured
- * 0.6–0.75× the straight-line code (bench/results/experiments/codec-table-ab.json),
+ * 0.59–0.75× the straight-line code (bench/results/experiments/codec-table-ab.json),
  * and Workers forbid generating code at run time (`new Function`).
  *
  * Field kinds (integers big-endian, spec §1):
