@@ -18,10 +18,9 @@ import type { OkFrame, RetentionValues } from "./frames";
 import { RESULT_LAYOUTS, fixedBytes, tailBytes } from "./layouts";
 
 /**
- * DECLARE OK: topic_id:u16, partition_count:u16, created:u8 (DeclareCreated),
- * 5 bytes; with `retention` (only answering a DECLARE with the RETENTION
- * flag) followed by retention_ms:u64, retention_bytes:u64,
- * retention_messages:u64, discard:u8 — the settings in force, 30 bytes.
+ * DECLARE OK (layout: RESULT_LAYOUTS.DECLARE): the topic's id and partition
+ * count, `created` (DeclareCreated); `retention`, the settings in force,
+ * only answering a DECLARE with the RETENTION flag.
  */
 export interface DeclareResult {
   topicId: number;
@@ -30,10 +29,7 @@ export interface DeclareResult {
   retention?: RetentionValues;
 }
 
-/**
- * PUB OK: sequence:u64, durability:u8 (Durability), leader_epoch:u64,
- * commit_seq:u64, result_flags:u8 (PubResultFlags). 26 bytes.
- */
+/** PUB OK (layout: RESULT_LAYOUTS.PUB); `durability` is a Durability, `resultFlags` PubResultFlags. */
 export interface PubResult {
   sequence: bigint;
   durability: number;
@@ -42,7 +38,7 @@ export interface PubResult {
   resultFlags: number;
 }
 
-/** SUB OK: subscription_id:u16, member_id:u64, membership_epoch:u32, assignment_epoch:u32. 18 bytes. */
+/** SUB OK (layout: RESULT_LAYOUTS.SUB). */
 export interface SubResult {
   subscriptionId: number;
   memberId: bigint;
@@ -50,10 +46,7 @@ export interface SubResult {
   assignmentEpoch: number;
 }
 
-/**
- * CREDIT OK: granted_count:u16, granted_bytes:u32, outstanding_count:u16,
- * outstanding_bytes:u32, credit_epoch:u64. 20 bytes.
- */
+/** CREDIT OK (layout: RESULT_LAYOUTS.CREDIT): the window granted and what is outstanding, counts and bytes. */
 export interface CreditResult {
   grantedCount: number;
   grantedBytes: number;
@@ -62,13 +55,14 @@ export interface CreditResult {
   creditEpoch: bigint;
 }
 
-/** CONNECT OK when the CONNECT set ConnectClientFlags.FEATURES: features:u32 (ServerFeatures). 4 bytes. */
+/** CONNECT OK when the CONNECT set ConnectClientFlags.FEATURES (layout: RESULT_LAYOUTS.CONNECT): ServerFeatures bits. */
 export interface ConnectResult {
   features: number;
 }
 
+/** Bytes of each OK result (the DECLARE one without its tail), from the tables. */
 export const DECLARE_RESULT_LEN = fixedBytes(RESULT_LAYOUTS.DECLARE.fields);
-/** OK result tail of a DECLARE with RETENTION (settings in force): retention_ms:u64, retention_bytes:u64, retention_messages:u64, discard:u8. */
+/** Bytes of the OK result tail of a DECLARE with RETENTION (the settings in force). */
 export const DECLARE_RETENTION_RESULT_TAIL_LEN = tailBytes(RESULT_LAYOUTS.DECLARE);
 export const PUB_RESULT_LEN = fixedBytes(RESULT_LAYOUTS.PUB.fields);
 export const SUB_RESULT_LEN = fixedBytes(RESULT_LAYOUTS.SUB.fields);
