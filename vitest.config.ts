@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { installWorkerdNoiseFilter, isExpectedConsoleLog } from "./test/harness/quiet-logs.ts";
-import { ensureConsole } from "./client/tools/build-console.ts";
+import { ensureConsole } from "./client/scripts/build-console.ts";
 
 // A green run prints only the results: workerd's known harness noise and the console messages
 // tests cause on purpose are dropped, each matched exactly (test/harness/quiet-logs.ts, docs/testing.md).

@@ -1,2 +1,2 @@
-/** Stylesheets are bundled by esbuild (client/tools/build-console.ts) into the page's one CSS file. */
+/** Stylesheets are bundled by esbuild (client/scripts/build-console.ts) into the page's one CSS file. */
 declare module "*.css";

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // `mortarmq` CLI launcher. The CLI is TypeScript (sharing wire/ with the
 // Worker) and needs no build step: it runs from a bundle cached on first use
-// (client/bin/cli-cache.js), or, when that cache cannot be used, straight
+// (client/scripts/cli-cache.js), or, when that cache cannot be used, straight
 // from the sources through tsx.
-import { loadCachedCli } from "./cli-cache.js";
+import { loadCachedCli } from "../scripts/cli-cache.js";
 
 let main = await loadCachedCli();
 if (!main) {

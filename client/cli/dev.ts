@@ -20,6 +20,7 @@
 import type { Command } from "commander";
 import { HEALTH_INTERVAL_MS, HealthWatch } from "../local/health";
 import type { PortInUseError } from "../local/ports";
+import type { DevReadyMessage } from "../local/ready";
 import type { StateDirInUseError } from "../local/state-lock";
 import { CliError, usageError } from "./errors";
 import { parseIntOption } from "./parse";
@@ -33,19 +34,6 @@ interface DevOptions {
   var: string[];
   authTokens?: string;
   verbose?: boolean;
-}
-
-/** What `mortarmq dev` sends its parent over an IPC channel once ready (client/local/broker.ts). */
-export interface DevReadyMessage {
-  type: "mortarmq-dev-ready";
-  url: string;
-  port: number;
-  stateDir: string;
-  auth: "open" | "tokens";
-  /** Ports of the bridges that were started. */
-  bridges: { mortar?: number; nats?: number };
-  /** Pid of the workerd process, if found. */
-  runtimePid?: number;
 }
 
 /** The report for a port in use: what it is for, and how to choose another. */

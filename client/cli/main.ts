@@ -10,10 +10,10 @@
  */
 import { Command } from "commander";
 import { VERSION } from "../../wire/version";
-import { registerBridge } from "../bridge/command";
 import { addGlobalOptions, commandPath } from "./context";
 import { describeError, formatErrorReport, usageError } from "./errors";
 import { registerAdmin } from "./admin";
+import { registerBridge } from "./bridge";
 import { registerDev } from "./dev";
 import { registerGroups } from "./groups";
 import { registerMq9 } from "./mq9";

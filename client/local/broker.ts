@@ -7,9 +7,8 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { resolve } from "node:path";
-import type { DevReadyMessage } from "../cli/dev";
 import { killTree } from "./process-tree";
-import type { AuthMode } from "./ready";
+import type { AuthMode, DevReadyMessage } from "./ready";
 import { PACKAGE_ROOT } from "./root";
 import { spawnLauncher, stopChild } from "./launcher-process";
 import { launchWranglerDev } from "./wrangler-launcher";

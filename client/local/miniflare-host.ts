@@ -6,7 +6,7 @@
  *
  * - The bundle comes from wrangler's bundler, cached (./worker-build.ts).
  * - The web console's static assets (wrangler.toml `[assets]`, dist/console/)
- *   are built when their sources changed (client/tools/build-console.ts
+ *   are built when their sources changed (client/scripts/build-console.ts
  *   ensureConsole; wrangler's `[build]` command runs only with a new bundle)
  *   and served through the `ASSETS` binding from wrangler's translation.
  *   Requests go straight to the Worker, not through Miniflare's assets
@@ -48,7 +48,7 @@ import type { Log as MiniflareLog, Miniflare as MiniflareType } from "miniflare"
 import { isHealthProbeLog, isRuntimeNoise } from "./health";
 import { PortInUseError } from "./ports";
 import { childrenNamed } from "./process-tree";
-import { ensureConsole } from "../tools/build-console";
+import { ensureConsole } from "../scripts/build-console";
 import { workerBundle } from "./worker-build";
 import { configuredWorker } from "./worker-options";
 

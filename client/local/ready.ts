@@ -1,7 +1,27 @@
-/** Waiting for a starting local broker: its `GET /healthz` answers 200 once the Worker and a storage probe answer. */
+/**
+ * Waiting for a starting local broker: its `GET /healthz` answers 200 once
+ * the Worker and a storage probe answer; or, for a `mortarmq dev` child, its
+ * ready message.
+ */
 
 /** Auth mode a broker reports on /healthz: "open" (no tokens, tenant `default`) or "tokens". */
 export type AuthMode = "open" | "tokens";
+
+/**
+ * What `mortarmq dev` (client/cli/dev.ts) sends its parent over an IPC
+ * channel once ready; startLocalBroker (broker.ts) waits for it.
+ */
+export interface DevReadyMessage {
+  type: "mortarmq-dev-ready";
+  url: string;
+  port: number;
+  stateDir: string;
+  auth: AuthMode;
+  /** Ports of the bridges that were started. */
+  bridges: { mortar?: number; nats?: number };
+  /** Pid of the workerd process, if found. */
+  runtimePid?: number;
+}
 
 /**
  * Polls `GET <url>/healthz` every 200 ms until it answers 200 and resolves

@@ -10,7 +10,7 @@
  * metafile inputs — Worker sources and the npm packages they import — plus
  * wrangler.toml, tsconfig.json and this file's FORMAT), with the wrangler
  * version. Any difference rebuilds into a new directory, which is then made
- * current (client/bin/build-swap.js), so two launchers starting at once never
+ * current (client/scripts/build-swap.js), so two launchers starting at once never
  * see half a build. Replaced builds are deleted after KEEP_OLD_BUILDS_MS.
  */
 import { execFile } from "node:child_process";
@@ -19,7 +19,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:f
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { stripVTControlCharacters } from "node:util";
-import { makeCurrent } from "../bin/build-swap.js";
+import { makeCurrent } from "../scripts/build-swap.js";
 
 /** Recorded in `current.json`; a build of another format is rebuilt. */
 export const FORMAT = 1;

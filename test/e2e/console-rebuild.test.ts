@@ -1,13 +1,13 @@
 /**
  * The console keeps serving while dist/console/ is rebuilt under a running
- * local broker (client/tools/build-console.ts writes in place, one atomic
+ * local broker (client/scripts/build-console.ts writes in place, one atomic
  * rename per file; docs/console.md "Building"): a test run, wrangler's
  * `[build]` or a manual build next to `npm start` must not leave /console
  * answering 503. Workerd's asset service holds the directory it found at
  * start, so a build that replaced the directory broke it until a restart.
  */
 import { describe, expect, it } from "vitest";
-import { buildConsole } from "../../client/tools/build-console";
+import { buildConsole } from "../../client/scripts/build-console";
 import { useLocalBroker } from "../fixtures/e2e-broker";
 
 const ctx = useLocalBroker("console-rebuild");

@@ -1,5 +1,5 @@
 /**
- * The CLI start-up cache (client/bin/cli-cache.js): the first load bundles
+ * The CLI start-up cache (client/scripts/cli-cache.js): the first load bundles
  * the CLI, later loads reuse the build, and a changed input, another esbuild
  * version or MORTARMQ_CLI_CACHE=0 refuse it. Runs the real esbuild.
  */
@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { FORMAT, ROOT, currentBuild, loadCachedCli } from "../../client/bin/cli-cache";
+import { FORMAT, ROOT, currentBuild, loadCachedCli } from "../../client/scripts/cli-cache";
 
 const dir = mkdtempSync(join(tmpdir(), "mortarmq-cli-cache-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

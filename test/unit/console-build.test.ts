@@ -1,5 +1,5 @@
 /**
- * client/tools/build-console.ts: `mortarmq dev` and the test configuration
+ * client/scripts/build-console.ts: `mortarmq dev` and the test configuration
  * rebuild the console's assets only when what they were built from changed
  * (ensureConsole), and a build is never taken as current when a file it
  * wrote is missing or its record is unreadable.
@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildConsole, consoleBuildCurrent, ensureConsole } from "../../client/tools/build-console";
+import { buildConsole, consoleBuildCurrent, ensureConsole } from "../../client/scripts/build-console";
 
 const dir = mkdtempSync(join(tmpdir(), "mortarmq-console-build-"));
 const out = join(dir, "console");
@@ -22,7 +22,7 @@ describe("console build record", () => {
     expect(files).toContain("index.html");
     expect(files.some((f) => /^app-[A-Z0-9]+\.js$/.test(f))).toBe(true);
     const record = JSON.parse(readFileSync(`${out}.inputs.json`, "utf8")) as { inputs: Record<string, string>; files: Record<string, number> };
-    expect(Object.keys(record.inputs)).toEqual(expect.arrayContaining(["console/app.tsx", "console/index.html", "client/tools/build-console.ts"]));
+    expect(Object.keys(record.inputs)).toEqual(expect.arrayContaining(["console/app.tsx", "console/index.html", "client/scripts/build-console.ts"]));
     expect(Object.keys(record.inputs).some((f) => f.includes("node_modules/preact/"))).toBe(true);
     expect(Object.keys(record.files).sort()).toEqual(files);
 

@@ -12,6 +12,16 @@
  *
  * Also: no platform module (`cloudflare:*`, `node:*`) in wire/ or console/,
  * and no `cloudflare:*` module in client/.
+ *
+ * Inside client/, each product is a room of its own (CLIENT_ROOMS):
+ *
+ *   client/mq9/     → itself, wire/ (the agents' client)
+ *   client/sdk/     → itself, wire/ (the MortarMQ v0 client)
+ *   client/bridge/  → itself, wire/ (the TCP↔WebSocket tunnels)
+ *   client/scripts/ → itself, wire/ (build scripts: console bundle, CLI cache, generated files)
+ *   client/local/   → itself, bridge, scripts, wire/ (the dev launcher)
+ *   client/cli/     → itself, mq9, sdk, bridge, local, wire/ (the `mortarmq` commands)
+ *   client/bin/     → cli, scripts (the package's bin entry): the only importer of cli/
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -26,6 +36,17 @@ const ALLOWED: Record<string, readonly string[]> = {
   worker: ["worker", "objects", "wire"],
   client: ["client", "wire"],
   console: ["console", "wire"],
+};
+
+/** The rooms inside client/ and what each may import (paths from the package root). */
+const CLIENT_ROOMS: Record<string, readonly string[]> = {
+  "client/mq9": ["client/mq9", "wire"],
+  "client/sdk": ["client/sdk", "wire"],
+  "client/bridge": ["client/bridge", "wire"],
+  "client/scripts": ["client/scripts", "wire"],
+  "client/local": ["client/local", "client/bridge", "client/scripts", "wire"],
+  "client/cli": ["client/cli", "client/mq9", "client/sdk", "client/bridge", "client/local", "wire"],
+  "client/bin": ["client/bin", "client/cli", "client/scripts"],
 };
 
 /** Import specifiers of a TypeScript/JavaScript source: static, type-only, re-exports, dynamic and `import("…")` types. */
@@ -67,6 +88,30 @@ function violations(): string[] {
   return bad;
 }
 
+/** The room of a path from the package root: `client/<product>` inside client/, else its top folder. */
+function clientRoom(rel: string): string {
+  const parts = rel.split(sep);
+  return parts[0] === "client" ? parts.slice(0, 2).join("/") : parts[0]!;
+}
+
+/** Every relative import inside client/ that leaves what its product may use, as `file: specifier` lines. */
+function clientViolations(): string[] {
+  const bad: string[] = [];
+  for (const file of sources(join(PACKAGE_ROOT, "client"))) {
+    const rel = relative(PACKAGE_ROOT, file);
+    const allowed = CLIENT_ROOMS[clientRoom(rel)];
+    if (!allowed) {
+      bad.push(`${rel}: in no room of CLIENT_ROOMS`);
+      continue;
+    }
+    for (const spec of importSpecifiers(readFileSync(file, "utf8"))) {
+      if (!spec.startsWith(".")) continue;
+      if (!allowed.includes(clientRoom(relative(PACKAGE_ROOT, resolve(dirname(file), spec))))) bad.push(`${rel}: ${spec}`);
+    }
+  }
+  return bad;
+}
+
 describe("floors", () => {
   it("the import scanner sees every form of import", () => {
     const src = [
@@ -85,5 +130,16 @@ describe("floors", () => {
 
   it("no file imports from a higher floor (objects/ and wire/ never import worker/, wire/ never imports objects/, client/ and console/ only wire/)", () => {
     expect(violations()).toEqual([]);
+  });
+});
+
+describe("client/ products", () => {
+  it("each product imports only what its row allows (mq9 and sdk only wire/; nothing but the bin entry imports cli/)", () => {
+    expect(clientViolations()).toEqual([]);
+  });
+
+  it("every folder of client/ is a room with a row", () => {
+    const folders = readdirSync(join(PACKAGE_ROOT, "client")).filter((n) => statSync(join(PACKAGE_ROOT, "client", n)).isDirectory());
+    expect(folders.map((n) => `client/${n}`).sort()).toEqual(Object.keys(CLIENT_ROOMS).sort());
   });
 });

@@ -103,8 +103,6 @@ export const CONNECT_CLIENT_FLAGS_NONE = 0;
 export const ConnectClientFlags = { FEATURES: 0x0001 } as const;
 /** CONNECT OK `features` bits (only when the CONNECT set ConnectClientFlags.FEATURES). Bit0 RETENTION: DECLARE takes the retention tail. */
 export const ServerFeatures = { RETENTION: 0x0000_0001 } as const;
-/** Bytes of the CONNECT OK result with features: `features:u32`. */
-export const CONNECT_FEATURES_RESULT_LEN = 4;
 
 /**
  * DECLARE flags. Bit0 DELETE deletes the topic and its `.dlq` twin. Bit1
@@ -124,10 +122,6 @@ export const RetentionFields = { MS: 0x01, BYTES: 0x02, MESSAGES: 0x04, DISCARD:
 export const RETENTION_FIELDS_DEFINED = 0x0f;
 /** Retention `discard`: OLD deletes the oldest whole segments to make room; NEW refuses PUBs while full (PARTITION_FULL). */
 export const Discard = { OLD: 0, NEW: 1 } as const;
-/** Request tail: fields:u8, retention_ms:u64, retention_bytes:u64, retention_messages:u64, discard:u8. */
-export const DECLARE_RETENTION_TAIL_LEN = 26;
-/** OK result tail (settings in force): retention_ms:u64, retention_bytes:u64, retention_messages:u64, discard:u8. */
-export const DECLARE_RETENTION_RESULT_TAIL_LEN = 25;
 /** Default topic retention by age when the deployment sets none (Worker var MORTAR_RETENTION_MS): 7 days, ms. */
 export const DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 

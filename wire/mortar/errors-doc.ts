@@ -1,6 +1,6 @@
 /**
  * Renders docs/errors.md from the error registry (pure; no I/O). Written by
- * `npm run docs:errors` (client/tools/gen-errors-doc.ts) and compared by a
+ * `npm run docs:errors` (client/scripts/gen-errors-doc.ts) and compared by a
  * unit test, so the document cannot drift from the table in errors.ts.
  */
 import { CLIENT_ACTIONS, ERROR_REGISTRY, ERROR_SEGMENTS, SPEC_ERROR_COUNT, formatErrorCode, type ClientAction } from "./errors";

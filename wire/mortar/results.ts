@@ -4,16 +4,23 @@
  * except the extensions (docs/protocol.md "Extensions"): a CONNECT with
  * ConnectClientFlags.FEATURES is answered `features:u32`, and a DECLARE with
  * DeclareFlags.RETENTION gets the retention settings in force appended.
+ * The layouts are the RESULT_LAYOUTS tables (layouts.ts); the code that
+ * reads and writes them is generated (codec.gen.ts).
  */
-import { CONNECT_FEATURES_RESULT_LEN, DECLARE_RETENTION_RESULT_TAIL_LEN, MAX_U64, Op } from "./constants";
+import {
+  readConnectResult, readCreditResult, readDeclareResult, readPubResult, readSubResult, sizeConnectResult, sizeCreditResult,
+  sizeDeclareResult, sizePubResult, sizeSubResult, writeConnectResult, writeCreditResult, writeDeclareResult, writePubResult,
+  writeSubResult,
+} from "./codec.gen";
+import { Op } from "./constants";
 import { ErrorCode, MortarError } from "./errors";
 import type { OkFrame, RetentionValues } from "./frames";
+import { RESULT_LAYOUTS, fixedBytes, tailBytes } from "./layouts";
 
 /**
- * DECLARE OK: topic_id:u16, partition_count:u16, created:u8 (DeclareCreated),
- * 5 bytes; with `retention` (only answering a DECLARE with the RETENTION
- * flag) followed by retention_ms:u64, retention_bytes:u64,
- * retention_messages:u64, discard:u8 — the settings in force, 30 bytes.
+ * DECLARE OK (layout: RESULT_LAYOUTS.DECLARE): the topic's id and partition
+ * count, `created` (DeclareCreated); `retention`, the settings in force,
+ * only answering a DECLARE with the RETENTION flag.
  */
 export interface DeclareResult {
   topicId: number;
@@ -22,10 +29,7 @@ export interface DeclareResult {
   retention?: RetentionValues;
 }
 
-/**
- * PUB OK: sequence:u64, durability:u8 (Durability), leader_epoch:u64,
- * commit_seq:u64, result_flags:u8 (PubResultFlags). 26 bytes.
- */
+/** PUB OK (layout: RESULT_LAYOUTS.PUB); `durability` is a Durability, `resultFlags` PubResultFlags. */
 export interface PubResult {
   sequence: bigint;
   durability: number;
@@ -34,7 +38,7 @@ export interface PubResult {
   resultFlags: number;
 }
 
-/** SUB OK: subscription_id:u16, member_id:u64, membership_epoch:u32, assignment_epoch:u32. 18 bytes. */
+/** SUB OK (layout: RESULT_LAYOUTS.SUB). */
 export interface SubResult {
   subscriptionId: number;
   memberId: bigint;
@@ -42,10 +46,7 @@ export interface SubResult {
   assignmentEpoch: number;
 }
 
-/**
- * CREDIT OK: granted_count:u16, granted_bytes:u32, outstanding_count:u16,
- * outstanding_bytes:u32, credit_epoch:u64. 20 bytes.
- */
+/** CREDIT OK (layout: RESULT_LAYOUTS.CREDIT): the window granted and what is outstanding, counts and bytes. */
 export interface CreditResult {
   grantedCount: number;
   grantedBytes: number;
@@ -54,10 +55,20 @@ export interface CreditResult {
   creditEpoch: bigint;
 }
 
-export const DECLARE_RESULT_LEN = 5;
-export const PUB_RESULT_LEN = 26;
-export const SUB_RESULT_LEN = 18;
-export const CREDIT_RESULT_LEN = 20;
+/** CONNECT OK when the CONNECT set ConnectClientFlags.FEATURES (layout: RESULT_LAYOUTS.CONNECT): ServerFeatures bits. */
+export interface ConnectResult {
+  features: number;
+}
+
+/** Bytes of each OK result (the DECLARE one without its tail), from the tables. */
+export const DECLARE_RESULT_LEN = fixedBytes(RESULT_LAYOUTS.DECLARE.fields);
+/** Bytes of the OK result tail of a DECLARE with RETENTION (the settings in force). */
+export const DECLARE_RETENTION_RESULT_TAIL_LEN = tailBytes(RESULT_LAYOUTS.DECLARE);
+export const PUB_RESULT_LEN = fixedBytes(RESULT_LAYOUTS.PUB.fields);
+export const SUB_RESULT_LEN = fixedBytes(RESULT_LAYOUTS.SUB.fields);
+export const CREDIT_RESULT_LEN = fixedBytes(RESULT_LAYOUTS.CREDIT.fields);
+/** Bytes of the CONNECT OK result with features: `features:u32`. */
+export const CONNECT_FEATURES_RESULT_LEN = fixedBytes(RESULT_LAYOUTS.CONNECT.fields);
 
 /** An empty result (PING, ACK, NACK, HEARTBEAT, CONTROL_ACK, CONNECT, PULL). */
 export const EMPTY_RESULT: Uint8Array = new Uint8Array(0);
@@ -67,37 +78,25 @@ export function okFrame(requestOp: number, result: Uint8Array = EMPTY_RESULT): O
   return { op: Op.OK, requestOp, result };
 }
 
-function check(x: number, max: number, field: string): number {
-  if (!Number.isInteger(x) || x < 0 || x > max) throw new RangeError(`${field} = ${x} out of range`);
-  return x;
-}
-function check64(x: bigint, field: string): bigint {
-  if (typeof x !== "bigint" || x < 0n || x > MAX_U64) throw new RangeError(`${field} = ${String(x)} out of range`);
-  return x;
+/** Encodes `o` with a generated writer into a buffer of its `size`. */
+function encode<T>(o: T, size: (o: T) => number, write: (v: DataView, o: T) => void): Uint8Array {
+  const b = new Uint8Array(size(o));
+  write(new DataView(b.buffer), o);
+  return b;
 }
 
-function view(bytes: Uint8Array, len: number, what: string): DataView {
-  if (bytes.length !== len) {
-    throw new MortarError(ErrorCode.MALFORMED_PAYLOAD, `${what} OK result is ${bytes.length} bytes, expected ${len}`, Op.OK);
+/** A view of a `what` OK result, which must be `size` (or `orSize`) bytes long. @throws MortarError MALFORMED_PAYLOAD otherwise */
+function reader(bytes: Uint8Array, what: string, size: number, orSize = size): DataView {
+  if (bytes.length !== size && bytes.length !== orSize) {
+    const expected = size === orSize ? `${size}` : `${size} or ${orSize}`;
+    throw new MortarError(ErrorCode.MALFORMED_PAYLOAD, `${what} OK result is ${bytes.length} bytes, expected ${expected}`, Op.OK);
   }
   return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** Encodes a DECLARE result (with its retention tail when `r.retention` is set). @throws RangeError when a field does not fit. */
 export function encodeDeclareResult(r: DeclareResult): Uint8Array {
-  const t = r.retention;
-  const b = new Uint8Array(DECLARE_RESULT_LEN + (t ? DECLARE_RETENTION_RESULT_TAIL_LEN : 0));
-  const v = new DataView(b.buffer);
-  v.setUint16(0, check(r.topicId, 0xffff, "topic_id"));
-  v.setUint16(2, check(r.partitionCount, 0xffff, "partition_count"));
-  v.setUint8(4, check(r.created, 0xff, "created"));
-  if (t) {
-    v.setBigUint64(5, check64(t.retentionMs, "retention_ms"));
-    v.setBigUint64(13, check64(t.retentionBytes, "retention_bytes"));
-    v.setBigUint64(21, check64(t.retentionMessages, "retention_messages"));
-    v.setUint8(29, check(t.discard, 0xff, "discard"));
-  }
-  return b;
+  return encode(r, sizeDeclareResult, writeDeclareResult);
 }
 
 /**
@@ -106,20 +105,12 @@ export function encodeDeclareResult(r: DeclareResult): Uint8Array {
  * @throws MortarError MALFORMED_PAYLOAD on any other size
  */
 export function decodeDeclareResult(bytes: Uint8Array): DeclareResult {
-  const withTail = bytes.length === DECLARE_RESULT_LEN + DECLARE_RETENTION_RESULT_TAIL_LEN;
-  const v = withTail ? new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength) : view(bytes, DECLARE_RESULT_LEN, "DECLARE");
-  const r: DeclareResult = { topicId: v.getUint16(0), partitionCount: v.getUint16(2), created: v.getUint8(4) };
-  if (withTail) {
-    r.retention = { retentionMs: v.getBigUint64(5), retentionBytes: v.getBigUint64(13), retentionMessages: v.getBigUint64(21), discard: v.getUint8(29) };
-  }
-  return r;
+  return readDeclareResult(reader(bytes, "DECLARE", DECLARE_RESULT_LEN, DECLARE_RESULT_LEN + DECLARE_RETENTION_RESULT_TAIL_LEN));
 }
 
-/** Encodes the CONNECT OK result of a CONNECT with ConnectClientFlags.FEATURES: `features:u32` (ServerFeatures). */
+/** Encodes the CONNECT OK result of a CONNECT with ConnectClientFlags.FEATURES: `features:u32` (ServerFeatures). @throws RangeError when it does not fit */
 export function encodeConnectFeatures(features: number): Uint8Array {
-  const b = new Uint8Array(CONNECT_FEATURES_RESULT_LEN);
-  new DataView(b.buffer).setUint32(0, check(features, 0xffff_ffff, "features"));
-  return b;
+  return encode({ features }, sizeConnectResult, writeConnectResult);
 }
 
 /**
@@ -130,75 +121,35 @@ export function encodeConnectFeatures(features: number): Uint8Array {
  */
 export function decodeConnectFeatures(bytes: Uint8Array): number {
   if (bytes.length === 0) return 0;
-  return view(bytes, CONNECT_FEATURES_RESULT_LEN, "CONNECT").getUint32(0);
+  return readConnectResult(reader(bytes, "CONNECT", CONNECT_FEATURES_RESULT_LEN)).features;
 }
 
 /** Encodes a PUB result. @throws RangeError when a field does not fit. */
 export function encodePubResult(r: PubResult): Uint8Array {
-  const b = new Uint8Array(PUB_RESULT_LEN);
-  const v = new DataView(b.buffer);
-  v.setBigUint64(0, check64(r.sequence, "sequence"));
-  v.setUint8(8, check(r.durability, 0xff, "durability"));
-  v.setBigUint64(9, check64(r.leaderEpoch, "leader_epoch"));
-  v.setBigUint64(17, check64(r.commitSeq, "commit_seq"));
-  v.setUint8(25, check(r.resultFlags, 0xff, "result_flags"));
-  return b;
+  return encode(r, sizePubResult, writePubResult);
 }
 
 /** Decodes a PUB result. @throws MortarError MALFORMED_PAYLOAD on a wrong size. */
 export function decodePubResult(bytes: Uint8Array): PubResult {
-  const v = view(bytes, PUB_RESULT_LEN, "PUB");
-  return {
-    sequence: v.getBigUint64(0),
-    durability: v.getUint8(8),
-    leaderEpoch: v.getBigUint64(9),
-    commitSeq: v.getBigUint64(17),
-    resultFlags: v.getUint8(25),
-  };
+  return readPubResult(reader(bytes, "PUB", PUB_RESULT_LEN));
 }
 
 /** Encodes a SUB result. @throws RangeError when a field does not fit. */
 export function encodeSubResult(r: SubResult): Uint8Array {
-  const b = new Uint8Array(SUB_RESULT_LEN);
-  const v = new DataView(b.buffer);
-  v.setUint16(0, check(r.subscriptionId, 0xffff, "subscription_id"));
-  v.setBigUint64(2, check64(r.memberId, "member_id"));
-  v.setUint32(10, check(r.membershipEpoch, 0xffff_ffff, "membership_epoch"));
-  v.setUint32(14, check(r.assignmentEpoch, 0xffff_ffff, "assignment_epoch"));
-  return b;
+  return encode(r, sizeSubResult, writeSubResult);
 }
 
 /** Decodes a SUB result. @throws MortarError MALFORMED_PAYLOAD on a wrong size. */
 export function decodeSubResult(bytes: Uint8Array): SubResult {
-  const v = view(bytes, SUB_RESULT_LEN, "SUB");
-  return {
-    subscriptionId: v.getUint16(0),
-    memberId: v.getBigUint64(2),
-    membershipEpoch: v.getUint32(10),
-    assignmentEpoch: v.getUint32(14),
-  };
+  return readSubResult(reader(bytes, "SUB", SUB_RESULT_LEN));
 }
 
 /** Encodes a CREDIT result. @throws RangeError when a field does not fit. */
 export function encodeCreditResult(r: CreditResult): Uint8Array {
-  const b = new Uint8Array(CREDIT_RESULT_LEN);
-  const v = new DataView(b.buffer);
-  v.setUint16(0, check(r.grantedCount, 0xffff, "granted_count"));
-  v.setUint32(2, check(r.grantedBytes, 0xffff_ffff, "granted_bytes"));
-  v.setUint16(6, check(r.outstandingCount, 0xffff, "outstanding_count"));
-  v.setUint32(8, check(r.outstandingBytes, 0xffff_ffff, "outstanding_bytes"));
-  v.setBigUint64(12, check64(r.creditEpoch, "credit_epoch"));
-  return b;
+  return encode(r, sizeCreditResult, writeCreditResult);
 }
 
 /** Decodes a CREDIT result. @throws MortarError MALFORMED_PAYLOAD on a wrong size. */
 export function decodeCreditResult(bytes: Uint8Array): CreditResult {
-  const v = view(bytes, CREDIT_RESULT_LEN, "CREDIT");
-  return {
-    grantedCount: v.getUint16(0),
-    grantedBytes: v.getUint32(2),
-    outstandingCount: v.getUint16(6),
-    outstandingBytes: v.getUint32(8),
-    creditEpoch: v.getBigUint64(12),
-  };
+  return readCreditResult(reader(bytes, "CREDIT", CREDIT_RESULT_LEN));
 }

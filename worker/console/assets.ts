@@ -2,7 +2,7 @@
  * `GET /console` and `GET /console/assets/<file>` (docs/console.md): the
  * console's page and its bundled files, read from the `ASSETS` binding
  * (wrangler.toml `[assets]`, built into dist/console/ by
- * client/tools/build-console.ts), with a strict Content-Security-Policy:
+ * client/scripts/build-console.ts), with a strict Content-Security-Policy:
  * scripts, styles and connections only from this origin, no inline
  * script or style element, no frames, no plugins.
  */
@@ -46,7 +46,7 @@ export async function consoleAsset(c: Context<{ Bindings: Env }>): Promise<Respo
 
 async function serve(c: Context<{ Bindings: Env }>, file: string, cache: string): Promise<Response> {
   const assets = c.env.ASSETS;
-  if (!assets) return c.text("the console is not built: run `node --import tsx client/tools/build-console.ts`", 503, SECURITY_HEADERS);
+  if (!assets) return c.text("the console is not built: run `node --import tsx client/scripts/build-console.ts`", 503, SECURITY_HEADERS);
   const r = await assets.fetch(new URL(`/${file}`, c.req.url));
   if (r.status !== 200) return c.text(file === "index.html" ? "the console is not built" : "not found", r.status === 404 ? 404 : 503, SECURITY_HEADERS);
   const headers = new Headers(r.headers);

@@ -1,6 +1,6 @@
 /**
  * GET /console through the real Worker and its ASSETS binding (wrangler.toml
- * `[assets]`, built by client/tools/build-console.ts before the pool starts):
+ * `[assets]`, built by client/scripts/build-console.ts before the pool starts):
  * the page, its hashed bundle, the Content-Security-Policy, and no way out of
  * the asset directory.
  */

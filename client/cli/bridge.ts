@@ -6,9 +6,10 @@
  * applies to the NATS tunnel only (sent as a bearer token on its upgrades);
  * MortarMQ v0 clients authenticate with their own CONNECT token.
  * Per-connection failures (e.g. the broker is down) are logged to stderr.
+ * The tunnels themselves are client/bridge/ (also started by `mortarmq dev`).
  */
 import type { Command } from "commander";
-import { globals } from "../cli/context";
+import { globals } from "./context";
 
 /** Registers the `bridge` command on `program`. */
 export function registerBridge(program: Command): void {
@@ -22,7 +23,7 @@ export function registerBridge(program: Command): void {
     .option("--no-nats", "do not start the NATS listener")
     .action(async (opts: { listen: string | false; nats: string | false }, cmd: Command) => {
       const g = globals(cmd);
-      const [{ startBridges }, { parseHostPort }] = await Promise.all([import("./bridges"), import("./tunnel")]); // ws: loaded only here (startup)
+      const [{ startBridges }, { parseHostPort }] = await Promise.all([import("../bridge/bridges"), import("../bridge/tunnel")]); // ws: loaded only here (startup)
       const { started, failed } = await startBridges({
         url: g.url,
         mortar: opts.listen ? parseHostPort(opts.listen) : undefined,

@@ -1,4 +1,4 @@
-/** Types of client/bin/build-swap.js (making a new build current in a build cache; see that file). */
+/** Types of client/scripts/build-swap.js (making a new build current in a build cache; see that file). */
 
 /**
  * Writes `manifest` as `cacheDir/current.json` atomically (its `build` field

@@ -1,4 +1,4 @@
-/** Types of client/bin/cli-cache.js (the CLI start-up cache; see that file). */
+/** Types of client/scripts/cli-cache.js (the CLI start-up cache; see that file). */
 
 /** Repository root. */
 export declare const ROOT: string;

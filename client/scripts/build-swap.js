@@ -1,5 +1,5 @@
 // Making a new build current in a build cache (plain JS: the CLI start-up
-// cache, client/bin/cli-cache.js, uses it before any TypeScript loader; the
+// cache, client/scripts/cli-cache.js, uses it before any TypeScript loader; the
 // Worker bundle cache, client/local/worker-build.ts, too). A cache directory
 // holds `build-*` directories and `current.json`, whose `build` field names
 // the current one. A new build is made current by renaming a fully written

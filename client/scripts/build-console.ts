@@ -10,7 +10,7 @@
  * Run by wrangler's `[build]` command (`wrangler dev`, `wrangler deploy`),
  * by the local broker launcher (`mortarmq dev`, through ensureConsole) and
  * by the test configuration, so every runtime finds a fresh build; it takes
- * ~0.1 s. `node --import tsx client/tools/build-console.ts` builds by hand.
+ * ~0.1 s. `node --import tsx client/scripts/build-console.ts` builds by hand.
  * Exits non-zero when the bundle does not build.
  *
  * Each build records what went into it in `dist/console.inputs.json` (next
@@ -54,7 +54,7 @@ function hashOf(relPath: string): string | null {
 }
 
 /** Inputs besides esbuild's: the page template and this builder. */
-const EXTRA_INPUTS = ["console/index.html", "client/tools/build-console.ts"];
+const EXTRA_INPUTS = ["console/index.html", "client/scripts/build-console.ts"];
 
 /**
  * True when `outDir` holds a build whose recorded inputs are all unchanged
