@@ -46,7 +46,7 @@ describe("PUSH on a deployed broker (no PUSH_ALLOW_LOOPBACK)", () => {
     const list = await mq9(`$mq9.AI.PUSH.LIST.${box}`);
     expect(list.body.pushes).toEqual([{
       push_id: created.body.push_id, group_name: "g", url: "https://hooks.example.com/mq9", max_attempts: 8, concurrency: 1, timeout_ms: 10_000,
-      state: "active", delivered: 0, failed: 0, dead_lettered: 0, last_error: "", last_success_time: null,
+      state: "active", delivered: 0, failed: 0, dead_lettered: 0, last_error: "", last_success_time: null, last_failure_time: null,
       created_time: expect.any(Number), in_flight: 0, backlog: 0,
     }]);
     expect((await mq9(`$mq9.AI.PUSH.DELETE.${box}`, {})).body.error).toContain("field push_id");
