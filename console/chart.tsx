@@ -34,7 +34,7 @@ export function Chart({ title, x, series, format, height = 180 }: Props) {
       width: Math.max(240, el.clientWidth),
       height,
       series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2, value: (_u: uPlot, v: number | null) => (v === null ? "–" : format(v)) }))],
-      axes: [{}, { values: (_u: uPlot, vals: number[]) => vals.map(format), size: 80 }],
+      axes: [{}, { values: (_u: uPlot, vals: number[]) => vals.map(format), size: fitLabels }],
       scales: { y: { range: (_u: uPlot, min: number, max: number) => [Math.min(0, min), Math.max(1, max * 1.1)] } },
       legend: { live: true },
     };
@@ -63,4 +63,24 @@ export function Chart({ title, x, series, format, height = 180 }: Props) {
       <p class="sr-only">Latest values: {latest}</p>
     </figure>
   );
+}
+
+/** Narrowest y axis, CSS pixels (the chart keeps its place while data is empty). */
+const MIN_AXIS = 40;
+
+/**
+ * uPlot `axis.size` that fits the widest tick label: tick length + gap +
+ * the label's measured width in the axis font, CSS pixels — a fixed size
+ * clipped labels such as "1.5 KiB/s" on the left edge. On uPlot's later
+ * layout passes (cycleNum > 1) the size is kept, so the layout settles.
+ */
+function fitLabels(u: uPlot, values: string[] | null, axisIdx: number, cycleNum: number): number {
+  const axis = u.axes[axisIdx]! as uPlot.Axis & { _size?: number; font: unknown };
+  if (cycleNum > 1 && axis._size !== undefined) return axis._size;
+  let widest = 0;
+  if (values && values.length > 0) {
+    u.ctx.font = Array.isArray(axis.font) ? String(axis.font[0]) : String(axis.font); // uPlot keeps [font scaled by pxRatio, size]
+    for (const v of values) widest = Math.max(widest, u.ctx.measureText(v).width / uPlot.pxRatio);
+  }
+  return Math.max(MIN_AXIS, Math.ceil((axis.ticks?.size ?? 10) + (axis.gap ?? 5) + widest + 4));
 }

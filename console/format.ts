@@ -1,4 +1,4 @@
-/** Numbers with units for the console: KiB, msg/s, times. Pure. */
+/** Numbers with units for the console: KiB, msg/s, times, counted nouns, shortened text. Pure. */
 
 /** 1536 → "1.5 KiB" (binary units). */
 export function bytes(n: number): string {
@@ -17,6 +17,32 @@ export function bytes(n: number): string {
 /** 12345 → "12,345". */
 export function count(n: number): string {
   return Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "–";
+}
+
+/** A count with its noun in the right number: (1, "message") → "1 message", (1200, "message") → "1,200 messages". */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${count(n)} ${n === 1 ? one : many}`;
+}
+
+/**
+ * The Topics page's count: `total` source topics (GET /v0/topics `total`),
+ * each listed with its `.dlq` twin — (3, "acme") → "3 topics in tenant
+ * acme, and their 3 dead-letter (.dlq) twins: 6 listed in all".
+ */
+export function topicsSummary(total: number, tenant: string): string {
+  const head = `${plural(total, "topic")} in tenant ${tenant}`;
+  if (total === 0) return head;
+  return `${head}, and ${total === 1 ? "its dead-letter (.dlq) twin" : `their ${count(total)} dead-letter (.dlq) twins`}: ${count(2 * total)} listed in all`;
+}
+
+/**
+ * The first `max` characters of `text` (never splitting a surrogate pair)
+ * when it is longer, else null (show it whole).
+ */
+export function preview(text: string, max: number): string | null {
+  if (text.length <= max) return null;
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1] ?? "") ? max - 1 : max;
+  return text.slice(0, end);
 }
 
 /** A rate with its unit: 3.25 → "3.3 msg/s". */

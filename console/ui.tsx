@@ -2,6 +2,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { ApiError } from "./api";
+import { count, plural, preview } from "./format";
 
 /** Calls `load` now and every `ms` (0 = once) while mounted; re-runs when `deps` change. */
 export function usePoll<T>(load: () => Promise<T>, ms: number, deps: unknown[] = []): { data: T | null; error: string | null; reload: () => void } {
@@ -44,8 +45,16 @@ export function Status({ error, children }: { error?: string | null; children?: 
   return children ? <p class="status" role="status">{children}</p> : null;
 }
 
-/** A table with a caption and column headers; numeric columns right-aligned. */
-export function Table({ caption, head, rows, numeric = [] }: { caption: string; head: string[]; rows: ComponentChildren[][]; numeric?: number[] }) {
+/**
+ * A table with a caption and column headers; numeric columns right-aligned.
+ * `long`: columns of unbounded text (payloads, URLs) that may break
+ * anywhere — the others break only between words, so a long value never
+ * squeezes them to a character per line. `foot`: a totals row.
+ */
+export function Table({ caption, head, rows, numeric = [], long = [], foot }: {
+  caption: string; head: string[]; rows: ComponentChildren[][]; numeric?: number[]; long?: number[]; foot?: ComponentChildren[];
+}) {
+  const cls = (i: number) => [numeric.includes(i) ? "num" : "", long.includes(i) ? "long" : ""].join(" ").trim() || undefined;
   return (
     <div class="table-wrap" tabIndex={0} role="region" aria-label={caption}>
       <table>
@@ -56,10 +65,28 @@ export function Table({ caption, head, rows, numeric = [] }: { caption: string; 
         <tbody>
           {rows.length === 0
             ? <tr><td colSpan={head.length} class="empty">none</td></tr>
-            : rows.map((r) => <tr>{r.map((c, i) => <td class={numeric.includes(i) ? "num" : undefined}>{c}</td>)}</tr>)}
+            : rows.map((r) => <tr>{r.map((c, i) => <td class={cls(i)}>{c}</td>)}</tr>)}
         </tbody>
+        {foot && <tfoot><tr>{foot.map((c, i) => (i === 0 ? <th scope="row">{c}</th> : <td class={cls(i)}>{c}</td>))}</tr></tfoot>}
       </table>
     </div>
+  );
+}
+
+/** Characters of a long text shown before its "Show all" button. */
+export const PREVIEW_CHARS = 160;
+
+/** Text that may be very long (a payload): its first PREVIEW_CHARS characters and a button to show all of it (and back). */
+export function LongText({ text, label }: { text: string; label: string }) {
+  const [all, setAll] = useState(false);
+  const head = preview(text, PREVIEW_CHARS);
+  if (head === null) return <span class="long-text">{text}</span>;
+  return (
+    <span class="long-text">
+      {all ? text : `${head}…`}{" "}
+      <button type="button" class="link" aria-expanded={all} aria-label={`${all ? "Show less of" : "Show all of"} ${label} (${plural(text.length, "character")})`}
+        onClick={() => setAll(!all)}>{all ? "show less" : `show all ${count(text.length)}`}</button>
+    </span>
   );
 }
 

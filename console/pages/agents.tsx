@@ -1,7 +1,7 @@
 /** Agents: every registered agent with its latest REPORT (mq9 DISCOVER {}), and a DISCOVER box (text or semantic) with ranked results. */
 import { useState } from "preact/hooks";
 import { mq9 } from "../api";
-import { time } from "../format";
+import { plural, time } from "../format";
 import { Status, Table, useAction, usePoll } from "../ui";
 
 interface Card { name: string; description?: string; mailbox?: string; _mq9?: { report: unknown; report_time: number } }
@@ -22,7 +22,7 @@ export function Agents({ tenant }: { tenant: string }) {
         void act.run(async () => {
           const r = await mq9<{ agents: Card[] }>("$mq9.AI.AGENT.DISCOVER", { [mode]: query, limit: 20 });
           setResults(r.agents);
-          return `${r.agents.length} agents found`;
+          return `${plural(r.agents.length, "agent")} found`;
         });
       }}>
         <h3 id="discover-h">Discover</h3>

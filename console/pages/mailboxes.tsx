@@ -8,8 +8,9 @@ import { useState } from "preact/hooks";
 import type { MailboxDetail, MailboxPage } from "../../wire/admin/console";
 import type { PushInfo } from "../../wire/mq9/push";
 import { ApiError, get, mq9, seg } from "../api";
-import { bytes, count, payloadText, time } from "../format";
-import { Pager, Status, Table, useAction, usePages, usePoll } from "../ui";
+import { bytes, count, payloadText, plural, time } from "../format";
+import { pushStatus } from "../push-status";
+import { LongText, Pager, Status, Table, useAction, usePages, usePoll } from "../ui";
 
 export function Mailboxes({ tenant }: { tenant: string }) {
   const pages = usePages(100);
@@ -42,7 +43,7 @@ export function Mailbox({ tenant, address }: { tenant: string; address: string }
       if (e instanceof ApiError && e.status === 404) return null; // a broker without push delivery
       throw e;
     }
-  }, 0, [tenant, address]);
+  }, 5000, [tenant, address]);
   const act = useAction();
   const [payload, setPayload] = useState("");
   const [priority, setPriority] = useState("normal");
@@ -75,9 +76,10 @@ export function Mailbox({ tenant, address }: { tenant: string; address: string }
         <button disabled={act.busy}>Send</button>
       </form>
       {(["critical", "urgent", "normal"] as const).map((lane) => (
-        <Table caption={`${lane} lane: ${count(d.lanes[lane].messages)} messages, ${bytes(d.lanes[lane].bytes)}`} numeric={[0]}
+        <Table caption={`${lane} lane: ${plural(d.lanes[lane].messages, "message")}, ${bytes(d.lanes[lane].bytes)}`} numeric={[0]} long={[1]}
           head={["msg_id", "Payload", "Key", "Tags", "Created", ""]}
-          rows={byLane(lane).map((m) => [m.msg_id, payloadText(m.payload), m.key ?? "–", m.tags.join(", ") || "–", time(new Date(m.create_time * 1000).toISOString()),
+          rows={byLane(lane).map((m) => [m.msg_id, <LongText text={payloadText(m.payload)} label={`message ${m.msg_id}`} />, m.key ?? "–", m.tags.join(", ") || "–",
+            unixTime(m.create_time),
             <button class="danger" aria-label={`Delete message ${m.msg_id}`} onClick={() => void act.run(async () => {
               await mq9(`$mq9.AI.MSG.DELETE.${address}.${m.msg_id}`, "");
               reload();
@@ -88,12 +90,18 @@ export function Mailbox({ tenant, address }: { tenant: string; address: string }
         head={["Group", "Critical floor", "Urgent floor", "Normal floor"]}
         rows={d.groups.map((g) => [g.group_name, g.floors.critical, g.floors.urgent, g.floors.normal])} />
       {push.data && (
-        <Table caption={`Push subscriptions (${count(push.data.pushes.length)})`} numeric={[3, 4]}
-          head={["push_id", "Group", "URL", "Concurrency", "Backlog (in flight)", "Delivered · failed · dead-lettered", "State", "Last success"]}
-          rows={push.data.pushes.map((p) => [p.push_id, p.group_name, p.url, p.concurrency, `${count(p.backlog)} (${count(p.in_flight)})`,
-            `${count(p.delivered)} · ${count(p.failed)} · ${count(p.dead_lettered)}`, p.last_error ? `${p.state}: ${p.last_error}` : p.state,
-            p.last_success_time === null ? "never" : time(new Date(p.last_success_time * 1000).toISOString())])} />
+        <Table caption={`Push subscriptions (${count(push.data.pushes.length)})`} numeric={[3, 4, 5]} long={[2, 7]}
+          head={["push_id", "Group", "URL", "Concurrency", "Backlog", "In flight", "Delivered · failed · dead-lettered", "Status", "Last success", "Last failure"]}
+          rows={push.data.pushes.map((p) => [p.push_id, p.group_name, <span class="long-text">{p.url}</span>, p.concurrency, count(p.backlog), count(p.in_flight),
+            `${count(p.delivered)} · ${count(p.failed)} · ${count(p.dead_lettered)}`, <span class="long-text">{pushStatus(p)}</span>,
+            cellTime(p.last_success_time), cellTime(p.last_failure_time)])} />
       )}
     </section>
   );
 }
+
+/** Unix seconds as the console's time; "never" for null. */
+const unixTime = (s: number | null) => time(s === null ? null : new Date(s * 1000).toISOString());
+
+/** As unixTime for a narrow column: at most two lines, the date and then the time with its zone (no break before "UTC"). */
+const cellTime = (s: number | null) => (s === null ? "never" : <time dateTime={new Date(s * 1000).toISOString()}>{unixTime(s).replace(/ UTC$/, "\u00a0UTC")}</time>);

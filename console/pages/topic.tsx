@@ -9,8 +9,8 @@ import type { PeekAnswer, PublishAnswer, TopicDetail } from "../../wire/admin/co
 import type { GroupDoc } from "../../wire/admin/groups";
 import { get, request, seg } from "../api";
 import { Chart } from "../chart";
-import { bytes, count, payloadText, retention, time } from "../format";
-import { Status, Table, useAction, usePoll } from "../ui";
+import { bytes, count, payloadText, plural, retention, time } from "../format";
+import { LongText, Status, Table, useAction, usePoll } from "../ui";
 
 /** Lag samples kept per chart (at 3 s: 15 minutes). */
 const HISTORY = 300;
@@ -30,12 +30,14 @@ export function Topic({ tenant, name }: { tenant: string; name: string }) {
   return (
     <section aria-labelledby="topic-h">
       <h2 id="topic-h">Topic {data.name}</h2>
-      <p>Topic id {data.topic_id}{data.dlq ? " (dead-letter twin)" : ""}, {count(data.partition_count)} partitions, created {time(data.created_at)}.
+      <p>Topic id {data.topic_id}{data.dlq ? " (dead-letter twin)" : ""}, {plural(data.partition_count, "partition")}, created {time(data.created_at)}.
         Retention: {retention(data.retention)}.</p>
+      <p>{plural(sum(data.partitions, (p) => p.records), "record")} ({bytes(sum(data.partitions, (p) => p.size_bytes))}) retained in all partitions.</p>
       <Status error={error ?? act.error}>{act.note}</Status>
       <Table caption="Partitions" numeric={[0, 1, 2, 3, 4, 5]}
         head={["Partition", "First sequence", "High watermark", "Records", "Size", "Producers"]}
-        rows={data.partitions.map((p) => [p.partition, count(p.first_sequence), count(p.high_watermark), count(p.records), bytes(p.size_bytes), count(p.producers)])} />
+        rows={data.partitions.map((p) => [p.partition, count(p.first_sequence), count(p.high_watermark), count(p.records), bytes(p.size_bytes), count(p.producers)])}
+        foot={data.partitions.length > 1 ? ["Total", "", "", count(sum(data.partitions, (p) => p.records)), bytes(sum(data.partitions, (p) => p.size_bytes)), ""] : undefined} />
 
       <h3>Consumer groups</h3>
       {data.groups.length === 0 && <p>No consumer group has read this topic yet.</p>}
@@ -56,6 +58,11 @@ export function Topic({ tenant, name }: { tenant: string; name: string }) {
       )}
     </section>
   );
+}
+
+/** The sum of `f` over `xs`. */
+function sum<T>(xs: readonly T[], f: (x: T) => number): number {
+  return xs.reduce((a, x) => a + f(x), 0);
 }
 
 /** Appends the lag of every group and partition to the page's history. */
@@ -90,7 +97,7 @@ function Group({ g, base, history, act, reload }: { g: GroupDoc; base: string; h
   return (
     <article class="group" aria-labelledby={id}>
       <h4 id={id}>Group {g.group}</h4>
-      <p>Lag {count(g.lag)} messages, {count(g.in_flight)} in flight, {count(g.dead_lettered)} dead-lettered, {g.members.length} members
+      <p>Lag {plural(g.lag, "message")}, {count(g.in_flight)} in flight, {count(g.dead_lettered)} dead-lettered, {plural(g.members.length, "member")}
         {g.paused_until ? `, paused until ${time(g.paused_until)}` : ""}; starts at {g.start_policy}.</p>
       {history && history.x.length > 0 && (
         <Chart title={`Lag of group ${g.group} per partition (messages)`} x={history.x} format={(v) => `${count(v)} msgs`}
@@ -154,7 +161,7 @@ function Peek({ base, partitions }: { base: string; partitions: number }) {
       void act.run(async () => {
         const r = await request<PeekAnswer>("GET", `${base}/partitions/${p}/records?last=${n}`);
         setRecords(r);
-        return `${r.records.length} records of partition ${r.partition}`;
+        return `${plural(r.records.length, "record")} of partition ${r.partition}`;
       });
     }}>
       <h3 id="peek-h">Peek at the newest records</h3>
@@ -163,8 +170,9 @@ function Peek({ base, partitions }: { base: string; partitions: number }) {
       <button disabled={act.busy}>Peek</button>
       <Status error={act.error}>{act.note}</Status>
       {records && (
-        <Table caption={`Newest records of partition ${records.partition}`} numeric={[0]} head={["Sequence", "Key", "Value", "Appended"]}
-          rows={records.records.map((r) => [r.sequence, r.key ? payloadText(r.key) : "–", payloadText(r.value), time(r.timestamp)])} />
+        <Table caption={`Newest records of partition ${records.partition}`} numeric={[0]} long={[1, 2]} head={["Sequence", "Key", "Value", "Appended"]}
+          rows={records.records.map((r) => [r.sequence, r.key ? <LongText text={payloadText(r.key)} label={`the key of record ${r.sequence}`} /> : "–",
+            <LongText text={payloadText(r.value)} label={`record ${r.sequence}`} />, time(r.timestamp)])} />
       )}
     </form>
   );

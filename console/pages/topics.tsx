@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import type { TopicPage } from "../../wire/admin/console";
 import { get, request } from "../api";
-import { bytes, count, retention } from "../format";
+import { bytes, count, plural, retention, topicsSummary } from "../format";
 import { Pager, Status, Table, useAction, usePages, usePoll } from "../ui";
 
 export function Topics({ tenant }: { tenant: string }) {
@@ -19,7 +19,7 @@ export function Topics({ tenant }: { tenant: string }) {
         void act.run(async () => {
           const r = await request<{ name: string; created: boolean; partition_count: number }>("POST", "/v0/topics", { name, partitions: Number(parts) });
           reload();
-          return r.created ? `created topic ${r.name} (${r.partition_count} partitions) and ${r.name}.dlq` : `topic ${r.name} already exists`;
+          return r.created ? `created topic ${r.name} (${plural(r.partition_count, "partition")}) and ${r.name}.dlq` : `topic ${r.name} already exists`;
         });
       }}>
         <label>New topic <input name="topic-name" value={name} required maxLength={255} onInput={(e) => setName(e.currentTarget.value)} /></label>
@@ -30,7 +30,7 @@ export function Topics({ tenant }: { tenant: string }) {
       <form class="row" role="search" onSubmit={(e) => e.preventDefault()}>
         <label>Filter by prefix <input type="search" value={pages.prefix} onInput={(e) => pages.setPrefix(e.currentTarget.value)} /></label>
       </form>
-      <Status error={error}>{data ? `${count(data.total)} topics in tenant ${data.tenant}` : "Loading…"}</Status>
+      <Status error={error}>{data ? topicsSummary(data.total, data.tenant) : "Loading…"}</Status>
       {data && (
         <Table caption="Topics, by name" numeric={[1, 2, 3, 4, 5]}
           head={["Topic", "Partitions", "Records", "Size", "Groups", "Lag (msgs)", "Retention"]}

@@ -89,6 +89,7 @@ const ADDED_COLUMNS: readonly { table: string; column: string; type: string }[] 
   { table: "delayed", column: "reply_to", type: "TEXT" },
   { table: "delayed", column: "correlation_id", type: "TEXT" },
   { table: "messages", column: "dead_letter", type: "TEXT" }, // push delivery's dead-letter copies (issue 17)
+  { table: "pushes", column: "last_failure_ms", type: "INTEGER" }, // when the last failed push attempt ended (issue 28)
 ];
 
 const SCHEMA = [
@@ -184,7 +185,7 @@ export class MailboxStore {
     const tables = new Set<string>();
     const present = new Set<string>();
     for (const r of this.sql.exec(
-      "SELECT m.name AS t, p.name AS c FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table' AND m.name IN ('groups', 'messages', 'delayed')",
+      "SELECT m.name AS t, p.name AS c FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table' AND m.name IN ('groups', 'messages', 'delayed', 'pushes')",
     )) {
       tables.add(r.t as string);
       present.add(`${r.t as string}.${r.c as string}`);

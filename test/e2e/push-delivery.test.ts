@@ -194,6 +194,8 @@ describe("retries", () => {
     const before = (await list(box))[0]!;
     expect(before).toMatchObject({ push_id: pushId, delivered: 0, state: "retrying", in_flight: 1, backlog: 1 });
     expect(before.last_error).toMatch(/^connection failed/);
+    expect(before.last_failure_time).toBeGreaterThan(0);
+    expect(before.last_success_time).toBeNull();
     await r.start(port);
     try {
       await r.until(() => r.requests.length === 1);
@@ -201,6 +203,10 @@ describe("retries", () => {
       const after = (await list(box))[0]!;
       expect(r.requests[0]!.attempt).toBe(after.failed + 1);
       expect(after).toMatchObject({ state: "active", backlog: 0, in_flight: 0 });
+      // the failure stays on record, and its time says the success came after it (what the console shows as the status)
+      expect(after.last_error).toBe(before.last_error);
+      expect(after.last_failure_time).toBeGreaterThanOrEqual(before.last_failure_time);
+      expect(after.last_success_time).toBeGreaterThanOrEqual(after.last_failure_time);
     } finally {
       await r.close();
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { bytes, duration, retention } from "../../console/format";
+import { bytes, duration, plural, preview, retention, topicsSummary } from "../../console/format";
+import { pushStatus } from "../../console/push-status";
 import { topicRow } from "../../objects/registry/topic-row";
 import type { TopicInfo } from "../../objects/registry/rpc";
 
@@ -17,6 +18,40 @@ describe("console formatting", () => {
     expect(retention({ ms: 604_800_000, bytes: 0, messages: 0, discard: "old" })).toBe("7 d");
     expect(retention({ ms: 0, bytes: 2 * 1024 ** 3, messages: 1_000_000, discard: "new" })).toBe("2.0 GiB, 1,000,000 records, discard new");
     expect(bytes(1536)).toBe("1.5 KiB");
+  });
+});
+
+describe("counted nouns, shortened text, the topic count, the push status (issue 28)", () => {
+  it("gives a noun the number of its count", () => {
+    expect(plural(0, "message")).toBe("0 messages");
+    expect(plural(1, "message")).toBe("1 message");
+    expect(plural(1200, "message")).toBe("1,200 messages");
+    expect(plural(2, "child", "children")).toBe("2 children");
+  });
+
+  it("shortens only what is longer than the limit, never inside a surrogate pair", () => {
+    expect(preview("abc", 3)).toBeNull();
+    expect(preview("abcd", 3)).toBe("abc");
+    expect(preview("ab😀cd", 3)).toBe("ab"); // 😀 is two UTF-16 units: cut before it
+  });
+
+  it("counts the topics and the twins listed with them", () => {
+    expect(topicsSummary(0, "beta")).toBe("0 topics in tenant beta");
+    expect(topicsSummary(1, "acme")).toBe("1 topic in tenant acme, and its dead-letter (.dlq) twin: 2 listed in all");
+    expect(topicsSummary(3, "acme")).toBe("3 topics in tenant acme, and their 3 dead-letter (.dlq) twins: 6 listed in all");
+  });
+
+  it("shows a push subscription's last error only while the latest outcome is a failure", () => {
+    const p = { state: "active" as const, last_error: "", last_success_time: null, last_failure_time: null };
+    expect(pushStatus(p)).toBe("active");
+    expect(pushStatus({ ...p, state: "retrying", last_error: "HTTP 500", last_failure_time: 100 })).toBe("retrying: HTTP 500");
+    expect(pushStatus({ ...p, last_error: "HTTP 500", last_failure_time: 100, last_success_time: 105 })).toBe("active"); // recovered
+    expect(pushStatus({ ...p, last_error: "HTTP 500", last_failure_time: 110, last_success_time: 105 })).toBe("active: HTTP 500"); // failed since (dead-lettered)
+    expect(pushStatus({ ...p, state: "retrying", last_error: "HTTP 500", last_failure_time: 105, last_success_time: 105 })).toBe("retrying: HTTP 500");
+    expect(pushStatus({ ...p, last_error: "HTTP 500", last_failure_time: 105, last_success_time: 105 })).toBe("active");
+    // stored before last_failure_time existed
+    expect(pushStatus({ ...p, last_error: "HTTP 500", last_success_time: 105 })).toBe("active");
+    expect(pushStatus({ ...p, state: "retrying", last_error: "HTTP 500", last_success_time: 105 })).toBe("retrying: HTTP 500");
   });
 });
 

@@ -46,7 +46,7 @@ describe("PUSH on a deployed broker (no PUSH_ALLOW_LOOPBACK)", () => {
     const list = await mq9(`$mq9.AI.PUSH.LIST.${box}`);
     expect(list.body.pushes).toEqual([{
       push_id: created.body.push_id, group_name: "g", url: "https://hooks.example.com/mq9", max_attempts: 8, concurrency: 1, timeout_ms: 10_000,
-      state: "active", delivered: 0, failed: 0, dead_lettered: 0, last_error: "", last_success_time: null,
+      state: "active", delivered: 0, failed: 0, dead_lettered: 0, last_error: "", last_success_time: null, last_failure_time: null,
       created_time: expect.any(Number), in_flight: 0, backlog: 0,
     }]);
     expect((await mq9(`$mq9.AI.PUSH.DELETE.${box}`, {})).body.error).toContain("field push_id");
@@ -141,5 +141,23 @@ describe("MailboxStore upgrade for push delivery", () => {
       expect(new MailboxStore(sql).message(0, Date.now())).toMatchObject({ msgId: 0, deadLetter: null });
     });
     expect((await mq9(`$mq9.AI.PUSH.DELETE.${address}`, { push_id: created.body.push_id })).body.error).toBe("");
+  });
+
+  it("push tables stored before last_failure_ms get the column on load; LIST shows last_failure_time null and keeps last_error", async () => {
+    const address = await createMailbox();
+    const created = await mq9(`$mq9.AI.PUSH.CREATE.${address}`, { group_name: "g", url: "https://hooks.example.com/" });
+    expect(created.body.error).toBe("");
+    await runInDurableObject(mailboxStub(E, "default", address), (_obj, state) => {
+      const sql = state.storage.sql;
+      sql.exec("ALTER TABLE pushes DROP COLUMN last_failure_ms"); // the layout of the release before it
+      sql.exec("UPDATE pushes SET failed = 2, last_error = 'HTTP 500'");
+    });
+    await runInDurableObject(mailboxStub(E, "default", address), (_o, state) => state.abort("restart")).catch(() => {});
+    const [info] = (await mq9(`$mq9.AI.PUSH.LIST.${address}`)).body.pushes as Record<string, unknown>[];
+    expect(info).toMatchObject({ push_id: created.body.push_id, failed: 2, last_error: "HTTP 500", last_failure_time: null, last_success_time: null });
+    await runInDurableObject(mailboxStub(E, "default", address), (_obj, state) => {
+      const cols = state.storage.sql.exec("SELECT name FROM pragma_table_info('pushes')").toArray().map((r) => r.name);
+      expect(cols).toContain("last_failure_ms");
+    });
   });
 });

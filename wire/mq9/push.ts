@@ -134,10 +134,12 @@ export interface PushInfo {
   failed: number;
   /** Messages copied to the dead-letter mailbox after max_attempts. */
   dead_lettered: number;
-  /** Why the last failed attempt failed, or "". */
+  /** Why the last failed attempt failed, or "" (kept after later successes: compare last_failure_time with last_success_time). */
   last_error: string;
   /** When a message was last acknowledged, unix seconds, or null. */
   last_success_time: number | null;
+  /** When the last failure (a failed attempt, or a failed copy to the dead-letter mailbox) happened, unix seconds, or null. */
+  last_failure_time: number | null;
   created_time: number;
   /** Messages taken by the subscription and not yet settled (in flight or waiting for a retry). */
   in_flight: number;

@@ -260,7 +260,7 @@ export class PushDriver {
     });
     const run: Run = {
       cfg: { ...cfg, seq }, cursor, open: new Map(), due: now, more: true, key: null, pending: null,
-      stats: { delivered: 0, failed: 0, deadLettered: 0, lastError: null, lastSuccessMs: null },
+      stats: { delivered: 0, failed: 0, deadLettered: 0, lastError: null, lastSuccessMs: null, lastFailureMs: null },
     };
     this.runs.set(seq, run);
     this.byGroup.set(spec.group, run);
@@ -284,6 +284,7 @@ export class PushDriver {
       dead_lettered: run.stats.deadLettered,
       last_error: run.stats.lastError ?? "",
       last_success_time: run.stats.lastSuccessMs === null ? null : Math.floor(run.stats.lastSuccessMs / 1000),
+      last_failure_time: run.stats.lastFailureMs === null ? null : Math.floor(run.stats.lastFailureMs / 1000),
       created_time: Math.floor(run.cfg.createdMs / 1000),
       in_flight: run.open.size,
       backlog: this.host.pushes.backlog(run.cursor.floors, now),
@@ -594,12 +595,13 @@ export class PushDriver {
       const error = describeOutcome(outcome);
       run.stats.failed++;
       run.stats.lastError = error;
+      run.stats.lastFailureMs = now;
       const next = afterFailure(o.row.attempts, run.cfg.maxAttempts, outcome, now, h.backoff, h.random);
       o.row.lastError = error;
       o.row.deadLetter = next.kind === "dead_letter";
       o.row.nextMs = next.kind === "retry" ? next.atMs : now;
       h.storage.transactionSync(() => h.pushes.putOpen(o.row));
-      addStats(run, { failed: 1, lastError: error });
+      addStats(run, { failed: 1, lastError: error, failureMs: now });
     }
   }
 
@@ -679,8 +681,9 @@ export class PushDriver {
             o.copyFailures++;
             o.row.nextMs = at + backoffMs(o.copyFailures, h.backoff, h.random);
             run.stats.lastError = error;
+            run.stats.lastFailureMs = at;
             h.storage.transactionSync(() => h.pushes.putOpen(o.row));
-            addStats(run, { lastError: error });
+            addStats(run, { lastError: error, failureMs: at });
           }
         }
         this.kick();
@@ -727,6 +730,7 @@ function addStats(run: Run, c: StatsChange): void {
   if (c.deadLettered) p.deadLettered = (p.deadLettered ?? 0) + c.deadLettered;
   if (c.lastError !== undefined) p.lastError = c.lastError;
   if (c.successMs !== undefined) p.successMs = c.successMs;
+  if (c.failureMs !== undefined) p.failureMs = c.failureMs;
 }
 
 /**

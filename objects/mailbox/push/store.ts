@@ -10,7 +10,7 @@
  *                consumer group in `groups`), url, secret, max_attempts,
  *                concurrency, timeout_ms, created_ms, and the counters LIST
  *                shows (delivered, failed, dead_lettered, last_error,
- *                last_success_ms). `seq` (rowid) is its `schedule` ref.
+ *                last_success_ms, last_failure_ms). `seq` (rowid) is its `schedule` ref.
  * - `push_open`  messages a subscription took and has not settled:
  *                (push_seq, msg_id) → lane, attempts made, next_ms (when
  *                the next attempt — or, while one is in flight, the retry
@@ -32,7 +32,8 @@ export const PUSH_SCHEMA = [
   `CREATE TABLE IF NOT EXISTS pushes (seq INTEGER PRIMARY KEY, push_id TEXT NOT NULL UNIQUE, group_name TEXT NOT NULL UNIQUE,
      url TEXT NOT NULL, secret TEXT NOT NULL, max_attempts INTEGER NOT NULL, concurrency INTEGER NOT NULL,
      timeout_ms INTEGER NOT NULL, created_ms INTEGER NOT NULL, delivered INTEGER NOT NULL DEFAULT 0,
-     failed INTEGER NOT NULL DEFAULT 0, dead_lettered INTEGER NOT NULL DEFAULT 0, last_error TEXT, last_success_ms INTEGER)`,
+     failed INTEGER NOT NULL DEFAULT 0, dead_lettered INTEGER NOT NULL DEFAULT 0, last_error TEXT, last_success_ms INTEGER,
+     last_failure_ms INTEGER)`,
   `CREATE TABLE IF NOT EXISTS push_open (push_seq INTEGER NOT NULL, msg_id INTEGER NOT NULL, lane INTEGER NOT NULL,
      attempts INTEGER NOT NULL, next_ms INTEGER NOT NULL, last_error TEXT, dead_letter INTEGER NOT NULL DEFAULT 0,
      PRIMARY KEY (push_seq, msg_id))`,
@@ -65,6 +66,8 @@ export interface PushStats {
   deadLettered: number;
   lastError: string | null;
   lastSuccessMs: number | null;
+  /** When the last failure (failed attempt, failed dead-letter copy) was recorded, ms; null: never. */
+  lastFailureMs: number | null;
 }
 
 /** A stored subscription. */
@@ -96,6 +99,8 @@ export interface StatsChange {
   lastError?: string;
   /** Sets last_success_ms. */
   successMs?: number;
+  /** Sets last_failure_ms. */
+  failureMs?: number;
 }
 
 /** Storage access for the push tables of one mailbox. */
@@ -124,6 +129,7 @@ export class PushStore {
       stats: {
         delivered: r.delivered as number, failed: r.failed as number, deadLettered: r.dead_lettered as number,
         lastError: r.last_error as string | null, lastSuccessMs: r.last_success_ms as number | null,
+        lastFailureMs: (r.last_failure_ms as number | null | undefined) ?? null,
       },
     }));
   }
@@ -172,8 +178,9 @@ export class PushStore {
   changeStats(seq: number, c: StatsChange): void {
     this.sql.exec(
       `UPDATE pushes SET delivered = delivered + ?, failed = failed + ?, dead_lettered = dead_lettered + ?,
-         last_error = COALESCE(?, last_error), last_success_ms = COALESCE(?, last_success_ms) WHERE seq = ?`,
-      c.delivered ?? 0, c.failed ?? 0, c.deadLettered ?? 0, c.lastError ?? null, c.successMs ?? null, seq,
+         last_error = COALESCE(?, last_error), last_success_ms = COALESCE(?, last_success_ms),
+         last_failure_ms = COALESCE(?, last_failure_ms) WHERE seq = ?`,
+      c.delivered ?? 0, c.failed ?? 0, c.deadLettered ?? 0, c.lastError ?? null, c.successMs ?? null, c.failureMs ?? null, seq,
     );
   }
 
