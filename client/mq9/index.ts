@@ -5,7 +5,7 @@
  */
 export { Mq9Client, DEFAULT_TIMEOUT_MS, mq9Subjects } from "./client";
 export type { CallOptions, FetchOptions, Mq9ConnectOptions, Mq9Reply, PushOptions, QueryOptions, RequestOptions } from "./client";
-export type { DeadLetterInfo, PushInfo } from "../../wire/mq9/push";
+export type { DeadLetterInfo, PushInfo } from "../../wire/mq9/push-types";
 export { verifyPushSignature, parsePushSignature, PUSH_SIGNATURE_HEADER } from "../../wire/mq9/push-signature";
 export { Mq9Message } from "./message";
 export type { Mq9WireMessage, SendOptions } from "./message";
