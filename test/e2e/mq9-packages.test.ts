@@ -9,7 +9,7 @@
  *   under `moduleResolution` NodeNext and Bundler, run in Node (two agents,
  *   request/reply, over http, nats-ws and nats), bundled with esbuild and run
  *   in Chromium from another origin (http, nats-ws), and run in a Worker in
- *   Miniflare (http). Tarball ≤ 100 KB; installed ≤ 1 MB for an HTTP-only user.
+ *   Miniflare (http, nats-ws). Tarball ≤ 100 KB; installed ≤ 1 MB for an HTTP-only user.
  */
 import { execFile } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
@@ -86,9 +86,10 @@ describe("@mortarmq/mq9 as a user installs it", () => {
       symlinkSync(join(PACKAGE_ROOT, "node_modules", dep), join(app, "node_modules", dep));
     }
     cpSync(join(PACKAGE_ROOT, "test/fixtures/mq9-package"), app, { recursive: true });
-    const base = { target: "ES2022", strict: true, skipLibCheck: false, lib: ["ES2022", "DOM"], types: ["node"] };
-    writeFileSync(join(app, "tsconfig.json"), JSON.stringify({ compilerOptions: { ...base, module: "NodeNext", moduleResolution: "NodeNext", outDir: "out" }, include: ["*.ts"] }));
-    writeFileSync(join(app, "tsconfig.bundler.json"), JSON.stringify({ compilerOptions: { ...base, module: "ESNext", moduleResolution: "Bundler", noEmit: true }, include: ["*.ts"] }));
+    // a Node project (Node's types, no DOM library) and a browser/Worker project (DOM, no Node types), the package's declarations checked too
+    const base = { target: "ES2022", strict: true, skipLibCheck: false };
+    writeFileSync(join(app, "tsconfig.json"), JSON.stringify({ compilerOptions: { ...base, lib: ["ES2022"], types: ["node"], module: "NodeNext", moduleResolution: "NodeNext", outDir: "out" }, include: ["*.ts"] }));
+    writeFileSync(join(app, "tsconfig.bundler.json"), JSON.stringify({ compilerOptions: { ...base, lib: ["ES2022", "DOM"], types: [], module: "ESNext", moduleResolution: "Bundler", noEmit: true }, files: ["page.ts", "worker.ts"] }));
     const tsc = join(PACKAGE_ROOT, "node_modules/typescript/bin/tsc");
     await run(process.execPath, [tsc, "-p", "tsconfig.bundler.json"], { cwd: app }).catch((e: { stdout: string }) => expect.fail(`Bundler: ${e.stdout}`));
     await run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: app }).catch((e: { stdout: string }) => expect.fail(`NodeNext: ${e.stdout}`));
@@ -122,7 +123,7 @@ describe("@mortarmq/mq9 as a user installs it", () => {
     const worker = await build({ absWorkingDir: app, entryPoints: ["worker.ts"], bundle: true, platform: "browser", conditions: ["workerd", "worker", "browser"], format: "esm", target: "es2022", write: false, logLevel: "silent" });
     const mf = new Miniflare({ modules: true, script: worker.outputFiles[0]!.text, compatibilityDate: "2026-04-26" });
     try {
-      for (const t of ["http"]) {
+      for (const t of ["http", "nats-ws"]) {
         const res = await mf.dispatchFetch(`http://worker/?url=${encodeURIComponent(broker.url)}&token=${TOKEN}&transport=${t}`);
         expect(await res.json()).toEqual(EXPECTED(t));
       }
