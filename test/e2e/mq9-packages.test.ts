@@ -10,6 +10,10 @@
  *   request/reply, over http, nats-ws and nats), bundled with esbuild and run
  *   in Chromium from another origin (http, nats-ws), and run in a Worker in
  *   Miniflare (http, nats-ws). Tarball ≤ 100 KB; installed ≤ 1 MB for an HTTP-only user.
+ * - The shared case table (test/fixtures/mq9-cases.json) with the
+ *   TypeScript client over http, nats-ws and nats: every step gives the
+ *   table's result. (`MQ9_CASES_WRITE=1` writes the http results into the
+ *   table as its expectations instead — review the diff.)
  */
 import { execFile } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
@@ -22,8 +26,10 @@ import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { chromium } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
+import { Mq9Client, type Mq9TransportName } from "@mortarmq/mq9";
 import { PACKAGE_ROOT } from "../../client/local/broker";
 import { useLocalBroker } from "../fixtures/e2e-broker";
+import { loadCaseTable, projectOnto, runCaseTable, type ClientFactory } from "../fixtures/mq9-cases";
 
 const run = promisify(execFile);
 const TOKEN = "mq9-packages-token";
@@ -129,6 +135,44 @@ describe("@mortarmq/mq9 as a user installs it", () => {
       }
     } finally {
       await mf.dispose();
+    }
+  });
+});
+
+describe("the shared case table (test/fixtures/mq9-cases.json)", () => {
+  const table = loadCaseTable(PACKAGE_ROOT);
+
+  /** Clients of one transport, made on first use and closed after the run. */
+  function clientsOf(t: Mq9TransportName, opened: Mq9Client[]): ClientFactory {
+    const made = new Map<string, Promise<Mq9Client>>();
+    return (kind) => {
+      if (!made.has(kind)) {
+        const { broker, natsBridge } = ctx;
+        const live = t === "nats" ? `nats://127.0.0.1:${natsBridge.port}` : broker.url;
+        const url = kind === "unreachable" ? (t === "nats" ? "nats://127.0.0.1:1" : "http://127.0.0.1:1") : live;
+        const p = Mq9Client.connect(url, { transport: t, token: kind === "bad_token" ? "not-a-token" : TOKEN, reconnect: false, timeoutMs: 10_000 });
+        made.set(kind, p.then((c) => (opened.push(c), c)));
+      }
+      return made.get(kind)!;
+    };
+  }
+
+  it.each(["http", "nats-ws", "nats"] as const)("gives the table's results over %s", { timeout: 120_000 }, async (t) => {
+    const opened: Mq9Client[] = [];
+    const prefix = `ts${t.replace("-", "")}${Math.random().toString(16).slice(2, 8)}`;
+    try {
+      const results = await runCaseTable(table, clientsOf(t, opened), prefix);
+      if (process.env.MQ9_CASES_WRITE === "1" && t === "http") {
+        for (const c of table.cases) c.steps.forEach((s, i) => (s.expect = results[c.name]![i]));
+        writeFileSync(join(PACKAGE_ROOT, "test/fixtures/mq9-cases.json"), `${JSON.stringify(table, null, 1)}\n`);
+        return;
+      }
+      for (const c of table.cases) {
+        const got = c.steps.map((s, i) => projectOnto(results[c.name]![i], s.expect));
+        expect(got, c.name).toEqual(c.steps.map((s) => s.expect));
+      }
+    } finally {
+      for (const c of opened) await c.close();
     }
   });
 });
