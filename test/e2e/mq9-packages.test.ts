@@ -14,6 +14,8 @@
  *   TypeScript client over http, nats-ws and nats: every step gives the
  *   table's result. (`MQ9_CASES_WRITE=1` writes the http results into the
  *   table as its expectations instead — review the diff.)
+ * - The Python client's unittest suite (client/python/tests/, the table
+ *   among them) run with `python3 -m unittest` against the same broker.
  */
 import { execFile } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
@@ -174,5 +176,18 @@ describe("the shared case table (test/fixtures/mq9-cases.json)", () => {
     } finally {
       for (const c of opened) await c.close();
     }
+  });
+});
+
+describe("the Python client (client/python)", () => {
+  it("python3 -m unittest passes against the broker (the shared case table among its tests)", { timeout: 180_000 }, async () => {
+    const py = await run("python3", ["-m", "unittest", "-v"], {
+      cwd: join(PACKAGE_ROOT, "client/python"),
+      env: { ...process.env, MQ9_TEST_URL: ctx.broker.url, MQ9_TEST_TOKEN: TOKEN, PYTHONDONTWRITEBYTECODE: "1" },
+    }).catch((e: { stderr: string }) => expect.fail(e.stderr));
+    // unittest reports on stderr: every test named, none failed
+    expect(py.stderr).toMatch(/^Ran \d+ tests? in /m);
+    expect(py.stderr).toMatch(/\nOK\n?$/);
+    expect(py.stderr).toContain("test_every_case_gives_the_tables_results");
   });
 });
