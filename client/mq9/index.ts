@@ -1,7 +1,8 @@
 /**
- * `mortarmq-edge/mq9`: the typed mq9 client for Node, browsers and
- * Workers (client/mq9/README.md). Imports only wire/ and npm packages; the
- * NATS transports are loaded when chosen.
+ * `@mortarmq/mq9`: the typed mq9 client for Node, browsers and Workers
+ * (client/mq9/README.md), an npm workspace of this repository built by
+ * client/mq9/build.mjs. Imports only wire/ and npm packages; the NATS
+ * transports are loaded when chosen.
  */
 export { Mq9Client, DEFAULT_TIMEOUT_MS, mq9Subjects } from "./client";
 export type { CallOptions, FetchOptions, Mq9ConnectOptions, Mq9Reply, PushOptions, QueryOptions, RequestOptions } from "./client";

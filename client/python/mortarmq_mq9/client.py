@@ -432,7 +432,9 @@ class Mq9Client:
         """Sends ``payload`` with ``mq9-reply-to`` = this client's reply mailbox and a fresh 128-bit
         ``mq9-correlation-id``, and returns the answer carrying that id.
 
-        Raises :class:`Mq9Error` source ``timeout`` (``no reply within N ms``) when none came in time; any SEND error.
+        Requests of one client from several threads take turns (one reply poller per client);
+        answers that arrive for another correlation id are kept for it. Raises
+        :class:`Mq9Error` source ``timeout`` (``no reply within N ms``) when none came in time; any SEND error.
         """
         _checked(address)
         with self._reply_lock:
