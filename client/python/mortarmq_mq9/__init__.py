@@ -7,7 +7,8 @@
 See client/python/README.md.
 """
 
-from .client import Agents, Mq9Client, encode_payload, mail_address_problem, parse_retry_after, send_headers
+from .client import Agents, Mq9Client
+from .requests import encode_payload, mail_address_problem, parse_retry_after, send_headers
 from .errors import Mq9Error, Mq9ErrorKind, Mq9ErrorSource, classify_mq9_error
 from .models import CreatedMailbox, CreatedPush, DeadLetterInfo, Message, Priority, PushInfo, SentMessage
 from .signature import PUSH_SIGNATURE_HEADER, PUSH_SIGNATURE_TOLERANCE_S, parse_push_signature, verify_push_signature

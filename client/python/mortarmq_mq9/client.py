@@ -10,11 +10,8 @@ A client may be used from several threads (one HTTP connection per call).
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import http.client
 import json
-import random
-import re
 import secrets
 import socket
 import threading
@@ -23,11 +20,10 @@ import urllib.parse
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Literal
 
+from .consume import Backoff, consume_steps
 from .errors import Mq9Error
 from .models import CreatedMailbox, CreatedPush, Message, Priority, PushInfo, SentMessage
-
-Payload = bytes | bytearray | memoryview | str | Any
-"""A message payload: bytes as they are, a str as UTF-8, anything else as JSON."""
+from .requests import Payload, checked_address as _checked, encode_payload, parse_retry_after, send_headers
 
 Deliver = Literal["latest", "earliest", "from_time", "from_id"]
 
@@ -42,108 +38,6 @@ REPLY_GROUP = "mq9-client-replies"
 
 REPLY_MAILBOX_TTL_S = 600
 """TTL of the private reply mailbox, seconds."""
-
-MAIL_ADDRESS_MAX_CHARS = 128
-
-
-def mail_address_problem(s: str) -> str | None:
-    """Why ``s`` is not a valid mail_address (the broker's rules and words), or None."""
-    if not s:
-        return "must not be empty"
-    if len(s) > MAIL_ADDRESS_MAX_CHARS:
-        return f"longer than {MAIL_ADDRESS_MAX_CHARS} characters"
-    for ch in s:
-        if not ("a" <= ch <= "z" or "0" <= ch <= "9" or ch == "."):
-            if "A" <= ch <= "Z":
-                return f'contains upper-case "{ch}" (addresses are lower case)'
-            return f'contains "{ch}" (allowed: a-z, 0-9 and ".")'
-    if s.startswith("."):
-        return 'starts with "."'
-    if s.endswith("."):
-        return 'ends with "."'
-    if ".." in s:
-        return 'contains ".."'
-    return None
-
-
-def _echo(s: str, limit: int = 128) -> str:
-    return s if len(s) <= limit else s[:limit] + "…"
-
-
-def _checked(address: str) -> str:
-    problem = mail_address_problem(address)
-    if problem:
-        raise Mq9Error.client(f'invalid mail_address "{_echo(address)}": {problem}')
-    return address
-
-
-def encode_payload(payload: Payload) -> bytes:
-    """The bytes sent for ``payload`` (bytes as is, str as UTF-8, else JSON)."""
-    if isinstance(payload, (bytes, bytearray, memoryview)):
-        return bytes(payload)
-    if isinstance(payload, str):
-        return payload.encode("utf-8")
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def parse_retry_after(value: str | None, now_s: float | None = None) -> float | None:
-    """``Retry-After`` (delay seconds or an HTTP date) in seconds, or None."""
-    if value is None:
-        return None
-    v = value.strip()
-    if v.isdigit():
-        return float(v)
-    try:
-        at = email.utils.parsedate_to_datetime(v).timestamp()
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, at - (time.time() if now_s is None else now_s))
-
-
-def send_headers(
-    *, key: str | None = None, delay: int | None = None, ttl: int | None = None, tags: list[str] | None = None,
-    priority: Priority | None = None, reply_to: str | None = None, correlation_id: str | None = None,
-) -> dict[str, str]:
-    """The ``mq9-*`` headers of SEND options. Raises :class:`Mq9Error` (client) for a tag with a comma or a line break in a value."""
-    h: dict[str, str] = {}
-    if key is not None:
-        h["mq9-key"] = key
-    if delay is not None:
-        h["mq9-delay"] = str(delay)
-    if ttl is not None:
-        h["mq9-ttl"] = str(ttl)
-    if tags:
-        for t in tags:
-            if "," in t:
-                raise Mq9Error.client(f'tag "{_echo(t)}" contains a comma: mq9-tags is a comma list, so it would arrive as two tags')
-        h["mq9-tags"] = ",".join(tags)
-    if priority is not None:
-        h["mq9-priority"] = priority
-    if reply_to is not None:
-        h["mq9-reply-to"] = reply_to
-    if correlation_id is not None:
-        h["mq9-correlation-id"] = correlation_id
-    for name, value in h.items():
-        if re.search(r"[\r\n]", value):
-            raise Mq9Error.client(f"{name} contains a line break, which a header value cannot carry")
-    return h
-
-
-class Backoff:
-    """Exponential backoff with jitter: the n-th delay is drawn from [b/2, b], b = min(max_s, initial_s · 2ⁿ)."""
-
-    def __init__(self, initial_s: float = 0.1, max_s: float = 10.0) -> None:
-        self.initial_s, self.max_s, self.attempt = initial_s, max_s, 0
-
-    def next(self) -> float:
-        """The next delay, seconds."""
-        bound = min(self.max_s, self.initial_s * 2 ** min(self.attempt, 30))
-        self.attempt += 1
-        return bound / 2 + bound / 2 * random.random()
-
-    def reset(self) -> None:
-        """Starts over after a success."""
-        self.attempt = 0
 
 
 class Agents:
@@ -328,34 +222,6 @@ class Mq9Client:
 
     # ---- consume ----
 
-    def _consume_steps(self, redelivery_delay_s: float, on_error: Callable[[Mq9Error, float], None] | None) -> Iterator[tuple[str, Any]]:
-        """The consume loop as steps: ("fetch", None) asks the caller to run one FETCH and send its result
-        (a list, or an Mq9Error) back; ("sleep", s) to wait; ("yield", message) to hand a message out."""
-        backoff = Backoff()
-        handed_out: set[int] = set()
-        acked: set[int] = set()
-        while not self._closed.is_set():
-            result = yield ("fetch", None)
-            if isinstance(result, Mq9Error):
-                if not result.retryable:
-                    raise result
-                delay = result.retry_after_s if result.retry_after_s is not None else backoff.next()
-                if on_error:
-                    on_error(result, delay)
-                yield ("sleep", delay)
-                continue
-            backoff.reset()
-            batch: list[Message] = result
-            if not batch:
-                continue
-            if all(m.msg_id in handed_out and m.msg_id not in acked for m in batch):
-                yield ("sleep", redelivery_delay_s)
-            handed_out = {m.msg_id for m in batch}
-            acked.clear()
-            for m in batch:
-                m._client = _AckRecorder(self, acked)  # type: ignore[assignment]
-                yield ("yield", m)
-
     def consume(self, address: str, *, group: str, deliver: Deliver | None = None, num_msgs: int | None = None,
                 max_wait_ms: int = CONSUME_MAX_WAIT_MS, redelivery_delay_s: float = 1.0,
                 on_error: Callable[[Mq9Error, float], None] | None = None) -> Iterator[Message]:
@@ -369,7 +235,7 @@ class Mq9Client:
         """
         _checked(address)
         kw = {"group": group, "deliver": deliver, "num_msgs": num_msgs, "max_wait_ms": max_wait_ms}
-        steps = self._consume_steps(redelivery_delay_s, on_error)
+        steps = consume_steps(self, redelivery_delay_s, on_error)
         reply: Any = None
         try:
             step = next(steps)
@@ -396,7 +262,7 @@ class Mq9Client:
         """:meth:`consume` as an async iterator: each FETCH runs in a worker thread (``asyncio.to_thread``), waits use ``asyncio.sleep``."""
         _checked(address)
         kw = {"group": group, "deliver": deliver, "num_msgs": num_msgs, "max_wait_ms": max_wait_ms}
-        steps = self._consume_steps(redelivery_delay_s, on_error)
+        steps = consume_steps(self, redelivery_delay_s, on_error)
         try:
             step = next(steps)
             while True:
@@ -472,6 +338,11 @@ class Mq9Client:
             raise Mq9Error.client(f"msg_id {message.msg_id} of {message.mail_address} has no reply_to: there is nowhere to send a reply")
         return self.send(message.reply_to, payload, correlation_id=message.correlation_id, **send_options)
 
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed.is_set()
+
     def close(self) -> None:
         """Ends consumers at their next step; later calls raise."""
         self._closed.set()
@@ -481,17 +352,3 @@ class Mq9Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class _AckRecorder:
-    """Stands in for the client inside consumed messages: records what ``ack()`` acknowledged."""
-
-    def __init__(self, client: Mq9Client, acked: set[int]) -> None:
-        self._client, self._acked = client, acked
-
-    def ack(self, address: str, group: str, msg_id: int) -> None:
-        self._client.ack(address, group, msg_id)
-        self._acked.add(msg_id)
-
-    def reply(self, message: Message, payload: Payload, **send_options: Any) -> SentMessage:
-        return self._client.reply(message, payload, **send_options)
