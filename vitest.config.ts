@@ -11,6 +11,8 @@ import { ensureConsole } from "./client/scripts/build-console.ts";
 installWorkerdNoiseFilter(process.stdout);
 installWorkerdNoiseFilter(process.stderr);
 const ROOT = fileURLToPath(new URL(".", import.meta.url));
+/** In this repository `@mortarmq/mq9` is the workspace's TypeScript source (as tsconfig.json `paths` says), never a build of it. */
+const sourceAliases = { alias: { "@mortarmq/mq9": `${ROOT}client/mq9/index.ts` } };
 // The Workers pools serve the console from wrangler.toml's [assets] directory, which must exist
 // when they start: build it now if its sources changed (~0.1 s; docs/console.md) — unchanged, no file
 // is rewritten under a broker serving them.
@@ -82,6 +84,7 @@ export default defineConfig({
     },
     projects: [
       {
+        resolve: sourceAliases,
         test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
       },
       {
@@ -168,6 +171,7 @@ export default defineConfig({
         test: { name: "workers-tenants", include: ["test/workers/tenants/**/*.test.ts"] },
       },
       {
+        resolve: sourceAliases,
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],

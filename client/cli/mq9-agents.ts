@@ -9,7 +9,7 @@ import type { Command } from "commander";
 import { action, output } from "./context";
 import { usageError } from "./errors";
 import { readJsonObject } from "./input";
-import type { AgentCard, AgentRef, DiscoverOptions } from "../mq9";
+import type { AgentCard, AgentRef, DiscoverOptions } from "@mortarmq/mq9";
 import { withMq9 } from "./mq9-http";
 import { renderAgents } from "./mq9-render";
 import { parseIntOption } from "./parse";

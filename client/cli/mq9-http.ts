@@ -5,7 +5,7 @@
  * CliErrors: named after the HTTP status, with the broker's `error` string
  * and what to do; BROKER_UNREACHABLE and TIMEOUT when nothing answered.
  */
-import type { Mq9Client, Mq9ClientError, Mq9WireMessage } from "../mq9";
+import type { Mq9Client, Mq9ClientError, Mq9WireMessage } from "@mortarmq/mq9";
 import type { GlobalOptions } from "./context";
 import { CliError, unreachable } from "./errors";
 import { HTTP_TIMEOUT_MS, httpBase } from "./http";
@@ -70,7 +70,7 @@ export function mq9CliError(e: unknown, base: string): unknown {
  */
 export async function withMq9<T>(g: GlobalOptions, fn: (mq: Mq9Client) => Promise<T>): Promise<T> {
   const base = httpBase(g.url);
-  const { Mq9Client: Client } = await import("../mq9"); // loaded by the commands that use it (docs/cli.md "Startup")
+  const { Mq9Client: Client } = await import("@mortarmq/mq9"); // loaded by the commands that use it (docs/cli.md "Startup")
   const mq = await Client.connect(base, { transport: "http", token: g.token, timeoutMs: HTTP_TIMEOUT_MS });
   try {
     return await fn(mq);

@@ -6,7 +6,7 @@
  * `mq9 request` sends any subject raw, like `nats request`.
  */
 import type { Command } from "commander";
-import type { FetchOptions, QueryOptions, SendOptions } from "../mq9";
+import type { FetchOptions, QueryOptions, SendOptions } from "@mortarmq/mq9";
 import { PRIORITIES } from "../../wire/mq9/priority"; // not the index: that loads zod
 import { action, output, printJson } from "./context";
 import { usageError } from "./errors";

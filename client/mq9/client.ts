@@ -12,7 +12,7 @@
  */
 import { mailAddressProblem } from "../../wire/mq9/address"; // not the index: that loads zod
 import { echo } from "../../wire/mq9/errors";
-import type { PushInfo } from "../../wire/mq9/push";
+import type { PushInfo } from "../../wire/mq9/push-types";
 import { Mq9Agents } from "./agents";
 import { Mq9Consumer, CONSUME_MAX_WAIT_MS, type ConsumeOptions } from "./consume";
 import { Mq9ClientError } from "./errors";

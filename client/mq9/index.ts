@@ -1,12 +1,14 @@
 /**
- * `mortarmq-edge/mq9`: the typed mq9 client for Node, browsers and
- * Workers (client/mq9/README.md). Imports only wire/ and npm packages; the
- * NATS transports are loaded when chosen.
+ * `@mortarmq/mq9`: the typed mq9 client for Node, browsers and Workers
+ * (client/mq9/README.md), an npm workspace of this repository built by
+ * client/mq9/build.mjs. Imports only wire/ and npm packages; the NATS
+ * transports are loaded when chosen.
  */
 export { Mq9Client, DEFAULT_TIMEOUT_MS, mq9Subjects } from "./client";
 export type { CallOptions, FetchOptions, Mq9ConnectOptions, Mq9Reply, PushOptions, QueryOptions, RequestOptions } from "./client";
-export type { DeadLetterInfo, PushInfo } from "../../wire/mq9/push";
-export { verifyPushSignature, parsePushSignature, PUSH_SIGNATURE_HEADER } from "../../wire/mq9/push-signature";
+export type { DeadLetterInfo, PushInfo } from "../../wire/mq9/push-types";
+export { verifyPushSignature, parsePushSignature, PUSH_SIGNATURE_HEADER, PUSH_SIGNATURE_TOLERANCE_S } from "./push-signature";
+export type { VerifyPushOptions } from "./push-signature";
 export { Mq9Message } from "./message";
 export type { Mq9WireMessage, SendOptions } from "./message";
 export { Mq9Consumer } from "./consume";

@@ -5,7 +5,7 @@
  */
 import type { Mq9Message as Mq9WireMessage } from "../../wire/mq9/messages";
 import type { Priority } from "../../wire/mq9/priority";
-import type { DeadLetterInfo } from "../../wire/mq9/push";
+import type { DeadLetterInfo } from "../../wire/mq9/push-types";
 import { Mq9ClientError } from "./errors";
 import { decodePayload, type Mq9Payload } from "./payload";
 

@@ -2,19 +2,11 @@
  * The `nats-ws` transport: the NATS client protocol over a WebSocket to the
  * broker's `GET /nats` (docs/nats.md), with the nats.ws package. Runs in
  * browsers and Node; Node 20 has no global WebSocket, so there the socket
- * comes from the `ws` package (loaded only then).
+ * comes from the `ws` package (node-websocket.ts, loaded only then).
  */
 import { NatsTransport, natsConnectError, natsConnectOptions, type NatsConnectionLike } from "./nats";
+import { nodeWebSocket } from "./node-websocket";
 import type { Mq9Transport, TransportOptions } from "./transport";
-
-/** nats.ws's hook for creating the socket (its `wsFactory` connection option). */
-type WsFactory = (url: string) => Promise<{ socket: WebSocket; encrypted: boolean }>;
-
-/** A socket from the `ws` package, for runtimes without a global WebSocket. */
-const nodeWebSocket: WsFactory = async (url) => {
-  const { WebSocket: NodeWebSocket } = await import("ws");
-  return { socket: new NodeWebSocket(url) as unknown as WebSocket, encrypted: url.startsWith("wss://") };
-};
 
 /**
  * Connects to `url` (`ws(s)://host[:port]/nats`).

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTunnel, toWebSocketUrl, type Tunnel } from "../../client/bridge/tunnel";
 import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
-import { Mq9Client, Mq9ClientError, type Mq9Message, type Mq9TransportName } from "../../client/mq9";
+import { Mq9Client, Mq9ClientError, type Mq9Message, type Mq9TransportName } from "@mortarmq/mq9";
 
 let broker: LocalBroker;
 let bridge: Tunnel;

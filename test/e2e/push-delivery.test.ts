@@ -4,7 +4,7 @@
  * 127.0.0.1 started by the test, every signature verified with node:crypto.
  */
 import { connect } from "nats";
-import { Mq9Client, Mq9ClientError, verifyPushSignature } from "../../client/mq9";
+import { Mq9Client, Mq9ClientError, verifyPushSignature } from "@mortarmq/mq9";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../client/local/broker";
 import { useLocalBroker } from "../fixtures/e2e-broker";

@@ -6,7 +6,7 @@ import { httpBase } from "../../client/cli/http";
 import { buildProgram } from "../../client/cli/main";
 import { discoverOptions, withFields } from "../../client/cli/mq9-agents";
 import { mq9Hint } from "../../client/cli/mq9-http";
-import { mq9Subjects as mq9Subject } from "../../client/mq9";
+import { mq9Subjects as mq9Subject } from "@mortarmq/mq9";
 import { renderAgents, renderMessages, reportedStatus } from "../../client/cli/mq9-render";
 import { fetchOptions, queryOptions, sendOptions } from "../../client/cli/mq9";
 import { fetchBody as clientFetchBody, queryBody as clientQueryBody, sendHeaders as clientSendHeaders } from "../../client/mq9/client";

@@ -13,7 +13,7 @@ import { Backoff } from "../../client/mq9/backoff";
 import { fetchBody, queryBody, sendHeaders } from "../../client/mq9/client";
 import { Mq9Consumer } from "../../client/mq9/consume";
 import { parseRetryAfter } from "../../client/mq9/http";
-import { Mq9Client, Mq9ClientError, Mq9Message, classifyMq9Error, type Mq9WireMessage } from "../../client/mq9";
+import { Mq9Client, Mq9ClientError, Mq9Message, classifyMq9Error, type Mq9WireMessage } from "@mortarmq/mq9";
 import type { MessageOwner } from "../../client/mq9/message";
 import { resolveEndpoint } from "../../client/mq9/url";
 

@@ -1,6 +1,6 @@
 /** Shapes of mq9 replies shared by the mailbox object and every transport. */
 import type { Priority } from "./priority";
-import type { DeadLetterInfo } from "./push";
+import type { DeadLetterInfo } from "./push-types";
 
 /** One message in a FETCH/QUERY reply. */
 export interface Mq9Message {

@@ -3,7 +3,7 @@
  * with esbuild for the browser): the mq9 client as a web page uses it,
  * imported by its package name, against a broker on another origin.
  */
-import { Mq9Client, Mq9ClientError, type Mq9TransportName } from "mortarmq-edge/mq9";
+import { Mq9Client, Mq9ClientError, type Mq9TransportName } from "@mortarmq/mq9";
 
 /** A failed call's kind and source, or "no error". */
 async function failure(p: Promise<unknown>): Promise<unknown> {
