@@ -22,6 +22,7 @@
  *   client/local/   → itself, bridge, scripts, wire/ (the dev launcher)
  *   client/cli/     → itself, mq9, sdk, bridge, local, wire/ (the `mortarmq` commands)
  *   client/bin/     → cli, scripts (the package's bin entry): the only importer of cli/
+ *   client/python/  → nothing (the Python mq9 client: no TypeScript; it speaks HTTP like any user)
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -47,6 +48,7 @@ const CLIENT_ROOMS: Record<string, readonly string[]> = {
   "client/local": ["client/local", "client/bridge", "client/scripts", "wire"],
   "client/cli": ["client/cli", "client/mq9", "client/sdk", "client/bridge", "client/local", "wire"],
   "client/bin": ["client/bin", "client/cli", "client/scripts"],
+  "client/python": ["client/python"],
 };
 
 /** Import specifiers of a TypeScript/JavaScript source: static, type-only, re-exports, dynamic and `import("…")` types. */
