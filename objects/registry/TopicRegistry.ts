@@ -35,7 +35,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { DEFAULT_MAX_PARTITIONS_PER_TOPIC, DeclareCreated, DeclareFlags, Op } from "../../wire/mortar/constants";
+import { DeclareCreated, DeclareFlags, Op } from "../../wire/mortar/constants";
 import type { DeclareRetention } from "../../wire/mortar/frames";
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Schedule } from "../shared/schedule";
@@ -47,6 +47,7 @@ import { groupStub } from "../group/stub";
 import { checkClientFrame, decodeUtf8Strict, dlqSourceName } from "../../wire/mortar/validate";
 import { choosePair, isTwinId, pairOf, purgePage, sourceTopicId, topicInfo, twinTopicId, type StoredTopic } from "./topics";
 import { RegistryStore } from "./store";
+import { maxPartitionsPerTopic } from "./config";
 import { RetentionStore, type PairRetention } from "./retention-store";
 import {
   NO_OVERRIDES, applyPatch, patchFromWire, resolveRetention, retentionDefaults, sameOverrides,
@@ -95,10 +96,9 @@ export class TopicRegistry extends DurableObject<Env> {
     }
   }
 
-  /** Largest partition_count a new topic may have (Worker var MORTAR_MAX_PARTITIONS_PER_TOPIC, default 1024). */
+  /** Largest partition_count a new topic may have (config.ts). */
   private get maxPartitions(): number {
-    const v = Number(this.env.MORTAR_MAX_PARTITIONS_PER_TOPIC);
-    return this.env.MORTAR_MAX_PARTITIONS_PER_TOPIC && Number.isInteger(v) && v > 0 ? Math.min(v, 0xffff) : DEFAULT_MAX_PARTITIONS_PER_TOPIC;
+    return maxPartitionsPerTopic(this.env);
   }
 
   /** Tenant this registry serves (from the object name `registry/<tenant>`). */

@@ -32,8 +32,8 @@
  */
 import type { Env } from "../env";
 import { ErrorCode, MortarError } from "../../wire/mortar/errors";
-import { CONNECT_TIMEOUT_MS, HALF_FRAME_TIMEOUT_MS, KEEPALIVE_CLOSE_MS } from "../../wire/mortar/constants";
-import { positive } from "../shared/positive";
+import { HALF_FRAME_TIMEOUT_MS, KEEPALIVE_CLOSE_MS } from "../../wire/mortar/constants";
+import { connectTimeoutMs } from "./config";
 import { SocketSession } from "../session-base/SocketSession";
 import { CloseCode, Connection } from "./connection";
 import type { NoticeDelivery } from "../group/rpc";
@@ -51,11 +51,6 @@ const WAITING_PULLS = series("mortarmq_long_polls_waiting", { kind: "mortar_pull
 const KEEPALIVE = "keepalive";
 const PARTIAL = "partial";
 const CONNECT = "connect";
-
-/** `MORTAR_CONNECT_TIMEOUT_MS`, else CONNECT_TIMEOUT_MS (10 s): how long a connection may stay without a successful CONNECT, ms. */
-export function connectTimeoutMs(env: { MORTAR_CONNECT_TIMEOUT_MS?: string }): number {
-  return positive(env.MORTAR_CONNECT_TIMEOUT_MS, CONNECT_TIMEOUT_MS);
-}
 
 export class MortarSession extends SocketSession {
   private conn: Connection | null = null;

@@ -3,6 +3,5 @@ import type { MortarSession } from "./MortarSession";
 
 /** The MortarSession object with id `sessionId` (hex, from `ctx.id.toString()`). */
 export function sessionStub(env: Env, sessionId: string): DurableObjectStub<MortarSession> {
-  const ns = env.SESSION as unknown as DurableObjectNamespace<MortarSession>;
-  return ns.get(ns.idFromString(sessionId));
+  return env.SESSION.get(env.SESSION.idFromString(sessionId));
 }

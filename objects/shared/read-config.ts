@@ -14,7 +14,7 @@ import {
   DEFAULT_ACK_WAIT_MS, GROUP_SESSION_TIMEOUT_MS, MAX_DELIVERY_ATTEMPTS, REVOCATION_TIMEOUT_MS,
 } from "../../wire/mortar/constants";
 import type { Env } from "../env";
-import { positive } from "./positive";
+import { positiveInt } from "./int-var";
 
 
 export interface ReadConfig {
@@ -32,9 +32,9 @@ export interface ReadConfig {
 /** The read-path configuration of this deployment. */
 export function readConfig(env: Env): ReadConfig {
   return {
-    ackWaitMs: positive(env.MORTAR_ACK_WAIT_MS, DEFAULT_ACK_WAIT_MS),
-    maxAttempts: positive(env.MORTAR_MAX_DELIVERY_ATTEMPTS, MAX_DELIVERY_ATTEMPTS, 0xffff),
-    sessionTimeoutMs: positive(env.MORTAR_GROUP_SESSION_TIMEOUT_MS, GROUP_SESSION_TIMEOUT_MS),
-    revocationTimeoutMs: positive(env.MORTAR_REVOCATION_TIMEOUT_MS, REVOCATION_TIMEOUT_MS),
+    ackWaitMs: positiveInt(env.MORTAR_ACK_WAIT_MS, DEFAULT_ACK_WAIT_MS),
+    maxAttempts: positiveInt(env.MORTAR_MAX_DELIVERY_ATTEMPTS, MAX_DELIVERY_ATTEMPTS, 0xffff),
+    sessionTimeoutMs: positiveInt(env.MORTAR_GROUP_SESSION_TIMEOUT_MS, GROUP_SESSION_TIMEOUT_MS),
+    revocationTimeoutMs: positiveInt(env.MORTAR_REVOCATION_TIMEOUT_MS, REVOCATION_TIMEOUT_MS),
   };
 }

@@ -15,7 +15,7 @@ async function expectedReply(subject: string, payload = ""): Promise<unknown> {
 
 /** A NatsSession opened straight on its stub, so a test can deliver messages to it in order (helpers/deliver.ts). */
 async function openDirect(): Promise<{ stub: DurableObjectStub<NatsSession>; c: ReturnType<typeof wrap> }> {
-  const ns = env.NATS_SESSION as unknown as DurableObjectNamespace<NatsSession>;
+  const ns = env.NATS_SESSION;
   const stub = ns.get(ns.newUniqueId());
   const res = await stub.fetch("http://broker/nats", { headers: { Upgrade: "websocket" } });
   const c = wrap(res.webSocket!);

@@ -35,7 +35,7 @@ async function connected(): Promise<WsConn> {
 
 /** A session opened straight on its stub, so a test can reach into it and run its alarm. */
 async function directSession() {
-  const ns = env.SESSION as unknown as DurableObjectNamespace<MortarSession>;
+  const ns = env.SESSION;
   const stub = ns.get(ns.newUniqueId());
   const c = await WsConn.open(stub);
   return { stub, c };

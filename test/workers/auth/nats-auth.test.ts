@@ -1,6 +1,5 @@
 import { runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { NatsSession } from "../../../objects/nats/NatsSession";
 import type { Deadlines } from "../../../objects/session-base/deadlines";
 import { openNats, testEnv as env, wrap } from "../nats-ws";
 
@@ -59,7 +58,7 @@ describe("GET /nats with tokens configured", () => {
   });
 
   it("without CONNECT the auth timeout closes the connection with Authentication Timeout", async () => {
-    const ns = env.NATS_SESSION as unknown as DurableObjectNamespace<NatsSession>;
+    const ns = env.NATS_SESSION;
     const stub = ns.get(ns.newUniqueId());
     const res = await stub.fetch("http://broker/nats", { headers: { Upgrade: "websocket" } });
     const c = wrap(res.webSocket!);
