@@ -13,7 +13,7 @@
 export function intVar(v: string | undefined, dflt: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const t = v?.trim() ?? "";
   const n = Number(t);
-  return t !== "" && Number.isInteger(n) && n >= min ? Math.min(n, max) : dflt;
+  return t !== "" && Number.isInteger(n) && n >= min ? Math.min(n, max) + 0 : dflt; // + 0: "-0" is 0
 }
 
 /** `v` as a whole number ≥ 0 (0 is a value, e.g. "no limit"), capped at `max`; else `dflt`. */
