@@ -15,7 +15,7 @@ import {
   parseUnregisterRequest,
 } from "../../wire/mq9/agent-requests";
 import type { Env } from "../env";
-import type { Mq9Reply } from "./dispatch";
+import type { Mq9Reply } from "./reply";
 
 export { agentRegistryInfo, type AgentRegistryInfo } from "../agents/embed/select";
 
