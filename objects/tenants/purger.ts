@@ -14,7 +14,7 @@ import { freshMailboxTarget } from "../mq9/stubs";
 import { agentRegistryStub } from "../agents/stub";
 import { mailboxIndexStub } from "../mailbox-index/stub";
 import { usageIndexStub, usageStub } from "../usage/stub";
-import type { PurgeTarget } from "../registry/purge-targets";
+import type { PurgeTarget } from "../registry/rpc";
 import { mapLimit } from "../shared/concurrency";
 import { withDeadline } from "../session/faults";
 import { PURGE_PAGE, nextPhase, nextStepAt, type PurgeState } from "./purge";
