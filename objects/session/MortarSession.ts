@@ -40,6 +40,7 @@ import type { NoticeDelivery } from "../group/rpc";
 import { groupStub } from "../group/stub";
 import { withDeadline } from "./faults";
 import type { MortarPort } from "./port";
+import type { SessionCallbacks } from "./rpc";
 import { SessionStore } from "./store";
 import { stubCalls } from "./stub-port";
 import { WireCounters } from "./wire-counters";
@@ -52,7 +53,7 @@ const KEEPALIVE = "keepalive";
 const PARTIAL = "partial";
 const CONNECT = "connect";
 
-export class MortarSession extends SocketSession {
+export class MortarSession extends SocketSession implements SessionCallbacks {
   private conn: Connection | null = null;
   private readonly store: SessionStore;
   /** Frames by op and errors by code of this connection, reported by `telemetry` (docs/operations.md). */
@@ -150,7 +151,7 @@ export class MortarSession extends SocketSession {
     return this.resume() ? this.conn : null;
   }
 
-  // ------------------------------------------------------------ read-path RPC (ConsumerGroup, Partition)
+  // ------------------------------------------------------------ read-path RPC (ConsumerGroup, Partition; rpc.ts)
 
   /** A NOTICE for one of this connection's members. False when it does not hold that member (the group then removes it). */
   groupNotice(n: NoticeDelivery): boolean {

@@ -2,6 +2,7 @@ import { runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test
 import { describe, expect, it } from "vitest";
 import type { Deadlines } from "../../../objects/session-base/deadlines";
 import { openNats, testEnv as env, wrap } from "../nats-ws";
+import { newNatsSessionStub } from "../../../objects/nats/stub";
 
 describe("GET /nats with tokens configured", () => {
   it("INFO says auth_required", async () => {
@@ -58,8 +59,7 @@ describe("GET /nats with tokens configured", () => {
   });
 
   it("without CONNECT the auth timeout closes the connection with Authentication Timeout", async () => {
-    const ns = env.NATS_SESSION;
-    const stub = ns.get(ns.newUniqueId());
+    const stub = newNatsSessionStub(env);
     const res = await stub.fetch("http://broker/nats", { headers: { Upgrade: "websocket" } });
     const c = wrap(res.webSocket!);
     await c.waitFor(/^INFO /);
