@@ -51,7 +51,7 @@ describe("integer vars", () => {
     expect(purgeDelayMs({ TENANT_REVALIDATE_MS: "1000" })).toBe(12_000);
     expect(revalidateMs({ TENANT_REVALIDATE_MS: "0" })).toBe(30_000);
     expect(retentionDefaults({ MORTAR_RETENTION_MS: "1.5", MORTAR_RETENTION_BYTES: "0" })).toMatchObject({ ms: DEFAULT_RETENTION_MS, bytes: 0 });
-    expect(readConfig({ MORTAR_MAX_DELIVERY_ATTEMPTS: "100000", MORTAR_ACK_WAIT_MS: "2.5" } as never)).toMatchObject({ maxAttempts: 0xffff, ackWaitMs: 30_000 });
+    expect(readConfig({ MORTAR_MAX_DELIVERY_ATTEMPTS: "100000", MORTAR_ACK_WAIT_MS: "2.5" })).toMatchObject({ maxAttempts: 0xffff, ackWaitMs: 30_000 });
     expect(maxPartitionsPerTopic({ MORTAR_MAX_PARTITIONS_PER_TOPIC: "70000" })).toBe(0xffff);
     expect(maxPartitionsPerTopic({ MORTAR_MAX_PARTITIONS_PER_TOPIC: "x" })).toBe(1024);
   });
