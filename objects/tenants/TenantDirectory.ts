@@ -32,9 +32,9 @@ import { Admission } from "./admission";
 import { purgeDelayMs } from "./config";
 import { Directory } from "./directory";
 import { Purger } from "./purger";
-import { TenantStore, type DirectoryRow } from "./store";
+import { TenantStore } from "./store";
 import { TenantIndex } from "./tenant-index";
-import type { AdminResult, AdmitAnswer, PushAdmitAnswer, ConnectAnswer, ConnectRequest, LeaseAnswer, TenantState } from "./rpc";
+import type { AdminResult, AdmitAnswer, DirectoryRow, PushAdmitAnswer, ConnectAnswer, ConnectRequest, LeaseAnswer, TenantState } from "./rpc";
 
 export class TenantDirectory extends DurableObject<Env> {
   private readonly store: TenantStore;

@@ -12,8 +12,8 @@
 import { UNLIMITED, timingSafeEqualStr, tokenExpiryError, type Quotas, type TenantDoc, type IssuedToken, type TokenInfo } from "../../wire/admin/tenants";
 import { newIssuedToken } from "./crypto";
 import { newPurge, purgeDoc } from "./purge";
-import type { AdminResult, ConnectAnswer } from "./rpc";
-import type { DirectoryRow, TenantRecord, TenantStore, TokenRow } from "./store";
+import type { AdminResult, ConnectAnswer, DirectoryRow } from "./rpc";
+import type { TenantRecord, TenantStore, TokenRow } from "./store";
 
 const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
 

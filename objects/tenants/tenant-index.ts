@@ -4,7 +4,8 @@
  * enumerate objects. The admin routes write a row when a tenant is created
  * or deleted, and repair it from the tenant's own `directoryRow`.
  */
-import type { DirectoryRow, TenantStore } from "./store";
+import type { DirectoryRow } from "./rpc";
+import type { TenantStore } from "./store";
 
 /** The rows of every directory tenant (deleted ones included). */
 export class TenantIndex {
