@@ -21,8 +21,7 @@
  * Mailbox objects, durably.
  */
 import { Buckets, type UsageReport } from "../objects/usage/report";
-import { telemetryFlushMs } from "../objects/usage/config";
-import { usageStub } from "../objects/usage/stub";
+import { telemetryFlushMs, usageStub } from "../objects/usage/stub";
 import type { Env } from "../objects/env";
 
 interface TenantState {

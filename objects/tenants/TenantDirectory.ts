@@ -132,10 +132,13 @@ export class TenantDirectory extends DurableObject<Env> {
 
   // ---------------------------------------------------------------- admission role
 
-  /** Checks an issued token (by id, then its hash in constant time) without registering a connection: mq9 over HTTP, one call per request. */
+  /** Checks an issued token (by id, then its hash in constant time) without registering a connection (mq9 over HTTP); answers with the token's expiry. */
   async authenticate(tokenId: string, tokenHash: string): Promise<ConnectAnswer> {
     const now = Date.now();
-    return this.directory.checkToken(tokenId, tokenHash, now) ?? { ok: true, state: await this.admission.state(now) };
+    const refused = this.directory.checkToken(tokenId, tokenHash, now);
+    if (refused) return refused;
+    const expiresAt = this.directory.tokenExpiry(tokenId); // bounds the isolates' cache (token-cache.ts on main)
+    return { ok: true, state: await this.admission.state(now), expiresAt };
   }
 
   /** A connection authenticated (or is about to): its issued token checked if it has one, a connection slot taken while a connection quota is set. */

@@ -119,6 +119,11 @@ export class Directory {
     return { ok: true, value: q };
   }
 
+  /** The expiry of token `tokenId` (unix ms; null: it never expires or does not exist). */
+  tokenExpiry(tokenId: string): number | null {
+    return this.store.token(tokenId)?.expires_at ?? null;
+  }
+
   /** The tenant's row for the directory index (null: never created). */
   directoryRow(): DirectoryRow | null {
     const rec = this.store.record();

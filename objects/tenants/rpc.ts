@@ -31,7 +31,8 @@ export type RefusalReason = "invalid" | "revoked" | "expired" | "deleted" | "con
 
 /** `openConnection` / `renew` / `authenticate` answer. */
 export type ConnectAnswer =
-  | { ok: true; state: TenantState }
+  /** `expiresAt`: the token's expiry, unix ms (null: none; absent: not an issued-token check). */
+  | { ok: true; state: TenantState; expiresAt?: number | null }
   | { ok: false; reason: RefusalReason; message: string };
 
 /** `lease` answer: budget granted (Infinity where unlimited) and the current state. */
