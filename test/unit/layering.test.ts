@@ -12,13 +12,6 @@
  *
  * Also: no platform module (`cloudflare:*`, `node:*`) in wire/ or console/,
  * and no `cloudflare:*` module in client/.
- *
- * Inside objects/ (docs/architecture.md "One layout per object"): a file
- * reaches another Durable Object's folder only through its `stub.ts` (how to
- * reach it), `rpc.ts` (the shapes of its calls) and `config.ts` (its
- * settings), the object's class as a type (`import type { Mailbox } from
- * "../mailbox/Mailbox"`, nothing else from that file), or one of the shared
- * services the architecture page lists.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -53,26 +46,14 @@ function sources(dir: string): string[] {
   return out;
 }
 
-/** Every import that leaves its floor, as `file: specifier` lines. */
-function violations(): string[] {
-  const bad: string[] = [];
-  for (const room of Object.keys(ALLOWED)) {
-    for (const file of sources(join(PACKAGE_ROOT, room))) {
-      for (const spec of importSpecifiers(readFileSync(file, "utf8"))) {
-        const rel = relative(PACKAGE_ROOT, file);
-        if (spec.startsWith(".")) {
-          const target = relative(PACKAGE_ROOT, resolve(dirname(file), spec)).split(sep)[0]!;
-          if (!ALLOWED[room]!.includes(target)) bad.push(`${rel}: ${spec}`);
-        } else if ((room === "wire" || room === "console") && /^(node|cloudflare):/.test(spec)) {
-          bad.push(`${rel}: ${spec}`);
-        } else if (room === "client" && spec.startsWith("cloudflare:")) {
-          bad.push(`${rel}: ${spec}`);
-        }
-      }
-    }
-  }
-  return bad;
-}
+/*
+ * Inside objects/ (docs/architecture.md "One layout per object"): a file
+ * reaches another Durable Object's folder only through its `stub.ts` (how to
+ * reach it), `rpc.ts` (the shapes of its calls) and `config.ts` (its
+ * settings), the object's class as a type (`import type { Mailbox } from
+ * "../mailbox/Mailbox"`, nothing else from that file), or one of the shared
+ * services the architecture page lists.
+ */
 
 /** Folders of objects/ that hold one Durable Object kind each (the rule below applies to reaching into them). */
 const OBJECT_ROOMS = ["agents", "group", "mailbox", "mailbox-index", "nats", "partition", "registry", "session", "tenants", "usage"];
@@ -158,27 +139,6 @@ function objectViolations(): string[] {
   return bad;
 }
 
-describe("floors", () => {
-  it("the import scanner sees every form of import", () => {
-    const src = [
-      'import { a } from "../../worker/a";',
-      'import type { B } from "../worker/b";',
-      'export { c } from "./c";',
-      'export * from "./d";',
-      'const e = await import("../e");',
-      'type F = import("../f").F;',
-      'import "./g";',
-      '// import { h } from "../h";',
-      "/* import { i } from \"../i\"; */",
-    ].join("\n");
-    expect(importSpecifiers(src)).toEqual(["../../worker/a", "../worker/b", "./c", "./d", "../e", "../f", "./g"]);
-  });
-
-  it("no file imports from a higher floor (objects/ and wire/ never import worker/, wire/ never imports objects/, client/ and console/ only wire/)", () => {
-    expect(violations()).toEqual([]);
-  });
-});
-
 describe("objects reach each other through stub.ts and rpc.ts", () => {
   it("the clause scanner tells type-only imports and their names", () => {
     const src = [
@@ -227,5 +187,47 @@ describe("objects reach each other through stub.ts and rpc.ts", () => {
     expect(bad.filter((b) => !KNOWN_EXCEPTIONS.includes(b))).toEqual([]);
     // an exception that no longer happens is taken off the list
     expect(KNOWN_EXCEPTIONS.filter((k) => !bad.includes(k))).toEqual([]);
+  });
+});
+
+/** Every import that leaves its floor, as `file: specifier` lines. */
+function violations(): string[] {
+  const bad: string[] = [];
+  for (const room of Object.keys(ALLOWED)) {
+    for (const file of sources(join(PACKAGE_ROOT, room))) {
+      for (const spec of importSpecifiers(readFileSync(file, "utf8"))) {
+        const rel = relative(PACKAGE_ROOT, file);
+        if (spec.startsWith(".")) {
+          const target = relative(PACKAGE_ROOT, resolve(dirname(file), spec)).split(sep)[0]!;
+          if (!ALLOWED[room]!.includes(target)) bad.push(`${rel}: ${spec}`);
+        } else if ((room === "wire" || room === "console") && /^(node|cloudflare):/.test(spec)) {
+          bad.push(`${rel}: ${spec}`);
+        } else if (room === "client" && spec.startsWith("cloudflare:")) {
+          bad.push(`${rel}: ${spec}`);
+        }
+      }
+    }
+  }
+  return bad;
+}
+
+describe("floors", () => {
+  it("the import scanner sees every form of import", () => {
+    const src = [
+      'import { a } from "../../worker/a";',
+      'import type { B } from "../worker/b";',
+      'export { c } from "./c";',
+      'export * from "./d";',
+      'const e = await import("../e");',
+      'type F = import("../f").F;',
+      'import "./g";',
+      '// import { h } from "../h";',
+      "/* import { i } from \"../i\"; */",
+    ].join("\n");
+    expect(importSpecifiers(src)).toEqual(["../../worker/a", "../worker/b", "./c", "./d", "../e", "../f", "./g"]);
+  });
+
+  it("no file imports from a higher floor (objects/ and wire/ never import worker/, wire/ never imports objects/, client/ and console/ only wire/)", () => {
+    expect(violations()).toEqual([]);
   });
 });
