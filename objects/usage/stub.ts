@@ -8,7 +8,7 @@ import type { Env } from "../env";
 import { objectName, tenantOfName } from "../shared/names";
 import type { UsageAggregator } from "./UsageAggregator";
 export { tenantOfName };
-// Re-exported for objects/mailbox* (moved by the scheduler change): other rooms import it from ./config.
+// Re-exported for objects/mailbox* (moved by the scheduler change) and worker/telemetry.ts (changed on main meanwhile); the rest import it from ./config.
 export { telemetryFlushMs } from "./config";
 
 /** The UsageAggregator of `tenant`. */
