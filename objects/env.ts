@@ -96,13 +96,20 @@ export interface Env {
   PUSH_MAX_SUBSCRIPTIONS?: string;
   /** Push delivery: push attempts per second per tenant (default 1000). */
   PUSH_MAX_ATTEMPTS_PER_S?: string;
-  SESSION: DurableObjectNamespace;
-  REGISTRY: DurableObjectNamespace;
-  PARTITION: DurableObjectNamespace;
-  GROUP: DurableObjectNamespace;
+  /** MortarMQ connections, one object per WebSocket (objects/session/). */
+  SESSION: DurableObjectNamespace<import("./session/MortarSession").MortarSession>;
+  /** Per-tenant topic registries (objects/registry/). */
+  REGISTRY: DurableObjectNamespace<import("./registry/TopicRegistry").TopicRegistry>;
+  /** Topic partitions (objects/partition/). */
+  PARTITION: DurableObjectNamespace<import("./partition/Partition").Partition>;
+  /** Consumer groups (objects/group/). */
+  GROUP: DurableObjectNamespace<import("./group/ConsumerGroup").ConsumerGroup>;
+  /** mq9 mailboxes (objects/mailbox/). */
   MAILBOX: DurableObjectNamespace<import("./mailbox/Mailbox").Mailbox>;
+  /** Per-tenant agent registries (objects/agents/). */
   AGENTS: DurableObjectNamespace<import("./agents/AgentRegistry").AgentRegistry>;
-  NATS_SESSION: DurableObjectNamespace;
+  /** NATS connections, one object per WebSocket (objects/nats/). */
+  NATS_SESSION: DurableObjectNamespace<import("./nats/NatsSession").NatsSession>;
   /** Tenant directory: one object per tenant and the index (objects/tenants/). */
   TENANTS: DurableObjectNamespace<import("./tenants/TenantDirectory").TenantDirectory>;
   /** Per-tenant mq9 mailbox lists (objects/mailbox-index/). */

@@ -6,10 +6,9 @@
  * replies after the commit.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { AgentSelector, DiscoverSpec, RegisterSpec, ReportSpec } from "../../wire/mq9/agent-requests";
 import type { Env } from "../env";
 import { selectEmbedder } from "./embed/select";
-import type { AgentResult } from "./results";
+import type { AgentCounts, AgentResult, AgentSelector, DiscoverSpec, RegisterSpec, ReportSpec } from "./rpc";
 import { AgentIndex } from "./store";
 
 export class AgentRegistry extends DurableObject<Env> {
@@ -61,7 +60,7 @@ export class AgentRegistry extends DurableObject<Env> {
   }
 
   /** Agent count and vectors still to (re-)embed for the embedder in force. */
-  counts(): { agents: number; staleVectors: number } {
+  counts(): AgentCounts {
     return this.index.counts();
   }
 }

@@ -1,11 +1,8 @@
 /**
- * Result types of the AgentRegistry object and the DISCOVER result form of
- * a stored card. Pure.
+ * Building the AgentRegistry's answers (rpc.ts): a failure, and the
+ * DISCOVER result form of a stored card. Pure.
  */
 import { RESERVED_CARD_KEY } from "../../wire/mq9/agent-requests";
-
-/** An AgentRegistry answer: success fields, or an mq9 error string with its HTTP status. */
-export type AgentResult<T extends object = object> = ({ ok: true } & T) | { ok: false; status: number; error: string };
 
 /** A failure answer. */
 export function agentFailure(status: number, error: string): { ok: false; status: number; error: string } {

@@ -23,7 +23,8 @@ import { ftsMatchQuery } from "./analyzer";
 import { embeddingText, ftsColumns } from "./documents";
 import { EmbedderError, type Embedder } from "./embed/types";
 import { logFault } from "../shared/platform-faults";
-import { agentFailure, discoveredCardJson, type AgentResult } from "./results";
+import { agentFailure, discoveredCardJson } from "./results";
+import type { AgentResult } from "./rpc";
 import { decodeVector, dot, encodeVector, normalize, TopK } from "./vectors";
 
 /** BM25 column weights of agents_fts: name, description, skills. */

@@ -42,8 +42,8 @@ import type { AdminResult } from "../tenants/rpc";
 import type { ResetTarget } from "../../wire/admin/groups";
 import { GroupState, type Effect } from "./state";
 import { GroupStore } from "./store";
-import { describeGroup, type GroupDescription, type ResetPlanEntry } from "./describe";
-import type { ControlAckRequest, GroupInfo, JoinRequest, JoinResult } from "./rpc";
+import { describeGroup } from "./describe";
+import type { ControlAckRequest, GroupDescription, GroupInfo, JoinRequest, JoinResult, ResetPlanEntry } from "./rpc";
 
 /** A notice effect that failed this many times in a row treats the member as gone. */
 const MAX_NOTICE_FAILURES = 5;

@@ -4,22 +4,10 @@
  * state and each partition's view of it. Pure.
  */
 import { StartPolicy } from "../../wire/mortar/constants";
-import type { GroupDoc, GroupPartitionDoc } from "../../wire/admin/groups";
+import type { GroupPartitionDoc } from "../../wire/admin/groups";
 import type { GroupStatus } from "../partition/rpc";
 import type { GroupIdentity } from "../shared/names";
-import type { GroupInfo } from "./rpc";
-
-/** The document without the topic's name (the group object knows only its topic_id). */
-export type GroupDescription = Omit<GroupDoc, "topic">;
-
-/** Where a reset moves one partition (`ConsumerGroup.reset`). */
-export interface ResetPlanEntry {
-  partition: number;
-  /** The next sequence delivered after the reset. */
-  nextSequence: number;
-  /** The owner must confirm a REVOKE first (or the revocation timeout passes). */
-  pending: boolean;
-}
+import type { GroupDescription, GroupInfo } from "./rpc";
 
 /**
  * The document of group `id` from its `info` and the partitions'

@@ -1,4 +1,5 @@
 /** Types of the ConsumerGroup RPC surface (what a Session sees). */
+import type { GroupDoc } from "../../wire/admin/groups";
 import type { SessionRef } from "./state";
 
 export type { SessionRef };
@@ -58,4 +59,16 @@ export interface GroupInfo {
   rebalances: number;
   forcedRevocations: number;
   expiredMembers: number;
+}
+
+/** The document without the topic's name (the group object knows only its topic_id). */
+export type GroupDescription = Omit<GroupDoc, "topic">;
+
+/** Where a reset moves one partition (`ConsumerGroup.reset`). */
+export interface ResetPlanEntry {
+  partition: number;
+  /** The next sequence delivered after the reset. */
+  nextSequence: number;
+  /** The owner must confirm a REVOKE first (or the revocation timeout passes). */
+  pending: boolean;
 }

@@ -7,6 +7,5 @@ import type { ConsumerGroup } from "./ConsumerGroup";
  * name). The incarnation makes a group of a recreated topic start afresh.
  */
 export function groupStub(env: Env, tenant: string, incarnation: number, topicId: number, group: string): DurableObjectStub<ConsumerGroup> {
-  const ns = env.GROUP as unknown as DurableObjectNamespace<ConsumerGroup>;
-  return ns.get(ns.idFromName(groupName({ tenant, incarnation, topicId, group })));
+  return env.GROUP.get(env.GROUP.idFromName(groupName({ tenant, incarnation, topicId, group })));
 }

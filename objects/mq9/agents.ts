@@ -6,7 +6,7 @@
  * `{"error": "", "agents": [...]}` (DISCOVER; its reply text is built by
  * splicing the stored cards in verbatim, see {@link discoverReply}).
  */
-import type { AgentResult } from "../agents/results";
+import type { AgentResult } from "../agents/rpc";
 import { agentRegistryStub } from "../agents/stub";
 import {
   parseDiscoverRequest,
@@ -15,9 +15,7 @@ import {
   parseUnregisterRequest,
 } from "../../wire/mq9/agent-requests";
 import type { Env } from "../env";
-import type { Mq9Reply } from "./dispatch";
-
-export { agentRegistryInfo, type AgentRegistryInfo } from "../agents/embed/select";
+import type { Mq9Reply } from "./reply";
 
 /** Agent verbs of the mq9 spec. */
 export type AgentVerb = "REGISTER" | "UNREGISTER" | "REPORT" | "DISCOVER";

@@ -27,7 +27,6 @@ import {
   DEFAULT_MAILBOX_TTL_S,
   mq9Messages,
   type FetchSpec,
-  type Mq9ErrorCode,
   type Mq9Message,
 } from "../../wire/mq9";
 import type { Mailbox } from "../mailbox/Mailbox";
@@ -39,7 +38,7 @@ import { DIRECT, type MailboxCalls } from "./sendbatch";
 import { freshMailboxTarget, type MailboxStubs, type MailboxTarget } from "./stubs";
 import { CREATE_ADMITTED, admitMailbox, type CreateAdmission, type Mq9Quota } from "../tenants/connection-auth";
 import type { Refusal } from "../tenants/gate";
-import { mq9Fault } from "./faults";
+import { errorReply, mailboxReply, quotaReply, type Mq9Reply } from "./reply";
 import { mailboxIndexStub } from "../mailbox-index/stub";
 import type { IndexCreate, MailboxIndex } from "../mailbox-index/MailboxIndex";
 
@@ -74,28 +73,6 @@ export interface Mq9RequestContext {
   quota?: Mq9Quota;
 }
 
-/** The JSON reply (always has `error`, "" on success) and its HTTP status. */
-export interface Mq9Reply {
-  status: number;
-  /** The error kind of a failed request, when known (the `outcome` label of mortarmq_mq9_requests_total). */
-  code?: Mq9ErrorCode;
-  body: { error: string } & Record<string, unknown>;
-  /**
-   * The exact reply text when the handler built it itself (DISCOVER splices
-   * stored agent cards in verbatim; a SEND's reply is written directly);
-   * otherwise absent. Transports send
-   * {@link replyJson}, never `JSON.stringify(body)` directly.
-   */
-  json?: string;
-  /** Refused by a quota or an overload: seconds after which a retry may succeed (HTTP `Retry-After`). */
-  retryAfterS?: number;
-}
-
-/** The reply's JSON text: `json` when the handler built it, else `body` serialized. */
-export function replyJson(reply: Mq9Reply): string {
-  return reply.json ?? JSON.stringify(reply.body);
-}
-
 /** Generated-address collisions tolerated before giving up (never expected: 160 random bits). */
 const CREATE_ATTEMPTS = 3;
 
@@ -126,14 +103,14 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
         const r = await calls(ctx).send(t, address, opts, req.payload, admission);
         if ("refused" in r) return quotaReply(r.refused);
         // the reply text written directly: what JSON.stringify(body) gives, without it (every SEND's reply)
-        if (!r.ok) return reply(r, () => ({}));
+        if (!r.ok) return mailboxReply(r, () => ({}));
         return { status: 200, body: { error: "", msg_id: r.msgId }, json: `{"error":"","msg_id":${r.msgId}}` };
       }
       case "MSG.FETCH": {
         const spec = parseFetchRequest(req.payload);
         const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
         const r = await ordered(ctx, t, () => fetchCancellable(t.stub, subject.mailAddress, spec, ctx));
-        return reply(r, (v) => ({ messages: v.messages }));
+        return mailboxReply(r, (v) => ({ messages: v.messages }));
       }
       case "MSG.ACK": {
         const ack = parseAckRequest(req.payload);
@@ -142,19 +119,19 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
         }
         const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
         const r = await ordered(ctx, t, async () => t.stub.ack(subject.mailAddress, ack.group, ack.msgId));
-        return reply(r, () => ({}));
+        return mailboxReply(r, () => ({}));
       }
       case "MSG.QUERY": {
         const spec = parseQueryRequest(req.payload);
         const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
         const r = await ordered(ctx, t, async () => t.stub.query(subject.mailAddress, spec));
-        return reply(r, (v) => ({ messages: v.messages }));
+        return mailboxReply(r, (v) => ({ messages: v.messages }));
       }
       case "MSG.DELETE": {
         parseNoFieldsRequest(req.payload);
         const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
         const r = await ordered(ctx, t, async () => t.stub.deleteMessage(subject.mailAddress, subject.msgId));
-        return reply(r, () => ({ deleted: true }));
+        return mailboxReply(r, () => ({ deleted: true }));
       }
       case "PUSH.CREATE":
       case "PUSH.LIST":
@@ -278,39 +255,4 @@ async function fetchCancellable(
   } finally {
     signal.removeEventListener("abort", onAbort);
   }
-}
-
-/** The Mailbox stub of `address` in `tenant` (a fresh one). */
-export function mailboxStub(env: Env, tenant: string, address: string): DurableObjectStub<Mailbox> {
-  return freshMailboxTarget(env, tenant, address).stub;
-}
-
-/** Turns a Mailbox RPC result into the reply: `fields` of a success, or `{error}`. */
-function reply<R extends MailboxResult>(r: R, fields: (v: Extract<R, { ok: true }>) => Record<string, unknown>): Mq9Reply {
-  if (!r.ok) {
-    const f = r as Extract<MailboxResult, { ok: false }>;
-    return { status: MQ9_HTTP_STATUS[f.code], code: f.code, body: { error: f.error }, ...(f.retryAfterS !== undefined ? { retryAfterS: f.retryAfterS } : {}) };
-  }
-  return { status: 200, body: { error: "", ...fields(r as Extract<R, { ok: true }>) } };
-}
-
-/**
- * The reply to a request refused by a tenant limit: 429 `too_many_requests`
- * (a rate) or `quota_exceeded`; 503 `unavailable` when the check found the
- * broker overloaded. Always with `Retry-After`.
- */
-export function quotaReply(r: Refusal): Mq9Reply {
-  const code: Mq9ErrorCode = r.kind === "rate" ? "too_many_requests" : r.kind === "overloaded" ? "unavailable" : "quota_exceeded";
-  return { status: MQ9_HTTP_STATUS[code], code, body: { error: r.message }, retryAfterS: Math.max(1, Math.ceil(r.retryAfterMs / 1000)) };
-}
-
-/**
- * Maps a thrown value to an mq9 error reply: an Mq9Error as it is, a
- * platform fault without the platform's text (mq9/faults.ts: 429/503 with
- * `Retry-After` for overloads, 500 with a log reference otherwise).
- */
-export function errorReply(e: unknown): Mq9Reply {
-  if (e instanceof Mq9Error) return { status: MQ9_HTTP_STATUS[e.code], code: e.code, body: { error: e.message } };
-  const f = mq9Fault(e, "mq9 request");
-  return { status: MQ9_HTTP_STATUS[f.code], code: f.code, body: { error: f.error }, ...(f.retryAfterS !== undefined ? { retryAfterS: f.retryAfterS } : {}) };
 }

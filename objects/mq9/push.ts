@@ -19,12 +19,11 @@ import {
   type Mq9Subject,
 } from "../../wire/mq9";
 import type { Mailbox } from "../mailbox/Mailbox";
-import type { MailboxResult } from "../mailbox/rpc";
 import type { Env } from "../env";
 import { pushPolicy } from "../shared/push-config";
 import { tenantStub } from "../tenants/stub";
 import { mailboxIndexStub } from "../mailbox-index/stub";
-import type { Mq9Reply } from "./dispatch";
+import { mailboxReply, type Mq9Reply } from "./reply";
 
 /** Issues one RPC on the mailbox's stub in the connection's order (dispatch.ts `ordered`). */
 export type MailboxCall = <R>(rpc: (stub: DurableObjectStub<Mailbox>) => Promise<R>) => Promise<R>;
@@ -43,12 +42,12 @@ export async function handlePushRequest(
       return await createPush(env, tenant, address, payload, call);
     case "PUSH.LIST":
       parseNoFieldsRequest(payload);
-      return reply(await call(async (stub) => stub.listPushes(address)), (v) => ({ pushes: v.pushes }));
+      return mailboxReply(await call(async (stub) => stub.listPushes(address)), (v) => ({ pushes: v.pushes }));
     case "PUSH.DELETE": {
       const pushId = parsePushDeleteRequest(payload);
       const r = await call(async (stub) => stub.deletePush(address, pushId));
       if (r.ok && r.reported) await tenantStub(env, tenant).pushesChanged().catch(() => {}); // its slot is free at once
-      return reply(r, () => ({}));
+      return mailboxReply(r, () => ({}));
     }
   }
 }
@@ -82,19 +81,10 @@ async function createPush(env: Env, tenant: string, address: string, payload: Ui
   // the .dlq mailbox: created now (an existing one is kept); a slot it did not use is given back
   const made = r.ok ? await mailboxIndexStub(env, tenant).create(dlq, r.ttlSec).catch(() => null) : null;
   if (slot.at !== undefined && !made?.ok) await directory.unadmitMailbox(dlq, slot.at).catch(() => {});
-  return reply(r, (v) => ({ push_id: v.pushId, ...(v.secret !== undefined ? { secret: v.secret } : {}) }));
+  return mailboxReply(r, (v) => ({ push_id: v.pushId, ...(v.secret !== undefined ? { secret: v.secret } : {}) }));
 }
 
 /** The reply to a PUSH.CREATE refused by a tenant limit (429 quota_exceeded with Retry-After). */
 function refusal(a: { message: string; retryAfterMs: number }): Mq9Reply {
   return { status: MQ9_HTTP_STATUS.quota_exceeded, code: "quota_exceeded", body: { error: a.message }, retryAfterS: Math.max(1, Math.ceil(a.retryAfterMs / 1000)) };
-}
-
-/** A Mailbox result as the reply: `fields` of a success, or `{error}` with its status. */
-function reply<R extends MailboxResult>(r: R, fields: (v: Extract<R, { ok: true }>) => Record<string, unknown>): Mq9Reply {
-  if (!r.ok) {
-    const f = r as Extract<MailboxResult, { ok: false }>;
-    return { status: MQ9_HTTP_STATUS[f.code], code: f.code, body: { error: f.error } };
-  }
-  return { status: 200, body: { error: "", ...fields(r as Extract<R, { ok: true }>) } };
 }

@@ -5,7 +5,7 @@
  */
 import { parseMq9Subject } from "../../wire/mq9";
 import { series } from "../usage/catalog";
-import type { Mq9Reply } from "./dispatch";
+import type { Mq9Reply } from "./reply";
 
 /** Outcome label by HTTP status when the reply names no error kind (agent replies). */
 const STATUS_OUTCOME: Readonly<Record<number, string>> = {

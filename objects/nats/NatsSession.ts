@@ -23,7 +23,8 @@
  */
 import { bearerToken, type AuthResult } from "../tenants/auth";
 import type { Env } from "../env";
-import { errorReply, handleMq9Request, replyJson, type Mq9Reply, type Mq9RequestContext } from "../mq9/dispatch";
+import { handleMq9Request, type Mq9RequestContext } from "../mq9/dispatch";
+import { errorReply, replyJson, type Mq9Reply } from "../mq9/reply";
 import { MailboxLanes } from "../mq9/sendbatch";
 import { MailboxStubs } from "../mq9/stubs";
 import { VERSION } from "../../wire/version";

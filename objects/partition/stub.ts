@@ -8,6 +8,5 @@ import type { Partition } from "./Partition";
  * the same recycled topic_id) use fresh objects.
  */
 export function partitionStub(env: Env, tenant: string, incarnation: number, topicId: number, partition: number): DurableObjectStub<Partition> {
-  const ns = env.PARTITION as unknown as DurableObjectNamespace<Partition>;
-  return ns.get(ns.idFromName(partitionName({ tenant, incarnation, topicId, partition })));
+  return env.PARTITION.get(env.PARTITION.idFromName(partitionName({ tenant, incarnation, topicId, partition })));
 }

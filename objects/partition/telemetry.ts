@@ -12,7 +12,8 @@
 import type { Env } from "../env";
 import { series } from "../usage/catalog";
 import { Meter } from "../usage/meter";
-import { telemetryFlushMs, usageStub } from "../usage/stub";
+import { telemetryFlushMs } from "../usage/config";
+import { usageStub } from "../usage/stub";
 import type { Schedule } from "../shared/schedule";
 import type { LogStore } from "./log-store";
 import type { GroupCursorInfo } from "./rpc";

@@ -9,7 +9,7 @@
  * TOPIC_DELETED instead of UNKNOWN_TOPIC) and queues a purge: the alarm tells
  * the Partitions of the old incarnation (source and twin) to refuse appends
  * and delete their records (Partition.markDeleted), then purges the topic's
- * consumer groups (group-index.ts) — partitions only those that
+ * consumer groups (group-store.ts) — partitions only those that
  * registered themselves (`written` table, registerPartition) before they
  * first stored something, so an untouched partition is never started. A
  * topic declared again under the same name gets a new incarnation, hence new
@@ -29,13 +29,13 @@
  *
  * For consumer-group management and the tenant purge (docs/groups.md,
  * docs/tenants.md) the registry also records each topic's consumer groups
- * (group-index.ts), remembers the partitions a topic delete left marked
+ * (group-store.ts), remembers the partitions a topic delete left marked
  * (`retired`), and pages through everything a tenant purge must visit
- * (purge-targets.ts); those modules hold their own SQL.
+ * (purge-store.ts).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { DEFAULT_MAX_PARTITIONS_PER_TOPIC, DeclareCreated, DeclareFlags, Op } from "../../wire/mortar/constants";
+import { DeclareCreated, DeclareFlags, Op } from "../../wire/mortar/constants";
 import type { DeclareRetention } from "../../wire/mortar/frames";
 import { ErrorCode } from "../../wire/mortar/errors";
 import { Schedule } from "../shared/schedule";
@@ -47,15 +47,16 @@ import { groupStub } from "../group/stub";
 import { checkClientFrame, decodeUtf8Strict, dlqSourceName } from "../../wire/mortar/validate";
 import { choosePair, isTwinId, pairOf, purgePage, sourceTopicId, topicInfo, twinTopicId, type StoredTopic } from "./topics";
 import { RegistryStore } from "./store";
+import { maxPartitionsPerTopic } from "./config";
 import { RetentionStore, type PairRetention } from "./retention-store";
 import {
   NO_OVERRIDES, applyPatch, patchFromWire, resolveRetention, retentionDefaults, sameOverrides,
   type Retention, type RetentionOverrides,
 } from "../shared/retention-config";
 import type { RetentionUpdate } from "../partition/rpc";
-import { addGroup, ensureGroupIndex, listGroups, removeGroup } from "./group-index";
-import { ensureRetired, purgeTargetPage, purgeTotals, retire, type PurgeTargetPage, type PurgeTotals } from "./purge-targets";
-import type { DeclareResult, LookupResult, RegisterResult, TopicInfo, TopicInfoPage } from "./rpc";
+import { GroupIndexStore } from "./group-store";
+import { PurgeTargetStore } from "./purge-store";
+import type { DeclareResult, LookupResult, PurgeTargetPage, PurgeTotals, RegisterResult, TopicInfo, TopicInfoPage } from "./rpc";
 
 /** Partitions told to purge per alarm run. */
 const PURGE_FANOUT = 64;
@@ -65,7 +66,10 @@ const PUSH_FANOUT = 64;
 export class TopicRegistry extends DurableObject<Env> {
   private store: RegistryStore;
   private retention: RetentionStore;
-  /** For the group index and the purge targets (their own SQL modules). */
+  /** Each topic's consumer groups (group-store.ts). */
+  private groups: GroupIndexStore;
+  /** What a tenant purge visits (purge-store.ts). */
+  private targets: PurgeTargetStore;
   private readonly sql: SqlStorage;
   /** The object's name, also when the runtime started it for its alarm (shared/object-name.ts). */
   private readonly name: string | null;
@@ -77,8 +81,8 @@ export class TopicRegistry extends DurableObject<Env> {
     this.sql = ctx.storage.sql;
     this.store = new RegistryStore(ctx.storage.sql);
     this.retention = new RetentionStore(ctx.storage.sql);
-    ensureGroupIndex(this.sql);
-    ensureRetired(this.sql);
+    this.groups = new GroupIndexStore(this.sql);
+    this.targets = new PurgeTargetStore(this.sql);
     this.schedule = new Schedule(ctx.storage);
     if (this.store.meta.get("retention_pushed") === 0) {
       // First start of a registry with retention: partitions that registered before it hold no
@@ -95,10 +99,9 @@ export class TopicRegistry extends DurableObject<Env> {
     }
   }
 
-  /** Largest partition_count a new topic may have (Worker var MORTAR_MAX_PARTITIONS_PER_TOPIC, default 1024). */
+  /** Largest partition_count a new topic may have (config.ts). */
   private get maxPartitions(): number {
-    const v = Number(this.env.MORTAR_MAX_PARTITIONS_PER_TOPIC);
-    return this.env.MORTAR_MAX_PARTITIONS_PER_TOPIC && Number.isInteger(v) && v > 0 ? Math.min(v, 0xffff) : DEFAULT_MAX_PARTITIONS_PER_TOPIC;
+    return maxPartitionsPerTopic(this.env);
   }
 
   /** Tenant this registry serves (from the object name `registry/<tenant>`). */
@@ -269,37 +272,37 @@ export class TopicRegistry extends DurableObject<Env> {
   /**
    * Called by a ConsumerGroup on its first join: records group `group` of
    * `topicId` (incarnation `incarnation`) so that it can be listed and
-   * purged (group-index.ts). Idempotent; recorded only while that topic
+   * purged (group-store.ts). Idempotent; recorded only while that topic
    * incarnation is live (returns whether it is).
    */
   registerGroup(incarnation: number, topicId: number, group: string): boolean {
     const live = this.store.isLive(incarnation, pairOf(topicId));
-    if (live) addGroup(this.sql, incarnation, topicId, group, Date.now());
+    if (live) this.groups.add(incarnation, topicId, group, Date.now());
     return live;
   }
 
   /** A deleted group is forgotten (ConsumerGroup.deleteGroup). Idempotent. */
   unregisterGroup(incarnation: number, topicId: number, group: string): void {
-    removeGroup(this.sql, incarnation, topicId, group);
+    this.groups.remove(incarnation, topicId, group);
   }
 
   /** Names of the recorded groups of `topicId` (incarnation `incarnation`), sorted. */
   groupNames(incarnation: number, topicId: number): string[] {
-    return listGroups(this.sql, incarnation, topicId);
+    return this.groups.list(incarnation, topicId);
   }
 
   /**
    * Tenant purge: the next page of at most `limit` objects to purge after
    * `cursor` (null = the first page) — groups, then partitions, never two
-   * topic ids in one page (purge-targets.ts). Read only.
+   * topic ids in one page (purge-store.ts). Read only.
    */
   purgeTargets(cursor: string | null, limit: number): PurgeTargetPage {
-    return purgeTargetPage(this.sql, cursor, limit);
+    return this.targets.page(cursor, limit);
   }
 
   /** Tenant purge: how many topics, groups and partitions the pages will name (an estimate for progress). */
   purgeTotals(): PurgeTotals {
-    return purgeTotals(this.sql);
+    return this.targets.totals();
   }
 
   /**
@@ -317,8 +320,8 @@ export class TopicRegistry extends DurableObject<Env> {
     this.store = new RegistryStore(this.sql); // written_from: the next incarnation
     this.store.meta.set("retention_pushed", 1); // nothing is left to tell
     this.retention = new RetentionStore(this.sql);
-    ensureGroupIndex(this.sql);
-    ensureRetired(this.sql);
+    this.groups = new GroupIndexStore(this.sql);
+    this.targets = new PurgeTargetStore(this.sql);
     rememberName(this.ctx, this.name);
     this.schedule = new Schedule(this.ctx.storage);
     return incarnation;
@@ -414,13 +417,13 @@ export class TopicRegistry extends DurableObject<Env> {
     const parts = page.partitions;
     // a failure throws: the alarm is retried and markDeleted is idempotent
     await Promise.all(parts.map((p) => partitionStub(this.env, this.tenant, job.incarnation, job.topicId, p).markDeleted()));
-    // Then the topic's consumer groups (group-index.ts): purged and forgotten, a page at a time.
-    const groups = page.done ? listGroups(this.sql, job.incarnation, job.topicId).slice(0, PURGE_FANOUT) : [];
+    // Then the topic's consumer groups (group-store.ts): purged and forgotten, a page at a time.
+    const groups = page.done ? this.groups.list(job.incarnation, job.topicId).slice(0, PURGE_FANOUT) : [];
     await Promise.all(groups.map((g) => groupStub(this.env, this.tenant, job.incarnation, job.topicId, g).purge()));
     const done = page.done && groups.length < PURGE_FANOUT;
     this.ctx.storage.transactionSync(() => {
-      for (const g of groups) removeGroup(this.sql, job.incarnation, job.topicId, g);
-      retire(this.sql, job.incarnation, job.topicId, parts); // their marker rows stay: a tenant purge visits them
+      for (const g of groups) this.groups.remove(job.incarnation, job.topicId, g);
+      this.targets.retire(job.incarnation, job.topicId, parts); // their marker rows stay: a tenant purge visits them
       if (!fullFanOut && parts.length > 0) this.store.forgetWritten(job, parts[parts.length - 1]!);
       if (done) this.store.finishPurge(job);
       else if (fullFanOut) this.store.advancePurge(job, job.next + parts.length);

@@ -22,7 +22,7 @@ import { listGroups } from "../group/listing";
 import { mapLimit, range } from "../shared/concurrency";
 import { withDeadline } from "../session/faults";
 import type { AdminResult } from "../tenants/rpc";
-import type { GroupDescription } from "../group/describe";
+import type { GroupDescription } from "../group/rpc";
 
 /** Object calls in flight at once. */
 const FANOUT = 16;

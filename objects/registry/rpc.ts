@@ -51,3 +51,21 @@ export interface TopicInfoPage {
   /** Live source topics of the tenant. */
   total: number;
 }
+
+/** One object a tenant purge must visit (TopicRegistry.purgeTargets; purge-store.ts). */
+export type PurgeTarget =
+  | { kind: "group"; incarnation: number; topicId: number; group: string }
+  | { kind: "partition"; incarnation: number; topicId: number; partition: number };
+
+/** A page of purge targets and the cursor after it (null: nothing is left). */
+export interface PurgeTargetPage {
+  targets: PurgeTarget[];
+  next: string | null;
+}
+
+/** Estimated objects a tenant purge visits (TopicRegistry.purgeTotals, for progress). */
+export interface PurgeTotals {
+  topics: number;
+  groups: number;
+  partitions: number;
+}

@@ -20,10 +20,10 @@
  *   `retention_pushed` (1 once the partitions registered before retention
  *   existed were queued to be told their settings).
  *
- * More tables of the registry keep their SQL beside their rules:
- * `topic_groups` (group-index.ts: each topic's consumer groups),
- * `retired` (purge-targets.ts: partitions a topic delete left marked, for a
- * tenant purge), and `retention` / `retention_push` (retention-store.ts:
+ * More tables of the registry have their own stores: `topic_groups`
+ * (group-store.ts: each topic's consumer groups), `retired` (purge-store.ts:
+ * partitions a topic delete left marked, and the pages of a tenant purge),
+ * and `retention` / `retention_push` (retention-store.ts:
  * topics' retention settings and their pushes to partitions).
  */
 import { MetaTable } from "../shared/meta-table";

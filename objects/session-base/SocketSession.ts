@@ -49,7 +49,7 @@ import { ConnectionAuth, type ConnectionAuthSnapshot } from "../tenants/connecti
 import type { ConnectionProtocol } from "../tenants/rpc";
 import { ConnectionTelemetry } from "../usage/connection";
 import { series } from "../usage/catalog";
-import { telemetryFlushMs } from "../usage/stub";
+import { telemetryFlushMs } from "../usage/config";
 import { echoCloseCode } from "./close";
 import { Deadlines, type DeadlineMode, type DeadlinesSnapshot } from "./deadlines";
 

@@ -32,14 +32,15 @@
  */
 import type { Env } from "../env";
 import { ErrorCode, MortarError } from "../../wire/mortar/errors";
-import { CONNECT_TIMEOUT_MS, HALF_FRAME_TIMEOUT_MS, KEEPALIVE_CLOSE_MS } from "../../wire/mortar/constants";
-import { positive } from "../shared/positive";
+import { HALF_FRAME_TIMEOUT_MS, KEEPALIVE_CLOSE_MS } from "../../wire/mortar/constants";
+import { connectTimeoutMs } from "./config";
 import { SocketSession } from "../session-base/SocketSession";
 import { CloseCode, Connection } from "./connection";
 import type { NoticeDelivery } from "../group/rpc";
 import { groupStub } from "../group/stub";
 import { withDeadline } from "./faults";
 import type { MortarPort } from "./port";
+import type { SessionCallbacks } from "./rpc";
 import { SessionStore } from "./store";
 import { stubCalls } from "./stub-port";
 import { WireCounters } from "./wire-counters";
@@ -52,12 +53,7 @@ const KEEPALIVE = "keepalive";
 const PARTIAL = "partial";
 const CONNECT = "connect";
 
-/** `MORTAR_CONNECT_TIMEOUT_MS`, else CONNECT_TIMEOUT_MS (10 s): how long a connection may stay without a successful CONNECT, ms. */
-export function connectTimeoutMs(env: { MORTAR_CONNECT_TIMEOUT_MS?: string }): number {
-  return positive(env.MORTAR_CONNECT_TIMEOUT_MS, CONNECT_TIMEOUT_MS);
-}
-
-export class MortarSession extends SocketSession {
+export class MortarSession extends SocketSession implements SessionCallbacks {
   private conn: Connection | null = null;
   private readonly store: SessionStore;
   /** Frames by op and errors by code of this connection, reported by `telemetry` (docs/operations.md). */
@@ -155,7 +151,7 @@ export class MortarSession extends SocketSession {
     return this.resume() ? this.conn : null;
   }
 
-  // ------------------------------------------------------------ read-path RPC (ConsumerGroup, Partition)
+  // ------------------------------------------------------------ read-path RPC (ConsumerGroup, Partition; rpc.ts)
 
   /** A NOTICE for one of this connection's members. False when it does not hold that member (the group then removes it). */
   groupNotice(n: NoticeDelivery): boolean {

@@ -15,7 +15,7 @@
  */
 import { DEFAULT_PUSH_BACKOFF, pushUrlPolicy, type PushBackoff, type PushUrlPolicy } from "../../wire/mq9";
 import type { Env } from "../env";
-import { positive } from "./positive";
+import { positiveInt } from "./int-var";
 
 /** Push subscriptions a tenant may have by default. */
 export const DEFAULT_PUSH_MAX_SUBSCRIPTIONS = 100;
@@ -34,16 +34,16 @@ export function pushPolicy(env: Env): PushUrlPolicy {
 
 /** The backoff schedule (PUSH_BACKOFF_BASE_MS, PUSH_BACKOFF_MAX_MS). */
 export function pushBackoff(env: Env): PushBackoff {
-  const baseMs = positive(env.PUSH_BACKOFF_BASE_MS, DEFAULT_PUSH_BACKOFF.baseMs);
-  return { baseMs, maxMs: Math.max(baseMs, positive(env.PUSH_BACKOFF_MAX_MS, DEFAULT_PUSH_BACKOFF.maxMs)) };
+  const baseMs = positiveInt(env.PUSH_BACKOFF_BASE_MS, DEFAULT_PUSH_BACKOFF.baseMs);
+  return { baseMs, maxMs: Math.max(baseMs, positiveInt(env.PUSH_BACKOFF_MAX_MS, DEFAULT_PUSH_BACKOFF.maxMs)) };
 }
 
 /** Push subscriptions per tenant (PUSH_MAX_SUBSCRIPTIONS). */
 export function pushMaxSubscriptions(env: Env): number {
-  return positive(env.PUSH_MAX_SUBSCRIPTIONS, DEFAULT_PUSH_MAX_SUBSCRIPTIONS);
+  return positiveInt(env.PUSH_MAX_SUBSCRIPTIONS, DEFAULT_PUSH_MAX_SUBSCRIPTIONS);
 }
 
 /** Push attempts per second per tenant (PUSH_MAX_ATTEMPTS_PER_S). */
 export function pushAttemptsPerS(env: Env): number {
-  return positive(env.PUSH_MAX_ATTEMPTS_PER_S, DEFAULT_PUSH_MAX_ATTEMPTS_PER_S);
+  return positiveInt(env.PUSH_MAX_ATTEMPTS_PER_S, DEFAULT_PUSH_MAX_ATTEMPTS_PER_S);
 }

@@ -13,8 +13,7 @@
 import {
   DEFAULT_ACK_WAIT_MS, GROUP_SESSION_TIMEOUT_MS, MAX_DELIVERY_ATTEMPTS, REVOCATION_TIMEOUT_MS,
 } from "../../wire/mortar/constants";
-import type { Env } from "../env";
-import { positive } from "./positive";
+import { positiveInt } from "./int-var";
 
 
 export interface ReadConfig {
@@ -29,12 +28,20 @@ export interface ReadConfig {
 }
 
 
+/** The read-path vars (a subset of Env, so that this module stays free of bindings). */
+export interface ReadVars {
+  MORTAR_ACK_WAIT_MS?: string;
+  MORTAR_MAX_DELIVERY_ATTEMPTS?: string;
+  MORTAR_GROUP_SESSION_TIMEOUT_MS?: string;
+  MORTAR_REVOCATION_TIMEOUT_MS?: string;
+}
+
 /** The read-path configuration of this deployment. */
-export function readConfig(env: Env): ReadConfig {
+export function readConfig(env: ReadVars): ReadConfig {
   return {
-    ackWaitMs: positive(env.MORTAR_ACK_WAIT_MS, DEFAULT_ACK_WAIT_MS),
-    maxAttempts: positive(env.MORTAR_MAX_DELIVERY_ATTEMPTS, MAX_DELIVERY_ATTEMPTS, 0xffff),
-    sessionTimeoutMs: positive(env.MORTAR_GROUP_SESSION_TIMEOUT_MS, GROUP_SESSION_TIMEOUT_MS),
-    revocationTimeoutMs: positive(env.MORTAR_REVOCATION_TIMEOUT_MS, REVOCATION_TIMEOUT_MS),
+    ackWaitMs: positiveInt(env.MORTAR_ACK_WAIT_MS, DEFAULT_ACK_WAIT_MS),
+    maxAttempts: positiveInt(env.MORTAR_MAX_DELIVERY_ATTEMPTS, MAX_DELIVERY_ATTEMPTS, 0xffff),
+    sessionTimeoutMs: positiveInt(env.MORTAR_GROUP_SESSION_TIMEOUT_MS, GROUP_SESSION_TIMEOUT_MS),
+    revocationTimeoutMs: positiveInt(env.MORTAR_REVOCATION_TIMEOUT_MS, REVOCATION_TIMEOUT_MS),
   };
 }

@@ -10,13 +10,14 @@
  * | MORTAR_RETENTION_MESSAGES | 0 | per partition: records kept at most; 0 = no limit |
  * | MORTAR_RETENTION_DISCARD | old | what a full partition does: `old` deletes the oldest segments, `new` refuses PUBs (PARTITION_FULL) |
  *
- * A var that is empty, not a whole number ≥ 0 (or not old/new) means its
- * default. Topics that never set a field follow the var (a change of the
+ * A var that is empty, not a whole number ≥ 0 (int-var.ts; above 2^53 − 1
+ * it is capped there) or not old/new means its default. Topics that never set a field follow the var (a change of the
  * var applies to them after a redeploy); a `.dlq` twin that never set a
  * field follows its source topic.
  */
 import { DEFAULT_RETENTION_MS, Discard, RetentionFields } from "../../wire/mortar/constants";
 import type { DeclareRetention, RetentionValues } from "../../wire/mortar/frames";
+import { nonNegativeInt } from "./int-var";
 
 /** What a full partition does. */
 export type DiscardPolicy = "old" | "new";
@@ -51,20 +52,13 @@ export interface RetentionVars {
   MORTAR_RETENTION_DISCARD?: string;
 }
 
-/** `v` as a whole number ≥ 0, or `dflt` when empty or not one. */
-function nonNegative(v: string | undefined, dflt: number): number {
-  const t = v?.trim() ?? "";
-  const n = Number(t);
-  return t !== "" && Number.isSafeInteger(n) && n >= 0 ? n : dflt;
-}
-
 /** The deployment's defaults (see the module comment). */
 export function retentionDefaults(env: RetentionVars): Retention {
   const d = env.MORTAR_RETENTION_DISCARD?.trim().toLowerCase();
   return {
-    ms: nonNegative(env.MORTAR_RETENTION_MS, DEFAULT_RETENTION_MS),
-    bytes: nonNegative(env.MORTAR_RETENTION_BYTES, 0),
-    messages: nonNegative(env.MORTAR_RETENTION_MESSAGES, 0),
+    ms: nonNegativeInt(env.MORTAR_RETENTION_MS, DEFAULT_RETENTION_MS),
+    bytes: nonNegativeInt(env.MORTAR_RETENTION_BYTES, 0),
+    messages: nonNegativeInt(env.MORTAR_RETENTION_MESSAGES, 0),
     discard: d === "new" ? "new" : "old",
   };
 }

@@ -40,7 +40,8 @@ export interface Mq9Quota {
   /** A mailbox CREATE of `address` (creation rate and mailbox count, mailbox-limits.ts): asks the tenant's directory object; resolves admitted or refused. */
   admitCreate(address: string): Promise<CreateAdmission>;
 }
-import { revalidateMs, tenantStub } from "./stub";
+import { revalidateMs } from "./config";
+import { tenantStub } from "./stub";
 import { RETRY_AFTER_S, faultKind, logOverload } from "../shared/platform-faults";
 
 /** A failed renewal (tenant object unreachable) is retried after this long, ms. */

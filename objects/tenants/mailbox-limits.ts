@@ -10,7 +10,7 @@
  * `mailbox_creates_per_s`), else the Worker var, else the built-in default.
  */
 import type { Quotas } from "../../wire/admin/tenants";
-import { positive } from "../shared/positive";
+import { positiveInt } from "../shared/int-var";
 
 /**
  * Built-in mailbox CREATEs per second per tenant. A CREATE writes only the
@@ -45,7 +45,7 @@ export interface MailboxLimitVars {
 /** The limits of a tenant with quotas `q` under the deployment's vars. */
 export function mailboxLimits(vars: MailboxLimitVars, q: Pick<Quotas, "mailboxes" | "mailbox_creates_per_s">): MailboxLimits {
   return {
-    createsPerS: q.mailbox_creates_per_s ?? positive(vars.MQ9_MAILBOX_CREATES_PER_S, DEFAULT_MAILBOX_CREATES_PER_S),
-    maxMailboxes: q.mailboxes ?? positive(vars.MQ9_MAILBOXES_PER_TENANT, DEFAULT_MAILBOXES_PER_TENANT),
+    createsPerS: q.mailbox_creates_per_s ?? positiveInt(vars.MQ9_MAILBOX_CREATES_PER_S, DEFAULT_MAILBOX_CREATES_PER_S),
+    maxMailboxes: q.mailboxes ?? positiveInt(vars.MQ9_MAILBOXES_PER_TENANT, DEFAULT_MAILBOXES_PER_TENANT),
   };
 }

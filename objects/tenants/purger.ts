@@ -1,8 +1,10 @@
 /**
- * One step of a deleted tenant's purge (purge.ts): the calls to the
- * tenant's objects. Each object's `purge()` deletes all of its storage and
- * is safe to call twice, so a step that failed half way (or was cut off by
- * a crash) is simply run again with the same state.
+ * The TenantDirectory's purge role: a deleted tenant's data purged from the
+ * object's alarm, one bounded step per run (`Purger`), and the step itself
+ * (`purgeStep`): the calls to the tenant's objects. Each object's `purge()`
+ * deletes all of its storage and is safe to call twice, so a step that
+ * failed half way (or was cut off by a crash) is simply run again with the
+ * same state. The pure part (phases, timing, progress) is purge.ts.
  */
 import type { Env } from "../env";
 import { registryStub } from "../registry/stub";
@@ -12,13 +14,54 @@ import { freshMailboxTarget } from "../mq9/stubs";
 import { agentRegistryStub } from "../agents/stub";
 import { mailboxIndexStub } from "../mailbox-index/stub";
 import { usageIndexStub, usageStub } from "../usage/stub";
-import type { PurgeTarget } from "../registry/purge-targets";
+import type { PurgeTarget } from "../registry/rpc";
 import { mapLimit } from "../shared/concurrency";
 import { withDeadline } from "../session/faults";
-import { PURGE_PAGE, nextPhase, type PurgeState } from "./purge";
+import { PURGE_PAGE, nextPhase, nextStepAt, type PurgeState } from "./purge";
+import type { TenantStore } from "./store";
 
 /** Object calls in flight at once inside a step. */
 const FANOUT = 16;
+
+/** Runs the stored purge of one tenant, a step per alarm. */
+export class Purger {
+  constructor(private readonly env: Env, private readonly storage: DurableObjectStorage, private readonly store: TenantStore, private readonly tenant: string) {}
+
+  /**
+   * The alarm: one step (purgeStep), stored, then the next step armed. A
+   * failed step is kept with its error and retried with backoff
+   * (purge.ts nextStepAt); when the purge is done the tokens and leases go.
+   */
+  async run(now: number): Promise<void> {
+    const s = this.store.purge();
+    if (!s || s.phase === "done" || this.tenant === "") return;
+    // Armed first: a crash during the step leaves the alarm set, and the step runs again.
+    await this.storage.setAlarm(now + 1_000);
+    let next: PurgeState;
+    try {
+      next = await purgeStep(this.env, this.tenant, s, now);
+    } catch (e) {
+      next = { ...s, failures: s.failures + 1, lastError: e instanceof Error ? e.message : String(e) };
+      console.warn(`TenantDirectory ${this.tenant}: purge step ${s.phase} failed (attempt ${next.failures}): ${next.lastError}`);
+    }
+    this.store.tx(() => {
+      this.store.setPurge(next);
+      if (next.phase === "done") {
+        this.store.dropTokens();
+        this.store.dropLeases();
+      }
+    });
+    await this.arm(Date.now());
+  }
+
+  /** Arms the alarm for the purge's next step (or deletes it when there is none). */
+  async arm(now: number): Promise<void> {
+    const s = this.store.purge();
+    const at = s ? nextStepAt(s, now) : null;
+    if (at === null) await this.storage.deleteAlarm();
+    else await this.storage.setAlarm(at);
+  }
+}
 
 /**
  * Runs the step the state is at and returns the state after it (the caller

@@ -57,6 +57,14 @@ export type AdminResult<T> = { ok: true; value: T } | { ok: false; status: 400 |
 
 export type { Quotas, TenantDoc, TenantSummary, IssuedToken };
 
+/** A row of the index of directory tenants (`indexList`, `directoryRow`); times unix ms. */
+export interface DirectoryRow {
+  id: string;
+  name: string;
+  created_at: number;
+  deleted_at: number | null;
+}
+
 /** Result of authenticating a token. */
 export type AuthResult =
   | {

@@ -19,6 +19,7 @@
  */
 import { UNLIMITED, type Quotas } from "../../wire/admin/tenants";
 import type { PurgeState } from "./purge";
+import type { DirectoryRow } from "./rpc";
 
 /** A directory tenant's record. */
 export interface TenantRecord {
@@ -44,13 +45,8 @@ export interface TokenRow extends Record<string, SqlStorageValue> {
 /** `last_used_at` is rewritten only when it is at least this old (one write per token per minute at most), ms. */
 export const TOKEN_USE_GRANULARITY_MS = 60_000;
 
-/** One row of the index. */
-export interface DirectoryRow extends Record<string, SqlStorageValue> {
-  id: string;
-  name: string;
-  created_at: number;
-  deleted_at: number | null;
-}
+/** One row of the index (rpc.ts DirectoryRow) as SQLite returns it. */
+interface DirectorySqlRow extends Record<string, SqlStorageValue>, DirectoryRow {}
 
 export class TenantStore {
   private readonly sql: SqlStorage;
@@ -193,7 +189,7 @@ export class TenantStore {
 
   directory(): DirectoryRow[] {
     if (!this.ready) return [];
-    return this.sql.exec<DirectoryRow>("SELECT * FROM directory ORDER BY id").toArray();
+    return this.sql.exec<DirectorySqlRow>("SELECT * FROM directory ORDER BY id").toArray();
   }
 
   /** Runs `fn` in one transaction. */

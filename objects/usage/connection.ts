@@ -15,7 +15,8 @@
 import type { Env } from "../env";
 import { series } from "./catalog";
 import { Meter, type MeterOptions } from "./meter";
-import { telemetryFlushMs, usageStub } from "./stub";
+import { telemetryFlushMs } from "./config";
+import { usageStub } from "./stub";
 
 /** Mark holding the start of the connection-seconds not yet reported (ms). */
 const SINCE = "since";

@@ -1,22 +1,15 @@
 /**
  * Where the counting pipeline reports: the per-tenant UsageAggregator
- * (`usage/<tenant>`), the one index object that lists the tenants with
- * usage (`usage-index/all`, also the storage probe of /healthz), and the
- * flush interval.
+ * (`usage/<tenant>`) and the one index object that lists the tenants with
+ * usage (`usage-index/all`, also the storage probe of /healthz). The flush
+ * interval is in config.ts.
  */
 import type { Env } from "../env";
 import { objectName, tenantOfName } from "../shared/names";
-export { tenantOfName };
-import { positive } from "../shared/positive";
 import type { UsageAggregator } from "./UsageAggregator";
-
-/** Default flush interval of every reporter, ms (TELEMETRY_FLUSH_MS). */
-export const DEFAULT_TELEMETRY_FLUSH_MS = 10_000;
-
-/** The flush interval of this deployment, ms: `TELEMETRY_FLUSH_MS`, else 10000. */
-export function telemetryFlushMs(env: Env): number {
-  return positive(env.TELEMETRY_FLUSH_MS, DEFAULT_TELEMETRY_FLUSH_MS);
-}
+export { tenantOfName };
+// Re-exported for objects/mailbox* (moved by the scheduler change) and worker/telemetry.ts (changed on main meanwhile); the rest import it from ./config.
+export { telemetryFlushMs } from "./config";
 
 /** The UsageAggregator of `tenant`. */
 export function usageStub(env: Env, tenant: string): DurableObjectStub<UsageAggregator> {
@@ -27,4 +20,3 @@ export function usageStub(env: Env, tenant: string): DurableObjectStub<UsageAggr
 export function usageIndexStub(env: Env): DurableObjectStub<UsageAggregator> {
   return env.USAGE.get(env.USAGE.idFromName(objectName("usage-index", "all")));
 }
-

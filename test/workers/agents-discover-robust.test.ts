@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import { app } from "../../worker/app";
 import type { Env } from "../../objects/env";
 import { agentRegistryStub } from "../../objects/agents/stub";
-import { handleMq9Request, replyJson } from "../../objects/mq9/dispatch";
+import { handleMq9Request } from "../../objects/mq9/dispatch";
+import { replyJson } from "../../objects/mq9/reply";
 import { freshTenant } from "./agents-helpers";
 
 const enc = new TextEncoder();

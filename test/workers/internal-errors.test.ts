@@ -8,7 +8,7 @@
 import { SELF, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ErrorCode, Op } from "../../wire/mortar";
-import { mailboxStub } from "../../objects/mq9/dispatch";
+import { mailboxStub } from "../../objects/mailbox/stub";
 import { partitionStub } from "../../objects/partition/stub";
 import { registryStub } from "../../objects/registry/stub";
 import { OPEN_TENANT } from "../../objects/tenants/auth";

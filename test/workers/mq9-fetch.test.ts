@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_GROUPS_PER_MAILBOX } from "../../wire/mq9";
 import type { Env } from "../../objects/env";
-import { mailboxStub } from "../../objects/mq9/dispatch";
+import { mailboxStub } from "../../objects/mailbox/stub";
 import { createMailbox, fetchMsgs, mq9, send, text } from "./mq9-helpers";
 
 async function ack(address: string, group: string, msgId: number) {

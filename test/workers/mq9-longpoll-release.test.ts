@@ -7,7 +7,8 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_PENDING_FETCHES } from "../../wire/mq9";
-import { handleMq9Request, mailboxStub } from "../../objects/mq9/dispatch";
+import { handleMq9Request } from "../../objects/mq9/dispatch";
+import { mailboxStub } from "../../objects/mailbox/stub";
 import { until } from "../fixtures/until";
 import { createMailbox } from "./mq9-helpers";
 import { openNats, testEnv as env } from "./nats-ws";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mq9RequestSeries } from "../../objects/mq9/request-metrics";
-import type { Mq9Reply } from "../../objects/mq9/dispatch";
+import type { Mq9Reply } from "../../objects/mq9/reply";
 
 const ok: Mq9Reply = { status: 200, body: { error: "" } };
 const notFound: Mq9Reply = { status: 404, code: "mailbox_not_found", body: { error: "mailbox x not found" } };

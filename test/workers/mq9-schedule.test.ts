@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../objects/env";
-import { mailboxStub } from "../../objects/mq9/dispatch";
+import { mailboxStub } from "../../objects/mailbox/stub";
 import { mailboxIndexStub } from "../../objects/mailbox-index/stub";
 import { createMailbox, fetchMsgs, mq9, query, send, text } from "./mq9-helpers";
 

@@ -4,6 +4,7 @@ import type { NatsSession } from "../../objects/nats/NatsSession";
 import { handleMq9Request } from "../../objects/mq9/dispatch";
 import { openNats, testEnv as env, wrap } from "./nats-ws";
 import { deliverInOrder } from "./helpers/deliver";
+import { newNatsSessionStub } from "../../objects/nats/stub";
 
 const CONNECT = 'CONNECT {"verbose":false,"pedantic":false,"headers":true,"no_responders":true,"protocol":1}\r\n';
 
@@ -15,8 +16,7 @@ async function expectedReply(subject: string, payload = ""): Promise<unknown> {
 
 /** A NatsSession opened straight on its stub, so a test can deliver messages to it in order (helpers/deliver.ts). */
 async function openDirect(): Promise<{ stub: DurableObjectStub<NatsSession>; c: ReturnType<typeof wrap> }> {
-  const ns = env.NATS_SESSION as unknown as DurableObjectNamespace<NatsSession>;
-  const stub = ns.get(ns.newUniqueId());
+  const stub = newNatsSessionStub(env);
   const res = await stub.fetch("http://broker/nats", { headers: { Upgrade: "websocket" } });
   const c = wrap(res.webSocket!);
   await c.waitFor(/^INFO .*\r\n/);

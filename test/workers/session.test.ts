@@ -22,6 +22,7 @@ import { OPEN_TENANT } from "../../objects/tenants/auth";
 import type { LookupResult } from "../../objects/registry/rpc";
 import { WsConn, connectFrame, expectErr, expectOk, pubFrame, pubResult, sameBytes } from "./helpers/mortar-ws";
 import { cut, deliverInOrder } from "./helpers/deliver";
+import { newSessionStub } from "../../objects/session/stub";
 
 let n = 0;
 /** A topic name unique to this test run (all tests share the open tenant's registry). */
@@ -35,8 +36,7 @@ async function connected(): Promise<WsConn> {
 
 /** A session opened straight on its stub, so a test can reach into it and run its alarm. */
 async function directSession() {
-  const ns = env.SESSION as unknown as DurableObjectNamespace<MortarSession>;
-  const stub = ns.get(ns.newUniqueId());
+  const stub = newSessionStub(env);
   const c = await WsConn.open(stub);
   return { stub, c };
 }

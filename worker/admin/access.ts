@@ -10,7 +10,7 @@
  */
 import { OPEN_TENANT, TENANT_ID_RE, authenticateToken, bearerToken, isOpen, isStaticTenant, timingSafeEqualStr, type AuthResult } from "../../objects/tenants/auth";
 import { tenantStub } from "../../objects/tenants/stub";
-import type { DirectoryRow } from "../../objects/tenants/store";
+import type { DirectoryRow } from "../../objects/tenants/rpc";
 import type { Env } from "../../objects/env";
 
 /** The caller's access. */

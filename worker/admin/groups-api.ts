@@ -28,7 +28,7 @@ import { groupStub } from "../../objects/group/stub";
 import { listGroups } from "../../objects/group/listing";
 import type { TopicInfo } from "../../objects/registry/rpc";
 import type { AdminResult } from "../../objects/tenants/rpc";
-import type { GroupDescription } from "../../objects/group/describe";
+import type { GroupDescription } from "../../objects/group/rpc";
 import { operatorAccess, scopedTenant } from "./access";
 import { bodyError, jsonBody } from "./json-body";
 import { pathName } from "./path-name";

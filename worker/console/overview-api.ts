@@ -14,7 +14,8 @@ import type { OverviewAnswer, TenantUsageAnswer, WhoamiAnswer } from "../../wire
 import { UNLIMITED, type Quotas } from "../../wire/admin/tenants";
 import { OPEN_TENANT, isOpen } from "../../objects/tenants/auth";
 import { tenantStub } from "../../objects/tenants/stub";
-import { telemetryFlushMs, usageStub } from "../../objects/usage/stub";
+import { telemetryFlushMs } from "../../objects/usage/config";
+import { usageStub } from "../../objects/usage/stub";
 import { series } from "../../objects/usage/catalog";
 import { RECENT_BUCKET_MS, type RecentBucket } from "../../objects/usage/store";
 import { agentRegistryStub } from "../../objects/agents/stub";

@@ -12,7 +12,8 @@
 import type { Context } from "hono";
 import { authenticateToken, bearerToken } from "../../objects/tenants/auth";
 import type { Env } from "../../objects/env";
-import { handleMq9Request, replyJson } from "../../objects/mq9/dispatch";
+import { handleMq9Request } from "../../objects/mq9/dispatch";
+import { replyJson } from "../../objects/mq9/reply";
 import { mq9RequestSeries } from "../../objects/mq9/request-metrics";
 import { series } from "../../objects/usage/catalog";
 import { isolateMeter } from "../telemetry";

@@ -9,28 +9,18 @@
  * | "endpoint"              | OpenAI-compatible endpoint (EMBEDDINGS_URL required)  |
  * | "builtin"               | built-in offline embedder                             |
  *
- * A configuration that cannot be honoured (unknown value, missing binding
+ * The vars are read in ../config.ts. A configuration that cannot be honoured (unknown value, missing binding
  * or URL, invalid URL) falls back to the built-in embedder and says why in
  * `warning`, instead of failing every agent request.
  */
 import { createBuiltinEmbedder } from "./builtin";
 import { createEndpointEmbedder } from "./endpoint";
 import type { Embedder, EmbedderKind } from "./types";
-import { createWorkersAiEmbedder, DEFAULT_WORKERS_AI_MODEL, type AiBinding } from "./workers-ai";
+import { createWorkersAiEmbedder, DEFAULT_WORKERS_AI_MODEL } from "./workers-ai";
+import { embedderSettings, type EmbedderEnv } from "../config";
 
-/** The environment fields the embedder choice reads (a subset of Env). */
-export interface EmbedderEnv {
-  /** Workers AI binding (`[ai] binding = "AI"` in wrangler.toml). */
-  AI?: AiBinding;
-  /** "auto" (default), "workers-ai", "endpoint" or "builtin". */
-  AGENT_EMBEDDER?: string;
-  /** OpenAI-compatible embeddings URL (full `/v1/embeddings` URL or base URL). */
-  EMBEDDINGS_URL?: string;
-  /** Model name for the remote embedder (Workers AI or endpoint). */
-  EMBEDDINGS_MODEL?: string;
-  /** Bearer token for the endpoint (set with `wrangler secret put EMBEDDINGS_API_KEY`). */
-  EMBEDDINGS_API_KEY?: string;
-}
+export type { EmbedderEnv };
+
 
 /** The chosen embedder and, when the configuration could not be honoured, why. */
 export interface EmbedderChoice {
@@ -40,25 +30,23 @@ export interface EmbedderChoice {
 
 /** Picks the embedder for `env` (see the table above). Never throws. */
 export function selectEmbedder(env: EmbedderEnv, fetchImpl?: typeof fetch): EmbedderChoice {
-  const wanted = (env.AGENT_EMBEDDER ?? "").trim().toLowerCase() || "auto";
-  const model = env.EMBEDDINGS_MODEL?.trim() || undefined;
-  const url = env.EMBEDDINGS_URL?.trim() ?? "";
+  const { wanted, model, url, apiKey, ai } = embedderSettings(env);
   const fallback = (warning: string): EmbedderChoice => ({ embedder: createBuiltinEmbedder(), warning });
   const endpoint = (): EmbedderChoice => {
     try {
-      return { embedder: createEndpointEmbedder({ url, model, apiKey: env.EMBEDDINGS_API_KEY, fetch: fetchImpl }), warning: null };
+      return { embedder: createEndpointEmbedder({ url, model, apiKey, fetch: fetchImpl }), warning: null };
     } catch (e) {
       return fallback(`${(e as Error).message}; using the built-in embedder`);
     }
   };
   switch (wanted) {
     case "auto":
-      if (env.AI) return { embedder: createWorkersAiEmbedder(env.AI, model ?? DEFAULT_WORKERS_AI_MODEL), warning: null };
+      if (ai) return { embedder: createWorkersAiEmbedder(ai, model ?? DEFAULT_WORKERS_AI_MODEL), warning: null };
       if (url) return endpoint();
       return { embedder: createBuiltinEmbedder(), warning: null };
     case "workers-ai":
-      return env.AI
-        ? { embedder: createWorkersAiEmbedder(env.AI, model ?? DEFAULT_WORKERS_AI_MODEL), warning: null }
+      return ai
+        ? { embedder: createWorkersAiEmbedder(ai, model ?? DEFAULT_WORKERS_AI_MODEL), warning: null }
         : fallback('AGENT_EMBEDDER is "workers-ai" but no AI binding is configured; using the built-in embedder');
     case "endpoint":
       return url ? endpoint() : fallback('AGENT_EMBEDDER is "endpoint" but EMBEDDINGS_URL is not set; using the built-in embedder');

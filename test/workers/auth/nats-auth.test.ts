@@ -1,8 +1,8 @@
 import { runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { NatsSession } from "../../../objects/nats/NatsSession";
 import type { Deadlines } from "../../../objects/session-base/deadlines";
 import { openNats, testEnv as env, wrap } from "../nats-ws";
+import { newNatsSessionStub } from "../../../objects/nats/stub";
 
 describe("GET /nats with tokens configured", () => {
   it("INFO says auth_required", async () => {
@@ -59,8 +59,7 @@ describe("GET /nats with tokens configured", () => {
   });
 
   it("without CONNECT the auth timeout closes the connection with Authentication Timeout", async () => {
-    const ns = env.NATS_SESSION as unknown as DurableObjectNamespace<NatsSession>;
-    const stub = ns.get(ns.newUniqueId());
+    const stub = newNatsSessionStub(env);
     const res = await stub.fetch("http://broker/nats", { headers: { Upgrade: "websocket" } });
     const c = wrap(res.webSocket!);
     await c.waitFor(/^INFO /);

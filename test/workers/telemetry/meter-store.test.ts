@@ -8,10 +8,11 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MeterStore } from "../../../objects/usage/meter-store";
+import { newNatsSessionStub } from "../../../objects/nats/stub";
 
 describe("MeterStore after deleteAll", () => {
   it("dropOutbox, savePending and saveReport work after the object's storage was deleted", async () => {
-    const stub = env.NATS_SESSION.get(env.NATS_SESSION.newUniqueId());
+    const stub = newNatsSessionStub(env);
     await runInDurableObject(stub, async (_o, state) => {
       const store = new MeterStore<{ no: number }>(state.storage);
       const report = { reporter: "r", no: 1, at: 0, entries: [] as [number, string, number][] };

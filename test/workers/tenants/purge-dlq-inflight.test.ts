@@ -22,7 +22,8 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../../objects/env";
 import { mailboxIndexStub } from "../../../objects/mailbox-index/stub";
-import { mailboxStub, handleMq9Request } from "../../../objects/mq9/dispatch";
+import { handleMq9Request } from "../../../objects/mq9/dispatch";
+import { mailboxStub } from "../../../objects/mailbox/stub";
 import { newPurge, type PurgeState } from "../../../objects/tenants/purge";
 import { purgeStep } from "../../../objects/tenants/purger";
 

@@ -1,7 +1,7 @@
 /**
  * What a tenant purge must visit of the tenant's topics (docs/tenants.md
  * "Deleting a tenant"), read page by page from its TopicRegistry: every
- * consumer group recorded (group-index.ts), every partition of every live
+ * consumer group recorded (group-store.ts), every partition of every live
  * topic and its `.dlq` twin, every partition that registered itself
  * (`written`; those of live topics are skipped, the previous stage named
  * them), every partition a topic delete marked deleted (`retired`: it keeps
@@ -15,27 +15,12 @@
  * source topic's partitions (which wait for their dead-letter transfer to
  * the twin) before those of its twin.
  *
- * The cursor is an opaque string (JSON of stage and position). All SQL of
- * this module reads the registry's own tables; `retire` is the one write.
+ * The cursor is an opaque string (JSON of stage and position). The pages
+ * read the registry's tables (`topics`, `topic_groups`, `written`,
+ * `purges`, `registry_meta` of store.ts and group-store.ts); this store owns
+ * the `retired` table, and `retire` is its one write.
  */
-
-/** One object to purge. */
-export type PurgeTarget =
-  | { kind: "group"; incarnation: number; topicId: number; group: string }
-  | { kind: "partition"; incarnation: number; topicId: number; partition: number };
-
-/** A page of targets and the cursor after it (null: nothing is left). */
-export interface PurgeTargetPage {
-  targets: PurgeTarget[];
-  next: string | null;
-}
-
-/** Estimated objects to visit (for progress: groups, partitions). */
-export interface PurgeTotals {
-  topics: number;
-  groups: number;
-  partitions: number;
-}
+import type { PurgeTarget, PurgeTargetPage, PurgeTotals } from "./rpc";
 
 const STAGES = ["groups", "topics", "written", "retired", "purges"] as const;
 
@@ -49,40 +34,43 @@ interface Cursor {
   g: string;
 }
 
-/** Creates the `retired` table if missing. */
-export function ensureRetired(sql: SqlStorage): void {
-  sql.exec(`CREATE TABLE IF NOT EXISTS retired(incarnation INTEGER NOT NULL, topic_id INTEGER NOT NULL, partition INTEGER NOT NULL,
-    PRIMARY KEY(incarnation, topic_id, partition)) WITHOUT ROWID`);
-}
-
-/** A topic delete marked these partitions deleted (they keep a marker row): a tenant purge must still visit them. */
-export function retire(sql: SqlStorage, incarnation: number, topicId: number, partitions: readonly number[]): void {
-  for (const p of partitions) sql.exec("INSERT OR IGNORE INTO retired(incarnation, topic_id, partition) VALUES (?,?,?)", incarnation, topicId, p);
-}
-
-/** The next page of at most `limit` targets after `cursor` (null = from the start). */
-export function purgeTargetPage(sql: SqlStorage, cursor: string | null, limit: number): PurgeTargetPage {
-  let c: Cursor = cursor ? (JSON.parse(cursor) as Cursor) : { s: 0, i: 0, t: 0, p: 0, g: "" };
-  const n = Math.max(1, limit);
-  while (c.s < STAGES.length) {
-    const r = stagePage(sql, STAGES[c.s]!, c, n);
-    if (r) return { targets: r.targets, next: JSON.stringify(r.next) };
-    c = { s: c.s + 1, i: 0, t: 0, p: 0, g: "" };
+/** The tenant purge's view of one registry, and its `retired` table. */
+export class PurgeTargetStore {
+  /** Creates the `retired` table if missing. */
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(`CREATE TABLE IF NOT EXISTS retired(incarnation INTEGER NOT NULL, topic_id INTEGER NOT NULL, partition INTEGER NOT NULL,
+      PRIMARY KEY(incarnation, topic_id, partition)) WITHOUT ROWID`);
   }
-  return { targets: [], next: null };
-}
 
-/** Estimated number of objects the pages will name. */
-export function purgeTotals(sql: SqlStorage): PurgeTotals {
-  const one = (q: string) => sql.exec<{ n: number | null }>(q).one().n ?? 0;
-  return {
-    topics: one("SELECT count(*) AS n FROM topics"),
-    groups: one("SELECT count(*) AS n FROM topic_groups"),
-    partitions: 2 * one("SELECT sum(partitions) AS n FROM topics")
-      + one(`SELECT count(*) AS n FROM (SELECT incarnation, topic_id FROM written UNION ALL SELECT incarnation, topic_id FROM retired) AS w
-             WHERE NOT EXISTS (SELECT 1 FROM topics WHERE topics.incarnation = w.incarnation AND topics.pair = (w.topic_id + 1) / 2)`)
-      + one("SELECT sum(partitions) AS n FROM purges WHERE incarnation < (SELECT v FROM registry_meta WHERE k = 'written_from')"),
-  };
+  /** A topic delete marked these partitions deleted (they keep a marker row): a tenant purge must still visit them. */
+  retire(incarnation: number, topicId: number, partitions: readonly number[]): void {
+    for (const p of partitions) this.sql.exec("INSERT OR IGNORE INTO retired(incarnation, topic_id, partition) VALUES (?,?,?)", incarnation, topicId, p);
+  }
+
+  /** The next page of at most `limit` targets after `cursor` (null = from the start). */
+  page(cursor: string | null, limit: number): PurgeTargetPage {
+    let c: Cursor = cursor ? (JSON.parse(cursor) as Cursor) : { s: 0, i: 0, t: 0, p: 0, g: "" };
+    const n = Math.max(1, limit);
+    while (c.s < STAGES.length) {
+      const r = stagePage(this.sql, STAGES[c.s]!, c, n);
+      if (r) return { targets: r.targets, next: JSON.stringify(r.next) };
+      c = { s: c.s + 1, i: 0, t: 0, p: 0, g: "" };
+    }
+    return { targets: [], next: null };
+  }
+
+  /** Estimated number of objects the pages will name. */
+  totals(): PurgeTotals {
+    const one = (q: string) => this.sql.exec<{ n: number | null }>(q).one().n ?? 0;
+    return {
+      topics: one("SELECT count(*) AS n FROM topics"),
+      groups: one("SELECT count(*) AS n FROM topic_groups"),
+      partitions: 2 * one("SELECT sum(partitions) AS n FROM topics")
+        + one(`SELECT count(*) AS n FROM (SELECT incarnation, topic_id FROM written UNION ALL SELECT incarnation, topic_id FROM retired) AS w
+               WHERE NOT EXISTS (SELECT 1 FROM topics WHERE topics.incarnation = w.incarnation AND topics.pair = (w.topic_id + 1) / 2)`)
+        + one("SELECT sum(partitions) AS n FROM purges WHERE incarnation < (SELECT v FROM registry_meta WHERE k = 'written_from')"),
+    };
+  }
 }
 
 /** One page of `stage` after `c`, or null when the stage has nothing left. */

@@ -1,0 +1,42 @@
+/**
+ * The TenantDirectory's settings from Worker vars (docs/tenants.md), pure:
+ * how often open connections re-check their token, how long a connection
+ * lease lives, and when a deleted tenant's purge starts.
+ *
+ * | var | default | meaning |
+ * |---|---|---|
+ * | TENANT_REVALIDATE_MS | 30000 | open connections re-check their token and renew their lease this often (> 0) |
+ * | TENANT_PURGE_DELAY_MS | 2 × TENANT_REVALIDATE_MS + 10000 | a deleted tenant's purge starts this long after the delete (≥ 0) |
+ *
+ * A var that is empty or not a whole number in range means its default
+ * (shared/int-var.ts).
+ */
+import { nonNegativeInt, positiveInt } from "../shared/int-var";
+
+/** The vars read here (a subset of Env). */
+export interface TenantVars {
+  TENANT_REVALIDATE_MS?: string;
+  TENANT_PURGE_DELAY_MS?: string;
+}
+
+/** Default interval at which open connections re-check their token and renew their lease, ms. */
+export const DEFAULT_REVALIDATE_MS = 30_000;
+
+/** `TENANT_REVALIDATE_MS`, else 30000: the revocation bound of open connections (docs/tenants.md), ms. */
+export function revalidateMs(env: TenantVars): number {
+  return positiveInt(env.TENANT_REVALIDATE_MS, DEFAULT_REVALIDATE_MS);
+}
+
+/**
+ * How long after a tenant's delete its purge starts, ms: `TENANT_PURGE_DELAY_MS`, else two
+ * re-check intervals (every open connection has been refused and closed by then) plus 10 s (the
+ * call deadline: their last calls have landed). docs/tenants.md "Deleting a tenant".
+ */
+export function purgeDelayMs(env: TenantVars): number {
+  return nonNegativeInt(env.TENANT_PURGE_DELAY_MS, 2 * revalidateMs(env) + 10_000);
+}
+
+/** A connection lease expires this long after its last renewal (3 revalidation intervals), ms. */
+export function leaseTtlMs(env: TenantVars): number {
+  return 3 * revalidateMs(env);
+}
