@@ -25,7 +25,8 @@ import { tokenHash } from "./crypto";
 import { tenantStub } from "./stub";
 import type { AuthResult, ConnectionProtocol } from "./rpc";
 import { logOverload } from "../shared/platform-faults";
-import { TokenCache, tokenCacheMs } from "./token-cache";
+import { TokenCache } from "./token-cache";
+import { tokenCacheMs } from "./config";
 
 export { TENANT_ID_RE, timingSafeEqualStr };
 
@@ -131,7 +132,7 @@ export async function authenticateToken(env: Env, token: string | undefined, con
   if (!issued) return { ok: false, reason: "invalid", message: "invalid token" };
   try {
     const hash = await tokenHash(token!);
-    const ttl = connection ? 0 : tokenCacheMs(env.TOKEN_CACHE_MS);
+    const ttl = connection ? 0 : tokenCacheMs(env);
     if (ttl > 0) {
       const hit = issuedChecks.get(hash, Date.now());
       if (hit) return { ok: true, tenant: hit.tenant, open: false, tokenId: hit.tokenId, state: hit.state };

@@ -7,6 +7,7 @@
  * |---|---|---|
  * | TENANT_REVALIDATE_MS | 30000 | open connections re-check their token and renew their lease this often (> 0) |
  * | TENANT_PURGE_DELAY_MS | 2 × TENANT_REVALIDATE_MS + 10000 | a deleted tenant's purge starts this long after the delete (≥ 0) |
+ * | TOKEN_CACHE_MS | 5000 | a Worker isolate trusts a good issued-token check this long for HTTP requests (≥ 0; 0 = no cache; token-cache.ts) |
  *
  * A var that is empty or not a whole number in range means its default
  * (shared/int-var.ts).
@@ -17,6 +18,15 @@ import { nonNegativeInt, positiveInt } from "../shared/int-var";
 export interface TenantVars {
   TENANT_REVALIDATE_MS?: string;
   TENANT_PURGE_DELAY_MS?: string;
+  TOKEN_CACHE_MS?: string;
+}
+
+/** Default `TOKEN_CACHE_MS`, ms. */
+export const DEFAULT_TOKEN_CACHE_MS = 5_000;
+
+/** `TOKEN_CACHE_MS` (0 = no cache), else 5000, ms. */
+export function tokenCacheMs(env: TenantVars): number {
+  return nonNegativeInt(env.TOKEN_CACHE_MS, DEFAULT_TOKEN_CACHE_MS);
 }
 
 /** Default interval at which open connections re-check their token and renew their lease, ms. */

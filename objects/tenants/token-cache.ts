@@ -21,8 +21,6 @@
  */
 import type { TenantState } from "./rpc";
 
-/** Default `TOKEN_CACHE_MS`, ms. */
-export const DEFAULT_TOKEN_CACHE_MS = 5_000;
 /** Most entries an isolate keeps. */
 export const MAX_ENTRIES = 10_000;
 
@@ -37,13 +35,6 @@ export interface CachedToken {
 interface Entry extends CachedToken {
   /** Usable until, unix ms. */
   until: number;
-}
-
-/** `TOKEN_CACHE_MS` as a non-negative integer of ms; empty or malformed = the default. */
-export function tokenCacheMs(value: string | undefined): number {
-  if (value === undefined || value.trim() === "") return DEFAULT_TOKEN_CACHE_MS;
-  const n = Number(value);
-  return Number.isInteger(n) && n >= 0 ? n : DEFAULT_TOKEN_CACHE_MS;
 }
 
 /** Token hash → the tenant and token it names, for a bounded time. */

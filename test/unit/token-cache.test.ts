@@ -1,6 +1,7 @@
 /** The isolate's cache of issued-token checks (objects/tenants/token-cache.ts). */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_TOKEN_CACHE_MS, TokenCache, tokenCacheMs } from "../../objects/tenants/token-cache";
+import { TokenCache } from "../../objects/tenants/token-cache";
+import { DEFAULT_TOKEN_CACHE_MS, tokenCacheMs } from "../../objects/tenants/config";
 
 const T = { tenant: "acme", tokenId: "0123456789ab" };
 
@@ -8,7 +9,7 @@ describe("tokenCacheMs", () => {
   it.each([
     [undefined, DEFAULT_TOKEN_CACHE_MS], ["", DEFAULT_TOKEN_CACHE_MS], [" ", DEFAULT_TOKEN_CACHE_MS], ["0", 0], ["250", 250],
     ["-1", DEFAULT_TOKEN_CACHE_MS], ["1.5", DEFAULT_TOKEN_CACHE_MS], ["abc", DEFAULT_TOKEN_CACHE_MS],
-  ])("%j → %d", (v, ms) => expect(tokenCacheMs(v)).toBe(ms));
+  ])("%j → %d", (v, ms) => expect(tokenCacheMs({ TOKEN_CACHE_MS: v })).toBe(ms));
 });
 
 describe("TokenCache", () => {
