@@ -6,8 +6,20 @@
 export interface Env {
   /** Comma-separated `token:tenant` pairs; empty/unset = open broker, tenant `default`. */
   AUTH_TOKENS?: string;
-  /** Comma-separated origins allowed by CORS on /mq9 and /nats; default `*` when auth is open. */
+  /**
+   * Comma-separated browser origins (`https://app.example`; `*` = any) that
+   * may call the broker besides its own origin; empty/unset = none, open
+   * broker or not (worker/request-guard.ts, worker/cors.ts).
+   */
   CORS_ORIGINS?: string;
+  /**
+   * Comma-separated host names the broker answers to (`broker.example`,
+   * `*.example` for subdomains, `*` for any; the port is not compared);
+   * empty/unset = no Host check (a deployment: Cloudflare routes only the
+   * Worker's own host names to it). `mortarmq dev` sets it to the loopback
+   * names and the addresses it listens on (client/local/allowed-hosts.ts).
+   */
+  ALLOWED_HOSTS?: string;
   /**
    * The address every client of the HTTP port has, when the port is a
    * loopback-only socket that tells the Worker no client address (set by
