@@ -14,6 +14,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
 import { runCli, type CliRun } from "../fixtures/cli-run";
+import { parseMetrics, sampleValue } from "../fixtures/prometheus";
+import { until } from "../fixtures/until";
 
 const TOKEN = "cli-e2e-token";
 let broker: LocalBroker;
@@ -21,7 +23,8 @@ let dir: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "mortarmq-e2e-cli-"));
-  broker = await startLocalBroker({ stateDir: join(dir, "state"), port: 0, vars: { AUTH_TOKENS: `${TOKEN}:acme` } });
+  // a short telemetry flush: the broker's error counters show within a test (pub counts no error)
+  broker = await startLocalBroker({ stateDir: join(dir, "state"), port: 0, vars: { AUTH_TOKENS: `${TOKEN}:acme`, TELEMETRY_FLUSH_MS: "200" } });
 });
 
 afterAll(async () => {
@@ -162,6 +165,21 @@ describe("pub", () => {
     const p = await cli(["pub", "cli.log", "x", "--partition", "4"]);
     expect(p.code).toBe(1);
     expect(p.stderr).toContain("--partition 4 does not exist: cli.log has 4 partition(s)");
+  });
+
+  it("pub and sub on a topic of 3 partitions make the broker count no error (mortarmq_errors_total)", async () => {
+    const mismatches = async () => {
+      const res = await fetch(`${broker.url}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+      return sampleValue(parseMetrics(await res.text()), "mortarmq_errors_total", { tenant: "acme", name: "PARTITION_COUNT_MISMATCH" });
+    };
+    expect((await cli(["topics", "create", "cli.noerr", "--partitions", "3"])).code).toBe(0);
+    const before = await mismatches();
+    for (let i = 0; i < 3; i++) expect((await cli(["pub", "cli.noerr", `v${i}`])).code).toBe(0);
+    expect((await cli(["sub", "cli.noerr", "--group", "noerr", "--count", "3"])).code).toBe(0);
+    // one deliberate mismatch: the counter is flushed and read (not a zero that was never reported)
+    expect((await cli(["topics", "create", "cli.noerr", "--partitions", "2"])).code).toBe(1);
+    await until(async () => (await mismatches()) > before, 15_000, 100);
+    expect(await mismatches()).toBe(before + 1);
   });
 
   it("failed messages are counted and make the exit status 1", async () => {
