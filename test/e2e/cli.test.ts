@@ -238,6 +238,23 @@ describe("sub", () => {
     expect(drained).toEqual({ code: 0, stdout: "", stderr: "mortarmq: received 0 messages from cli.sub as group readers (0 acked)\n" });
   });
 
+  it("--count N takes exactly N: runs of --count 1 print every message once, each on its first attempt", async () => {
+    expect((await cli(["topics", "create", "cli.exact", "--partitions", "2"])).code).toBe(0);
+    expect((await cli(["pub", "cli.exact"], { input: Array.from({ length: 6 }, (_, i) => `e${i}`).join("\n") })).code).toBe(0);
+    const got: Line[] = [];
+    for (let i = 0; i < 4; i++) {
+      const r = await cli(["sub", "cli.exact", "--group", "exact", "--count", "1", "--json"]);
+      expect(r).toMatchObject({ code: 0, stderr: "" });
+      got.push(...lines(r.stdout));
+    }
+    const last = await cli(["sub", "cli.exact", "--group", "exact", "--count", "2", "--json"]);
+    got.push(...lines(last.stdout));
+    // a message taken but not printed would come back later as attempt 2 (after the ack wait, or at once on LEAVE)
+    expect(got.map((m) => [m.value, m.attempt]).sort()).toEqual(Array.from({ length: 6 }, (_, i) => [`e${i}`, 1]));
+    const described = await cliJson<{ partitions: { groups: { in_flight: number; lag: number }[] }[] }>(["topics", "describe", "cli.exact"]);
+    expect(described.partitions.flatMap((p) => p.groups.map((g) => [g.in_flight, g.lag]))).toEqual([[0, 0], [0, 0]]);
+  });
+
   it("--from latest skips what was there; human lines are partition:sequence, key, value", async () => {
     expect((await cli(["sub", "cli.sub", "-g", "late", "--from", "latest", "--timeout", "1000"])).stdout).toBe("");
     expect((await cli(["pub", "cli.sub", "fresh", "--key", "k1"])).code).toBe(0);
