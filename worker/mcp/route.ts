@@ -61,10 +61,11 @@ export async function mcpHandler(c: Context<{ Bindings: Env }>): Promise<Respons
   const waitUntil = waitUntilOf(c);
   const body = await readLimitedBody(c.req.raw, MCP_MAX_BODY_BYTES);
   if (!body.ok) {
-    const answer = new TextEncoder().encode(JSON.stringify({
-      jsonrpc: "2.0", error: { code: -32000, message: `Payload Too Large: Request body must not exceed ${MCP_MAX_BODY_BYTES} bytes` }, id: null,
-    }));
-    return answerDiscardingRest(answer, { status: 413, headers: { "Content-Type": "application/json" } }, body.rest, waitUntil);
+    const [status, message] = body.encoding
+      ? [body.encoding.status, body.encoding.error]
+      : [413, `Payload Too Large: Request body must not exceed ${MCP_MAX_BODY_BYTES} bytes`];
+    const answer = new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+    return answerDiscardingRest(answer, { status, headers: { "Content-Type": "application/json" } }, body.rest, waitUntil);
   }
   // JSON-RPC 2.0 §6: an empty batch is answered with one Invalid Request error (the SDK would answer 202, no body).
   if (isEmptyBatch(body.bytes)) return rpcError(c, 400, INVALID_REQUEST_CODE, "Invalid Request: the batch is empty");
@@ -79,9 +80,13 @@ export async function mcpHandler(c: Context<{ Bindings: Env }>): Promise<Respons
   });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
-  // The body read above, handed to the SDK as a request of its own (it checks Accept and Content-Type, then parses).
+  // The body read (and decoded) above, handed to the SDK as a request of its own (it checks Accept and
+  // Content-Type, then parses); without Content-Encoding / Content-Length, which described the body as sent.
   const raw = c.req.raw;
-  const res = await transport.handleRequest(new Request(raw.url, { method: raw.method, headers: raw.headers, body: body.bytes as Uint8Array<ArrayBuffer>, signal: raw.signal }));
+  const headers = new Headers(raw.headers);
+  headers.delete("content-encoding");
+  headers.delete("content-length");
+  const res = await transport.handleRequest(new Request(raw.url, { method: raw.method, headers, body: body.bytes as Uint8Array<ArrayBuffer>, signal: raw.signal }));
   const answer = await res.arrayBuffer(); // JSON mode: the answer is complete here
   await server.close();
   isolateMeter.add(tenant, BYTES_IN, body.bytes.byteLength);

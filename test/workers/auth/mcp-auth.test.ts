@@ -53,6 +53,20 @@ describe("POST /mcp JSON-RPC batches", () => {
     }
   });
 
+  it("a gzip body is decoded (Content-Encoding, docs/operations.md)", async () => {
+    const json = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" });
+    const gz = new Uint8Array(await new Response(new Blob([json]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer());
+    const res = await SELF.fetch("http://broker/mcp", {
+      method: "POST", body: gz,
+      headers: {
+        Authorization: "Bearer test-token-acme", "Content-Type": "application/json", "Content-Encoding": "gzip",
+        Accept: "application/json, text/event-stream", "Mcp-Protocol-Version": "2025-06-18",
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { id: number; result: { tools: unknown[] } }).result.tools).toHaveLength(10);
+  });
+
   it("a batch of notifications is still 202 with no body", async () => {
     const res = await post(JSON.stringify([{ jsonrpc: "2.0", method: "notifications/initialized" }]));
     expect(res.status).toBe(202);
