@@ -21,6 +21,12 @@ export interface Env {
    */
   ALLOWED_HOSTS?: string;
   /**
+   * "1": the launcher printed the auth mode at startup (`mortarmq dev` sets
+   * it), so the Worker does not log its open-mode warning again on its first
+   * request (objects/tenants/auth.ts OPEN_MODE_LOG). Unset on a deployment.
+   */
+  AUTH_MODE_ANNOUNCED?: string;
+  /**
    * The address every client of the HTTP port has, when the port is a
    * loopback-only socket that tells the Worker no client address (set by
    * `mortarmq dev` for its direct socket on 127.0.0.1 / ::1,

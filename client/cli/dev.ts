@@ -97,6 +97,9 @@ function machineNames(): MachineNames {
   return { hostname: hostname(), addresses };
 }
 
+/** The hint of a usage error of `dev`. */
+const DEV_HELP = "see `mortarmq dev --help`";
+
 const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** The report for a state directory another running broker holds. */
@@ -127,12 +130,19 @@ export function registerDev(program: Command): void {
         vars = { PUSH_ALLOW_LOOPBACK: "1", ...devVars(opts.var, opts.authTokens) };
         // the Host names it answers to: loopback, the --host address, names asked for (DNS rebinding; docs/operations.md)
         vars.ALLOWED_HOSTS = devAllowedHosts(opts.host, vars.ALLOWED_HOSTS, machineNames());
+        // the auth line below says whether it runs open: the Worker does not log it again on its first request
+        vars.AUTH_MODE_ANNOUNCED ??= "1";
       } catch (e) {
-        throw usageError((e as Error).message, "see `mortarmq dev --help`"); // reported by main(), like a bad --port
+        throw usageError((e as Error).message, DEV_HELP); // reported by main()
       }
-      const port = parseIntOption("--port", opts.port, 0, 65535);
-      const bridgePort = opts.bridgePort ? parseIntOption("--bridge-port", opts.bridgePort, 0, 65535) : undefined;
-      const natsPort = opts.natsPort ? parseIntOption("--nats-port", opts.natsPort, 0, 65535) : undefined;
+      let port: number, bridgePort: number | undefined, natsPort: number | undefined;
+      try {
+        port = parseIntOption("--port", opts.port, 0, 65535);
+        bridgePort = opts.bridgePort ? parseIntOption("--bridge-port", opts.bridgePort, 0, 65535) : undefined;
+        natsPort = opts.natsPort ? parseIntOption("--nats-port", opts.natsPort, 0, 65535) : undefined;
+      } catch (e) {
+        throw usageError((e as Error).message, DEV_HELP); // this command's help, not `mortarmq --help`
+      }
       const [{ startEmbeddedBroker }, { PortInUseError }, { StateDirInUseError }, { PACKAGE_ROOT }, { running }] = await Promise.all([
         import("../local/embedded"), import("../local/ports"), import("../local/state-lock"), import("../local/root"), import("../local/process-tree"),
       ]);
@@ -154,6 +164,7 @@ export function registerDev(program: Command): void {
       console.log(`mortarmq: broker      ${broker.url}  (state: ${broker.stateDir})`);
       console.log(`mortarmq: health      ${broker.url}/healthz`);
       console.log(`mortarmq: NATS/WS     ${broker.url.replace(/^http/, "ws")}/nats`);
+      console.log(`mortarmq: console     ${broker.url}/console`);
       for (const s of broker.bridges) console.log(`mortarmq: ${s.line}`);
       console.log(authLine(broker.auth));
       let stopping = false;
@@ -162,6 +173,7 @@ export function registerDev(program: Command): void {
         stopping = true;
         clearInterval(health);
         await broker.stop();
+        console.log(`mortarmq: stopped${code === 0 ? "" : " (status 1)"}`);
         process.exit(code);
       };
       for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, () => void stop(0));
