@@ -20,7 +20,8 @@
  *   `CORS_ORIGINS` (`*` = any) — else 403, before any route reads the body
  *   or opens a session. Requests without `Origin` (curl, the CLI, SDKs,
  *   nats.go, the TCP bridges) are not browsers' cross-origin requests and
- *   pass; their token is checked by the route as always.
+ *   pass; their token is checked by the route as always. Reads of public
+ *   metadata under `/.well-known/` are not checked by Origin.
  *
  * Refusals: `{"error"}` JSON; a JSON-RPC error without id on `/mcp`;
  * text/plain on a WebSocket upgrade (no script reads it).
@@ -53,11 +54,20 @@ export function guardRefusal(env: Env, req: Request): { status: 403; error: stri
     return { status: 403, error: `host ${JSON.stringify(echo(url.hostname))} is not allowed: it is not in ALLOWED_HOSTS (protection against DNS rebinding)` };
   }
   const origin = req.headers.get("origin");
-  if (origin !== null && origin !== url.origin && allowedOrigin(env, origin) === null) {
+  if (origin !== null && origin !== url.origin && allowedOrigin(env, origin) === null && !isPublicRead(req.method, url.pathname)) {
     const what = isUpgrade(req) ? "WebSocket upgrade" : "cross-origin request";
     return { status: 403, error: `${what} from origin ${JSON.stringify(echo(origin))} refused: it is not in CORS_ORIGINS` };
   }
   return null;
+}
+
+/**
+ * True for a read of public metadata under `/.well-known/` (GET, HEAD, or
+ * its preflight): documents any page may read (e.g. the MCP endpoint's
+ * RFC 9728 resource metadata, served with CORS `*`), which change nothing.
+ */
+function isPublicRead(method: string, path: string): boolean {
+  return path.startsWith("/.well-known/") && (method === "GET" || method === "HEAD" || method === "OPTIONS");
 }
 
 /** True for a WebSocket handshake. */

@@ -114,6 +114,13 @@ describe("Origin (same origin, CORS_ORIGINS)", () => {
     expect((await local(upgrade())).status).toBe(101);
   });
 
+  it("reads of public metadata under /.well-known/ are not refused by Origin; a POST there is", async () => {
+    const read = await local(req("http://127.0.0.1:8787/.well-known/oauth-protected-resource", { origin: EVIL }));
+    expect(read.status).not.toBe(403);
+    expect((await local(req("http://127.0.0.1:8787/.well-known/x", { method: "POST", origin: EVIL, body: "{}" }))).status).toBe(403);
+    expect((await local(req("http://rebind.evil.example/.well-known/oauth-protected-resource"))).status).toBe(403); // Host still checked
+  });
+
   it("the broker's own origin, a listed origin and requests without Origin go on", async () => {
     const post = (origin?: string) => req("http://127.0.0.1:8787/mq9/$mq9.AI.MAILBOX.CREATE", { method: "POST", origin, body: "{}" });
     expect((await local(post("http://127.0.0.1:8787"))).status).toBe(200); // the console
