@@ -6,7 +6,11 @@
 export interface Env {
   /** Comma-separated `token:tenant` pairs; empty/unset = open broker, tenant `default`. */
   AUTH_TOKENS?: string;
-  /** Comma-separated origins allowed by CORS on /mq9 and /nats; default `*` when auth is open. */
+  /**
+   * Comma-separated browser origins (`https://app.example`; `*` = any) that
+   * may call the broker besides its own origin; empty/unset = none, open
+   * broker or not (worker/request-guard.ts, worker/cors.ts).
+   */
   CORS_ORIGINS?: string;
   /**
    * Comma-separated issuer URLs of the OAuth authorization servers that
@@ -14,6 +18,20 @@ export interface Env {
    * (worker/mcp/discovery.ts); empty = the broker's own tokens only.
    */
   MCP_AUTHORIZATION_SERVERS?: string;
+  /**
+   * Comma-separated host names the broker answers to (`broker.example`,
+   * `*.example` for subdomains, `*` for any; the port is not compared);
+   * empty/unset = no Host check (a deployment: Cloudflare routes only the
+   * Worker's own host names to it). `mortarmq dev` sets it to the loopback
+   * names and the addresses it listens on (client/local/allowed-hosts.ts).
+   */
+  ALLOWED_HOSTS?: string;
+  /**
+   * "1": the launcher printed the auth mode at startup (`mortarmq dev` sets
+   * it), so the Worker does not log its open-mode warning again on its first
+   * request (objects/tenants/auth.ts OPEN_MODE_LOG). Unset on a deployment.
+   */
+  AUTH_MODE_ANNOUNCED?: string;
   /**
    * The address every client of the HTTP port has, when the port is a
    * loopback-only socket that tells the Worker no client address (set by

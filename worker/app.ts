@@ -3,7 +3,8 @@
  * forward. See README.md for the route table.
  */
 import { Hono } from "hono";
-import { brokerCors, refuseUpgradeOrigin } from "./cors";
+import { brokerCors } from "./cors";
+import { requestGuard } from "./request-guard";
 import type { Env } from "../objects/env";
 import { mq9HttpHandler } from "./mq9/http";
 import { mcpHandler, mcpMethodNotAllowed } from "./mcp/route";
@@ -18,6 +19,13 @@ import { registerConsole } from "./console/routes";
 import { fallbackHandler } from "./fallback";
 
 export const app = new Hono<{ Bindings: Env }>();
+
+/**
+ * Every request first: a `Host` outside ALLOWED_HOSTS or an `Origin` that is
+ * neither the broker's own nor in CORS_ORIGINS is refused with 403
+ * (DNS rebinding, cross-origin pages; worker/request-guard.ts).
+ */
+app.use("*", requestGuard());
 
 /**
  * Operator surface (docs/operations.md): liveness with a storage probe,
@@ -68,29 +76,25 @@ for (const path of [MCP_RESOURCE_METADATA_PATH, ROOT_RESOURCE_METADATA_PATH]) {
  * MortarMQ v0 over WebSocket (DESIGN.md §1): each connection gets its own
  * MortarSession object (`newUniqueId()`), which terminates the socket.
  * Authentication happens in the protocol (CONNECT token), not here; a
- * browser page's origin is checked against CORS_ORIGINS (worker/cors.ts).
+ * browser page's origin was checked by the request guard.
  */
 app.get("/v0/mortar", (c) => {
   if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
     return c.text("MortarMQ v0: connect with a WebSocket (binary messages carry the frame stream)", 426);
   }
-  const refused = refuseUpgradeOrigin(c.env, c.req.raw);
-  if (refused) return refused;
   const ns = c.env.SESSION;
   return ns.get(ns.newUniqueId()).fetch(c.req.raw);
 });
 
 /**
  * NATS client protocol over WebSocket (docs/nats.md): every connection gets
- * its own NatsSession object; a browser page's origin is checked against
- * CORS_ORIGINS (worker/cors.ts).
+ * its own NatsSession object; a browser page's origin was checked by the
+ * request guard.
  */
 app.get("/nats", async (c) => {
   if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
     return c.text("GET /nats expects a WebSocket upgrade (NATS client protocol)", 426);
   }
-  const refused = refuseUpgradeOrigin(c.env, c.req.raw);
-  if (refused) return refused;
   const stub = c.env.NATS_SESSION.get(c.env.NATS_SESSION.newUniqueId());
   return stub.fetch(c.req.raw);
 });

@@ -21,18 +21,75 @@ export const DISCARD_MAX_MS = 30_000;
 /** Most bytes of a refused body discarded after the answer. */
 export const DISCARD_MAX_BYTES = 256 * 1024 * 1024;
 
-/** A body within the limit, or the refusal of one over it. */
+/** A body within the limit, or the refusal of one over it, or of one the broker cannot decode. */
 export type LimitedBody =
   | { ok: true; bytes: Uint8Array }
   /** `size`: the declared length, or "more than <max>" for a streamed body; `rest`: what is left unread. */
-  | { ok: false; size: string; rest: ReadableStreamDefaultReader<Uint8Array> | null };
+  | { ok: false; size: string; rest: ReadableStreamDefaultReader<Uint8Array> | null; encoding?: undefined }
+  /**
+   * A body with a `Content-Encoding` (docs/operations.md "Compressed request
+   * bodies"): 415 for an encoding other than gzip / deflate, 400 for data
+   * that is not valid in its encoding. `rest`: what is left unread.
+   */
+  | { ok: false; encoding: { status: 400 | 415; error: string }; rest: ReadableStreamDefaultReader<Uint8Array> | null; size?: undefined };
+
+/** `Content-Encoding` values decoded, by the DecompressionStream format that decodes them. */
+const DECODED_ENCODINGS: Readonly<Record<string, "gzip" | "deflate">> = { gzip: "gzip", "x-gzip": "gzip", deflate: "deflate" };
 
 /**
  * Reads `req`'s body when it is at most `maxBytes` (declared or counted
  * while streaming). Over the limit it stops reading and returns the size as
  * text and the unread rest, for `answerDiscardingRest`.
+ *
+ * A body sent with `Content-Encoding: gzip` (or `x-gzip`, `deflate`) is
+ * decoded: `maxBytes` bounds both what is read and what decoding yields —
+ * decoding stops as soon as it yields more (a small "zip bomb" never
+ * inflates beyond the limit), and the body is refused as over the limit.
+ * Any other encoding (`br`, `zstd`, several) is refused (415) unread; data
+ * that is not valid gzip / deflate is refused (400). `identity` or none:
+ * the bytes as sent.
  */
 export async function readLimitedBody(req: Request, maxBytes: number): Promise<LimitedBody> {
+  const coding = (req.headers.get("content-encoding") ?? "").trim().toLowerCase();
+  if (coding === "" || coding === "identity") return readRaw(req, maxBytes);
+  const format = DECODED_ENCODINGS[coding];
+  if (format === undefined) {
+    const rest = req.body && !waitsForContinue(req) ? req.body.getReader() : null;
+    const error = `Content-Encoding ${JSON.stringify(coding.slice(0, 64))} is not supported: send the body uncompressed, or with gzip or deflate`;
+    return { ok: false, encoding: { status: 415, error }, rest };
+  }
+  const raw = await readRaw(req, maxBytes);
+  if (!raw.ok) return raw;
+  return decodeBounded(raw.bytes, format, maxBytes, coding);
+}
+
+/**
+ * `bytes` decoded from `format`, when that yields at most `maxBytes`; stops
+ * decoding as soon as it yields more. `coding` names the encoding in errors.
+ */
+async function decodeBounded(bytes: Uint8Array, format: "gzip" | "deflate", maxBytes: number, coding: string): Promise<LimitedBody> {
+  const reader = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream(format)).getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        reader.cancel().catch(() => {});
+        return { ok: false, size: `more than ${maxBytes}`, rest: null };
+      }
+      chunks.push(value);
+    }
+  } catch {
+    return { ok: false, encoding: { status: 400, error: `body is not valid ${coding} data (Content-Encoding: ${coding})` }, rest: null };
+  }
+  return { ok: true, bytes: concatBytes(chunks) };
+}
+
+/** The body's bytes as sent, within `maxBytes` (see readLimitedBody). */
+async function readRaw(req: Request, maxBytes: number): Promise<LimitedBody> {
   const declared = req.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) {
     // A client that asked `Expect: 100-continue` sends no body after an early final answer

@@ -1,18 +1,18 @@
 /**
  * CORS for the browser-facing routes (`/mq9/*`, `/nats`; DESIGN.md §5):
  * web-hosted agents call the broker directly. Allowed origins come from
- * `CORS_ORIGINS` (comma-separated; `*` allowed); when it is empty the
- * broker allows every origin (`*`) while it runs open and none once tokens
- * are configured. Preflights allow the `mq9-*` headers, `Authorization`
- * and `Content-Type`; answers expose `Retry-After` and `WWW-Authenticate`
- * to page scripts. WebSocket upgrades (`/nats`, `/v0/mortar`), which
- * browsers do not subject to CORS, are checked against `CORS_ORIGINS`
- * here (docs/mq9.md "CORS").
+ * `CORS_ORIGINS` (comma-separated; `*` allowed); when it is empty no other
+ * origin is allowed — open broker or not (a page on another origin could
+ * otherwise drive an open local broker). Preflights allow the `mq9-*`
+ * headers, `Authorization` and `Content-Type`; answers expose `Retry-After`
+ * and `WWW-Authenticate` to page scripts. Requests from an origin that is
+ * not allowed — WebSocket upgrades of `/nats` and `/v0/mortar` included,
+ * which browsers do not subject to CORS — never reach a route: the request
+ * guard refuses them (worker/request-guard.ts; docs/mq9.md "CORS").
  */
 import { cors } from "hono/cors";
 import type { MiddlewareHandler } from "hono";
-import { MQ9_HEADER_NAMES, echo } from "../wire/mq9";
-import { isOpen } from "../objects/tenants/auth";
+import { MQ9_HEADER_NAMES } from "../wire/mq9";
 import type { Env } from "../objects/env";
 
 /** Request headers a browser may send to the broker routes. */
@@ -34,11 +34,11 @@ export const CORS_MAX_AGE_S = 600;
 
 /**
  * The `Access-Control-Allow-Origin` value for a request from `origin`, or
- * null when that origin is not allowed.
+ * null when `CORS_ORIGINS` does not allow it (the broker's own origin is
+ * allowed by the request guard, not here).
  */
 export function allowedOrigin(env: Env, origin: string): string | null {
   const list = corsOrigins(env);
-  if (list.length === 0) return isOpen(env) ? "*" : null;
   if (list.includes("*")) return "*";
   return list.includes(origin) ? origin : null;
 }
@@ -61,22 +61,4 @@ export function brokerCors(): MiddlewareHandler<{ Bindings: Env }> {
 /** The `CORS_ORIGINS` entries (empty when unset). */
 function corsOrigins(env: Env): string[] {
   return (env.CORS_ORIGINS ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-}
-
-/**
- * The 403 for a WebSocket upgrade whose `Origin` is refused, or null to go
- * on. Applies only when `CORS_ORIGINS` is set: an upgrade without `Origin`
- * (nats.go, the TCP bridges, server-side clients), from the broker's own
- * origin, or from a listed origin (or with `*` listed) is allowed; any
- * other origin — `null` included — is refused. With `CORS_ORIGINS` unset
- * upgrades are not checked (as before; the broker's token still is).
- */
-export function refuseUpgradeOrigin(env: Env, req: Request): Response | null {
-  const origin = req.headers.get("origin");
-  if (origin === null || corsOrigins(env).length === 0) return null;
-  if (origin === new URL(req.url).origin || allowedOrigin(env, origin) !== null) return null;
-  return new Response(`WebSocket upgrade from origin ${JSON.stringify(echo(origin))} refused: it is not in CORS_ORIGINS`, {
-    status: 403,
-    headers: { "Content-Type": "text/plain; charset=utf-8" },
-  });
 }

@@ -21,7 +21,7 @@ import { parseBytes, parseDurationS } from "./parse";
 /** Error names for admin API statuses. */
 const STATUS_NAMES: StatusHints = {
   400: ["BAD_REQUEST", "check the arguments (see mortarmq admin --help)"],
-  401: ["UNAUTHORIZED", "pass the operator token with --admin-token or MORTARMQ_ADMIN_TOKEN"],
+  401: ["UNAUTHORIZED", "pass the operator token with --admin-token (or --token), or MORTARMQ_ADMIN_TOKEN"],
   403: ["FORBIDDEN", "that is a tenant's token: /admin needs the operator token (ADMIN_TOKEN)"],
   404: ["NOT_FOUND", "see mortarmq admin tenants list"],
   409: ["CONFLICT", ""],
@@ -119,9 +119,12 @@ export function renderTokens(tokens: readonly TokenInfo[], now = Date.now()): st
 export function registerAdmin(program: Command): void {
   const admin = program.command("admin")
     .description("operator commands: tenants, issued tokens, quotas, usage (needs ADMIN_TOKEN)")
-    .addOption(new Option("--admin-token <token>", "the operator token (ADMIN_TOKEN)").env("MORTARMQ_ADMIN_TOKEN"));
+    .addOption(new Option("--admin-token <token>", "the operator token (ADMIN_TOKEN; default: --token)").env("MORTARMQ_ADMIN_TOKEN"));
+  // The operator token: --admin-token / MORTARMQ_ADMIN_TOKEN, else the global --token / MORTARMQ_TOKEN
+  // (`mortarmq admin … --token <ADMIN_TOKEN>` used to be ignored, answered "missing bearer token").
   const tokenOf = (cmd: Command): string | undefined => {
-    const t = cmd.optsWithGlobals<{ adminToken?: string }>().adminToken?.trim();
+    const o = cmd.optsWithGlobals<{ adminToken?: string; token?: string }>();
+    const t = o.adminToken?.trim() || o.token?.trim();
     return t ? t : undefined;
   };
   const tenantId = (id: string): string => {

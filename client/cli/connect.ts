@@ -43,8 +43,11 @@ export interface ResolvedTopic {
 const COUNT_IN_MESSAGE = /exists with (\d+) partitions?/;
 
 /**
- * Finds topic `name` without creating it. MortarMQ v0 has no lookup op, so
- * this DECLAREs the topic's `.dlq` twin: DECLARE of a `.dlq` name never
+ * Finds topic `name` without creating it. A broker that speaks the retention
+ * extension is asked with an empty retention DECLARE (partition_count 0:
+ * it reads an existing topic's settings, changes nothing and is no error —
+ * UNKNOWN_TOPIC when it does not exist). Otherwise, since MortarMQ v0 has no
+ * lookup op, this DECLAREs the topic's `.dlq` twin: DECLARE of a `.dlq` name never
  * creates anything — it answers the twin of an existing topic (topic_id =
  * source + 1, same partition count), TOPIC_NAME_RESERVED when the source does
  * not exist, or PARTITION_COUNT_MISMATCH naming the real count, which a second
@@ -62,6 +65,17 @@ export async function resolveTopic(client: MortarClient, name: string): Promise<
   const toResult = (r: { topicId: number; partitionCount: number }): ResolvedTopic => ({
     name, topicId: isTwin ? r.topicId : r.topicId - 1, partitionCount: r.partitionCount,
   });
+  if (client.supportsRetention) {
+    // No probe with a guessed count: its PARTITION_COUNT_MISMATCH would count in the broker's
+    // mortarmq_errors_total on every pub to a topic of more than one partition.
+    try {
+      const r = await client.alterTopic(name, {});
+      return { name, topicId: r.topicId, partitionCount: r.partitionCount };
+    } catch (e) {
+      if (e instanceof MortarClientError && e.source === "broker" && e.code === ErrorCode.UNKNOWN_TOPIC) throw unknownTopic(name);
+      throw e;
+    }
+  }
   try {
     return toResult(await client.declare(probe, 1));
   } catch (e) {

@@ -34,6 +34,9 @@ export function addGlobalOptions(program: Command): void {
     .addOption(new Option("--json", "machine-readable JSON output (errors as JSON on stderr)"))
     .configureHelp({
       showGlobalOptions: true,
+      // wrap descriptions also next to long terms (`register [options] [card]`): commander's default
+      // leaves a description column narrower than 40 unwrapped, past 80 columns
+      minWidthToWrap: 20,
       optionDescription(option: Option): string {
         const text = Help.prototype.optionDescription.call(this, option);
         return option.mandatory ? `${text} (required)` : text;

@@ -13,16 +13,21 @@
  *
  * Worker vars (wrangler.toml `[vars]`: AUTH_TOKENS, CORS_ORIGINS, …) are set
  * with `--var NAME=value` (repeatable) or the `--auth-tokens <list>` shortcut.
+ * ALLOWED_HOSTS is always set: the loopback names and the `--host` address
+ * (every address of the machine for 0.0.0.0 / ::), plus any names given with
+ * `--var ALLOWED_HOSTS=…` (client/local/allowed-hosts.ts).
  *
  * Started by startLocalBroker (client/local/broker.ts) with an IPC channel,
  * it sends one `DevReadyMessage` once ready and stops when the channel closes.
  */
+import { hostname, networkInterfaces } from "node:os";
 import type { Command } from "commander";
 import { HEALTH_INTERVAL_MS, HealthWatch } from "../local/health";
 import type { PortInUseError } from "../local/ports";
 import type { DevReadyMessage } from "../local/ready";
 import type { StateDirInUseError } from "../local/state-lock";
 import { CliError, usageError } from "./errors";
+import { devAllowedHosts, type MachineNames } from "../local/allowed-hosts";
 import { parseIntOption } from "./parse";
 
 interface DevOptions {
@@ -74,6 +79,15 @@ export function authLine(auth: "open" | "tokens"): string {
     : "mortarmq: auth        tokens required (AUTH_TOKENS or ADMIN_TOKEN is set): clients send a token (HTTP Bearer, NATS auth_token, MortarMQ CONNECT)";
 }
 
+/** This machine's host name and interface addresses (for a broker bound to 0.0.0.0 / ::). */
+function machineNames(): MachineNames {
+  const addresses = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
+  return { hostname: hostname(), addresses };
+}
+
+/** The hint of a usage error of `dev`. */
+const DEV_HELP = "see `mortarmq dev --help`";
+
 const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** The report for a state directory another running broker holds. */
@@ -87,7 +101,7 @@ export function registerDev(program: Command): void {
   program
     .command("dev")
     .description("run the broker locally (the Worker in Miniflare, on-disk state, no account needed) with its TCP bridges")
-    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--host <host>", "address to listen on; the broker answers to loopback names and this address (add names with --var ALLOWED_HOSTS=…)", "127.0.0.1")
     .option("--port <port>", "HTTP/WebSocket port (0: a free one)", "8787")
     .option("--state <dir>", "directory for on-disk state", ".mortarmq/state")
     .option("--bridge-port <port>", "MortarMQ v0 TCP bridge port (0: a free one)", "7070")
@@ -102,12 +116,21 @@ export function registerDev(program: Command): void {
       try {
         // push endpoints on this machine (http://127.0.0.1:…) are allowed locally; `--var PUSH_ALLOW_LOOPBACK=0` turns it off (docs/push.md)
         vars = { PUSH_ALLOW_LOOPBACK: "1", ...devVars(opts.var, opts.authTokens) };
+        // the Host names it answers to: loopback, the --host address, names asked for (DNS rebinding; docs/operations.md)
+        vars.ALLOWED_HOSTS = devAllowedHosts(opts.host, vars.ALLOWED_HOSTS, machineNames());
+        // the auth line below says whether it runs open: the Worker does not log it again on its first request
+        vars.AUTH_MODE_ANNOUNCED ??= "1";
       } catch (e) {
-        throw usageError((e as Error).message, "see `mortarmq dev --help`"); // reported by main(), like a bad --port
+        throw usageError((e as Error).message, DEV_HELP); // reported by main()
       }
-      const port = parseIntOption("--port", opts.port, 0, 65535);
-      const bridgePort = opts.bridgePort ? parseIntOption("--bridge-port", opts.bridgePort, 0, 65535) : undefined;
-      const natsPort = opts.natsPort ? parseIntOption("--nats-port", opts.natsPort, 0, 65535) : undefined;
+      let port: number, bridgePort: number | undefined, natsPort: number | undefined;
+      try {
+        port = parseIntOption("--port", opts.port, 0, 65535);
+        bridgePort = opts.bridgePort ? parseIntOption("--bridge-port", opts.bridgePort, 0, 65535) : undefined;
+        natsPort = opts.natsPort ? parseIntOption("--nats-port", opts.natsPort, 0, 65535) : undefined;
+      } catch (e) {
+        throw usageError((e as Error).message, DEV_HELP); // this command's help, not `mortarmq --help`
+      }
       const [{ startEmbeddedBroker }, { PortInUseError }, { StateDirInUseError }, { PACKAGE_ROOT }, { running }] = await Promise.all([
         import("../local/embedded"), import("../local/ports"), import("../local/state-lock"), import("../local/root"), import("../local/process-tree"),
       ]);
@@ -129,6 +152,7 @@ export function registerDev(program: Command): void {
       console.log(`mortarmq: broker      ${broker.url}  (state: ${broker.stateDir})`);
       console.log(`mortarmq: health      ${broker.url}/healthz`);
       console.log(`mortarmq: NATS/WS     ${broker.url.replace(/^http/, "ws")}/nats`);
+      console.log(`mortarmq: console     ${broker.url}/console`);
       for (const s of broker.bridges) console.log(`mortarmq: ${s.line}`);
       console.log(authLine(broker.auth));
       let stopping = false;
@@ -137,6 +161,7 @@ export function registerDev(program: Command): void {
         stopping = true;
         clearInterval(health);
         await broker.stop();
+        console.log(`mortarmq: stopped${code === 0 ? "" : " (status 1)"}`);
         process.exit(code);
       };
       for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, () => void stop(0));

@@ -25,7 +25,9 @@ export function httpBase(url: string): string {
   if (u.protocol === "ws:") u.protocol = "http:";
   else if (u.protocol === "wss:") u.protocol = "https:";
   if (u.protocol !== "http:" && u.protocol !== "https:") {
-    throw usageError(`this command needs an http(s) broker URL, not ${url}`, "use --url http://host:port (tcp:// works only for topics create/delete, pub and sub)");
+    // the tcp:// note only for a tcp:// URL: a typo such as htp:// is not about the TCP bridge
+    const hint = u.protocol === "tcp:" ? "use --url http://host:port (tcp:// works only for topics create/delete/alter, pub and sub)" : "use --url http://host:port";
+    throw usageError(`this command needs an http(s) broker URL, not ${url}`, hint);
   }
   return u.origin;
 }

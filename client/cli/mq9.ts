@@ -8,6 +8,7 @@
 import type { Command } from "commander";
 import type { FetchOptions, QueryOptions, SendOptions } from "@mortarmq/mq9";
 import { PRIORITIES } from "../../wire/mq9/priority"; // not the index: that loads zod
+import { MAX_BATCH_MSGS } from "../../wire/mq9/limits";
 import { action, output, printJson } from "./context";
 import { usageError } from "./errors";
 import { readPayload } from "./input";
@@ -17,7 +18,6 @@ import { parseChoice, parseIntOption, parseList, parseTimeOption } from "./parse
 import { registerMq9Agents } from "./mq9-agents";
 import { registerMq9List } from "./mq9-list";
 
-const U32_MAX = 0xffff_ffff;
 const DELIVER = ["latest", "earliest", "from_time", "from_id"] as const;
 
 interface FetchFlags {
@@ -43,7 +43,7 @@ export function fetchOptions(o: FetchFlags): FetchOptions {
     if (o.group === undefined) throw usageError("--force-deliver needs --group (it resets a group's position)");
     out.forceDeliver = true;
   }
-  if (o.numMsgs !== undefined) out.numMsgs = parseIntOption("--num-msgs", o.numMsgs, 1, U32_MAX);
+  if (o.numMsgs !== undefined) out.numMsgs = parseIntOption("--num-msgs", o.numMsgs, 1, MAX_BATCH_MSGS); // the broker clamps larger values
   if (o.maxWaitMs !== undefined) out.maxWaitMs = parseIntOption("--max-wait-ms", o.maxWaitMs, 0, Number.MAX_SAFE_INTEGER);
   return out;
 }
@@ -117,7 +117,7 @@ export function registerMq9(program: Command): void {
     .option("--from-time <time>", "start at this time: unix seconds or ISO-8601 (implies --deliver from_time)")
     .option("--from-id <msg_id>", "start at this msg_id, inclusive (implies --deliver from_id)")
     .option("--force-deliver", "reset the group's position to --deliver")
-    .option("-n, --num-msgs <n>", "at most this many messages (broker default 100, max 1000)")
+    .option("-n, --num-msgs <n>", `at most this many messages (1 to ${MAX_BATCH_MSGS}; broker default 100)`)
     .option("--max-wait-ms <ms>", "long-poll: wait up to this long for a message (broker default 500; 0 = answer at once)")
     .option("--ack", "with --group: ACK the last message of the batch (acknowledges the whole batch)")
     .option("--payload-width <n>", "cut payloads in the table to this many characters", "80")

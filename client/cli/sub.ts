@@ -1,15 +1,19 @@
 /**
- * `mortarmq sub TOPIC --group G`: joins consumer group G on TOPIC (SUB, push
- * mode), prints every message and ACKs it after printing. Stops after
- * `--count` messages, after `--timeout` ms without a message, on Ctrl-C /
- * SIGTERM, or when stdout is closed (`| head`): then it waits for the ACKs of
- * what it printed and leaves the group cleanly; messages that were pushed
- * but not printed are not ACKed, so the group redelivers them
+ * `mortarmq sub TOPIC --group G`: joins consumer group G on TOPIC, prints
+ * every message and ACKs it after printing. Stops after `--count` messages,
+ * after `--timeout` ms without a message, on Ctrl-C / SIGTERM, or when stdout
+ * is closed (`| head`): then it waits for the ACKs of what it printed and
+ * leaves the group cleanly. Without `--count` the broker pushes (SUB push
+ * mode, the default credit window); with `--count` the CLI PULLs exactly the
+ * messages it still has to print (SUB pull mode), so it never takes one it
+ * will not print — pushed-but-unprinted messages would each wait out the ack
+ * deadline and come back as another attempt. Messages taken but not printed
+ * (Ctrl-C, a closed stdout) are not ACKed, so the group redelivers them
  * (at-least-once).
  */
 import type { Command } from "commander";
-import { DEFAULT_CREDIT_COUNT } from "../../wire/mortar/constants";
-import type { Message } from "../sdk";
+import { DEFAULT_PULL_MAX_MSGS } from "../../wire/mortar/constants";
+import type { Message, Subscription } from "../sdk";
 import { action, type GlobalOptions } from "./context";
 import { describeError, errorTag } from "./errors";
 import { payloadCell, printableText } from "./format";
@@ -68,6 +72,27 @@ function writeStdout(text: string): Promise<boolean> {
   return new Promise((res) => process.stdout.write(text, (err) => res(!err)));
 }
 
+/** Longest single PULL wait, ms: a member's first PULL may come before its partitions are assigned, and waits out this slice with none. */
+const PULL_SLICE_MS = 500;
+
+/**
+ * `next(timeoutMs)` over a pull-mode subscription: one message at a time
+ * (null after `timeoutMs` without one; never, without), PULLing at most
+ * `left()` messages at once.
+ */
+function puller(sub: Subscription, left: () => number): (timeoutMs?: number) => Promise<Message | null> {
+  const batch: Message[] = [];
+  return async (timeoutMs) => {
+    const until = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+    while (batch.length === 0) {
+      const wait = Math.min(PULL_SLICE_MS, until - Date.now());
+      if (wait <= 0) return null;
+      batch.push(...(await sub.pull({ maxMsgs: Math.min(left(), DEFAULT_PULL_MAX_MSGS), waitMs: wait })));
+    }
+    return batch.shift()!;
+  };
+}
+
 async function runSub(g: GlobalOptions, topicName: string, opts: SubOptions): Promise<void> {
   const count = opts.count === undefined ? undefined : parseIntOption("--count", opts.count, 1, Number.MAX_SAFE_INTEGER);
   const from = parseChoice("--from", opts.from, ["earliest", "latest"] as const);
@@ -79,9 +104,9 @@ async function runSub(g: GlobalOptions, topicName: string, opts: SubOptions): Pr
   const acks: Promise<void>[] = [];
   try {
     const topic = await resolveTopic(client, topicName);
-    // With --count, never take more than that on credit: pushed-but-unprinted messages wait for redelivery.
-    const creditCount = count !== undefined ? Math.min(count, DEFAULT_CREDIT_COUNT) : undefined;
-    const sub = await client.subscribe(topic.topicId, opts.group, { startPolicy: from, creditCount });
+    // With --count: pull mode, PULLing no more than is left to print (see the module comment).
+    const sub = await client.subscribe(topic.topicId, opts.group, { startPolicy: from, pull: count !== undefined });
+    const take = count === undefined ? (wait?: number) => sub.next(wait) : puller(sub, () => count - received);
     // Ctrl-C / SIGTERM / a closed stdout (`| head`) end the loop; the ACKs of what was printed go out
     // before the LEAVE (an ACK after it is refused: UNKNOWN_SUBSCRIPTION). A second Ctrl-C kills.
     let stopping = false;
@@ -95,7 +120,7 @@ async function runSub(g: GlobalOptions, topicName: string, opts: SubOptions): Pr
     process.once("SIGTERM", stop);
     try {
       while (!stopping && (count === undefined || received < count)) {
-        const m = await Promise.race([sub.next(timeoutMs), stopped]);
+        const m = await Promise.race([take(timeoutMs), stopped]);
         if (!m || stopping) break; // a message taken but not printed is not ACKed: redelivered
         if (!(await writeStdout((g.json ? JSON.stringify(messageJson(topicName, m)) : messageLine(m)) + "\n"))) break;
         received++;

@@ -16,7 +16,7 @@ import { addRetentionOptions, renderRetention, retentionFromFlags, retentionJson
 
 /** Registers `topics` and its subcommands on `program`. */
 export function registerTopics(program: Command): void {
-  const topics = program.command("topics").description("create, delete, list and describe MortarMQ topics");
+  const topics = program.command("topics").description("create, alter, delete, list and describe MortarMQ topics");
 
   addRetentionOptions(topics
     .command("create <name>")

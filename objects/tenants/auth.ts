@@ -96,7 +96,8 @@ export function forgetTenant(tenant: string): void {
  * Resolves a presented token (possibly undefined/empty) to a tenant.
  *
  * - Open broker → `{ok:true, tenant:"default", open:true}`; the first such
- *   request in an isolate logs {@link OPEN_MODE_LOG}.
+ *   request in an isolate logs {@link OPEN_MODE_LOG} (unless the launcher
+ *   announced the auth mode itself: AUTH_MODE_ANNOUNCED=1).
  * - A static token → its tenant, no call.
  * - An issued token → one call to its tenant's TenantDirectory
  *   (`authenticate`, or `connect` when `connection` is given, which also
@@ -112,7 +113,7 @@ export async function authenticateToken(env: Env, token: string | undefined, con
   if (open) {
     if (!openModeLogged) {
       openModeLogged = true;
-      console.warn(OPEN_MODE_LOG);
+      if (env.AUTH_MODE_ANNOUNCED !== "1") console.warn(OPEN_MODE_LOG); // `mortarmq dev` printed it at startup already
     }
     tenant = OPEN_TENANT;
   } else {

@@ -40,6 +40,14 @@ async function json<T = any>(args: string[], env: Record<string, string> = {}): 
 }
 
 describe("mortarmq admin", () => {
+  it("--token carries the operator token when no --admin-token is given (it was ignored: 'missing bearer token')", async () => {
+    const listed = await cli(["admin", "tenants", "list", "--token", ADMIN], {}, false);
+    expect(listed).toMatchObject({ code: 0, stderr: "" });
+    const none = await cli(["admin", "tenants", "list"], {}, false);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toBe("mortarmq: UNAUTHORIZED (HTTP 401): unauthorized: missing bearer token\n  what to do: pass the operator token with --admin-token (or --token), or MORTARMQ_ADMIN_TOKEN\n");
+  });
+
   it("tenant lifecycle: create, issue, use, quotas, usage, revoke, delete", async () => {
     const created = await cli(["admin", "tenants", "create", "acme", "--name", "Acme Corp"]);
     expect(created).toMatchObject({ code: 0, stderr: "" });

@@ -85,13 +85,20 @@ describe("mortarmq dev", () => {
     expect(preflight.headers.get("access-control-allow-origin")).toBe("https://app.example");
   });
 
-  it("without tokens says at startup that it runs open, and the Worker logs it on its first request", async () => {
-    const dev = await startDev([]);
-    expect(dev.output()).toContain('mortarmq: auth        OPEN — no AUTH_TOKENS and no ADMIN_TOKEN configured: every client is tenant "default"');
+  it("without tokens says once that it runs open, prints the console's URL, and says when it stopped", async () => {
+    const { child, port, output } = await spawnDev([]);
+    const dev = { url: `http://127.0.0.1:${port}`, output };
+    await until(async () => /mortarmq: auth .*\n/.test(output()), 90_000, 100);
+    expect(output()).toContain('mortarmq: auth        OPEN — no AUTH_TOKENS and no ADMIN_TOKEN configured: every client is tenant "default"');
+    expect(output()).toContain(`mortarmq: console     ${dev.url}/console\n`);
     expect((await create(dev.url, "open.box")).status).toBe(200);
-    const deadline = Date.now() + 10_000;
-    while (!dev.output().includes("mortarmq: running OPEN") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(dev.output()).toContain('mortarmq: running OPEN — no AUTH_TOKENS and no ADMIN_TOKEN configured, every client is tenant "default"');
+    expect((await fetch(`${dev.url}/console`)).status).toBe(200);
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
+    expect(output()).toMatch(/mortarmq: stopped\n$/);
+    // the Worker's own open-mode warning (first request) is not printed again: `mortarmq dev` said it at startup
+    expect(output().match(/OPEN/g)).toHaveLength(1);
   });
 
   it("fails fast, naming the port, when a bridge port is taken (a second `npm start` must not leave NATS_URL reaching the first broker)", async () => {
@@ -147,8 +154,7 @@ describe("mortarmq dev", () => {
     const quiet = await startDev([]);
     for (let i = 0; i < 20; i++) await (await fetch(`${quiet.url}/stats`)).arrayBuffer();
     expect((await create(quiet.url, "quiet.box")).status).toBe(200);
-    await until(async () => quiet.output().includes("mortarmq: running OPEN"), 10_000, 100); // the Worker's own log line of those requests
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, 1_000)); // time for any line those requests would log
     expect(quiet.output()).not.toMatch(/GET \/stats|POST \/mq9/);
     expect(quiet.output()).not.toContain("\x1b[");
 
@@ -193,6 +199,14 @@ describe("mortarmq dev", () => {
       expect(err, state).toBe(`mortarmq: ERROR: ${line}\n`);
     }
   }, 60_000);
+
+  it("a --port that is not a number points to dev's own help", async () => {
+    const child = spawn(process.execPath, [resolve(PACKAGE_ROOT, "client/bin/mortarmq.js"), "dev", "--port", "abc"], { cwd: PACKAGE_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let err = "";
+    child.stderr.on("data", (d) => (err += d));
+    expect(await new Promise((r) => child.once("exit", r))).toBe(1);
+    expect(err).toBe('mortarmq: USAGE: --port must be a whole number, not "abc"\n  what to do: see `mortarmq dev --help`\n');
+  });
 
   it("refuses a malformed --var before starting anything", async () => {
     const child = spawn(process.execPath, [resolve(PACKAGE_ROOT, "client/bin/mortarmq.js"), "dev", "--var", "NOEQUALS"], { cwd: PACKAGE_ROOT, stdio: ["ignore", "pipe", "pipe"] });

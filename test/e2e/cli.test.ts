@@ -14,6 +14,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
 import { runCli, type CliRun } from "../fixtures/cli-run";
+import { parseMetrics, sampleValue } from "../fixtures/prometheus";
+import { until } from "../fixtures/until";
 
 const TOKEN = "cli-e2e-token";
 let broker: LocalBroker;
@@ -21,7 +23,8 @@ let dir: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "mortarmq-e2e-cli-"));
-  broker = await startLocalBroker({ stateDir: join(dir, "state"), port: 0, vars: { AUTH_TOKENS: `${TOKEN}:acme` } });
+  // a short telemetry flush: the broker's error counters show within a test (pub counts no error)
+  broker = await startLocalBroker({ stateDir: join(dir, "state"), port: 0, vars: { AUTH_TOKENS: `${TOKEN}:acme`, TELEMETRY_FLUSH_MS: "200" } });
 });
 
 afterAll(async () => {
@@ -164,6 +167,21 @@ describe("pub", () => {
     expect(p.stderr).toContain("--partition 4 does not exist: cli.log has 4 partition(s)");
   });
 
+  it("pub and sub on a topic of 3 partitions make the broker count no error (mortarmq_errors_total)", async () => {
+    const mismatches = async () => {
+      const res = await fetch(`${broker.url}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+      return sampleValue(parseMetrics(await res.text()), "mortarmq_errors_total", { tenant: "acme", name: "PARTITION_COUNT_MISMATCH" });
+    };
+    expect((await cli(["topics", "create", "cli.noerr", "--partitions", "3"])).code).toBe(0);
+    const before = await mismatches();
+    for (let i = 0; i < 3; i++) expect((await cli(["pub", "cli.noerr", `v${i}`])).code).toBe(0);
+    expect((await cli(["sub", "cli.noerr", "--group", "noerr", "--count", "3"])).code).toBe(0);
+    // one deliberate mismatch: the counter is flushed and read (not a zero that was never reported)
+    expect((await cli(["topics", "create", "cli.noerr", "--partitions", "2"])).code).toBe(1);
+    await until(async () => (await mismatches()) > before, 15_000, 100);
+    expect(await mismatches()).toBe(before + 1);
+  });
+
   it("failed messages are counted and make the exit status 1", async () => {
     const big = "v".repeat(1000);
     const key = "k".repeat(300); // > MAX_KEY_LEN (255): KEY_TOO_LONG for those lines
@@ -218,6 +236,23 @@ describe("sub", () => {
 
     const drained = await cli(["sub", "cli.sub", "-g", "readers", "--timeout", "1000"]);
     expect(drained).toEqual({ code: 0, stdout: "", stderr: "mortarmq: received 0 messages from cli.sub as group readers (0 acked)\n" });
+  });
+
+  it("--count N takes exactly N: runs of --count 1 print every message once, each on its first attempt", async () => {
+    expect((await cli(["topics", "create", "cli.exact", "--partitions", "2"])).code).toBe(0);
+    expect((await cli(["pub", "cli.exact"], { input: Array.from({ length: 6 }, (_, i) => `e${i}`).join("\n") })).code).toBe(0);
+    const got: Line[] = [];
+    for (let i = 0; i < 4; i++) {
+      const r = await cli(["sub", "cli.exact", "--group", "exact", "--count", "1", "--json"]);
+      expect(r).toMatchObject({ code: 0, stderr: "" });
+      got.push(...lines(r.stdout));
+    }
+    const last = await cli(["sub", "cli.exact", "--group", "exact", "--count", "2", "--json"]);
+    got.push(...lines(last.stdout));
+    // a message taken but not printed would come back later as attempt 2 (after the ack wait, or at once on LEAVE)
+    expect(got.map((m) => [m.value, m.attempt]).sort()).toEqual(Array.from({ length: 6 }, (_, i) => [`e${i}`, 1]));
+    const described = await cliJson<{ partitions: { groups: { in_flight: number; lag: number }[] }[] }>(["topics", "describe", "cli.exact"]);
+    expect(described.partitions.flatMap((p) => p.groups.map((g) => [g.in_flight, g.lag]))).toEqual([[0, 0], [0, 0]]);
   });
 
   it("--from latest skips what was there; human lines are partition:sequence, key, value", async () => {

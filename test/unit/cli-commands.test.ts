@@ -219,3 +219,30 @@ describe("mq9 tables", () => {
     expect(renderAgents([])).toBe("no agents\n");
   });
 });
+
+describe("help text", () => {
+  /** Every command of the program, depth first. */
+  const all = (c: Command): Command[] => [c, ...c.commands.flatMap(all)];
+
+  it("every command's help fits 80 columns (mq9's long terms too) and the top level names topics alter", () => {
+    const program = buildProgram();
+    for (const cmd of all(program)) {
+      cmd.configureOutput({ getOutHelpWidth: () => 80 });
+      const long = cmd.helpInformation().split("\n").filter((l) => l.length > 80);
+      expect({ command: cmd.name(), long }).toEqual({ command: cmd.name(), long: [] });
+    }
+    expect(program.helpInformation()).toMatch(/topics\s+create, alter, delete, list and describe/);
+  });
+
+  it("mq9 fetch --num-msgs: the help and the error name the same range", () => {
+    const fetchCmd = buildProgram().commands.find((c) => c.name() === "mq9")!.commands.find((c) => c.name() === "fetch")!;
+    expect(fetchCmd.helpInformation().replace(/\s+/g, " ")).toContain("at most this many messages (1 to 1000; broker default 100)");
+    expect(() => fetchOptions({ numMsgs: "1001" })).toThrow("--num-msgs must be between 1 and 1000, not 1001");
+    expect(fetchBody({ numMsgs: "1000" })).toMatchObject({ config: { num_msgs: 1000 } });
+  });
+
+  it("an http-only command's hint mentions tcp:// only for a tcp:// URL (not for a typo like htp://)", () => {
+    expect(() => httpBase("htp://127.0.0.1:8787")).toThrow(expect.objectContaining({ hint: "use --url http://host:port" }));
+    expect(() => httpBase("tcp://127.0.0.1:7070")).toThrow(expect.objectContaining({ hint: expect.stringContaining("tcp:// works only for") }));
+  });
+});

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { authLine, devVars } from "../../client/cli/dev";
+import { devAllowedHosts } from "../../client/local/allowed-hosts";
 import { HealthWatch, isHealthProbeLog, isRuntimeNoise } from "../../client/local/health";
 import { loopbackHost, portOfUrl, soleClientAddress } from "../../client/local/miniflare-host";
 import { parseLock } from "../../client/local/state-lock";
@@ -26,6 +27,21 @@ describe("mortarmq dev --var / --auth-tokens", () => {
   it("says plainly when the broker runs open", () => {
     expect(authLine("open")).toContain('OPEN — no AUTH_TOKENS and no ADMIN_TOKEN configured: every client is tenant "default"');
     expect(authLine("tokens")).toContain("tokens required");
+  });
+});
+
+describe("mortarmq dev ALLOWED_HOSTS (DNS rebinding)", () => {
+  const machine = { hostname: "Devbox", addresses: ["127.0.0.1", "192.168.1.20", "::1", "fe80::1%eth0"] };
+
+  it("on a loopback address: the loopback names only, plus names asked for", () => {
+    expect(devAllowedHosts("127.0.0.1", undefined, machine)).toBe("localhost,127.0.0.1,[::1]");
+    expect(devAllowedHosts("::1", "broker.lan, *.tunnel.example", machine)).toBe("localhost,127.0.0.1,[::1],broker.lan,*.tunnel.example");
+  });
+
+  it("on a wildcard address: also the machine's name and addresses; on another address, that one; * turns the check off", () => {
+    expect(devAllowedHosts("0.0.0.0", undefined, machine)).toBe("localhost,127.0.0.1,[::1],devbox,192.168.1.20,[fe80::1]");
+    expect(devAllowedHosts("192.168.1.20", undefined, machine)).toBe("localhost,127.0.0.1,[::1],192.168.1.20");
+    expect(devAllowedHosts("127.0.0.1", "*", machine)).toBe("*");
   });
 });
 

@@ -50,19 +50,20 @@ describe("CORS_ORIGINS on WebSocket upgrades", () => {
     expect((await tryUpgrade(withEnv({ CORS_ORIGINS: "*" }), "/nats", "https://evil.example")).status).toBe(101);
   });
 
-  it("with CORS_ORIGINS unset every origin may upgrade, as before (the open test broker)", async () => {
+  it("with CORS_ORIGINS unset no other origin may upgrade, also on the open test broker (worker/request-guard.ts)", async () => {
     const res = await SELF.fetch(upgrade("/nats", "https://any.example"));
-    expect(res.status).toBe(101);
-    res.webSocket!.accept();
-    res.webSocket!.close(1000, "test done");
+    expect(res.status).toBe(403);
+    expect((await tryUpgrade(withEnv({}), "/v0/mortar", "http://broker")).status).toBe(101); // its own pages still connect
   });
 });
 
 describe("headers exposed to page scripts", () => {
   it("an mq9 answer to a page exposes Retry-After and WWW-Authenticate", async () => {
-    const res = await SELF.fetch("http://broker/mq9/$mq9.AI.MAILBOX.CREATE", { method: "POST", body: "{}", headers: { Origin: "https://agent.example" } });
+    const res = await withEnv({ CORS_ORIGINS: "https://agent.example" })(
+      new Request("http://broker/mq9/$mq9.AI.MAILBOX.CREATE", { method: "POST", body: "{}", headers: { Origin: "https://agent.example" } }),
+    );
     expect(res.status).toBe(200);
-    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    expect(res.headers.get("access-control-allow-origin")).toBe("https://agent.example");
     const exposed = (res.headers.get("access-control-expose-headers") ?? "").toLowerCase().split(",").map((s) => s.trim());
     expect(exposed).toEqual(expect.arrayContaining(["retry-after", "www-authenticate"]));
   });

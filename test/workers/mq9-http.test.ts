@@ -114,16 +114,19 @@ describe("CORS", () => {
       headers: { Origin: origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "mq9-priority, authorization" },
     });
 
-  it("allows any origin and the mq9 headers while the broker runs open", async () => {
-    const res = await SELF.fetch(preflight("/mq9/$mq9.AI.MAILBOX.CREATE", "https://agent.example"));
+  it("allows a CORS_ORIGINS origin and the mq9 headers; with none listed, no other origin even while the broker runs open", async () => {
+    const open = await SELF.fetch(preflight("/mq9/$mq9.AI.MAILBOX.CREATE", "https://agent.example"));
+    expect(open.status).toBe(403); // worker/request-guard.ts: a page on another origin must not drive an open broker
+    const any = withEnv({ CORS_ORIGINS: "*" });
+    const res = await any(preflight("/mq9/$mq9.AI.MAILBOX.CREATE", "https://agent.example"));
     expect(res.status).toBe(204);
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
     const allowed = res.headers.get("access-control-allow-headers")!.split(",");
     for (const h of ["authorization", "mq9-key", "mq9-delay", "mq9-ttl", "mq9-tags", "mq9-priority", "mq9-reply-to", "mq9-correlation-id"]) expect(allowed).toContain(h);
     expect(res.headers.get("access-control-allow-methods")).toContain("POST");
-    const nats = await SELF.fetch(preflight("/nats", "https://agent.example"));
+    const nats = await any(preflight("/nats", "https://agent.example"));
     expect(nats.headers.get("access-control-allow-origin")).toBe("*");
-    const post = await SELF.fetch("http://broker/mq9/$mq9.AI.MAILBOX.CREATE", { method: "POST", headers: { Origin: "https://agent.example" } });
+    const post = await any(new Request("http://broker/mq9/$mq9.AI.MAILBOX.CREATE", { method: "POST", headers: { Origin: "https://agent.example" } }));
     expect(post.headers.get("access-control-allow-origin")).toBe("*");
     expect(post.headers.get("access-control-expose-headers")).toBe("Retry-After,WWW-Authenticate"); // a page can read a quota refusal's wait
   });

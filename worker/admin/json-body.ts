@@ -15,7 +15,7 @@ export const MAX_JSON_BODY_BYTES = 1024 * 1024;
 /** A refused body: the error text and its status; `rest` = what is left unread of a body over the limit. */
 export interface BodyError {
   error: string;
-  status: 400 | 413;
+  status: 400 | 413 | 415;
   rest: ReadableStreamDefaultReader<Uint8Array> | null;
 }
 
@@ -34,7 +34,7 @@ const LONE_SURROGATE = /\p{Cs}/u;
  */
 export async function jsonBody<S extends z.ZodType>(c: Context, schema: S, optional = false): Promise<{ value: z.infer<S> } | BodyError> {
   const raw = await readLimitedBody(c.req.raw, MAX_JSON_BODY_BYTES);
-  if (!raw.ok) return { error: `body is over ${MAX_JSON_BODY_BYTES} bytes`, status: 413, rest: raw.rest };
+  if (!raw.ok) return raw.encoding ? { ...raw.encoding, rest: raw.rest } : { error: `body is over ${MAX_JSON_BODY_BYTES} bytes`, status: 413, rest: raw.rest };
   let text: string;
   try {
     text = strictUtf8.decode(raw.bytes);

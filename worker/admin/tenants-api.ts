@@ -13,7 +13,10 @@
  * | `PUT /admin/tenants/:id/quotas` `{…}` | 200 `{tenant, quotas}` (the body replaces every quota; absent = unlimited); 404 |
  *
  * Bodies are validated with zod (wire/admin/tenants.ts): 400 with the first
- * problem. No token → 401, a tenant's token → 403.
+ * problem. No token → 401, a tenant's token → 403. On an open broker (no
+ * AUTH_TOKENS, no ADMIN_TOKEN) creating a tenant or issuing a token is 409
+ * with OPEN_BROKER_REFUSAL: every client is tenant `default` there and no token is
+ * checked, so the token would do nothing.
  */
 import type { Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -40,9 +43,18 @@ async function repairIndex(env: Env, id: string): Promise<void> {
   if (row) await tenantIndexStub(env).indexUpsert(row);
 }
 
+/**
+ * Why a tenant or token made on an open broker would do nothing (409): there
+ * every client is tenant `default` whatever token it sends.
+ */
+export const OPEN_BROKER_REFUSAL =
+  "the broker runs open (no AUTH_TOKENS and no ADMIN_TOKEN): every client is tenant default and no token is checked, "
+  + "so a tenant or token made now would do nothing; start it with an operator token to use tenants (mortarmq dev --var ADMIN_TOKEN=…)";
+
 /** Registers the routes on `app`. */
 export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
   app.post("/admin/tenants", guarded(async (c) => {
+    if (isOpen(c.env)) return c.json({ error: OPEN_BROKER_REFUSAL }, 409);
     const body = await jsonBody(c, createTenantSchema);
     if ("error" in body) return bodyError(c, body);
     const { id, name = "", quotas } = body.value;
@@ -88,6 +100,7 @@ export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
   }));
 
   app.post("/admin/tenants/:id/tokens", guarded(async (c, id) => {
+    if (isOpen(c.env)) return c.json({ error: OPEN_BROKER_REFUSAL }, 409);
     const body = await jsonBody(c, issueTokenSchema, true);
     if ("error" in body) return bodyError(c, body);
     const { label = "", expires_in_s, expires_at } = body.value;

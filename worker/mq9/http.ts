@@ -62,8 +62,11 @@ export async function answerMq9(c: Context<{ Bindings: Env }>, tenant: string, s
   let reply: Mq9Reply;
   if (subject === null) {
     reply = { status: 400, code: "bad_request", body: { error: "subject in the path is not valid percent-encoding" } };
+  } else if (!body.ok && body.encoding) {
+    // 400 or 415 (an encoding other than gzip / deflate), counted as a bad request
+    reply = { status: body.encoding.status, code: "bad_request", body: { error: body.encoding.error } };
   } else if (!body.ok) {
-    reply = { status: 413, code: "payload_too_large", body: { error: `payload of ${echo(body.size)} bytes exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes` } };
+    reply = { status: 413, code: "payload_too_large", body: { error: `payload of ${echo(body.size ?? "")} bytes exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes` } };
   } else {
     const headers = new Map<string, string>();
     for (const [name, value] of c.req.raw.headers) if (name.toLowerCase().startsWith("mq9-")) headers.set(name, value);

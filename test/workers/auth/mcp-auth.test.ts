@@ -38,3 +38,39 @@ describe("POST /mcp with tokens configured", () => {
     await beta.close();
   });
 });
+
+describe("POST /mcp JSON-RPC batches", () => {
+  const post = (body: string) => SELF.fetch("http://broker/mcp", {
+    method: "POST", body,
+    headers: { Authorization: "Bearer test-token-acme", "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+  });
+
+  it("an empty batch is one Invalid Request error (JSON-RPC 2.0 §6), not 202 with no body", async () => {
+    for (const body of ["[]", " [ ]\n"]) {
+      const res = await post(body);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ jsonrpc: "2.0", error: { code: -32600, message: "Invalid Request: the batch is empty" }, id: null });
+    }
+  });
+
+  it("a gzip body is decoded (Content-Encoding, docs/operations.md)", async () => {
+    const json = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" });
+    const gz = new Uint8Array(await new Response(new Blob([json]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer());
+    const res = await SELF.fetch("http://broker/mcp", {
+      method: "POST", body: gz,
+      headers: {
+        Authorization: "Bearer test-token-acme", "Content-Type": "application/json", "Content-Encoding": "gzip",
+        Accept: "application/json, text/event-stream", "Mcp-Protocol-Version": "2025-06-18",
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { id: number; result: { tools: unknown[] } }).result.tools).toHaveLength(10);
+  });
+
+  it("a batch of notifications is still 202 with no body", async () => {
+    const res = await post(JSON.stringify([{ jsonrpc: "2.0", method: "notifications/initialized" }]));
+    expect(res.status).toBe(202);
+    expect(await res.text()).toBe("");
+  });
+});
+
