@@ -14,7 +14,7 @@
  * address goes along as `X-Forwarded-For`, which the Worker prefers to
  * `CF-Connecting-IP`; no request logs, no response compression on a
  * WebSocket) and costs a pass through another isolate per upgrade and a
- * relay of every WebSocket message (bench/results/nats-mq9.perf18-ab.json).
+ * relay of every WebSocket message (bench/results/experiments/nats-mq9.perf18-ab.json).
  * With `verbose` the bridges use the HTTP port, so their upgrades are logged.
  */
 import { resolve } from "node:path";

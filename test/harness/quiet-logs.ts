@@ -108,11 +108,15 @@ const EXPECTED_LOGS: readonly ExpectedLog[] = [
   // The Worker's one-time warning in open mode (objects/tenants/auth.ts OPEN_MODE_LOG); the workers projects run open on purpose.
   { file: "test/workers/", text: /^mortarmq: running OPEN — no AUTH_TOKENS and no ADMIN_TOKEN configured, every client is tenant "default" \(set AUTH_TOKENS, .*\)$/ },
   // Failing embedders: the tests' fake services answer 503 / HTTP 500 (objects/agents/store.ts).
-  { file: "test/workers/agents-embedders.test.ts", text: /^agent registry: embedding "\w+" with (workers-ai:@cf\/baai\/bge-m3|endpoint:bge-m3@models\.local) failed; retried at the next semantic DISCOVER: EmbedderError: (Workers AI @cf\/baai\/bge-m3 failed: upstream 503|embeddings endpoint models\.local answered HTTP 500: model not loaded)$/ },
+  { file: "test/workers/agents/agents-embedders.test.ts", text: /^agent registry: embedding "\w+" with (workers-ai:@cf\/baai\/bge-m3|endpoint:bge-m3@models\.local) failed; retried at the next semantic DISCOVER: EmbedderError: (Workers AI @cf\/baai\/bge-m3 failed: upstream 503|embeddings endpoint models\.local answered HTTP 500: model not loaded)$/ },
   // A stored card that is not a JSON object, planted by the test.
-  { file: "test/workers/agents-discover-robust.test.ts", text: /^agent registry: stored card \d+ is not a JSON object; left out of DISCOVER$/ },
+  { file: "test/workers/agents/agents-discover-robust.test.ts", text: /^agent registry: stored card \d+ is not a JSON object; left out of DISCOVER$/ },
   // Internal errors the test provokes (a dropped table) are logged with their reference (objects/shared/platform-faults.ts).
-  { file: "test/workers/internal-errors.test.ts", text: /^(Mailbox|Partition): internal error \(ref [0-9a-f]{8}\): Error: no such table: (messages|log): SQLITE_ERROR/ },
+  { file: "test/workers/http/internal-errors.test.ts", text: /^(Mailbox|Partition): internal error \(ref [0-9a-f]{8}\): Error: no such table: (messages|log): SQLITE_ERROR/ },
+  // The same test drops the registry's table under the groups API and the console's topic pages (worker/admin/groups-api.ts, worker/console/).
+  { file: "test/workers/http/internal-errors.test.ts", text: /^(groups API|console API): internal error \(ref [0-9a-f]{8}\): Error: no such table: topics: SQLITE_ERROR/ },
+  // An append whose storage write the test makes fail (objects/partition/Partition.ts), logged with its reference.
+  { file: "test/workers/mortar/partition.test.ts", text: /^Partition: internal error \(ref [0-9a-f]{8}\): Error: injected storage failure/ },
   // The storage probe the test breaks (no USAGE binding), logged with its reference (worker/admin/health.ts).
   { file: "test/workers/telemetry/operator.test.ts", text: /^\/healthz: internal error \(ref [0-9a-f]{8}\): TypeError: Cannot read properties of undefined \(reading 'get'\)/ },
   // Malformed telemetry reports the test sends (objects/usage/UsageAggregator.ts).

@@ -82,7 +82,7 @@ describe("workerd noise", () => {
 
 describe("expected console messages", () => {
   it("the open-mode warning from a workers-pool test, nothing of the kind elsewhere", () => {
-    expect(isExpectedConsoleLog(OPEN_MODE_LOG + "\n", "test/workers/session.test.ts")).toBe(true);
+    expect(isExpectedConsoleLog(OPEN_MODE_LOG + "\n", "test/workers/mortar/session.test.ts")).toBe(true);
     expect(isExpectedConsoleLog(OPEN_MODE_LOG, "test/workers/telemetry/operator.test.ts")).toBe(true);
     expect(isExpectedConsoleLog(OPEN_MODE_LOG, "test/e2e/cli.test.ts")).toBe(false);
     expect(isExpectedConsoleLog(OPEN_MODE_LOG, "")).toBe(false);
@@ -90,11 +90,11 @@ describe("expected console messages", () => {
 
   it("a failure a test provokes is dropped only in that test file and only with its exact text", () => {
     const embed = 'agent registry: embedding "pay" with workers-ai:@cf/baai/bge-m3 failed; retried at the next semantic DISCOVER: EmbedderError: Workers AI @cf/baai/bge-m3 failed: upstream 503\n';
-    expect(isExpectedConsoleLog(embed, "test/workers/agents-embedders.test.ts")).toBe(true);
-    expect(isExpectedConsoleLog(embed, "test/workers/agents-search.test.ts")).toBe(false);
-    expect(isExpectedConsoleLog(embed.replace("upstream 503", "timeout"), "test/workers/agents-embedders.test.ts")).toBe(false);
+    expect(isExpectedConsoleLog(embed, "test/workers/agents/agents-embedders.test.ts")).toBe(true);
+    expect(isExpectedConsoleLog(embed, "test/workers/agents/agents-search.test.ts")).toBe(false);
+    expect(isExpectedConsoleLog(embed.replace("upstream 503", "timeout"), "test/workers/agents/agents-embedders.test.ts")).toBe(false);
     expect(isExpectedConsoleLog("UsageAggregator: malformed report: no must be a positive integer", "test/workers/telemetry/pipeline.test.ts")).toBe(true);
     expect(isExpectedConsoleLog("UsageAggregator: malformed report: no must be a positive integer", "test/workers/telemetry/operator.test.ts")).toBe(false);
-    expect(isExpectedConsoleLog("NatsSession: closing connection after internal error", "test/workers/nats-session.test.ts")).toBe(false);
+    expect(isExpectedConsoleLog("NatsSession: closing connection after internal error", "test/workers/nats/nats-session.test.ts")).toBe(false);
   });
 });

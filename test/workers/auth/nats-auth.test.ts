@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Deadlines } from "../../../objects/session-base/deadlines";
-import { openNats, testEnv as env, wrap } from "../nats-ws";
+import { openNats, testEnv as env, wrap } from "../helpers/nats-ws";
 import { newNatsSessionStub } from "../../../objects/nats/stub";
 
 describe("GET /nats with tokens configured", () => {

@@ -14,7 +14,7 @@ import type { Env } from "../../../objects/env";
 import { METRICS } from "../../../objects/usage/catalog";
 import { usageIndexStub } from "../../../objects/usage/stub";
 import { parseMetrics, sampleValue, type Sample } from "../../fixtures/prometheus";
-import { freshAddress } from "../mq9-helpers";
+import { freshAddress } from "../helpers/mq9";
 
 const testEnv = env as unknown as Env;
 

@@ -22,11 +22,11 @@ import { declaredFamilies, parseMetrics, sampleValue, type Sample } from "../../
 import { until } from "../../fixtures/until";
 import { expectErr, expectOk, pubFrame, pubResult } from "../helpers/mortar-ws";
 import { Peer, isAssign, isMsg } from "../helpers/peer";
-import { freshAddress } from "../mq9-helpers";
+import { freshAddress } from "../helpers/mq9";
 
 /** The settings in force of a topic that sets none, with this project's vars (the defaults: 7 days, no size limit). */
 const DEFAULT_RETENTION = { retention_ms: 604_800_000, retention_bytes: 0, retention_messages: 0, discard: "old" };
-import { openNats } from "../nats-ws";
+import { openNats } from "../helpers/nats-ws";
 
 const testEnv = env as unknown as Env;
 const FLUSH_MS = 100;

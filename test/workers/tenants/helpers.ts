@@ -9,7 +9,7 @@ import type { Env } from "../../../objects/env";
 import type { MortarSession } from "../../../objects/session/MortarSession";
 import type { NatsSession } from "../../../objects/nats/NatsSession";
 import { WsConn } from "../helpers/mortar-ws";
-import { wrap } from "../nats-ws";
+import { wrap } from "../helpers/nats-ws";
 
 export const ADMIN = "test-admin-token";
 export const STATIC_TOKEN = "test-static-token";

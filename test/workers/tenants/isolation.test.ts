@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { DeclareFlags, ErrorCode, Op, utf8Bytes, type Frame } from "../../../wire/mortar";
 import { expectErr, expectOk, pubFrame, pubResult } from "../helpers/mortar-ws";
 import { Peer, isMsg, text } from "../helpers/peer";
-import { openNats, type RawNats } from "../nats-ws";
+import { openNats, type RawNats } from "../helpers/nats-ws";
 import { ADMIN, admin, mq9As, tenantWithToken } from "./helpers";
 
 async function statsOf(tenant: string): Promise<any> {

@@ -8,7 +8,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { mq9As, sleep, tenantWithToken, STATIC_TOKEN } from "./helpers";
-import { openNats } from "../nats-ws";
+import { openNats } from "../helpers/nats-ws";
 
 const RATE_REFUSAL = /^mailbox creation rate exceeded: (\d+) CREATEs per second per tenant \(bursts of (\d+)\); nothing was created, retry later$/;
 

@@ -11,7 +11,7 @@ import type { Env } from "../../../objects/env";
 import { tenantStub } from "../../../objects/tenants/stub";
 import { DeclareFlags, ErrorCode, Op, utf8Bytes, type Frame } from "../../../wire/mortar";
 import { WsConn, connectFrame, expectErr, expectOk, pubFrame } from "../helpers/mortar-ws";
-import { openNats } from "../nats-ws";
+import { openNats } from "../helpers/nats-ws";
 import { ADMIN, mq9As, setQuotas, sleep, tenantWithToken } from "./helpers";
 
 // Rate tests send until refused and wait for refills: on a loaded 2-core machine they need more than the 5 s default.
