@@ -97,6 +97,7 @@ async function idleMortarMember(b: MeteredBroker, idleMs: number): Promise<IdleR
     await sleep(idleMs);
     const z = await b.snapshot();
     const prod = await MortarClient.connect(b.url);
+    await prod.declare("idle", 1);
     await prod.publish("idle", 0, null, VALUE);
     const m = await sub.next(30_000);
     if (!m) throw new Error("idle member: the next message did not arrive");
@@ -168,6 +169,8 @@ export async function idleClients(idleMs: number): Promise<IdleRun[]> {
 /** (g) result. */
 export interface TelemetryRun {
   minutes: number;
+  /** Messages per second to each of the partition and the mailbox. */
+  ratePerS: number;
   /** Objects that served traffic in the window (sessions, partition, group, mailbox). */
   busyObjects: { kind: string; name: string | null }[];
   /** Rows written by `telemetry` statements in the busy objects, per busy object per minute. */
@@ -182,7 +185,7 @@ export interface TelemetryRun {
 const BUSY_KINDS = new Set(["MortarSession", "NatsSession", "Partition", "ConsumerGroup", "Mailbox"]);
 
 /** Telemetry's share of a window: rows by telemetry statements at busy objects, and the aggregators' rows and requests. */
-export function telemetryShare(window: WindowUnits): Omit<TelemetryRun, "window"> {
+export function telemetryShare(window: WindowUnits): Omit<TelemetryRun, "window" | "ratePerS"> {
   const minutes = window.ms / 60_000;
   const busy = window.objects.filter((o) => BUSY_KINDS.has(o.kind) && o.requests > 0);
   const n = Math.max(1, busy.length) * minutes;
@@ -233,7 +236,7 @@ export async function telemetryPerBusyObject(busyMs: number, ratePerS = 5): Prom
       await trickle;
       await drain;
       const window = windowUnits(a, z);
-      return { ...telemetryShare(window), window };
+      return { ...telemetryShare(window), ratePerS, window };
     } finally {
       http.close();
       await prod.close();

@@ -110,6 +110,7 @@ export function billIdle(r: IdleRun) {
 export function billTelemetry(t: TelemetryRun) {
   return {
     minutes: r2(t.minutes),
+    ratePerS: t.ratePerS,
     busyObjects: t.busyObjects.map((o) => o.kind),
     perBusyObjectPerMinute: {
       reporterRows: r2(t.reporterRowsPerObjectMinute), aggregatorRows: r2(t.aggregatorRowsPerObjectMinute), aggregatorRequests: r2(t.aggregatorRequestsPerObjectMinute),
@@ -172,7 +173,8 @@ export const suite: BenchSuite = {
         workload: `(g) telemetry per busy object (${telemetry.busyObjects.join(", ")})`.slice(0, 70), msgs: `${telemetry.minutes} min`,
         "DO req/msg": `${telemetry.perBusyObjectPerMinute.aggregatorRequests}/min`, "Worker req/msg": "",
         "rows W/msg": `${r2(telemetry.perBusyObjectPerMinute.reporterRows + telemetry.perBusyObjectPerMinute.aggregatorRows)}/min`, "rows R/msg": "",
-        "$/M msgs": `${telemetry.perBusyObjectPerHour.rowsWritten} rows/h`, "× Queues": "", "issue #26": "",
+        "$/M msgs": `${telemetry.perBusyObjectPerHour.rowsWritten} rows/h`,
+        "× Queues": `object ${telemetry.perBusyObjectPerMinute.reporterRows} + aggregator ${telemetry.perBusyObjectPerMinute.aggregatorRows} rows/min at ${telemetry.ratePerS} msg/s`, "issue #26": "",
       });
     }
     return {
