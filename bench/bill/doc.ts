@@ -26,6 +26,7 @@ export interface BillRecord {
       perMinute: { doRequests: number; requestsReceived: number; workerRequests: number; rowsWritten: number; clientPolls?: number };
       dollarsPerMonth: { units: number; duration: number };
       objects: { kind: string; couldHibernate: boolean; inflight: number; timers: string[]; evictedWhileIdle: boolean; evictedBeforeNextMessage: boolean }[];
+      byKind: { kind: string; requestsPerMinute: number; rowsWrittenPerMinute: number; requestMixPerMinute: Record<string, number> }[];
     }[];
     telemetry?: {
       minutes: number; ratePerS: number; busyObjects: string[];
@@ -74,7 +75,10 @@ export function renderCostSection(bill: BillRecord, census: CensusRecord): strin
     `(setAlarm: 1 row), rows read $${PRICES.rowsReadPerM}/M, duration $${PRICES.durationPerMGBs}/M GB-s at 128 MB, Worker requests`,
     `$${PRICES.workerRequestsPerM.toFixed(2)}/M, CPU $${PRICES.cpuPerMms}/M ms; Cloudflare Queues $${PRICES.queuesOpsPerM.toFixed(2)}/M operations × ${PRICES.queuesOpsPerMessage} per message =`,
     `**${money(QUEUES_PER_M_MESSAGES)} per million messages**. Not in the $ below: Worker CPU (not told per request)`,
-    "and busy objects' duration (shared by all requests active on an object).",
+    "and busy objects' duration (shared by all requests active on an object). A window's fixed part (the",
+    "telemetry flushes, heartbeats and timers of its seconds) is spread over its messages, so the one-at-a-time",
+    "workloads read a little higher on shorter runs; the batched ones depend on how many SENDs a group commit",
+    "gathers (one `telemetry` row per commit), i.e. on the machine's timing.",
     "",
     "| workload | messages | DO requests / msg | Worker requests / msg | rows written / msg | rows read / msg | $ per million msgs | × Queues |",
     "|---|---|---|---|---|---|---|---|",
@@ -101,6 +105,11 @@ export function renderCostSection(bill: BillRecord, census: CensusRecord): strin
       const polls = i.perMinute.clientPolls !== undefined ? ` (its own polls: ${num(i.perMinute.clientPolls)})` : "";
       out.push(`| ${i.client} | ${num(i.perMinute.doRequests)} | ${num(i.perMinute.requestsReceived)} | ${num(i.perMinute.workerRequests)}${polls} | ${num(i.perMinute.rowsWritten)} | ${i.objects.map(signal).join("<br>")} | ${money(i.dollarsPerMonth.units)} + ${money(i.dollarsPerMonth.duration)} |`);
     }
+    out.push("", "Per object class, requests (by method) and rows written per minute:", "");
+    for (const i of d.idle) {
+      const kinds = i.byKind.map((k) => `${k.kind} ${num(k.requestsPerMinute)} (${Object.entries(k.requestMixPerMinute).map(([m, n]) => `${m} ${num(n)}`).join(", ")}), ${num(k.rowsWrittenPerMinute)} rows`);
+      out.push(`- ${i.client}: ${kinds.join("; ")}`);
+    }
   }
   if (d.telemetry) {
     const t = d.telemetry;
@@ -119,7 +128,9 @@ export function renderCostSection(bill: BillRecord, census: CensusRecord): strin
     `\`npm run bench -- census\` (${day(census.date)}), ${census.detail.messages} messages per workload, same meter: the requests each object`,
     "instance received per 1,000 messages (the busiest instance of each class). A per-tenant or global",
     "object (one a whole tenant, or every tenant, shares) above 1 per 1,000 is **HOT**: it caps the tenant's",
-    "traffic at one object's ~1,000 requests/s and adds a round trip to wherever it lives.",
+    "traffic at one object's ~1,000 requests/s and adds a round trip to wherever it lives. A UsageAggregator's",
+    "`report`s come per reporting object per `TELEMETRY_FLUSH_MS`, not per message: its figure here (a few",
+    "seconds of traffic) falls as the message rate rises; a `TenantDirectory` `state` call comes per request.",
     "",
     "| workload | object | scope | instances | requests / 1,000 msgs | methods | |",
     "|---|---|---|---|---|---|---|",

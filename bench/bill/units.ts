@@ -230,6 +230,22 @@ export function byKind(w: WindowUnits): KindUnits[] {
   return [...m.values()].sort((a, b) => b.rowsWritten - a.rowsWritten || b.requests - a.requests);
 }
 
+/**
+ * What requests `objects` received, summed: RPC methods by name, and
+ * `(fetch)`, `(alarm)`, `(ws message)` for the others; zero counts left out.
+ */
+export function requestMix(objects: ObjectUnits[]): Record<string, number> {
+  const mix: Record<string, number> = {};
+  const add = (k: string, n: number) => n > 0 && (mix[k] = (mix[k] ?? 0) + n);
+  for (const o of objects) {
+    for (const [m, n] of Object.entries(o.methods)) add(m, n);
+    add("(fetch)", o.fetch);
+    add("(alarm)", o.alarm);
+    add("(ws message)", o.wsMessages);
+  }
+  return mix;
+}
+
 /** One object instance in the census. */
 export interface CensusEntry {
   kind: string;

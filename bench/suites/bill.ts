@@ -21,7 +21,7 @@
  */
 import { idleClients, telemetryPerBusyObject, type IdleRun, type TelemetryRun } from "../bill/idle";
 import { PRICES, pricePerMillion, QUEUES_PER_M_MESSAGES, residentDollarsPerHour } from "../bill/prices";
-import { byKind, topWriters, unitRates } from "../bill/units";
+import { byKind, requestMix, topWriters, unitRates } from "../bill/units";
 import {
   mortarLockstep, mortarPipelined, mq9HttpBatched, mq9HttpSingle, mq9NatsPipelined, onFreshBroker, pushDelivery, PUSH_VARS,
   type WorkloadOptions, type WorkloadRun,
@@ -102,7 +102,10 @@ export function billIdle(r: IdleRun) {
       kind: o.kind, name: o.name, couldHibernate: o.couldHibernate, inflight: o.inflight,
       timers: o.timers.map((t) => `${t.type} ${t.ms} ms`), evictedWhileIdle: o.evictedWhileIdle, evictedBeforeNextMessage: o.evictedBeforeNextMessage,
     })),
-    byKind: byKind(r.window).map((k) => ({ kind: k.kind, requestsPerMinute: r2(k.requests / r.minutes), rowsWrittenPerMinute: r2(k.rowsWritten / r.minutes) })),
+    byKind: byKind(r.window).map((k) => ({
+      kind: k.kind, requestsPerMinute: r2(k.requests / r.minutes), rowsWrittenPerMinute: r2(k.rowsWritten / r.minutes),
+      requestMixPerMinute: Object.fromEntries(Object.entries(requestMix(r.window.objects.filter((o) => o.kind === k.kind))).map(([m, n]) => [m, r2(n / r.minutes)])),
+    })),
   };
 }
 

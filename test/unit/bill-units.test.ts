@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { costSectionOf, renderCostSection, replaceCostSection, BEGIN, END, type BillRecord, type CensusRecord } from "../../bench/bill/doc";
 import { PRICES, pricePerMillion, QUEUES_PER_M_MESSAGES, residentDollarsPerHour } from "../../bench/bill/prices";
-import { byKind, census, objectScope, topWriters, unitRates, windowUnits, type MeterSnapshot, type ObjectMeter } from "../../bench/bill/units";
+import { byKind, census, objectScope, requestMix, topWriters, unitRates, windowUnits, type MeterSnapshot, type ObjectMeter } from "../../bench/bill/units";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -80,6 +80,7 @@ describe("units of a window", () => {
     expect(unitRates(w, 10)).toEqual({ doRequests: 1.2, workerRequests: 0.3, rowsWritten: 4.5, rowsRead: 1 });
     expect(byKind(w).map((k) => [k.kind, k.instances, k.rowsWritten])).toEqual([["Partition", 1, 32], ["UsageAggregator", 1, 13], ["MortarSession", 1, 0]]);
     expect(topWriters(w, 1)).toEqual([{ kind: "Partition", statement: "INSERT INTO log", rows: 20 }]);
+    expect(requestMix(w.objects)).toEqual({ append: 4, settle: 2, "(alarm)": 1, "(ws message)": 40, report: 3 });
   });
 
   it("flags a per-tenant or global object above 1 request per 1,000 messages, never a per-partition one", () => {
