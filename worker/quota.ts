@@ -49,7 +49,11 @@ class HttpQuota implements Mq9Quota {
     const { env, tenant, state } = this;
     const now = Date.now();
     let g = gates.get(tenant);
-    const fresh = state ?? (!g || now - g.at >= STATE_TTL_MS ? await tenantStub(env, tenant).state().catch(() => undefined) : undefined);
+    const stale = !state && (!g || now - g.at >= STATE_TTL_MS);
+    // One refresh per STATE_TTL_MS per isolate, not one per request in flight: the first stale request claims
+    // it (requests arriving meanwhile use the state they have; none waits on another request's call).
+    if (stale && g) g.at = now;
+    const fresh = state ?? (stale ? await tenantStub(env, tenant).state().catch(() => undefined) : undefined);
     if (!g) {
       if (gates.size >= MAX_GATES) gates.delete(gates.keys().next().value!);
       // perCaller: this gate serves many requests; none may wait on another's lease call (gate.ts)
