@@ -37,7 +37,8 @@ import {
 import { ReplyBudget } from "./batch";
 import { applyAck, cursorAt, laneFromLastBatch, openGroup, recordBatch } from "./cursor";
 import { GroupCommit } from "./groupcommit";
-import { alarmChange, dueAt, earliest, messageExpiry } from "./schedule";
+import { dueAt, messageExpiry } from "./schedule";
+import { AlarmScheduler, earliest } from "../shared/scheduler";
 import { MailboxStore, toMq9Message, type MailboxMeta, type NewMessage, type StoredMessage } from "./store";
 import { packSendResult, type MailboxResult, type MessagesResult, type PackedSendResult, type SendResult } from "./rpc";
 import { WaiterSet } from "./waiters";
@@ -56,13 +57,6 @@ import { PUSH_IN_FLIGHT_BUDGET_BYTES, pushAttemptsPerS, pushBackoff, pushPolicy 
 
 /** Due schedule rows handled per SQL round while catching up. */
 const DUE_BATCH = 256;
-
-/**
- * Longest one alarm handler keeps running push deliveries, ms; then it
- * returns and the alarm fires again at once (Durable Object alarm handlers
- * have a wall-clock limit).
- */
-const ALARM_RUN_MS = 60_000;
 
 type SendItem = { address: string; opts: Mq9SendOptions; payload: Uint8Array };
 
@@ -93,8 +87,8 @@ export class Mailbox extends DurableObject<Env> {
    * only costs a query.
    */
   private laneTops: number[] = [-1, -1, -1];
-  /** Time the alarm is armed for (mirror of storage). */
-  private alarmAt: number | null = null;
+  /** The one alarm (shared/scheduler.ts): due schedule rows, long-poll deadlines, telemetry, index retries, push. */
+  private readonly scheduler: AlarmScheduler;
   private readonly waiters = new WaiterSet();
   private readonly sends: GroupCommit<SendItem, SendResult>;
   /** Counters for /metrics and usage (telemetry.ts). */
@@ -159,6 +153,8 @@ export class Mailbox extends DurableObject<Env> {
       meta: () => this.meta,
       laneTops: () => this.laneTops,
       rearm: () => this.rearm(),
+      kick: () => this.scheduler.kick(),
+      keepArmed: (now) => this.scheduler.keepArmed(now),
       deadLetter: async (dlq, ttlSec, copy) => {
         if (tenant === null) return { ok: false, code: "internal", error: "the mailbox has no tenant (not addressed by name)" };
         return await mailboxStub(env, tenant, dlq).deadLetter(dlq, ttlSec, copy);
@@ -171,8 +167,36 @@ export class Mailbox extends DurableObject<Env> {
       this.indexDue = at;
       this.rearm();
     });
+    this.scheduler = new AlarmScheduler(ctx.storage, { owner: "Mailbox" })
+      .part("messages", { due: () => this.nextDueMs, run: () => void this.catchUp() })
+      .part("waiters", { due: () => this.waiters.earliestDeadline(), run: (now) => this.waiters.expireDue(now) })
+      .part("telemetry", {
+        due: () => this.telemetryDue,
+        run: async () => {
+          this.telemetryDue = null;
+          this.rearm();
+          await this.telemetry.flush(); // a failed flush re-schedules itself
+        },
+      })
+      .part("index", {
+        due: () => this.indexDue,
+        run: () => {
+          this.indexDue = null;
+          void this.index.push().then((ok) => { if (ok) this.settle(); });
+        },
+      })
+      .part("push", {
+        due: () => this.push.dueAt(),
+        run: (now) => { if (this.meta) this.push.step(now); },
+        live: {
+          begin: () => this.push.beginRun(),
+          holds: (now) => !this.push.done(now),
+          wake: () => this.push.nextWake(),
+          end: (now) => this.push.endRun(now),
+        },
+      });
     void ctx.blockConcurrencyWhile(async () => {
-      this.alarmAt = await ctx.storage.getAlarm();
+      await this.scheduler.armed();
       this.meta = this.store.loadMeta();
       this.nextDueMs = this.store.earliestDue();
       this.laneTops = this.store.laneTops();
@@ -642,9 +666,8 @@ export class Mailbox extends DurableObject<Env> {
       this.index.forget();
     });
     await this.telemetry.abandon();
-    await this.ctx.storage.deleteAlarm();
+    await this.scheduler.stop();
     await this.ctx.storage.deleteAll();
-    this.alarmAt = null;
     this.nameUnsaved = this.name !== null; // deleteAll took the name: a later CREATE stores it again
   }
 
@@ -737,38 +760,14 @@ export class Mailbox extends DurableObject<Env> {
   }
 
   /**
-   * The one alarm: due schedule rows, long-poll deadlines, the telemetry
-   * flush, an index update retry, and push deliveries — it starts the attempts that are due and
-   * keeps running while any is in flight and LINGER_MS after (doing the
-   * other work as it comes due), at most ALARM_RUN_MS; re-arms. Idempotent.
+   * The one alarm (shared/scheduler.ts): due schedule rows, long-poll
+   * deadlines, the telemetry flush, an index update retry, and push
+   * deliveries — a live part: the run starts the attempts that are due and
+   * stays open while any is in flight and LINGER_MS after (doing the other
+   * work as it comes due), at most a minute; re-arms. Idempotent.
    */
   override async alarm(): Promise<void> {
-    this.alarmAt = null;
-    const stopAt = Date.now() + ALARM_RUN_MS;
-    this.push.beginRun();
-    try {
-      for (;;) {
-        const now = this.catchUp();
-        this.waiters.expireDue(now);
-        if (this.telemetryDue !== null && this.telemetryDue <= now) {
-          this.telemetryDue = null;
-          this.rearm();
-          await this.telemetry.flush(); // a failed flush re-schedules itself
-          continue;
-        }
-        if (this.indexDue !== null && this.indexDue <= now) {
-          this.indexDue = null;
-          void this.index.push().then((ok) => { if (ok) this.settle(); });
-        }
-        if (this.meta) this.push.step(now);
-        if (this.push.done(Date.now()) || Date.now() >= stopAt) break;
-        if (this.push.watchdog(now)) this.rearm();
-        await this.push.wait(earliest(this.nextDueMs, this.waiters.earliestDeadline(), this.telemetryDue, this.indexDue, this.push.nextWake()));
-      }
-    } finally {
-      this.push.endRun(Date.now());
-      this.rearm();
-    }
+    await this.scheduler.alarm();
   }
 
   /** Runs every schedule row due now (if any); returns now (ms). */
@@ -827,18 +826,9 @@ export class Mailbox extends DurableObject<Env> {
     this.rearm();
   }
 
-  /**
-   * Arms the alarm for the earliest schedule row, long-poll deadline,
-   * telemetry flush or push need; wakes a running push loop so that it
-   * waits for the new earliest time.
-   */
+  /** Arms the alarm for the earliest due part; wakes a running push loop so that it waits for the new earliest time. */
   private rearm(): void {
-    this.push.kick();
-    const next = earliest(this.nextDueMs, this.waiters.earliestDeadline(), this.telemetryDue, this.push.dueAt(), this.indexDue);
-    const change = alarmChange(this.alarmAt, next);
-    if (change.kind === "set") void this.ctx.storage.setAlarm(change.at);
-    else if (change.kind === "delete") void this.ctx.storage.deleteAlarm();
-    this.alarmAt = next;
+    void this.scheduler.rearm();
   }
 
   /** Runs `write` all or nothing: as it is when it is one SQL statement (atomic by itself), else in a transaction. */

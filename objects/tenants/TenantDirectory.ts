@@ -34,6 +34,7 @@ import { TenantStore, type DirectoryRow, type TenantRecord, type TokenRow } from
 import { leaseTtlMs, purgeDelayMs } from "./stub";
 import { newPurge, nextStepAt, purgeDoc, type PurgeState } from "./purge";
 import { purgeStep } from "./purger";
+import { AlarmScheduler } from "../shared/scheduler";
 import { pushAttemptsPerS, pushMaxSubscriptions } from "../shared/push-config";
 import type { AdminResult, AdmitAnswer, PushAdmitAnswer, ConnectAnswer, ConnectRequest, LeaseAnswer, TenantState } from "./rpc";
 
@@ -66,8 +67,15 @@ export class TenantDirectory extends DurableObject<Env> {
   /** The tenant's push attempt bucket (PUSH_MAX_ATTEMPTS_PER_S), memory. */
   private pushBucket: RateBucket | null = null;
 
+  /** When the purge's next step is due (ms), null = none known in memory (a stored alarm still runs it: `everyAlarm`). */
+  private purgeAt: number | null = null;
+  /** The one alarm (shared/scheduler.ts): the purge's steps, armed 1 s ahead while a step runs. */
+  private readonly scheduler: AlarmScheduler;
+
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.scheduler = new AlarmScheduler(ctx.storage, { owner: "TenantDirectory", guardMs: 1_000 })
+      .part("purge", { due: () => this.purgeAt, everyAlarm: true, run: (now) => this.purgeRun(now) });
     this.store = new TenantStore(ctx.storage);
     // Started for its alarm (a purge) the object has no name (objects/shared/object-name.ts), and the
     // named calls that follow reach this same instance: its record knows the id. (Not stored as a
@@ -138,13 +146,15 @@ export class TenantDirectory extends DurableObject<Env> {
     return { ok: true, value: this.doc(next) };
   }
 
-  /** The purge's alarm: one step (purger.ts), stored, then the next step armed. A failed step is retried with backoff. */
   override async alarm(): Promise<void> {
-    const now = Date.now();
+    await this.scheduler.alarm();
+  }
+
+  /** The purge's alarm: one step (purger.ts), stored, then the next step armed. A failed step is retried with backoff. */
+  private async purgeRun(now: number): Promise<void> {
     const s = this.store.purge();
+    this.purgeAt = null;
     if (!s || s.phase === "done" || this.tenant === "") return;
-    // Armed first: a crash during the step leaves the alarm set, and the step runs again.
-    await this.ctx.storage.setAlarm(now + 1_000);
     let next: PurgeState;
     try {
       next = await purgeStep(this.env, this.tenant, s, now);
@@ -165,9 +175,8 @@ export class TenantDirectory extends DurableObject<Env> {
   /** Arms the alarm for the purge's next step (or deletes it when there is none). */
   private async armPurge(now: number): Promise<void> {
     const s = this.store.purge();
-    const at = s ? nextStepAt(s, now) : null;
-    if (at === null) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(at);
+    this.purgeAt = s ? nextStepAt(s, now) : null;
+    await this.scheduler.rearm();
   }
 
   /**

@@ -87,3 +87,32 @@ describe("floors", () => {
     expect(violations()).toEqual([]);
   });
 });
+
+/** The one module that may touch a Durable Object's storage alarm (docs/architecture.md "The alarm scheduler"). */
+const ALARM_OWNER = "objects/shared/scheduler.ts";
+
+/** Calls of the storage alarm API in `source` (comments ignored), as `name(` strings. */
+export function alarmCalls(source: string): string[] {
+  const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
+  return [...code.matchAll(/\b(setAlarm|deleteAlarm|getAlarm)\s*\(/g)].map((m) => `${m[1]}(`);
+}
+
+describe("one owner of the alarm", () => {
+  it("the scanner sees alarm calls in code, not in comments", () => {
+    const src = ["await this.ctx.storage.setAlarm(at);", "void storage.deleteAlarm ();", "// storage.getAlarm()", "/* setAlarm(1) */ x.getAlarm()"].join("\n");
+    expect(alarmCalls(src)).toEqual(["setAlarm(", "deleteAlarm(", "getAlarm("]);
+  });
+
+  it("no source file but the scheduler calls setAlarm, deleteAlarm or getAlarm", () => {
+    const bad: string[] = [];
+    for (const room of ["objects", "worker", "wire"]) {
+      for (const file of sources(join(PACKAGE_ROOT, room))) {
+        const rel = relative(PACKAGE_ROOT, file).split(sep).join("/");
+        if (rel === ALARM_OWNER) continue;
+        for (const call of alarmCalls(readFileSync(file, "utf8"))) bad.push(`${rel}: ${call}`);
+      }
+    }
+    expect(bad).toEqual([]);
+    expect(alarmCalls(readFileSync(join(PACKAGE_ROOT, ALARM_OWNER), "utf8")).length).toBeGreaterThan(0);
+  });
+});
