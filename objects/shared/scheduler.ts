@@ -184,7 +184,7 @@ export class AlarmScheduler {
    * `maxRunMs`); re-arms. Never throws.
    */
   async alarm(): Promise<void> {
-    this.armedAt = null; // the alarm fired: nothing is stored now
+    this.armedAt = undefined; // the alarm fired (or a caller ran it): read what is stored before changing it
     const start = this.now();
     const stopAt = start + (this.options.maxRunMs ?? MAX_RUN_MS);
     this.loadFailures();
