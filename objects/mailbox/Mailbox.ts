@@ -53,7 +53,7 @@ import { tenantStub } from "../tenants/stub";
 import { mailboxStub } from "./stub";
 import { PushDriver, type DeadLetterCopy } from "./push/driver";
 import { PushStore } from "./push/store";
-import { PUSH_IN_FLIGHT_BUDGET_BYTES, pushAttemptsPerS, pushBackoff, pushPolicy } from "../shared/push-config";
+import { PUSH_IN_FLIGHT_BUDGET_BYTES, pushAttemptsPerS, pushBackoff, pushPolicy, pushSubrequestsPerRun } from "../shared/push-config";
 
 /** Due schedule rows handled per SQL round while catching up. */
 const DUE_BATCH = 256;
@@ -149,7 +149,7 @@ export class Mailbox extends DurableObject<Env> {
     const attemptsPerLease = Math.max(1, Math.ceil(pushAttemptsPerS(env) / 10));
     this.push = new PushDriver({
       storage: ctx.storage, store: this.store, pushes: this.pushStore, telemetry: this.telemetry,
-      backoff: pushBackoff(env), urlPolicy: pushPolicy(env), inFlightBudgetBytes: PUSH_IN_FLIGHT_BUDGET_BYTES,
+      backoff: pushBackoff(env), urlPolicy: pushPolicy(env), inFlightBudgetBytes: PUSH_IN_FLIGHT_BUDGET_BYTES, subrequestsPerRun: pushSubrequestsPerRun(env),
       meta: () => this.meta,
       laneTops: () => this.laneTops,
       rearm: () => this.rearm(),

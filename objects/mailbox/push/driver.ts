@@ -59,7 +59,7 @@ import { GroupCommit } from "../groupcommit";
 import { ATTEMPT_TIMED_OUT, sendAttempt } from "./attempt";
 import {
   admitsBytes, afterFailure, backoffMs, describeOutcome, newPushId, newPushSecret, nextPositions, pushFloors,
-  pushStartCursor, takeMessage, type AttemptOutcome, type BackoffPolicy,
+  pushStartCursor, startSlots, takeMessage, type AttemptOutcome, type BackoffPolicy,
 } from "./state";
 import type { OpenRow, PushConfig, PushStats, PushStore, StatsChange } from "./store";
 
@@ -100,6 +100,8 @@ export interface PushHost {
   urlPolicy: PushUrlPolicy;
   /** In-flight payload bytes per mailbox (config.ts PUSH_IN_FLIGHT_BUDGET_BYTES). */
   inFlightBudgetBytes: number;
+  /** Subrequests (attempts, dead-letter copies, leases) one run starts at most (push-config.ts PUSH_SUBREQUESTS_PER_RUN). */
+  subrequestsPerRun: number;
   /** The mailbox row, null when there is no mailbox. */
   meta(): MailboxMeta | null;
   /** Highest stored msg_id per lane (-1 = none; may be stale-high). */
@@ -162,6 +164,8 @@ export class PushDriver {
   private throttledUntil = 0;
   /** The alarm's run is open (shared/scheduler.ts; beginRun … endRun). */
   private running = false;
+  /** Subrequests started in the current run (state.ts startSlots: the rest waits for the next run). */
+  private spent = 0;
   /** Last time an attempt or copy started or ended, ms (the loop lingers LINGER_MS after it). */
   private activeAt = -Infinity;
   /** Messages became visible while the loop runs, and no step has looked since (afterSends). */
@@ -338,6 +342,7 @@ export class PushDriver {
   /** The alarm handler starts running deliveries. */
   beginRun(): void {
     this.running = true;
+    this.spent = 0;
   }
 
   /** True while attempts, dead-letter copies or a budget lease are in flight (the alarm handler keeps waiting). */
@@ -374,7 +379,12 @@ export class PushDriver {
    * delivery activity for LINGER_MS.
    */
   done(now: number): boolean {
-    return !this.busy && now - this.activeAt >= LINGER_MS;
+    return !this.busy && (now - this.activeAt >= LINGER_MS || this.spent >= this.host.subrequestsPerRun);
+  }
+
+  /** Attempts or copies that may start now: ≤ 6 connections open, ≤ the run's subrequest budget (state.ts startSlots). */
+  private slots(): number {
+    return startSlots({ inFlight: this.inFlight, copying: this.copying, leasing: this.leasing, spent: this.spent }, this.host.subrequestsPerRun);
   }
 
   /** When the loop must look again without an event: an attempt times out, a retry comes due, a throttle ends, the watchdog needs moving, lingering ends. */
@@ -413,6 +423,7 @@ export class PushDriver {
     if (!meta || this.runs.get(run.cfg.seq) !== run) return;
     for (const o of run.open.values()) {
       if (o.cancel || o.copying || o.row.nextMs > now) continue;
+      if (this.slots() <= 0) return; // the next run (or a freed connection) takes it
       if (o.row.deadLetter) {
         this.copyToDeadLetter(run, o, meta, now);
         continue;
@@ -425,7 +436,7 @@ export class PushDriver {
       if (!this.admit(m.size, now)) return;
       this.start(run, o, m, meta, now, false);
     }
-    const free = run.cfg.concurrency - run.open.size;
+    const free = Math.min(run.cfg.concurrency - run.open.size, this.slots());
     if (!run.more || free <= 0) return;
     const batch = this.untaken(run, free, now);
     if (batch.length < free) run.more = false;
@@ -469,8 +480,9 @@ export class PushDriver {
       return true;
     }
     this.tokens = 0;
-    if (now < this.throttledUntil || this.leasing) return false;
+    if (now < this.throttledUntil || this.leasing || this.spent >= this.host.subrequestsPerRun) return false;
     this.leasing = true;
+    this.spent++;
     this.host.leaseAttempts().then(
       (n) => {
         this.tokens = n;
@@ -493,6 +505,7 @@ export class PushDriver {
   private start(run: Run, o: Open, m: StoredMessage, meta: MailboxMeta, now: number, taken: boolean): void {
     const h = this.host;
     o.row.attempts++;
+    this.spent++;
     o.row.nextMs = now + run.cfg.timeoutMs + RETRY_GRACE_MS;
     h.storage.transactionSync(() => {
       h.pushes.putOpen(o.row);
@@ -617,6 +630,7 @@ export class PushDriver {
     };
     o.copying = true;
     this.copying++;
+    this.spent++;
     this.activeAt = now;
     h.deadLetter(dlq, meta.ttlSec, copy)
       .then((r) => (r.ok ? null : r.error), (e: unknown) => (e instanceof Error ? e.message : String(e)))
