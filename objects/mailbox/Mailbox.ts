@@ -36,7 +36,7 @@ import {
 } from "../../wire/mq9";
 import { ReplyBudget } from "./batch";
 import { applyAck, cursorAt, laneFromLastBatch, openGroup, recordBatch } from "./cursor";
-import { GroupCommit } from "./groupcommit";
+import { GroupCommit } from "../shared/groupcommit";
 import { dueAt, messageExpiry } from "./schedule";
 import { AlarmScheduler, earliest } from "../shared/scheduler";
 import { MailboxStore, toMq9Message, type MailboxMeta, type NewMessage, type StoredMessage } from "./store";
@@ -295,7 +295,7 @@ export class Mailbox extends DurableObject<Env> {
    * MSG.SEND: stores `payload` (opaque bytes) with the header options.
    * Returns the new msg_id, or -1 for a delayed message (it gets its id
    * when due, keeping key, tags, priority and TTL). SENDs arriving while a
-   * commit is in flight share the next one (groupcommit.ts).
+   * commit is in flight share the next one (shared/groupcommit.ts).
    */
   send(address: string, opts: Mq9SendOptions, payload: Uint8Array): SendResult | Promise<SendResult> {
     const wait = this.ready(address);

@@ -55,7 +55,7 @@ import type { MailboxResult } from "../rpc";
 import { decodeTags, type MailboxMeta, type MailboxStore, type StoredMessage } from "../store";
 import type { MailboxTelemetry } from "../telemetry";
 import { earliest } from "../../shared/alarm-times";
-import { GroupCommit } from "../groupcommit";
+import { GroupCommit } from "../../shared/groupcommit";
 import { ATTEMPT_TIMED_OUT, sendAttempt } from "./attempt";
 import {
   admitsBytes, afterFailure, backoffMs, describeOutcome, newPushId, newPushSecret, nextPositions, pushFloors,
@@ -174,7 +174,7 @@ export class PushDriver {
   private readonly answeredRuns = new Set<Run>();
   /**
    * Answers (of attempts and dead-letter copies) are recorded through a
-   * group commit (groupcommit.ts): one arriving while the commit of an
+   * group commit (shared/groupcommit.ts): one arriving while the commit of an
    * earlier one is in flight waits and is recorded with the others in one
    * turn, so concurrent attempts share commits (locally each commit is an
    * fsync on workerd's main thread). At the end of the batch (endBatch) the
