@@ -16,18 +16,15 @@ import type { MailboxDetail } from "../../wire/admin/console";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import {
-  LANE_COUNT,
   MAX_GROUPS_PER_MAILBOX,
   MAX_PENDING_FETCHES,
   MAX_REPLY_PAYLOAD_BYTES,
   Mq9Error,
   echo,
   mq9Messages,
-  laneOf,
   priorityOfLane,
   type DeliverPolicy,
   type FetchSpec,
-  type Lane,
   type Mq9Message,
   type Mq9SendOptions,
   type PushCreateSpec,
@@ -35,9 +32,11 @@ import {
   type QuerySpec,
 } from "../../wire/mq9";
 import { ReplyBudget } from "./batch";
+import { newMessage, planSendWrites } from "./send-path";
+import { readBatch, startId } from "./read-path";
 import { applyAck, cursorAt, laneFromLastBatch, openGroup, recordBatch } from "./cursor";
 import { GroupCommit } from "../shared/groupcommit";
-import { dueAt, messageExpiry } from "./schedule";
+import { dueAt } from "./schedule";
 import { AlarmScheduler, earliest } from "../shared/scheduler";
 import { MailboxStore, toMq9Message, type MailboxMeta, type NewMessage, type StoredMessage } from "./store";
 import { packSendResult, type MailboxResult, type MessagesResult, type PackedSendResult, type SendResult } from "./rpc";
@@ -318,20 +317,6 @@ export class Mailbox extends DurableObject<Env> {
     return this.whenHere(address, submit, (f) => payloads.map(() => packSendResult({ ...f })));
   }
 
-  /** The message a SEND stores. */
-  private newMessage(opts: Mq9SendOptions, payload: Uint8Array, now: number): NewMessage {
-    return {
-      lane: laneOf(opts.priority),
-      key: opts.key,
-      tags: opts.tags,
-      payload,
-      sentMs: now,
-      expiresMs: messageExpiry(now, opts.ttlSec),
-      replyTo: opts.replyTo ?? null, // ?? null: options from a caller that predates the conversation headers
-      correlationId: opts.correlationId ?? null,
-    };
-  }
-
   /**
    * Several SENDs in one turn (a `sendMany`, or a group commit's waiting
    * SENDs), in order, with the results applySend would give each: every
@@ -340,15 +325,9 @@ export class Mailbox extends DurableObject<Env> {
    */
   private applySends(items: readonly SendItem[]): SendResult[] {
     const out: SendResult[] = [];
-    let from = 0; // start of the current run of plain SENDs
-    for (let i = 0; i <= items.length; i++) {
-      const item = items[i];
-      if (item !== undefined && item.opts.key === null && !(item.opts.delaySec > 0)) continue;
-      // items[from, i) is a run of plain SENDs; item (if any) goes alone
-      if (i - from === 1) out.push(this.applySend(items[from]!));
-      else if (i - from > 1) out.push(...this.appendPlain(items.slice(from, i)));
-      if (item !== undefined) out.push(this.applySend(item));
-      from = i + 1;
+    for (const w of planSendWrites(items.map((i) => i.opts))) {
+      if (w.kind === "one") out.push(this.applySend(items[w.at]!));
+      else out.push(...this.appendPlain(items.slice(w.from, w.to)));
     }
     return out;
   }
@@ -362,7 +341,7 @@ export class Mailbox extends DurableObject<Env> {
       now = this.catchUp();
       const meta = this.requireMailbox(items[0]!.address);
       first = meta.nextMsgId;
-      ms = items.map((i) => this.newMessage(i.opts, i.payload, now));
+      ms = items.map((i) => newMessage(i.opts, i.payload, now));
       this.atomically(this.store.appendIsOneStatement(ms), () => this.store.appendVisibleMany(first, ms, now));
       meta.nextMsgId = first + ms.length;
     } catch (e) {
@@ -386,7 +365,7 @@ export class Mailbox extends DurableObject<Env> {
     return this.run(() => {
       const now = this.catchUp();
       const meta = this.requireMailbox(address);
-      const m = this.newMessage(opts, payload, now);
+      const m = newMessage(opts, payload, now);
       if (opts.delaySec > 0) {
         const due = dueAt(now, opts.delaySec);
         this.ctx.storage.transactionSync(() => this.store.addDelayed(m, due));
@@ -842,33 +821,14 @@ export class Mailbox extends DurableObject<Env> {
     return this.meta;
   }
 
-  /** First msg_id a FETCH starting with `deliver` delivers. */
+  /** First msg_id a FETCH starting with `deliver` delivers (read-path.ts). */
   private startId(deliver: DeliverPolicy): number {
-    const next = this.meta?.nextMsgId ?? 0;
-    switch (deliver.kind) {
-      case "latest":
-        return next;
-      case "earliest":
-        return 0;
-      case "from_id":
-        return deliver.fromId;
-      case "from_time":
-        return this.store.firstIdCreatedAtOrAfter(deliver.fromTimeSec * 1000) ?? next;
-    }
+    return startId(deliver, this.meta?.nextMsgId ?? 0, (ms) => this.store.firstIdCreatedAtOrAfter(ms));
   }
 
-  /** The next batch from per-lane `floors`: critical, urgent, normal; FIFO inside each. */
+  /** The next batch from per-lane `floors` (read-path.ts readBatch). */
   private readBatch(floors: number[], limit: number, now: number): StoredMessage[] {
-    const budget = new ReplyBudget(limit, MAX_REPLY_PAYLOAD_BYTES);
-    const out: StoredMessage[] = [];
-    for (let lane = 0; lane < LANE_COUNT && !budget.full; lane++) {
-      if (floors[lane] > this.laneTops[lane]) continue;
-      for (const m of this.store.readLane(lane as Lane, floors[lane], limit - out.length, now)) {
-        if (!budget.admit(m.size)) return out;
-        out.push(m);
-      }
-    }
-    return out;
+    return readBatch(floors, limit, MAX_REPLY_PAYLOAD_BYTES, this.laneTops, (lane, floor, max) => this.store.readLane(lane, floor, max, now));
   }
 
   private run<T extends object>(fn: () => T): MailboxResult<T> {

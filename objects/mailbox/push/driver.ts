@@ -57,6 +57,7 @@ import type { MailboxTelemetry } from "../telemetry";
 import { earliest } from "../../shared/alarm-times";
 import { GroupCommit } from "../../shared/groupcommit";
 import { ATTEMPT_TIMED_OUT, sendAttempt } from "./attempt";
+import { readBatch } from "../read-path";
 import {
   admitsBytes, afterFailure, backoffMs, describeOutcome, newPushId, newPushSecret, nextPositions, pushFloors,
   pushStartCursor, startSlots, takeMessage, type AttemptOutcome, type BackoffPolicy,
@@ -457,14 +458,7 @@ export class PushDriver {
 
   /** Up to `n` messages the run has not taken, in FETCH order. */
   private untaken(run: Run, n: number, now: number): StoredMessage[] {
-    const pos = nextPositions(run.cursor);
-    const tops = this.host.laneTops();
-    const out: StoredMessage[] = [];
-    for (let lane = 0; lane < pos.length && out.length < n; lane++) {
-      if (pos[lane]! > tops[lane]!) continue;
-      for (const m of this.host.store.readLane(lane as Lane, pos[lane]!, n - out.length, now)) out.push(m);
-    }
-    return out;
+    return readBatch(nextPositions(run.cursor), n, Infinity, this.host.laneTops(), (lane, floor, max) => this.host.store.readLane(lane, floor, max, now));
   }
 
   private untakenBelowTops(run: Run): boolean {
