@@ -37,7 +37,8 @@ import { rememberedName } from "../shared/object-name";
 import { tenantOfName } from "../shared/names";
 import { mailboxExpiry } from "../mailbox/schedule";
 import { AlarmScheduler, earliest } from "../shared/scheduler";
-import { MailboxIndexStore, type IndexRow, type IndexedMailbox, type MailboxPage } from "./store";
+import { MailboxIndexStore } from "./store";
+import type { IndexRow, IndexedMailbox, MailboxPage } from "./rpc";
 
 /**
  * How long an admitted CREATE holds its slot while its row is not written,
@@ -51,17 +52,8 @@ const EXPIRE_BATCH = 500;
 
 const MAILBOXES = series("mortarmq_mq9_mailboxes");
 
-/** `admit` answer: admitted (`at` names the reservation, absent when none was needed: the address is listed or reserved already), or refused with the count. */
-export type IndexAdmission = { ok: true; at?: number } | { ok: false; count: number };
-
-/** `create` answer: created (the row's creation time, ms), or the address has a live mailbox, or the tenant is being deleted (seal). */
-export type IndexCreate = { ok: true; createdMs: number } | { ok: false; exists: true } | { ok: false; deleted: true };
-
-/** A page of rows with their state (the tenant purge). */
-export interface IndexRowPage {
-  rows: IndexRow[];
-  next: string | null;
-}
+export type { IndexAdmission, IndexCreate, IndexRowPage } from "./rpc";
+import type { IndexAdmission, IndexCreate, IndexRowPage } from "./rpc";
 
 export class MailboxIndex extends DurableObject<Env> {
   private store: MailboxIndexStore;

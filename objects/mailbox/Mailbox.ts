@@ -44,7 +44,7 @@ import { WaiterSet } from "./waiters";
 import { MailboxTelemetry } from "./telemetry";
 import { IndexSync } from "./index-sync";
 import { mailboxIndexStub } from "../mailbox-index/stub";
-import type { IndexedMailbox } from "../mailbox-index/store";
+import type { IndexedMailbox } from "../mailbox-index/rpc";
 import { nameToRemember, rememberName } from "../shared/object-name";
 import { mq9Fault } from "../mq9/faults";
 import { tenantOfName } from "../shared/names";
@@ -52,7 +52,7 @@ import { tenantStub } from "../tenants/stub";
 import { mailboxStub } from "./stub";
 import { PushDriver, type DeadLetterCopy } from "./push/driver";
 import { PushStore } from "./push/store";
-import { PUSH_IN_FLIGHT_BUDGET_BYTES, pushAttemptsPerS, pushBackoff, pushPolicy, pushSubrequestsPerRun } from "../shared/push-config";
+import { readMailboxConfig } from "./config";
 
 /** Due schedule rows handled per SQL round while catching up. */
 const DUE_BATCH = 256;
@@ -145,10 +145,10 @@ export class Mailbox extends DurableObject<Env> {
     });
     const tenant = tenantOfName(this.name);
     this.tenant = tenant;
-    const attemptsPerLease = Math.max(1, Math.ceil(pushAttemptsPerS(env) / 10));
+    const { attemptsPerLease, ...pushConfig } = readMailboxConfig(env);
     this.push = new PushDriver({
       storage: ctx.storage, store: this.store, pushes: this.pushStore, telemetry: this.telemetry,
-      backoff: pushBackoff(env), urlPolicy: pushPolicy(env), inFlightBudgetBytes: PUSH_IN_FLIGHT_BUDGET_BYTES, subrequestsPerRun: pushSubrequestsPerRun(env),
+      ...pushConfig,
       meta: () => this.meta,
       laneTops: () => this.laneTops,
       rearm: () => this.rearm(),
