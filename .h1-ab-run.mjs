@@ -1,3 +1,0 @@
-import { register } from "tsx/esm/api";
-register();
-await import("/tmp/h1-bench/ab.ts");
