@@ -114,6 +114,8 @@ export interface Env {
   PUSH_MAX_SUBSCRIPTIONS?: string;
   /** Push delivery: push attempts per second per tenant (default 1000). */
   PUSH_MAX_ATTEMPTS_PER_S?: string;
+  /** Push subrequests (attempts, dead-letter copies, leases) per Mailbox alarm invocation (default 500, at most 1000; shared/push-config.ts). */
+  PUSH_SUBREQUESTS_PER_RUN?: string;
   /** MortarMQ connections, one object per WebSocket (objects/session/). */
   SESSION: DurableObjectNamespace<import("./session/MortarSession").MortarSession>;
   /** Per-tenant topic registries (objects/registry/). */

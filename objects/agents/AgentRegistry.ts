@@ -10,6 +10,7 @@ import type { Env } from "../env";
 import { selectEmbedder } from "./embed/select";
 import type { AgentCounts, AgentResult, AgentSelector, DiscoverSpec, RegisterSpec, ReportSpec } from "./rpc";
 import { AgentIndex } from "./store";
+import { AlarmScheduler } from "../shared/scheduler";
 
 export class AgentRegistry extends DurableObject<Env> {
   private current: AgentIndex | null;
@@ -35,7 +36,7 @@ export class AgentRegistry extends DurableObject<Env> {
    */
   async purge(): Promise<void> {
     this.current = null;
-    await this.ctx.storage.deleteAlarm();
+    await new AlarmScheduler(this.ctx.storage, { owner: "AgentRegistry" }).stop(); // it sets none; one left by an older release goes
     await this.ctx.storage.deleteAll();
   }
 

@@ -29,7 +29,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { ErrorCode } from "../../wire/mortar/errors";
-import { Schedule } from "../shared/schedule";
+import { AlarmScheduler } from "../shared/scheduler";
 import { rememberName, rememberedName } from "../shared/object-name";
 import { parseGroupName, type GroupIdentity } from "../shared/names";
 import { readConfig } from "../shared/read-config";
@@ -56,7 +56,7 @@ const COUNTERS = ["member_seq", "membership_epoch", "assignment_epoch", "notice_
 
 export class ConsumerGroup extends DurableObject<Env> {
   private store: GroupStore;
-  private schedule: Schedule;
+  private readonly schedule: AlarmScheduler;
   private readonly timers;
   private state: GroupState | null;
   /** The outbox loop while it runs. */
@@ -76,7 +76,21 @@ export class ConsumerGroup extends DurableObject<Env> {
     const cfg = readConfig(env);
     this.timers = { sessionTimeoutMs: cfg.sessionTimeoutMs, revocationTimeoutMs: cfg.revocationTimeoutMs };
     this.store = new GroupStore(ctx.storage.sql);
-    this.schedule = new Schedule(ctx.storage);
+    this.schedule = new AlarmScheduler(ctx.storage, { owner: "ConsumerGroup", jobs: true })
+      .job("delete", async () => {
+        this.schedule.clear("delete");
+        await this.completeDelete().catch(() => {}); // re-scheduled inside
+      })
+      .job("timers", (now) => {
+        this.schedule.clear("timers");
+        this.timersDue = null;
+        if (this.state) this.persist(this.state.tick(now));
+      })
+      .job("probe", async () => {
+        this.schedule.clear("probe");
+        await this.probe();
+      })
+      .job("outbox", () => this.schedule.clear("outbox")); // the drain after the run retries it
     this.state = this.store.load(this.timers, Date.now());
     if (this.store.meta("deleting") === 1) {
       this.state = null; // a delete was under way: finish it
@@ -259,7 +273,7 @@ export class ConsumerGroup extends DurableObject<Env> {
     this.purged = true;
     this.state = null;
     await this.idle();
-    await this.ctx.storage.deleteAlarm();
+    await this.schedule.stop();
     await this.ctx.storage.deleteAll();
   }
 
@@ -291,24 +305,12 @@ export class ConsumerGroup extends DurableObject<Env> {
     };
   }
 
+  /** The one alarm (shared/scheduler.ts): jobs "delete", "timers", "probe", "outbox"; then the outbox loop resumes. */
   override async alarm(): Promise<void> {
     if (this.purged) return;
-    const now = Date.now();
-    for (const job of this.schedule.due(now)) {
-      this.schedule.clear(job);
-      if (job === "delete") {
-        await this.completeDelete().catch(() => {}); // re-scheduled inside
-        return;
-      }
-      if (job === "timers") {
-        this.timersDue = null;
-        if (this.state) this.persist(this.state.tick(now));
-      } else if (job === "probe") {
-        await this.probe();
-      }
-    }
-    this.armTimers();
-    await this.schedule.rearm();
+    await this.schedule.alarm();
+    if (!this.state) return; // deleted (or being deleted): nothing to arm or drain
+    if (this.armTimers()) await this.schedule.rearm();
     await this.drain();
   }
 
@@ -340,13 +342,13 @@ export class ConsumerGroup extends DurableObject<Env> {
       // Member ids, membership and assignment epochs and notice ids go on where they were: a session
       // of a removed member that never heard of the delete cannot pass for a member of the next group.
       const counters = COUNTERS.map((k) => [k, this.store.meta(k)] as const);
-      await this.ctx.storage.deleteAlarm();
+      await this.schedule.stop();
       await this.ctx.storage.deleteAll();
       this.store = new GroupStore(this.ctx.storage.sql);
       this.ctx.storage.transactionSync(() => {
         for (const [k, v] of counters) if (v > 0) this.store.setMeta(k, v);
       });
-      this.schedule = new Schedule(this.ctx.storage);
+      this.schedule.reopen();
       this.state = null;
       this.failures = 0;
       this.timersDue = null;

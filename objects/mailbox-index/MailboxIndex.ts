@@ -35,8 +35,10 @@ import { Meter } from "../usage/meter";
 import { telemetryFlushMs, usageStub } from "../usage/stub";
 import { rememberedName } from "../shared/object-name";
 import { tenantOfName } from "../shared/names";
-import { alarmChange, earliest, mailboxExpiry } from "../mailbox/schedule";
-import { MailboxIndexStore, type IndexRow, type IndexedMailbox, type MailboxPage } from "./store";
+import { mailboxExpiry } from "../mailbox/schedule";
+import { AlarmScheduler, earliest } from "../shared/scheduler";
+import { MailboxIndexStore } from "./store";
+import type { IndexRow, IndexedMailbox, MailboxPage } from "./rpc";
 
 /**
  * How long an admitted CREATE holds its slot while its row is not written,
@@ -50,17 +52,8 @@ const EXPIRE_BATCH = 500;
 
 const MAILBOXES = series("mortarmq_mq9_mailboxes");
 
-/** `admit` answer: admitted (`at` names the reservation, absent when none was needed: the address is listed or reserved already), or refused with the count. */
-export type IndexAdmission = { ok: true; at?: number } | { ok: false; count: number };
-
-/** `create` answer: created (the row's creation time, ms), or the address has a live mailbox, or the tenant is being deleted (seal). */
-export type IndexCreate = { ok: true; createdMs: number } | { ok: false; exists: true } | { ok: false; deleted: true };
-
-/** A page of rows with their state (the tenant purge). */
-export interface IndexRowPage {
-  rows: IndexRow[];
-  next: string | null;
-}
+export type { IndexAdmission, IndexCreate, IndexRowPage } from "./rpc";
+import type { IndexAdmission, IndexCreate, IndexRowPage } from "./rpc";
 
 export class MailboxIndex extends DurableObject<Env> {
   private store: MailboxIndexStore;
@@ -75,14 +68,23 @@ export class MailboxIndex extends DurableObject<Env> {
   private expiryAt: number | null = null;
   /** When the meter wants its flush (ms); null = nothing to report. */
   private flushAt: number | null = null;
-  /** Time the alarm is armed for (mirror of storage). */
-  private alarmAt: number | null = null;
+  /** The one alarm (shared/scheduler.ts): row expiry and the meter's flush. */
+  private readonly scheduler: AlarmScheduler;
   /** The tenant's purge has begun: nothing is created or claimed any more (seal). */
   private sealed = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new MailboxIndexStore(ctx.storage.sql);
+    this.scheduler = new AlarmScheduler(ctx.storage, { owner: "MailboxIndex" })
+      .part("expiry", { due: () => this.expiryAt, run: (now) => this.expireRows(now) })
+      .part("flush", {
+        due: () => this.flushAt,
+        run: async () => {
+          this.flushAt = null;
+          await this.meter?.flush(); // a failed flush schedules its retry
+        },
+      });
     const tenant = tenantOfName(rememberedName(ctx));
     this.meter = tenant === null ? null : new Meter(ctx.storage, {
       reporter: ctx.id.toString(),
@@ -95,7 +97,7 @@ export class MailboxIndex extends DurableObject<Env> {
       },
     });
     void ctx.blockConcurrencyWhile(async () => {
-      this.alarmAt = await ctx.storage.getAlarm();
+      await this.scheduler.armed();
       this.expiryAt = this.store.earliestExpiry();
       this.listed = this.store.count();
       this.unmaterialized = this.store.unmaterializedCount();
@@ -222,19 +224,15 @@ export class MailboxIndex extends DurableObject<Env> {
 
   /** The alarm: deletes the rows whose TTL ended, flushes the meter when due; re-arms. */
   override async alarm(): Promise<void> {
-    this.alarmAt = null;
-    const now = Date.now();
-    if (this.expiryAt !== null && this.expiryAt <= now) {
-      for (let rows = this.store.expireDue(now, EXPIRE_BATCH); rows.length; rows = this.store.expireDue(now, EXPIRE_BATCH)) {
-        for (const r of rows) this.counted(r);
-      }
-      this.expiryAt = this.store.earliestExpiry();
+    await this.scheduler.alarm();
+  }
+
+  /** Deletes the rows whose TTL ended at `now` (ms) and uncounts them. */
+  private expireRows(now: number): void {
+    for (let rows = this.store.expireDue(now, EXPIRE_BATCH); rows.length; rows = this.store.expireDue(now, EXPIRE_BATCH)) {
+      for (const r of rows) this.counted(r);
     }
-    if (this.flushAt !== null && this.flushAt <= now) {
-      this.flushAt = null;
-      await this.meter?.flush(); // a failed flush schedules its retry
-    }
-    this.rearm();
+    this.expiryAt = this.store.earliestExpiry();
   }
 
   /**
@@ -252,7 +250,7 @@ export class MailboxIndex extends DurableObject<Env> {
   /** Tenant purge: deletes all of the index's storage (safe to call twice); an empty index remains usable. */
   async purge(): Promise<void> {
     await this.meter?.abandon();
-    await this.ctx.storage.deleteAlarm();
+    await this.scheduler.stop();
     await this.ctx.storage.deleteAll();
     this.store = new MailboxIndexStore(this.ctx.storage.sql);
     this.listed = 0;
@@ -261,7 +259,6 @@ export class MailboxIndex extends DurableObject<Env> {
     this.sealed = false;
     this.expiryAt = null;
     this.flushAt = null;
-    this.alarmAt = null;
   }
 
   /** Writes the row of a new mailbox (not materialized) and counts it. */
@@ -301,11 +298,7 @@ export class MailboxIndex extends DurableObject<Env> {
 
   /** Arms the alarm for the earliest of the next expiry and the meter's flush. */
   private rearm(): void {
-    const want = earliest(this.expiryAt, this.flushAt);
-    const change = alarmChange(this.alarmAt, want);
-    if (change.kind === "set") void this.ctx.storage.setAlarm(change.at);
-    else if (change.kind === "delete") void this.ctx.storage.deleteAlarm();
-    this.alarmAt = want;
+    void this.scheduler.rearm();
   }
 }
 

@@ -18,26 +18,8 @@
  * newer one (CREATE → TTL expiry → CREATE again of the same address).
  */
 
-/** One indexed mailbox. */
-export interface IndexedMailbox {
-  address: string;
-  /** When the mailbox was created, unix ms. */
-  created_ms: number;
-  /** When its TTL deletes it, unix ms; null = never. */
-  expires_ms: number | null;
-}
-
-/** One page of the index. */
-export interface MailboxPage {
-  mailboxes: IndexedMailbox[];
-  /** Cursor of the next page (the last address of this one); null = this was the last page. */
-  next: string | null;
-}
-
-/** A row with its state: `materialized` — its Mailbox object holds it (claimed or created there). */
-export interface IndexRow extends IndexedMailbox {
-  materialized: boolean;
-}
+export type { IndexedMailbox, IndexRow, MailboxPage } from "./rpc";
+import type { IndexedMailbox, IndexRow, MailboxPage } from "./rpc";
 
 /** Largest page. */
 export const MAX_PAGE = 1000;

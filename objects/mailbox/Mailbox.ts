@@ -16,18 +16,15 @@ import type { MailboxDetail } from "../../wire/admin/console";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import {
-  LANE_COUNT,
   MAX_GROUPS_PER_MAILBOX,
   MAX_PENDING_FETCHES,
   MAX_REPLY_PAYLOAD_BYTES,
   Mq9Error,
   echo,
   mq9Messages,
-  laneOf,
   priorityOfLane,
   type DeliverPolicy,
   type FetchSpec,
-  type Lane,
   type Mq9Message,
   type Mq9SendOptions,
   type PushCreateSpec,
@@ -35,16 +32,19 @@ import {
   type QuerySpec,
 } from "../../wire/mq9";
 import { ReplyBudget } from "./batch";
+import { newMessage, planSendWrites } from "./send-path";
+import { readBatch, startId } from "./read-path";
 import { applyAck, cursorAt, laneFromLastBatch, openGroup, recordBatch } from "./cursor";
-import { GroupCommit } from "./groupcommit";
-import { alarmChange, dueAt, earliest, messageExpiry } from "./schedule";
+import { GroupCommit } from "../shared/groupcommit";
+import { dueAt } from "./schedule";
+import { AlarmScheduler, earliest } from "../shared/scheduler";
 import { MailboxStore, toMq9Message, type MailboxMeta, type NewMessage, type StoredMessage } from "./store";
 import { packSendResult, type MailboxResult, type MessagesResult, type PackedSendResult, type SendResult } from "./rpc";
 import { WaiterSet } from "./waiters";
 import { MailboxTelemetry } from "./telemetry";
 import { IndexSync } from "./index-sync";
 import { mailboxIndexStub } from "../mailbox-index/stub";
-import type { IndexedMailbox } from "../mailbox-index/store";
+import type { IndexedMailbox } from "../mailbox-index/rpc";
 import { nameToRemember, rememberName } from "../shared/object-name";
 import { mq9Fault } from "../mq9/faults";
 import { tenantOfName } from "../shared/names";
@@ -52,17 +52,10 @@ import { tenantStub } from "../tenants/stub";
 import { mailboxStub } from "./stub";
 import { PushDriver, type DeadLetterCopy } from "./push/driver";
 import { PushStore } from "./push/store";
-import { PUSH_IN_FLIGHT_BUDGET_BYTES, pushAttemptsPerS, pushBackoff, pushPolicy } from "../shared/push-config";
+import { readMailboxConfig } from "./config";
 
 /** Due schedule rows handled per SQL round while catching up. */
 const DUE_BATCH = 256;
-
-/**
- * Longest one alarm handler keeps running push deliveries, ms; then it
- * returns and the alarm fires again at once (Durable Object alarm handlers
- * have a wall-clock limit).
- */
-const ALARM_RUN_MS = 60_000;
 
 type SendItem = { address: string; opts: Mq9SendOptions; payload: Uint8Array };
 
@@ -93,8 +86,8 @@ export class Mailbox extends DurableObject<Env> {
    * only costs a query.
    */
   private laneTops: number[] = [-1, -1, -1];
-  /** Time the alarm is armed for (mirror of storage). */
-  private alarmAt: number | null = null;
+  /** The one alarm (shared/scheduler.ts): due schedule rows, long-poll deadlines, telemetry, index retries, push. */
+  private readonly scheduler: AlarmScheduler;
   private readonly waiters = new WaiterSet();
   private readonly sends: GroupCommit<SendItem, SendResult>;
   /** Counters for /metrics and usage (telemetry.ts). */
@@ -152,13 +145,15 @@ export class Mailbox extends DurableObject<Env> {
     });
     const tenant = tenantOfName(this.name);
     this.tenant = tenant;
-    const attemptsPerLease = Math.max(1, Math.ceil(pushAttemptsPerS(env) / 10));
+    const { attemptsPerLease, ...pushConfig } = readMailboxConfig(env);
     this.push = new PushDriver({
       storage: ctx.storage, store: this.store, pushes: this.pushStore, telemetry: this.telemetry,
-      backoff: pushBackoff(env), urlPolicy: pushPolicy(env), inFlightBudgetBytes: PUSH_IN_FLIGHT_BUDGET_BYTES,
+      ...pushConfig,
       meta: () => this.meta,
       laneTops: () => this.laneTops,
       rearm: () => this.rearm(),
+      kick: () => this.scheduler.kick(),
+      keepArmed: (now) => this.scheduler.keepArmed(now),
       deadLetter: async (dlq, ttlSec, copy) => {
         if (tenant === null) return { ok: false, code: "internal", error: "the mailbox has no tenant (not addressed by name)" };
         return await mailboxStub(env, tenant, dlq).deadLetter(dlq, ttlSec, copy);
@@ -171,8 +166,36 @@ export class Mailbox extends DurableObject<Env> {
       this.indexDue = at;
       this.rearm();
     });
+    this.scheduler = new AlarmScheduler(ctx.storage, { owner: "Mailbox" })
+      .part("messages", { due: () => this.nextDueMs, run: () => void this.catchUp() })
+      .part("waiters", { due: () => this.waiters.earliestDeadline(), run: (now) => this.waiters.expireDue(now) })
+      .part("telemetry", {
+        due: () => this.telemetryDue,
+        run: async () => {
+          this.telemetryDue = null;
+          this.rearm();
+          await this.telemetry.flush(); // a failed flush re-schedules itself
+        },
+      })
+      .part("index", {
+        due: () => this.indexDue,
+        run: () => {
+          this.indexDue = null;
+          void this.index.push().then((ok) => { if (ok) this.settle(); });
+        },
+      })
+      .part("push", {
+        due: () => this.push.dueAt(),
+        run: (now) => { if (this.meta) this.push.step(now); },
+        live: {
+          begin: () => this.push.beginRun(),
+          holds: (now) => !this.push.done(now),
+          wake: () => this.push.nextWake(),
+          end: (now) => this.push.endRun(now),
+        },
+      });
     void ctx.blockConcurrencyWhile(async () => {
-      this.alarmAt = await ctx.storage.getAlarm();
+      await this.scheduler.armed();
       this.meta = this.store.loadMeta();
       this.nextDueMs = this.store.earliestDue();
       this.laneTops = this.store.laneTops();
@@ -271,7 +294,7 @@ export class Mailbox extends DurableObject<Env> {
    * MSG.SEND: stores `payload` (opaque bytes) with the header options.
    * Returns the new msg_id, or -1 for a delayed message (it gets its id
    * when due, keeping key, tags, priority and TTL). SENDs arriving while a
-   * commit is in flight share the next one (groupcommit.ts).
+   * commit is in flight share the next one (shared/groupcommit.ts).
    */
   send(address: string, opts: Mq9SendOptions, payload: Uint8Array): SendResult | Promise<SendResult> {
     const wait = this.ready(address);
@@ -294,20 +317,6 @@ export class Mailbox extends DurableObject<Env> {
     return this.whenHere(address, submit, (f) => payloads.map(() => packSendResult({ ...f })));
   }
 
-  /** The message a SEND stores. */
-  private newMessage(opts: Mq9SendOptions, payload: Uint8Array, now: number): NewMessage {
-    return {
-      lane: laneOf(opts.priority),
-      key: opts.key,
-      tags: opts.tags,
-      payload,
-      sentMs: now,
-      expiresMs: messageExpiry(now, opts.ttlSec),
-      replyTo: opts.replyTo ?? null, // ?? null: options from a caller that predates the conversation headers
-      correlationId: opts.correlationId ?? null,
-    };
-  }
-
   /**
    * Several SENDs in one turn (a `sendMany`, or a group commit's waiting
    * SENDs), in order, with the results applySend would give each: every
@@ -316,15 +325,9 @@ export class Mailbox extends DurableObject<Env> {
    */
   private applySends(items: readonly SendItem[]): SendResult[] {
     const out: SendResult[] = [];
-    let from = 0; // start of the current run of plain SENDs
-    for (let i = 0; i <= items.length; i++) {
-      const item = items[i];
-      if (item !== undefined && item.opts.key === null && !(item.opts.delaySec > 0)) continue;
-      // items[from, i) is a run of plain SENDs; item (if any) goes alone
-      if (i - from === 1) out.push(this.applySend(items[from]!));
-      else if (i - from > 1) out.push(...this.appendPlain(items.slice(from, i)));
-      if (item !== undefined) out.push(this.applySend(item));
-      from = i + 1;
+    for (const w of planSendWrites(items.map((i) => i.opts))) {
+      if (w.kind === "one") out.push(this.applySend(items[w.at]!));
+      else out.push(...this.appendPlain(items.slice(w.from, w.to)));
     }
     return out;
   }
@@ -338,7 +341,7 @@ export class Mailbox extends DurableObject<Env> {
       now = this.catchUp();
       const meta = this.requireMailbox(items[0]!.address);
       first = meta.nextMsgId;
-      ms = items.map((i) => this.newMessage(i.opts, i.payload, now));
+      ms = items.map((i) => newMessage(i.opts, i.payload, now));
       this.atomically(this.store.appendIsOneStatement(ms), () => this.store.appendVisibleMany(first, ms, now));
       meta.nextMsgId = first + ms.length;
     } catch (e) {
@@ -362,7 +365,7 @@ export class Mailbox extends DurableObject<Env> {
     return this.run(() => {
       const now = this.catchUp();
       const meta = this.requireMailbox(address);
-      const m = this.newMessage(opts, payload, now);
+      const m = newMessage(opts, payload, now);
       if (opts.delaySec > 0) {
         const due = dueAt(now, opts.delaySec);
         this.ctx.storage.transactionSync(() => this.store.addDelayed(m, due));
@@ -642,9 +645,8 @@ export class Mailbox extends DurableObject<Env> {
       this.index.forget();
     });
     await this.telemetry.abandon();
-    await this.ctx.storage.deleteAlarm();
+    await this.scheduler.stop();
     await this.ctx.storage.deleteAll();
-    this.alarmAt = null;
     this.nameUnsaved = this.name !== null; // deleteAll took the name: a later CREATE stores it again
   }
 
@@ -737,38 +739,14 @@ export class Mailbox extends DurableObject<Env> {
   }
 
   /**
-   * The one alarm: due schedule rows, long-poll deadlines, the telemetry
-   * flush, an index update retry, and push deliveries — it starts the attempts that are due and
-   * keeps running while any is in flight and LINGER_MS after (doing the
-   * other work as it comes due), at most ALARM_RUN_MS; re-arms. Idempotent.
+   * The one alarm (shared/scheduler.ts): due schedule rows, long-poll
+   * deadlines, the telemetry flush, an index update retry, and push
+   * deliveries — a live part: the run starts the attempts that are due and
+   * stays open while any is in flight and LINGER_MS after (doing the other
+   * work as it comes due), at most a minute; re-arms. Idempotent.
    */
   override async alarm(): Promise<void> {
-    this.alarmAt = null;
-    const stopAt = Date.now() + ALARM_RUN_MS;
-    this.push.beginRun();
-    try {
-      for (;;) {
-        const now = this.catchUp();
-        this.waiters.expireDue(now);
-        if (this.telemetryDue !== null && this.telemetryDue <= now) {
-          this.telemetryDue = null;
-          this.rearm();
-          await this.telemetry.flush(); // a failed flush re-schedules itself
-          continue;
-        }
-        if (this.indexDue !== null && this.indexDue <= now) {
-          this.indexDue = null;
-          void this.index.push().then((ok) => { if (ok) this.settle(); });
-        }
-        if (this.meta) this.push.step(now);
-        if (this.push.done(Date.now()) || Date.now() >= stopAt) break;
-        if (this.push.watchdog(now)) this.rearm();
-        await this.push.wait(earliest(this.nextDueMs, this.waiters.earliestDeadline(), this.telemetryDue, this.indexDue, this.push.nextWake()));
-      }
-    } finally {
-      this.push.endRun(Date.now());
-      this.rearm();
-    }
+    await this.scheduler.alarm();
   }
 
   /** Runs every schedule row due now (if any); returns now (ms). */
@@ -827,18 +805,9 @@ export class Mailbox extends DurableObject<Env> {
     this.rearm();
   }
 
-  /**
-   * Arms the alarm for the earliest schedule row, long-poll deadline,
-   * telemetry flush or push need; wakes a running push loop so that it
-   * waits for the new earliest time.
-   */
+  /** Arms the alarm for the earliest due part; wakes a running push loop so that it waits for the new earliest time. */
   private rearm(): void {
-    this.push.kick();
-    const next = earliest(this.nextDueMs, this.waiters.earliestDeadline(), this.telemetryDue, this.push.dueAt(), this.indexDue);
-    const change = alarmChange(this.alarmAt, next);
-    if (change.kind === "set") void this.ctx.storage.setAlarm(change.at);
-    else if (change.kind === "delete") void this.ctx.storage.deleteAlarm();
-    this.alarmAt = next;
+    void this.scheduler.rearm();
   }
 
   /** Runs `write` all or nothing: as it is when it is one SQL statement (atomic by itself), else in a transaction. */
@@ -852,33 +821,14 @@ export class Mailbox extends DurableObject<Env> {
     return this.meta;
   }
 
-  /** First msg_id a FETCH starting with `deliver` delivers. */
+  /** First msg_id a FETCH starting with `deliver` delivers (read-path.ts). */
   private startId(deliver: DeliverPolicy): number {
-    const next = this.meta?.nextMsgId ?? 0;
-    switch (deliver.kind) {
-      case "latest":
-        return next;
-      case "earliest":
-        return 0;
-      case "from_id":
-        return deliver.fromId;
-      case "from_time":
-        return this.store.firstIdCreatedAtOrAfter(deliver.fromTimeSec * 1000) ?? next;
-    }
+    return startId(deliver, this.meta?.nextMsgId ?? 0, (ms) => this.store.firstIdCreatedAtOrAfter(ms));
   }
 
-  /** The next batch from per-lane `floors`: critical, urgent, normal; FIFO inside each. */
+  /** The next batch from per-lane `floors` (read-path.ts readBatch). */
   private readBatch(floors: number[], limit: number, now: number): StoredMessage[] {
-    const budget = new ReplyBudget(limit, MAX_REPLY_PAYLOAD_BYTES);
-    const out: StoredMessage[] = [];
-    for (let lane = 0; lane < LANE_COUNT && !budget.full; lane++) {
-      if (floors[lane] > this.laneTops[lane]) continue;
-      for (const m of this.store.readLane(lane as Lane, floors[lane], limit - out.length, now)) {
-        if (!budget.admit(m.size)) return out;
-        out.push(m);
-      }
-    }
-    return out;
+    return readBatch(floors, limit, MAX_REPLY_PAYLOAD_BYTES, this.laneTops, (lane, floor, max) => this.store.readLane(lane, floor, max, now));
   }
 
   private run<T extends object>(fn: () => T): MailboxResult<T> {

@@ -15,14 +15,7 @@
  */
 import type { Env } from "../env";
 import { mailboxIndexStub } from "../mailbox-index/stub";
-
-/** The pending update. */
-interface Pending {
-  op: "add" | "remove";
-  address: string;
-  createdMs: number;
-  expiresMs: number | null;
-}
+import { IndexSyncStore, type PendingIndexUpdate as Pending } from "./index-sync-store";
 
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 60_000;
@@ -35,27 +28,29 @@ export class IndexSync {
   private sending: Promise<boolean> | null = null;
   /** The stored row is an add the index acknowledged: `settle` deletes it. */
   private sent = false;
+  /** The table (all SQL of this module, index-sync-store.ts). */
+  private readonly rows: IndexSyncStore;
 
   /**
    * @param tenant the mailbox's tenant (null: an object not addressed by name — no index)
    * @param schedule arms the mailbox's alarm for a retry at `at` (ms), or clears it (null)
    */
   constructor(
-    private readonly storage: DurableObjectStorage,
+    storage: DurableObjectStorage,
     private readonly env: Env,
     private readonly tenant: string | null,
     private readonly schedule: (at: number | null) => void,
-  ) {}
+  ) {
+    this.rows = new IndexSyncStore(storage.sql);
+  }
 
   /** Loads an update left pending before a restart and sends it. Call once the object is loaded. */
   resume(): void {
-    const sql = this.storage.sql;
-    if (sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'index_sync'").toArray().length === 0) return;
+    if (!this.rows.exists()) return;
     this.ready = true;
-    const r = sql.exec<{ op: string; address: string; created_ms: number; expires_ms: number | null }>(
-      "SELECT op, address, created_ms, expires_ms FROM index_sync WHERE k = 0").toArray()[0];
-    if (!r) return;
-    this.pending = { op: r.op === "remove" ? "remove" : "add", address: r.address, createdMs: r.created_ms, expiresMs: r.expires_ms };
+    const p = this.rows.load();
+    if (!p) return;
+    this.pending = p;
     void this.push().then((ok) => { if (ok) this.settle(); });
   }
 
@@ -83,7 +78,7 @@ export class IndexSync {
       if (this.pending !== p) return this.push(); // a newer update arrived meanwhile
       this.pending = null;
       if (this.ready && p.op === "remove") {
-        this.storage.sql.exec("DROP TABLE index_sync"); // an expired mailbox leaves no row behind
+        this.rows.drop(); // an expired mailbox leaves no row behind
         this.ready = false;
       } else if (this.ready) {
         this.sent = true; // deleted by settle(), in a write turn the mailbox makes anyway
@@ -106,7 +101,7 @@ export class IndexSync {
   settle(): void {
     if (!this.sent) return;
     this.sent = false;
-    if (this.ready && this.pending === null) this.storage.sql.exec("DELETE FROM index_sync WHERE k = 0");
+    if (this.ready && this.pending === null) this.rows.clear();
   }
 
   /** The mailbox's storage was deleted (tenant purge): nothing is pending any more (the index is purged too). */
@@ -119,13 +114,8 @@ export class IndexSync {
 
   private write(p: Pending): void {
     if (this.tenant === null) return;
-    if (!this.ready) {
-      this.storage.sql.exec(`CREATE TABLE IF NOT EXISTS index_sync(k INTEGER PRIMARY KEY CHECK (k = 0), op TEXT NOT NULL,
-        address TEXT NOT NULL, created_ms INTEGER NOT NULL, expires_ms INTEGER)`);
-      this.ready = true;
-    }
-    this.storage.sql.exec("INSERT OR REPLACE INTO index_sync(k, op, address, created_ms, expires_ms) VALUES (0, ?, ?, ?, ?)",
-      p.op, p.address, p.createdMs, p.expiresMs);
+    this.rows.put(p, !this.ready);
+    this.ready = true;
     this.pending = p;
     this.sent = false;
   }

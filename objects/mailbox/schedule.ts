@@ -3,7 +3,8 @@
  * rows (delayed deliveries, message TTLs, the mailbox TTL, push
  * subscriptions' next attempts) live in the
  * `schedule` table; long-poll deadlines live in memory with the held
- * requests. The alarm is armed for the earliest of both.
+ * requests. The object's scheduler (shared/scheduler.ts) arms the alarm
+ * for the earliest of both.
  */
 
 /** Kinds of rows in the `schedule` table; `ref` meaning per kind. */
@@ -18,23 +19,6 @@ export const ScheduleKind = {
   push: "push",
 } as const;
 export type ScheduleKind = (typeof ScheduleKind)[keyof typeof ScheduleKind];
-
-/** Earliest of the given times (ms), ignoring nulls; null when none. */
-export function earliest(...times: (number | null | undefined)[]): number | null {
-  let out: number | null = null;
-  for (const t of times) if (t != null && (out === null || t < out)) out = t;
-  return out;
-}
-
-/** What to do with the alarm so that it fires at `next` (ms) or not at all. */
-export type AlarmChange = { kind: "keep" } | { kind: "set"; at: number } | { kind: "delete" };
-
-/** Decides the alarm change from the currently armed time to the wanted one. */
-export function alarmChange(current: number | null, next: number | null): AlarmChange {
-  if (next === current) return { kind: "keep" };
-  if (next === null) return { kind: "delete" };
-  return { kind: "set", at: next };
-}
 
 /** Due time of a delayed message sent at `nowMs` with `delaySec`. */
 export function dueAt(nowMs: number, delaySec: number): number {

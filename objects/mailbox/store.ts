@@ -47,20 +47,8 @@ export interface MailboxMeta {
 }
 
 /** A message to store (visible now or after a delay). */
-export interface NewMessage {
-  lane: Lane;
-  key: string | null;
-  tags: string[];
-  payload: Uint8Array;
-  sentMs: number;
-  expiresMs: number | null;
-  /** `mq9-reply-to`, or null. */
-  replyTo: string | null;
-  /** `mq9-correlation-id`, or null. */
-  correlationId: string | null;
-  /** A dead-letter copy's DeadLetterInfo as JSON (push delivery), else absent/null. */
-  deadLetter?: string | null;
-}
+export type { NewMessage } from "./send-path";
+import type { NewMessage } from "./send-path";
 
 /** A visible message as read for a reply. */
 export interface StoredMessage {

@@ -40,7 +40,8 @@ import { CREATE_ADMITTED, admitMailbox, type CreateAdmission, type Mq9Quota } fr
 import type { Refusal } from "../tenants/gate";
 import { errorReply, mailboxReply, quotaReply, type Mq9Reply } from "./reply";
 import { mailboxIndexStub } from "../mailbox-index/stub";
-import type { IndexCreate, MailboxIndex } from "../mailbox-index/MailboxIndex";
+import type { MailboxIndex } from "../mailbox-index/MailboxIndex";
+import type { IndexCreate } from "../mailbox-index/rpc";
 
 /** One mq9 request as every transport sees it. */
 export interface Mq9Request {

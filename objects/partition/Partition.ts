@@ -41,7 +41,7 @@ import type { ResetTarget } from "../../wire/admin/groups";
 import type { RegisterResult } from "../registry/rpc";
 import { RETENTION_JOB, RetentionKeeper } from "./retention-keeper";
 import { takeRoom } from "./retention";
-import { Schedule } from "../shared/schedule";
+import { AlarmScheduler } from "../shared/scheduler";
 import { rememberedName } from "../shared/object-name";
 import { parsePartitionName } from "../shared/names";
 import { detectDurability } from "../shared/durability";
@@ -64,7 +64,7 @@ export class Partition extends DurableObject<Env> {
   private readonly store: PartitionStore;
   private readonly log: LogStore;
   private readonly producerStore: ProducerStore;
-  private readonly schedule: Schedule;
+  private readonly schedule: AlarmScheduler;
   private readonly producers = new ProducerCache();
   private lastSeq: number;
   private readonly leaderEpoch: number;
@@ -88,7 +88,7 @@ export class Partition extends DurableObject<Env> {
     super(ctx, env);
     this.name = rememberedName(ctx);
     this.store = new PartitionStore(ctx.storage);
-    this.schedule = new Schedule(ctx.storage);
+    this.schedule = new AlarmScheduler(ctx.storage, { owner: "Partition", jobs: true });
     this.log = this.store.log;
     this.producerStore = this.store.producers;
     this.leaderEpoch = ctx.storage.transactionSync(() => {
@@ -124,6 +124,7 @@ export class Partition extends DurableObject<Env> {
       setMeta: (k, v) => this.setMeta(k, v),
       truncated: (start) => this.consumers.truncate(start),
     });
+    this.addJobs();
     void ctx.blockConcurrencyWhile(async () => {
       this.durability = await detectDurability(ctx.storage);
       await this.keeper.flushArm();
@@ -471,7 +472,7 @@ export class Partition extends DurableObject<Env> {
     this.deleted = true;
     await this.consumers.idle();
     await this.telemetry.abandon();
-    await this.ctx.storage.deleteAlarm();
+    await this.schedule.stop();
     await this.ctx.storage.deleteAll();
     return { groups };
   }
@@ -517,26 +518,27 @@ export class Partition extends DurableObject<Env> {
     await this.schedule.set("purge", Date.now());
   }
 
-  /** Runs due jobs from the schedule table: "purge", "retention", "telemetry" (report counters), and the read path's "deadlines", "dlq" and "pause". */
+  /** Runs due jobs from the schedule table (shared/scheduler.ts): "purge", "retention", "telemetry" (report counters), and the read path's "deadlines", "dlq" and "pause". */
   override async alarm(): Promise<void> {
     if (this.purged) return;
-    const now = Date.now();
-    for (const job of this.schedule.due(now)) {
-      if (await this.consumers.runJob(job, now)) continue;
-      if (job === "purge") {
-        const deleted = this.ctx.storage.transactionSync(() => this.store.purgePage(PURGE_PAGE));
-        if (deleted < PURGE_PAGE) this.schedule.clear("purge");
-        else this.schedule.put("purge", now);
-        this.telemetry.purged();
-      } else if (job === RETENTION_JOB && !this.deleted) {
-        const deleted = this.keeper.runJob(now);
-        if (deleted > 0) this.telemetry.retentionDeleted(deleted);
-      } else if (job === "telemetry") {
-        await this.telemetry.flush();
-      } else {
-        this.schedule.clear(job);
-      }
-    }
-    await this.schedule.rearm();
+    await this.schedule.alarm();
+  }
+
+  /** The handlers of the alarm's jobs (each failure is retried by the scheduler with backoff). */
+  private addJobs(): void {
+    const s = this.schedule;
+    for (const job of ["deadlines", "dlq", "pause"]) s.job(job, (now) => this.consumers.runJob(job, now).then(() => {}));
+    s.job("purge", (now) => {
+      const deleted = this.ctx.storage.transactionSync(() => this.store.purgePage(PURGE_PAGE));
+      if (deleted < PURGE_PAGE) s.clear("purge");
+      else s.put("purge", now);
+      this.telemetry.purged();
+    });
+    s.job(RETENTION_JOB, (now) => {
+      if (this.deleted) return s.clear(RETENTION_JOB);
+      const deleted = this.keeper.runJob(now);
+      if (deleted > 0) this.telemetry.retentionDeleted(deleted);
+    });
+    s.job("telemetry", () => this.telemetry.flush().then(() => {}));
   }
 }

@@ -31,7 +31,7 @@ import type { Env } from "../env";
 import type { PartitionIdentity } from "../shared/names";
 export type { PartitionIdentity };
 import type { ReadConfig } from "../shared/read-config";
-import type { Schedule } from "../shared/schedule";
+import type { AlarmScheduler } from "../shared/scheduler";
 import { sessionStub } from "../session/stub";
 import { PubBatchBuilder, packFrames } from "./batch";
 import { DeliveryState, GroupLedger } from "./ledger";
@@ -66,7 +66,7 @@ export interface ConsumersHost {
   storage: DurableObjectStorage;
   env: Env;
   log: LogStore;
-  schedule: Schedule;
+  schedule: AlarmScheduler;
   config: ReadConfig;
   identity(): PartitionIdentity;
   lastSeq(): number;

@@ -16,7 +16,7 @@
  * Producer dedupe state (producer-store.ts) is never touched.
  */
 import type { Env } from "../env";
-import type { Schedule } from "../shared/schedule";
+import type { AlarmScheduler } from "../shared/scheduler";
 import { resolveRetention, retentionDefaults, type Retention } from "../shared/retention-config";
 import { CHUNK_BYTES, PUB_OVERHEAD, type LogStore } from "./log-store";
 import { appendRoom, nextExpiry, planDeletion, type AppendRoom } from "./retention";
@@ -40,7 +40,7 @@ export interface RetentionHost {
   env: Env;
   log: LogStore;
   settings: RetentionSettingsStore;
-  schedule: Schedule;
+  schedule: AlarmScheduler;
   lastSeq(): number;
   setMeta(k: string, v: number): void;
   /**

@@ -14,7 +14,7 @@ import { series } from "../usage/catalog";
 import { Meter } from "../usage/meter";
 import { telemetryFlushMs } from "../usage/config";
 import { usageStub } from "../usage/stub";
-import type { Schedule } from "../shared/schedule";
+import type { AlarmScheduler } from "../shared/scheduler";
 import type { LogStore } from "./log-store";
 import type { GroupCursorInfo } from "./rpc";
 
@@ -38,7 +38,7 @@ export interface PartitionTelemetryHost {
   env: Env;
   /** This object's id (hex): the reporter id. */
   reporter: string;
-  schedule: Schedule;
+  schedule: AlarmScheduler;
   tenant(): string;
   log: LogStore;
   groups(): GroupCursorInfo[];

@@ -38,7 +38,7 @@ import type { Env } from "../env";
 import { DeclareCreated, DeclareFlags, Op } from "../../wire/mortar/constants";
 import type { DeclareRetention } from "../../wire/mortar/frames";
 import { ErrorCode } from "../../wire/mortar/errors";
-import { Schedule } from "../shared/schedule";
+import { AlarmScheduler } from "../shared/scheduler";
 import { rememberName, rememberedName } from "../shared/object-name";
 import { tenantOfName } from "../shared/names";
 import { MetaTable } from "../shared/meta-table";
@@ -73,7 +73,7 @@ export class TopicRegistry extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   /** The object's name, also when the runtime started it for its alarm (shared/object-name.ts). */
   private readonly name: string | null;
-  private schedule: Schedule;
+  private readonly schedule: AlarmScheduler;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -83,7 +83,9 @@ export class TopicRegistry extends DurableObject<Env> {
     this.retention = new RetentionStore(ctx.storage.sql);
     this.groups = new GroupIndexStore(this.sql);
     this.targets = new PurgeTargetStore(this.sql);
-    this.schedule = new Schedule(ctx.storage);
+    this.schedule = new AlarmScheduler(ctx.storage, { owner: "TopicRegistry", jobs: true })
+      .job("purge", () => this.purgeStep())
+      .job("retention", () => this.pushStep());
     if (this.store.meta.get("retention_pushed") === 0) {
       // First start of a registry with retention: partitions that registered before it hold no
       // settings (they apply the defaults) and no topic name; tell them once.
@@ -314,7 +316,7 @@ export class TopicRegistry extends DurableObject<Env> {
    */
   async purge(): Promise<number> {
     const incarnation = this.store.lastIncarnation();
-    await this.ctx.storage.deleteAlarm();
+    await this.schedule.stop();
     await this.ctx.storage.deleteAll();
     if (incarnation > 0) new MetaTable(this.sql, "registry_meta").set("incarnation", incarnation);
     this.store = new RegistryStore(this.sql); // written_from: the next incarnation
@@ -323,7 +325,7 @@ export class TopicRegistry extends DurableObject<Env> {
     this.groups = new GroupIndexStore(this.sql);
     this.targets = new PurgeTargetStore(this.sql);
     rememberName(this.ctx, this.name);
-    this.schedule = new Schedule(this.ctx.storage);
+    this.schedule.reopen();
     return incarnation;
   }
 
@@ -372,17 +374,14 @@ export class TopicRegistry extends DurableObject<Env> {
    * (pushStep).
    */
   override async alarm(): Promise<void> {
-    const due = this.schedule.due(Date.now());
-    if (due.includes("purge")) await this.purgeStep();
-    if (due.includes("retention")) await this.pushStep();
-    await this.schedule.rearm();
+    await this.schedule.alarm();
   }
 
   /**
    * One page of the oldest queued retention push: tells up to PUSH_FANOUT
    * partitions of its topic the current settings (the registered ones, or
    * every partition for a topic created before registration). A failed call
-   * throws: the alarm is retried, and setRetention is idempotent.
+   * throws: the scheduler retries the job with backoff, and setRetention is idempotent.
    */
   private async pushStep(): Promise<void> {
     const job = this.retention.nextPush();
@@ -415,7 +414,7 @@ export class TopicRegistry extends DurableObject<Env> {
     const fullFanOut = job.incarnation < this.store.writtenFrom();
     const page = purgePage(job, fullFanOut, (limit) => this.store.writtenPartitions(job, limit), PURGE_FANOUT);
     const parts = page.partitions;
-    // a failure throws: the alarm is retried and markDeleted is idempotent
+    // a failure throws: the scheduler retries the job with backoff, and markDeleted is idempotent
     await Promise.all(parts.map((p) => partitionStub(this.env, this.tenant, job.incarnation, job.topicId, p).markDeleted()));
     // Then the topic's consumer groups (group-store.ts): purged and forgotten, a page at a time.
     const groups = page.done ? this.groups.list(job.incarnation, job.topicId).slice(0, PURGE_FANOUT) : [];

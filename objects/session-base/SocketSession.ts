@@ -52,6 +52,7 @@ import { series } from "../usage/catalog";
 import { telemetryFlushMs } from "../usage/config";
 import { echoCloseCode } from "./close";
 import { Deadlines, type DeadlineMode, type DeadlinesSnapshot } from "./deadlines";
+import { AlarmScheduler } from "../shared/scheduler";
 
 export { MAX_WS_MESSAGE_BYTES };
 
@@ -99,6 +100,8 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
   /** Time the storage alarm is armed for as far as this instance knows (Infinity = none / unknown after a rebuild). */
   private armedAt = Infinity;
   private arming: Promise<void> | null = null;
+  /** The storage alarm (shared/scheduler.ts): one part, the session's sweep, run on every alarm (a rebuilt session learns its deadlines there). */
+  private readonly scheduler: AlarmScheduler;
   private residentTimer: ReturnType<typeof setTimeout> | null = null;
   private residentAt = Infinity;
   private pin: ReturnType<typeof setInterval> | null = null;
@@ -116,6 +119,11 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env, protocol: ConnectionProtocol) {
     super(ctx, env);
     this.sessionId = ctx.id.toString();
+    this.scheduler = new AlarmScheduler(ctx.storage, { owner: "session" }).part("sweep", {
+      due: () => (this.armedAt === Infinity ? null : this.armedAt),
+      everyAlarm: true,
+      run: () => this.sweep(),
+    });
     this.auth = new ConnectionAuth(env, protocol, this.sessionId);
     this.bytesInSeries = series("mortarmq_bytes_received_total", { protocol });
     this.bytesOutSeries = series("mortarmq_bytes_sent_total", { protocol });
@@ -365,6 +373,11 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
    * restarted without it), the final report and storage deletion.
    */
   override async alarm(): Promise<void> {
+    await this.scheduler.alarm();
+  }
+
+  /** The alarm's one part (see alarm()). */
+  private async sweep(): Promise<void> {
     this.armedAt = Infinity;
     const live = this.resume();
     if (!live) {
@@ -421,7 +434,7 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
   private arm(at: number): void {
     if (this.storageGone) return;
     this.armedAt = at;
-    this.arming = this.ctx.storage.setAlarm(at).catch(() => {});
+    this.arming = this.scheduler.rearm().catch(() => {});
   }
 
   /** The in-memory timer for the earliest resident deadline. */
@@ -491,10 +504,11 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
     if (this.storageGone) return;
     if (await this.telemetry.finish()) {
       this.storageGone = true;
-      await this.ctx.storage.deleteAlarm();
+      await this.scheduler.stop();
       await this.ctx.storage.deleteAll();
     } else {
-      await this.ctx.storage.setAlarm(Date.now() + telemetryFlushMs(this.env));
+      this.arm(Date.now() + telemetryFlushMs(this.env));
+      await this.arming;
     }
   }
 }

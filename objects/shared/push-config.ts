@@ -12,6 +12,7 @@
  * | PUSH_BACKOFF_MAX_MS | 600000 | longest wait between attempts |
  * | PUSH_MAX_SUBSCRIPTIONS | 100 | push subscriptions per tenant |
  * | PUSH_MAX_ATTEMPTS_PER_S | 1000 | push attempts per second per tenant (all its mailboxes) |
+ * | PUSH_SUBREQUESTS_PER_RUN | 500 | attempts, dead-letter copies and budget leases one Mailbox alarm invocation starts at most (≤ 1000, Cloudflare's subrequest limit); the rest waits for the next run |
  */
 import { DEFAULT_PUSH_BACKOFF, pushUrlPolicy, type PushBackoff, type PushUrlPolicy } from "../../wire/mq9";
 import type { Env } from "../env";
@@ -26,6 +27,16 @@ export const DEFAULT_PUSH_MAX_ATTEMPTS_PER_S = 1000;
  * all its subscriptions); the first attempt is always admitted.
  */
 export const PUSH_IN_FLIGHT_BUDGET_BYTES = 16 * 1024 * 1024;
+
+/** Subrequests one push run starts by default (well under Cloudflare's 1,000 per invocation: the alarm's other calls need room). */
+export const DEFAULT_PUSH_SUBREQUESTS_PER_RUN = 500;
+/** The most a deployment may set: Cloudflare's subrequest limit per invocation. */
+export const MAX_PUSH_SUBREQUESTS_PER_RUN = 1000;
+
+/** Subrequests per push run (PUSH_SUBREQUESTS_PER_RUN, at most MAX_PUSH_SUBREQUESTS_PER_RUN). */
+export function pushSubrequestsPerRun(env: Env): number {
+  return Math.min(MAX_PUSH_SUBREQUESTS_PER_RUN, positiveInt(env.PUSH_SUBREQUESTS_PER_RUN, DEFAULT_PUSH_SUBREQUESTS_PER_RUN));
+}
 
 /** The endpoint URL policy (PUSH_ALLOW_LOOPBACK, PUSH_ALLOWED_HOSTS). */
 export function pushPolicy(env: Env): PushUrlPolicy {

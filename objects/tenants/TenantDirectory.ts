@@ -113,9 +113,9 @@ export class TenantDirectory extends DurableObject<Env> {
 
   // ---------------------------------------------------------------- purge role
 
-  /** The purge's alarm: one step, stored, the next one armed (Purger.run). */
+  /** The object's one alarm (shared/scheduler.ts): the purge's next step (Purger). */
   override async alarm(): Promise<void> {
-    await this.purger.run(Date.now());
+    await this.purger.alarm();
   }
 
   // ---------------------------------------------------------------- index role

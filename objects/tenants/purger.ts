@@ -19,24 +19,37 @@ import { mapLimit } from "../shared/concurrency";
 import { withDeadline } from "../session/faults";
 import { PURGE_PAGE, nextPhase, nextStepAt, type PurgeState } from "./purge";
 import type { TenantStore } from "./store";
+import { AlarmScheduler } from "../shared/scheduler";
 
 /** Object calls in flight at once inside a step. */
 const FANOUT = 16;
 
 /** Runs the stored purge of one tenant, a step per alarm. */
 export class Purger {
-  constructor(private readonly env: Env, private readonly storage: DurableObjectStorage, private readonly store: TenantStore, private readonly tenant: string) {}
+  /** When the purge's next step is due (ms), null = none known in memory (a stored alarm still runs it: `everyAlarm`). */
+  private at: number | null = null;
+  /** The object's one alarm (shared/scheduler.ts): the purge's steps, armed 1 s ahead while a step runs. */
+  private readonly scheduler: AlarmScheduler;
+
+  constructor(private readonly env: Env, storage: DurableObjectStorage, private readonly store: TenantStore, private readonly tenant: string) {
+    this.scheduler = new AlarmScheduler(storage, { owner: "TenantDirectory", guardMs: 1_000 })
+      .part("purge", { due: () => this.at, everyAlarm: true, run: (now) => this.run(now) });
+  }
+
+  /** The object's alarm: the scheduler runs the purge step when it is due. */
+  alarm(): Promise<void> {
+    return this.scheduler.alarm();
+  }
 
   /**
-   * The alarm: one step (purgeStep), stored, then the next step armed. A
-   * failed step is kept with its error and retried with backoff
-   * (purge.ts nextStepAt); when the purge is done the tokens and leases go.
+   * One step (purgeStep), stored, then the next step armed. A failed step
+   * is kept with its error and retried with backoff (purge.ts nextStepAt);
+   * when the purge is done the tokens and leases go.
    */
-  async run(now: number): Promise<void> {
+  private async run(now: number): Promise<void> {
     const s = this.store.purge();
+    this.at = null;
     if (!s || s.phase === "done" || this.tenant === "") return;
-    // Armed first: a crash during the step leaves the alarm set, and the step runs again.
-    await this.storage.setAlarm(now + 1_000);
     let next: PurgeState;
     try {
       next = await purgeStep(this.env, this.tenant, s, now);
@@ -54,12 +67,11 @@ export class Purger {
     await this.arm(Date.now());
   }
 
-  /** Arms the alarm for the purge's next step (or deletes it when there is none). */
+  /** Arms the alarm for the purge's next step (or lets the scheduler delete it when there is none). */
   async arm(now: number): Promise<void> {
     const s = this.store.purge();
-    const at = s ? nextStepAt(s, now) : null;
-    if (at === null) await this.storage.deleteAlarm();
-    else await this.storage.setAlarm(at);
+    this.at = s ? nextStepAt(s, now) : null;
+    await this.scheduler.rearm();
   }
 }
 

@@ -21,6 +21,7 @@ import type { HourUsage, ReportAck } from "./rpc";
 import { checkReport, type UsageReport } from "./report";
 import { tenantOfName, usageIndexStub } from "./stub";
 import { rememberedName } from "../shared/object-name";
+import { AlarmScheduler } from "../shared/scheduler";
 
 /** A reporter silent this long is forgotten, ms (7 days). */
 export const REPORTER_TTL_MS = 7 * 24 * 3_600_000;
@@ -33,9 +34,21 @@ export class UsageAggregator extends DurableObject<Env> {
   private store: AggregateStore;
   /** The pruning alarm is known to be armed (checked once per instance). */
   private alarmArmed = false;
+  /** When the next prune is due (ms); null = not known in memory (a stored alarm still prunes: `everyAlarm`). */
+  private pruneAt: number | null = null;
+  /** The one alarm: the daily prune. */
+  private readonly scheduler: AlarmScheduler;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.scheduler = new AlarmScheduler(ctx.storage, { owner: "UsageAggregator" }).part("prune", {
+      due: () => this.pruneAt,
+      everyAlarm: true,
+      run: (now) => {
+        this.store.prune(now, REPORTER_TTL_MS, now - USAGE_TTL_MS);
+        this.pruneAt = now + PRUNE_EVERY_MS;
+      },
+    });
     this.store = new AggregateStore(ctx.storage);
   }
 
@@ -56,7 +69,10 @@ export class UsageAggregator extends DurableObject<Env> {
     const now = Date.now();
     const applied = this.store.apply(r, now);
     if (!this.alarmArmed) {
-      if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
+      if ((await this.scheduler.armed()) === null) {
+        this.pruneAt = now + PRUNE_EVERY_MS;
+        await this.scheduler.rearm();
+      }
       this.alarmArmed = true;
     }
     if (this.store.meta("registered") !== 1) {
@@ -114,7 +130,8 @@ export class UsageAggregator extends DurableObject<Env> {
    * (objects/usage/meter.ts).
    */
   async purge(): Promise<void> {
-    await this.ctx.storage.deleteAlarm();
+    await this.scheduler.stop();
+    this.pruneAt = null;
     await this.ctx.storage.deleteAll();
     this.store = new AggregateStore(this.ctx.storage);
     this.store.setMeta("accepts_from", Date.now());
@@ -136,9 +153,8 @@ export class UsageAggregator extends DurableObject<Env> {
     return this.store.tenants().length;
   }
 
+  /** The daily prune of reporters and old usage hours (shared/scheduler.ts). */
   override async alarm(): Promise<void> {
-    const now = Date.now();
-    this.store.prune(now, REPORTER_TTL_MS, now - USAGE_TTL_MS);
-    await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
+    await this.scheduler.alarm();
   }
 }

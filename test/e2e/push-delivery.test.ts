@@ -118,16 +118,16 @@ describe("push delivery", () => {
     }
   });
 
-  it("concurrency 16 keeps up to 16 in flight and delivers each message once", async () => {
+  it("concurrency 16 keeps at most 6 in flight (one invocation's connections) and delivers each message once", async () => {
     const box = await mailbox();
     const r = await new PushReceiver().start();
     try {
       r.respond = () => "hold";
       await push(box, r, { concurrency: 16 });
       await Promise.all(Array.from({ length: 40 }, (_, i) => send(box, `m${i}`)));
-      await r.until(() => r.holding === 16);
+      await r.until(() => r.holding === 6);
       await new Promise((res) => setTimeout(res, 300));
-      expect(r.holding).toBe(16);
+      expect(r.holding).toBe(6); // Cloudflare: 6 simultaneous open connections per invocation
       r.respond = () => ({ status: 200 });
       r.release(200);
       await r.until(() => r.of(box).length === 40);

@@ -119,6 +119,8 @@ const EXPECTED_LOGS: readonly ExpectedLog[] = [
   { file: "test/workers/mortar/partition.test.ts", text: /^Partition: internal error \(ref [0-9a-f]{8}\): Error: injected storage failure/ },
   // The storage probe the test breaks (no USAGE binding), logged with its reference (worker/admin/health.ts).
   { file: "test/workers/telemetry/operator.test.ts", text: /^\/healthz: internal error \(ref [0-9a-f]{8}\): TypeError: Cannot read properties of undefined \(reading 'get'\)/ },
+  // Alarm handlers the test makes fail on purpose (objects/shared/scheduler.ts).
+  { file: "test/workers/alarm-scheduler.test.ts", text: /^test alarm: (job|part) step failed \(\d+ in a row, retried in \d+ ms\): Error: step failed \d+$/ },
   // Malformed telemetry reports the test sends (objects/usage/UsageAggregator.ts).
   { file: "test/workers/telemetry/pipeline.test.ts", text: /^UsageAggregator: malformed report: / },
 ];

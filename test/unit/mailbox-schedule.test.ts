@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { ReplyBudget } from "../../objects/mailbox/batch";
-import { alarmChange, dueAt, earliest, mailboxExpiry, messageExpiry } from "../../objects/mailbox/schedule";
+import { dueAt, mailboxExpiry, messageExpiry } from "../../objects/mailbox/schedule";
+import { RETRY_BASE_MS, RETRY_MAX_MS, earliest, retryDelayMs } from "../../objects/shared/alarm-times";
 import { WaiterSet, type Waiter } from "../../objects/mailbox/waiters";
 
 describe("schedule math", () => {
@@ -9,12 +10,12 @@ describe("schedule math", () => {
     expect(earliest(null, undefined)).toBeNull();
     expect(earliest(5, null, 3, 9)).toBe(3);
   });
-  it("changes the alarm only when needed", () => {
-    expect(alarmChange(100, 100)).toEqual({ kind: "keep" });
-    expect(alarmChange(null, null)).toEqual({ kind: "keep" });
-    expect(alarmChange(100, null)).toEqual({ kind: "delete" });
-    expect(alarmChange(null, 50)).toEqual({ kind: "set", at: 50 });
-    expect(alarmChange(100, 150)).toEqual({ kind: "set", at: 150 });
+  it("retries a failed alarm part after a delay that doubles per failure in a row, up to a cap", () => {
+    expect(retryDelayMs(1)).toBe(RETRY_BASE_MS);
+    expect(retryDelayMs(2)).toBe(2 * RETRY_BASE_MS);
+    expect(retryDelayMs(4)).toBe(8 * RETRY_BASE_MS);
+    expect(retryDelayMs(40)).toBe(RETRY_MAX_MS);
+    expect(retryDelayMs(1_000)).toBe(RETRY_MAX_MS);
   });
   it("counts TTLs and delays in seconds from the given time", () => {
     expect(dueAt(1_000, 5)).toBe(6_000);

@@ -8,7 +8,7 @@ import {
 } from "../../wire/mq9";
 import {
   MAX_RETRY_AFTER_MS, UNREACHABLE_DETAIL, connectionErrorDetail, afterFailure, backoffMs, describeOutcome, newPushId, newPushSecret, nextPositions, outcomeOfStatus,
-  parseRetryAfter, pushFloors, pushStartCursor, takeMessage, admitsBytes, type OpenMessage,
+  parseRetryAfter, pushFloors, pushStartCursor, takeMessage, admitsBytes, startSlots, PUSH_MAX_CONNECTIONS, type OpenMessage,
 } from "../../objects/mailbox/push/state";
 import { cursorAt } from "../../objects/mailbox/cursor";
 import { MAX_INTERIM_BYTES, finalAnswer } from "../../objects/mailbox/push/interim";
@@ -215,5 +215,31 @@ describe("push group position", () => {
     expect(newPushId(fill)).toBe(`push_${"ab".repeat(12)}`);
     expect(newPushSecret(fill)).toBe(`mq9s_${"ab".repeat(32)}`);
     expect(te.encode(newPushSecret(fill)).length).toBeGreaterThanOrEqual(32);
+  });
+});
+
+describe("push run budget (startSlots)", () => {
+  const use = (inFlight: number, copying: number, leasing: boolean, spent: number) => ({ inFlight, copying, leasing, spent });
+  it("keeps at most 6 connections open at once", () => {
+    expect(PUSH_MAX_CONNECTIONS).toBe(6);
+    expect(startSlots(use(0, 0, false, 0), 500)).toBe(6);
+    expect(startSlots(use(4, 1, false, 0), 500)).toBe(1);
+    expect(startSlots(use(4, 1, true, 0), 500)).toBe(0);
+    expect(startSlots(use(6, 3, true, 0), 500)).toBe(0);
+  });
+  it("starts no more subrequests in a run than its budget", () => {
+    expect(startSlots(use(0, 0, false, 498), 500)).toBe(2);
+    expect(startSlots(use(0, 0, false, 500), 500)).toBe(0);
+    expect(startSlots(use(0, 0, false, 600), 500)).toBe(0);
+  });
+  it("never exceeds either bound, for any use (property)", () => {
+    fc.assert(fc.property(fc.nat(10), fc.nat(10), fc.boolean(), fc.nat(1200), fc.integer({ min: 1, max: 1000 }), (i, c, l, s, b) => {
+      const n = startSlots(use(i, c, l, s), b);
+      expect(n).toBeGreaterThanOrEqual(0);
+      if (n > 0) {
+        expect(i + c + (l ? 1 : 0) + n).toBeLessThanOrEqual(PUSH_MAX_CONNECTIONS);
+        expect(s + n).toBeLessThanOrEqual(b);
+      }
+    }));
   });
 });

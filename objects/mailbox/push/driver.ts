@@ -16,9 +16,10 @@
  *   outbound request until that write is durable), so after a crash the
  *   message is attempted again, never lost and never acknowledged without
  *   a 2xx (at-least-once; `mq9-msg-id` is the receiver's idempotency key).
- * - The Mailbox's one alarm drives it (Mailbox.alarm): the alarm handler
- *   starts attempts and waits for their answers, doing the mailbox's other
- *   due work meanwhile, until nothing is in flight; then each
+ * - The Mailbox's one alarm drives it (a live part of its scheduler,
+ *   shared/scheduler.ts): the alarm's run starts attempts and waits for their
+ *   answers, doing the mailbox's other due work meanwhile, until nothing is
+ *   in flight; then each
  *   subscription's `schedule` row (kind `push`) holds when it next needs
  *   the alarm (a retry, or now when messages arrived while it was idle).
  *   While the handler runs (and for LINGER_MS after its last activity, so
@@ -53,19 +54,18 @@ import type { GroupCursor } from "../cursor";
 import type { MailboxResult } from "../rpc";
 import { decodeTags, type MailboxMeta, type MailboxStore, type StoredMessage } from "../store";
 import type { MailboxTelemetry } from "../telemetry";
-import { earliest } from "../schedule";
-import { GroupCommit } from "../groupcommit";
+import { earliest } from "../../shared/alarm-times";
+import { GroupCommit } from "../../shared/groupcommit";
 import { ATTEMPT_TIMED_OUT, sendAttempt } from "./attempt";
+import { readBatch } from "../read-path";
 import {
   admitsBytes, afterFailure, backoffMs, describeOutcome, newPushId, newPushSecret, nextPositions, pushFloors,
-  pushStartCursor, takeMessage, type AttemptOutcome, type BackoffPolicy,
+  pushStartCursor, startSlots, takeMessage, type AttemptOutcome, type BackoffPolicy,
 } from "./state";
 import type { OpenRow, PushConfig, PushStats, PushStore, StatsChange } from "./store";
 
 /** After a crash mid-attempt the message is retried this long after the attempt's timeout, ms. */
 export const RETRY_GRACE_MS = 1_000;
-/** While the alarm runs deliveries, the stored alarm is at most this far ahead (crash recovery bound), ms. */
-export const WATCHDOG_MS = 15_000;
 /**
  * The alarm handler keeps running this long after the last delivery
  * activity, ms: messages sent meanwhile are taken at once, without a
@@ -101,12 +101,18 @@ export interface PushHost {
   urlPolicy: PushUrlPolicy;
   /** In-flight payload bytes per mailbox (config.ts PUSH_IN_FLIGHT_BUDGET_BYTES). */
   inFlightBudgetBytes: number;
+  /** Subrequests (attempts, dead-letter copies, leases) one run starts at most (push-config.ts PUSH_SUBREQUESTS_PER_RUN). */
+  subrequestsPerRun: number;
   /** The mailbox row, null when there is no mailbox. */
   meta(): MailboxMeta | null;
   /** Highest stored msg_id per lane (-1 = none; may be stale-high). */
   laneTops(): readonly number[];
   /** Re-arms the alarm (the push schedule changed). */
   rearm(): void;
+  /** Wakes the alarm's open run (an answer came, a lease ended): it looks again (shared/scheduler.ts kick). */
+  kick(): void;
+  /** While the alarm's run is open, keeps the stored alarm close (a crash resumes soon; shared/scheduler.ts keepArmed). */
+  keepArmed(now: number): void;
   /** Stores `copy` in mailbox `dlqAddress` of the same tenant (created with `ttlSec` when missing). */
   deadLetter(dlqAddress: string, ttlSec: number, copy: DeadLetterCopy): Promise<MailboxResult<{ msgId: number }>>;
   /** Leases attempts from the tenant's budget: how many may start now (Infinity = no limit). */
@@ -157,21 +163,19 @@ export class PushDriver {
   private tokens = 0;
   private tokensUntil = 0;
   private throttledUntil = 0;
+  /** The alarm's run is open (shared/scheduler.ts; beginRun … endRun). */
   private running = false;
-  private watchdogAt: number | null = null;
+  /** Subrequests started in the current run (state.ts startSlots: the rest waits for the next run). */
+  private spent = 0;
   /** Last time an attempt or copy started or ended, ms (the loop lingers LINGER_MS after it). */
   private activeAt = -Infinity;
-  private wakeUp: (() => void) | null = null;
-  /** The loop's one timer and when it fires (ms; Infinity = none). It is moved only to an earlier time: a wake-up that comes early just looks again. */
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  private timerAt = Infinity;
   /** Messages became visible while the loop runs, and no step has looked since (afterSends). */
   private visibleSinceStep = false;
   /** Subscriptions with answers recorded in the current batch: they start their next attempts at its end. */
   private readonly answeredRuns = new Set<Run>();
   /**
    * Answers (of attempts and dead-letter copies) are recorded through a
-   * group commit (groupcommit.ts): one arriving while the commit of an
+   * group commit (shared/groupcommit.ts): one arriving while the commit of an
    * earlier one is in flight waits and is recorded with the others in one
    * turn, so concurrent attempts share commits (locally each commit is an
    * fsync on workerd's main thread). At the end of the batch (endBatch) the
@@ -318,7 +322,7 @@ export class PushDriver {
     for (const run of this.runs.values()) for (const o of run.open.values()) o.cancel?.abort();
     this.runs.clear();
     this.byGroup.clear();
-    this.kick();
+    this.host.kick();
   }
 
   /** Messages became visible (SEND, a delayed message due): subscriptions with a free slot look again. */
@@ -326,9 +330,9 @@ export class PushDriver {
     if (this.runs.size === 0) return;
     for (const run of this.runs.values()) run.more = true;
     if (this.running) {
-      if (this.watchdog(now)) this.host.rearm(); // stored with the SEND: a crash before the message is taken still wakes the mailbox
+      this.host.keepArmed(now); // stored with the SEND: a crash before the message is taken still wakes the mailbox
       this.visibleSinceStep = true;
-      this.kick();
+      this.host.kick();
       return;
     }
     const changes = this.writeDues((run) => (run.open.size < run.cfg.concurrency && (run.due === null || run.due > now) ? now : run.due));
@@ -340,7 +344,7 @@ export class PushDriver {
   /** The alarm handler starts running deliveries. */
   beginRun(): void {
     this.running = true;
-    this.watchdogAt = null;
+    this.spent = 0;
   }
 
   /** True while attempts, dead-letter copies or a budget lease are in flight (the alarm handler keeps waiting). */
@@ -377,19 +381,17 @@ export class PushDriver {
    * delivery activity for LINGER_MS.
    */
   done(now: number): boolean {
-    return !this.busy && now - this.activeAt >= LINGER_MS;
+    return !this.busy && (now - this.activeAt >= LINGER_MS || this.spent >= this.host.subrequestsPerRun);
   }
 
-  /** While running, keeps the stored alarm within WATCHDOG_MS; true when the alarm must be re-armed. */
-  watchdog(now: number): boolean {
-    if (!this.running || (this.watchdogAt !== null && this.watchdogAt - now > WATCHDOG_MS / 2)) return false;
-    this.watchdogAt = now + WATCHDOG_MS;
-    return true;
+  /** Attempts or copies that may start now: ≤ 6 connections open, ≤ the run's subrequest budget (state.ts startSlots). */
+  private slots(): number {
+    return startSlots({ inFlight: this.inFlight, copying: this.copying, leasing: this.leasing, spent: this.spent }, this.host.subrequestsPerRun);
   }
 
   /** When the loop must look again without an event: an attempt times out, a retry comes due, a throttle ends, the watchdog needs moving, lingering ends. */
   nextWake(): number | null {
-    let t = this.watchdogAt === null ? null : this.watchdogAt - WATCHDOG_MS / 2;
+    let t: number | null = null;
     if (!this.busy && Number.isFinite(this.activeAt)) t = earliest(t, this.activeAt + LINGER_MS);
     for (const run of this.runs.values()) {
       for (const o of run.open.values()) {
@@ -402,49 +404,15 @@ export class PushDriver {
     return t;
   }
 
-  /**
-   * Resolves at `untilMs` (null = no time limit) or as soon as something
-   * happens (an answer, a SEND, a kick) — possibly earlier: the one loop
-   * timer is only ever moved to an earlier time, and the loop looks again
-   * after any wake-up.
-   */
-  wait(untilMs: number | null): Promise<void> {
-    if (untilMs !== null && untilMs < this.timerAt) {
-      if (this.timer !== null) clearTimeout(this.timer);
-      this.timerAt = untilMs;
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        this.timerAt = Infinity;
-        this.kick();
-      }, Math.max(0, untilMs - Date.now()));
-    }
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        if (this.wakeUp === done) this.wakeUp = null;
-        resolve();
-      };
-      this.wakeUp = done;
-    });
-  }
-
-  /** Wakes the waiting loop (no-op when it does not wait). */
-  kick(): void {
-    this.wakeUp?.();
-  }
-
   /** The alarm handler ends: each subscription's schedule row says when it needs the alarm next. */
   endRun(now: number): void {
     this.running = false;
-    this.watchdogAt = null;
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    this.timerAt = Infinity;
     this.writeDues((run) => this.dueOf(run, now));
   }
 
-  /** When the driver needs the alarm (for Mailbox.rearm): the earliest schedule row, and while running the watchdog. */
+  /** When the driver needs the alarm (for the scheduler): the earliest schedule row. */
   dueAt(): number | null {
-    let t: number | null = this.running ? this.watchdogAt : null;
+    let t: number | null = null;
     for (const run of this.runs.values()) t = earliest(t, run.due);
     return t;
   }
@@ -457,6 +425,7 @@ export class PushDriver {
     if (!meta || this.runs.get(run.cfg.seq) !== run) return;
     for (const o of run.open.values()) {
       if (o.cancel || o.copying || o.row.nextMs > now) continue;
+      if (this.slots() <= 0) return; // the next run (or a freed connection) takes it
       if (o.row.deadLetter) {
         this.copyToDeadLetter(run, o, meta, now);
         continue;
@@ -469,7 +438,7 @@ export class PushDriver {
       if (!this.admit(m.size, now)) return;
       this.start(run, o, m, meta, now, false);
     }
-    const free = run.cfg.concurrency - run.open.size;
+    const free = Math.min(run.cfg.concurrency - run.open.size, this.slots());
     if (!run.more || free <= 0) return;
     const batch = this.untaken(run, free, now);
     if (batch.length < free) run.more = false;
@@ -490,14 +459,7 @@ export class PushDriver {
 
   /** Up to `n` messages the run has not taken, in FETCH order. */
   private untaken(run: Run, n: number, now: number): StoredMessage[] {
-    const pos = nextPositions(run.cursor);
-    const tops = this.host.laneTops();
-    const out: StoredMessage[] = [];
-    for (let lane = 0; lane < pos.length && out.length < n; lane++) {
-      if (pos[lane]! > tops[lane]!) continue;
-      for (const m of this.host.store.readLane(lane as Lane, pos[lane]!, n - out.length, now)) out.push(m);
-    }
-    return out;
+    return readBatch(nextPositions(run.cursor), n, Infinity, this.host.laneTops(), (lane, floor, max) => this.host.store.readLane(lane, floor, max, now));
   }
 
   private untakenBelowTops(run: Run): boolean {
@@ -513,8 +475,9 @@ export class PushDriver {
       return true;
     }
     this.tokens = 0;
-    if (now < this.throttledUntil || this.leasing) return false;
+    if (now < this.throttledUntil || this.leasing || this.spent >= this.host.subrequestsPerRun) return false;
     this.leasing = true;
+    this.spent++;
     this.host.leaseAttempts().then(
       (n) => {
         this.tokens = n;
@@ -528,7 +491,7 @@ export class PushDriver {
     ).finally(() => {
       this.leasing = false;
       if (this.running) this.step(Date.now());
-      this.kick();
+      this.host.kick();
     });
     return false;
   }
@@ -537,6 +500,7 @@ export class PushDriver {
   private start(run: Run, o: Open, m: StoredMessage, meta: MailboxMeta, now: number, taken: boolean): void {
     const h = this.host;
     o.row.attempts++;
+    this.spent++;
     o.row.nextMs = now + run.cfg.timeoutMs + RETRY_GRACE_MS;
     h.storage.transactionSync(() => {
       h.pushes.putOpen(o.row);
@@ -569,7 +533,7 @@ export class PushDriver {
         o.cancel = null;
         o.deadline = Infinity;
         if (this.isOpen(run, o)) this.answered(run, o, m.size, outcome);
-        this.kick();
+        this.host.kick();
       }));
   }
 
@@ -662,6 +626,7 @@ export class PushDriver {
     };
     o.copying = true;
     this.copying++;
+    this.spent++;
     this.activeAt = now;
     h.deadLetter(dlq, meta.ttlSec, copy)
       .then((r) => (r.ok ? null : r.error), (e: unknown) => (e instanceof Error ? e.message : String(e)))
@@ -686,7 +651,7 @@ export class PushDriver {
             addStats(run, { lastError: error, failureMs: at });
           }
         }
-        this.kick();
+        this.host.kick();
       }));
   }
 
@@ -717,7 +682,7 @@ export class PushDriver {
 
   /** A subscription was added or removed: the running loop looks again, or the alarm is re-armed. */
   private changed(): void {
-    if (this.running) this.kick();
+    if (this.running) this.host.kick();
     else this.host.rearm();
   }
 }

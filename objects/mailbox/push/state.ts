@@ -166,6 +166,32 @@ export function nextPositions(cursor: GroupCursor): number[] {
   return cursor.delivered.map((d, lane) => Math.max(d + 1, cursor.floors[lane]!));
 }
 
+/** Outbound connections one invocation keeps open at most (Cloudflare's limit per invocation: 6). */
+export const PUSH_MAX_CONNECTIONS = 6;
+
+/** What one alarm run of a mailbox's push deliveries has open and has spent. */
+export interface RunUse {
+  /** Attempts waiting for their endpoint's answer. */
+  inFlight: number;
+  /** Dead-letter copies being stored (calls to another Mailbox). */
+  copying: number;
+  /** A budget lease from the tenant is in flight. */
+  leasing: boolean;
+  /** Subrequests started in this run: attempts, dead-letter copies, leases. */
+  spent: number;
+}
+
+/**
+ * How many more attempts or dead-letter copies may start now in this run:
+ * at most PUSH_MAX_CONNECTIONS open at once, at most `budget` subrequests
+ * per run (the rest waits for the next run, a new invocation with its own
+ * budget). Never negative.
+ */
+export function startSlots(use: RunUse, budget: number): number {
+  const open = use.inFlight + use.copying + (use.leasing ? 1 : 0);
+  return Math.max(0, Math.min(PUSH_MAX_CONNECTIONS - open, budget - use.spent));
+}
+
 /**
  * May an attempt of `size` payload bytes start while `inFlightBytes` are in
  * flight? Within `budgetBytes`, and always when nothing is in flight (one

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GroupCommit } from "../../objects/mailbox/groupcommit";
+import { GroupCommit } from "../../objects/shared/groupcommit";
 
 /** A fake storage: `commit()` makes everything written so far durable. */
 function fakeStorage() {
