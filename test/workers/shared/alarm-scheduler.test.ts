@@ -7,9 +7,9 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { Env } from "../../objects/env";
-import { AlarmScheduler, retryDelayMs } from "../../objects/shared/scheduler";
-import { usageStub } from "../../objects/usage/stub";
+import type { Env } from "../../../objects/env";
+import { AlarmScheduler, retryDelayMs } from "../../../objects/shared/scheduler";
+import { usageStub } from "../../../objects/usage/stub";
 
 const FAILURES = 10;
 
