@@ -322,7 +322,7 @@ export class Mailbox extends DurableObject<Env> {
       if (item !== undefined && item.opts.key === null && !(item.opts.delaySec > 0)) continue;
       // items[from, i) is a run of plain SENDs; item (if any) goes alone
       if (i - from === 1) out.push(this.applySend(items[from]!));
-      else if (i - from > 1) out.push(...this.appendPlain(items.slice(from, i)));
+      else if (i - from > 1) for (const r of this.appendPlain(items.slice(from, i))) out.push(r); // no spread: unbounded run
       if (item !== undefined) out.push(this.applySend(item));
       from = i + 1;
     }
