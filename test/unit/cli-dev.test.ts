@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { authLine, devVars } from "../../client/cli/dev";
+import { authLine, devPushVars, devVars } from "../../client/cli/dev";
 import { HealthWatch, isHealthProbeLog, isRuntimeNoise } from "../../client/local/health";
 import { loopbackHost, portOfUrl, soleClientAddress } from "../../client/local/miniflare-host";
 import { parseLock } from "../../client/local/state-lock";
@@ -26,6 +26,16 @@ describe("mortarmq dev --var / --auth-tokens", () => {
   it("says plainly when the broker runs open", () => {
     expect(authLine("open")).toContain('OPEN — no AUTH_TOKENS and no ADMIN_TOKEN configured: every client is tenant "default"');
     expect(authLine("tokens")).toContain("tokens required");
+  });
+});
+
+describe("mortarmq dev push to loopback endpoints (issue 28 item 7)", () => {
+  it("is allowed on an open broker, not when tokens are required unless asked; an explicit --var wins", () => {
+    expect(devPushVars({}, false)).toEqual({ PUSH_ALLOW_LOOPBACK: "1" });
+    expect(devPushVars({ AUTH_TOKENS: "t:acme" }, false)).toEqual({ AUTH_TOKENS: "t:acme" });
+    expect(devPushVars({ ADMIN_TOKEN: "adm" }, false)).toEqual({ ADMIN_TOKEN: "adm" });
+    expect(devPushVars({ AUTH_TOKENS: "t:acme" }, true)).toEqual({ AUTH_TOKENS: "t:acme", PUSH_ALLOW_LOOPBACK: "1" });
+    expect(devPushVars({ PUSH_ALLOW_LOOPBACK: "0" }, false)).toEqual({ PUSH_ALLOW_LOOPBACK: "0" });
   });
 });
 
