@@ -102,6 +102,10 @@ export interface Env {
   TENANT_PURGE_DELAY_MS?: string;
   /** Counting pipeline: how often each object reports its counters, ms (default 10000; docs/operations.md). */
   TELEMETRY_FLUSH_MS?: string;
+  /** NATS (docs/nats.md "Slow consumers"): bytes a connection may have sent and not yet known read (default 67108864 = 64 MiB, nats-server's max_pending). */
+  NATS_MAX_PENDING_BYTES?: string;
+  /** NATS: how long a flow-control PING may stay unanswered before the connection is a slow consumer, ms (default 10000, nats-server's write_deadline). */
+  NATS_WRITE_DEADLINE_MS?: string;
   /** Push delivery (docs/push.md): `1` allows endpoints on loopback hosts, http:// included (`mortarmq dev` sets it). */
   PUSH_ALLOW_LOOPBACK?: string;
   /** Push delivery: comma-separated hosts endpoints must be on (`*.example.com` = its subdomains); empty = any public host. */

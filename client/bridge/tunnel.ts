@@ -4,9 +4,14 @@
  * carried unchanged both ways as binary WebSocket messages (message
  * boundaries mean nothing; the protocols on top are byte streams).
  *
- * Backpressure: the TCP socket is paused while more than `highWaterMark`
- * bytes sent to the WebSocket are not yet written out, and the WebSocket is
- * paused while the TCP socket's write buffer is full. Used for MortarMQ v0
+ * Backpressure, both ways, with bounded buffers: the TCP socket is paused
+ * while more than `highWaterMark` bytes sent to the WebSocket are not yet
+ * written out; while the TCP client does not read what it was sent (its
+ * socket's write buffer is full), the WebSocket is paused (the broker's
+ * answers wait in the broker, which bounds them: docs/nats.md "Slow
+ * consumers") AND the TCP socket is paused, so a client that does not read
+ * its answers cannot go on sending requests; one that reads nothing for
+ * `stallTimeoutMs` is closed (both sides). Used for MortarMQ v0
  * (`/v0/mortar`) and NATS (`/nats`).
  *
  * Each upgrade carries `X-Forwarded-For: <the TCP client's address>`: the
@@ -59,6 +64,13 @@ export interface TunnelOptions {
   zeroMask?: boolean;
   /** Upgrade timeout: a broker that does not answer closes the TCP connection after this long, ms (default 10000). */
   handshakeTimeoutMs?: number;
+  /**
+   * How long the TCP client may leave what it was sent unread (its socket's
+   * write buffer full) before both sides are closed, ms (default 30000;
+   * nats-server's write deadline for a slow consumer, longer than the
+   * broker's own NATS_WRITE_DEADLINE_MS so the broker judges first).
+   */
+  stallTimeoutMs?: number;
   /** After the TCP client half-closes, how long the WebSocket may stay idle before both are closed, ms (default 2000). */
   halfCloseGraceMs?: number;
   /** Called for per-connection failures (default: ignored). */
@@ -138,6 +150,8 @@ function pipe(socket: Socket, opts: TunnelOptions, done: () => void): () => void
   let opened = false;
   const peer = `${socket.remoteAddress}:${socket.remotePort}`;
   let unsent = 0; // bytes handed to the WebSocket, not yet written to its socket
+  let blocked = false; // the TCP client is not reading what it was sent
+  const stallMs = opts.stallTimeoutMs ?? 30_000;
   let finished = false;
 
   const finish = (err?: Error) => {
@@ -165,7 +179,7 @@ function pipe(socket: Socket, opts: TunnelOptions, done: () => void): () => void
       ws.send(part, { binary: true }, (err) => {
         unsent -= part.length;
         if (err) return teardown();
-        if (socket.isPaused() && unsent <= high / 2 && ws.readyState === WebSocket.OPEN) socket.resume();
+        if (socket.isPaused() && !blocked && unsent <= high / 2 && ws.readyState === WebSocket.OPEN) socket.resume();
       });
     }
     if (unsent > high) socket.pause();
@@ -173,9 +187,22 @@ function pipe(socket: Socket, opts: TunnelOptions, done: () => void): () => void
   ws.on("message", (data: Buffer | ArrayBuffer | Buffer[]) => {
     const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
     if (grace) grace.refresh();
-    if (!socket.write(buf)) {
+    if (!socket.write(buf) && !blocked) {
+      // the client does not read: stop reading its answers from the broker and its requests from it
+      blocked = true;
       ws.pause();
-      socket.once("drain", () => ws.resume());
+      socket.pause();
+      const stall = setTimeout(() => {
+        opts.onConnectionError?.(new Error(`the TCP client ${peer} read nothing for ${stallMs} ms; closed both sides`));
+        teardown();
+      }, stallMs);
+      socket.once("close", () => clearTimeout(stall));
+      socket.once("drain", () => {
+        clearTimeout(stall);
+        blocked = false;
+        ws.resume();
+        if (unsent <= high / 2 && ws.readyState === WebSocket.OPEN) socket.resume();
+      });
     }
   });
 

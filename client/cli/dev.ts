@@ -38,7 +38,21 @@ interface DevOptions {
   natsPort: string | false;
   var: string[];
   authTokens?: string;
+  allowLoopbackPush?: boolean;
   verbose?: boolean;
+}
+
+/**
+ * `mortarmq dev`'s push vars: endpoints on this machine (http://127.0.0.1:…)
+ * are allowed (`PUSH_ALLOW_LOOPBACK=1`) when the broker runs open — no
+ * AUTH_TOKENS and no ADMIN_TOKEN among `vars` — or when asked
+ * (`--allow-loopback-push`); with tokens, a tenant could otherwise make the
+ * broker call services on this machine (docs/push.md "Endpoint rules").
+ * An explicit `--var PUSH_ALLOW_LOOPBACK=…` wins.
+ */
+export function devPushVars(vars: Readonly<Record<string, string>>, allowLoopback: boolean): Record<string, string> {
+  const open = !vars.AUTH_TOKENS && !vars.ADMIN_TOKEN;
+  return open || allowLoopback ? { PUSH_ALLOW_LOOPBACK: "1", ...vars } : { ...vars };
 }
 
 /** The report for a port in use: what it is for, and how to choose another. */
@@ -110,12 +124,13 @@ export function registerDev(program: Command): void {
     .option("--no-nats-port", "do not start the NATS TCP bridge")
     .option("--var <NAME=value>", "set a Worker var (repeatable), e.g. --var CORS_ORIGINS=https://app.example", collect, [])
     .option("--auth-tokens <list>", 'require tokens: comma-separated "token:tenant" pairs (same as --var AUTH_TOKENS=<list>)')
+    .option("--allow-loopback-push", "allow push endpoints on this machine also when tokens are required (always allowed on an open broker)")
     .option("--verbose", "log one line per HTTP request")
     .action(async (opts: DevOptions) => {
       let vars: Record<string, string>;
       try {
-        // push endpoints on this machine (http://127.0.0.1:…) are allowed locally; `--var PUSH_ALLOW_LOOPBACK=0` turns it off (docs/push.md)
-        vars = { PUSH_ALLOW_LOOPBACK: "1", ...devVars(opts.var, opts.authTokens) };
+        // push endpoints on this machine: on an open broker, or with --allow-loopback-push (docs/push.md)
+        vars = devPushVars(devVars(opts.var, opts.authTokens), opts.allowLoopbackPush === true);
         // the Host names it answers to: loopback, the --host address, names asked for (DNS rebinding; docs/operations.md)
         vars.ALLOWED_HOSTS = devAllowedHosts(opts.host, vars.ALLOWED_HOSTS, machineNames());
         // the auth line below says whether it runs open: the Worker does not log it again on its first request

@@ -20,8 +20,8 @@ export interface RetentionFlags {
 export function addRetentionOptions(cmd: Command): Command {
   return cmd
     .option("--retention-ms <duration>", "delete records older than this: 500ms, 90s, 15m, 12h, 7d (a bare number is ms); 0 = keep forever")
-    .option("--retention-bytes <bytes>", "per partition, keep at most this many bytes of keys + values: 64KiB, 10MiB, 1GiB; 0 = no limit")
-    .option("--retention-messages <n>", "per partition, keep at most this many records; 0 = no limit")
+    .option("--retention-bytes <bytes>", "per partition, keep this many bytes of keys + values (never less; more by < one 1 MiB segment): 64KiB, 10MiB, 1GiB; 0 = no limit")
+    .option("--retention-messages <n>", "per partition, keep exactly the newest N records; 0 = no limit")
     .option("--discard <policy>", "at a size limit: old (delete the oldest records) or new (refuse PUBs)");
 }
 

@@ -56,11 +56,13 @@ export function indexText(text: string): string {
   const tokens: string[] = [];
   for (const run of textRuns(text)) {
     if (run.cjk) {
-      tokens.push(...run.text, ...cjkBigrams(run.text));
+      // loops, not spread: a CJK run can be a whole 64 KiB card, past the call-argument limit
+      for (const ch of run.text) tokens.push(ch);
+      for (const bigram of cjkBigrams(run.text)) tokens.push(bigram);
     } else {
       tokens.push(run.text);
       const parts = splitCamel(run.text);
-      if (parts.length > 1) tokens.push(...parts);
+      if (parts.length > 1) for (const part of parts) tokens.push(part);
     }
   }
   return tokens.join(" ");
@@ -98,7 +100,7 @@ export function ftsMatchQuery(query: string): string | null {
   for (const run of textRuns(query)) {
     if (run.cjk) {
       const chars = [...run.text];
-      terms.push(...(chars.length === 1 ? chars : cjkBigrams(run.text)));
+      for (const term of chars.length === 1 ? chars : cjkBigrams(run.text)) terms.push(term);
       continue;
     }
     (ENGLISH_STOPWORDS.has(run.text.toLowerCase()) ? stop : terms).push(run.text);

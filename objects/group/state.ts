@@ -218,7 +218,7 @@ export class GroupState {
   tick(now: number): Effect[] {
     const effects: Effect[] = [];
     for (const m of [...this.members.values()]) {
-      if (now - m.lastSeen >= this.timers.sessionTimeoutMs) effects.push(...this.remove(m.id, "expired", now));
+      if (now - m.lastSeen >= this.timers.sessionTimeoutMs) for (const e of this.remove(m.id, "expired", now)) effects.push(e);
     }
     let forced = false;
     this.partitions.forEach((part, p) => {
@@ -229,7 +229,7 @@ export class GroupState {
         forced = true;
       }
     });
-    if (forced) effects.push(...this.rebalance(now));
+    if (forced) for (const e of this.rebalance(now)) effects.push(e);
     return effects;
   }
 

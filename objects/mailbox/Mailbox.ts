@@ -327,7 +327,7 @@ export class Mailbox extends DurableObject<Env> {
     const out: SendResult[] = [];
     for (const w of planSendWrites(items.map((i) => i.opts))) {
       if (w.kind === "one") out.push(this.applySend(items[w.at]!));
-      else out.push(...this.appendPlain(items.slice(w.from, w.to)));
+      else for (const r of this.appendPlain(items.slice(w.from, w.to))) out.push(r); // no spread: an unbounded run
     }
     return out;
   }

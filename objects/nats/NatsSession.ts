@@ -11,6 +11,15 @@
  * it produced concurrently; each reply is delivered as MSG to the
  * connection's subscriptions matching the reply subject when it completes.
  *
+ * Slow consumers (docs/nats.md): every drain counts its bytes in an
+ * OutputFlow (wire/nats/flow.ts), which appends a PING after each
+ * PING_AFTER_BYTES and learns from its PONG what the client has read. More
+ * than NATS_MAX_PENDING_BYTES sent and not known read, or a PING
+ * unanswered for NATS_WRITE_DEADLINE_MS (a resident deadline: the object
+ * stays in memory while one is out), closes the connection with
+ * `-ERR 'Slow Consumer'` — the runtime would otherwise buffer, without
+ * bound, what a client that never reads was sent.
+ *
  * What survives hibernation: the connection state (CONNECT options, tenant)
  * in the attachment, subscriptions in SQLite (store.ts). A partially
  * received operation (split control line or payload) is held in memory
@@ -38,7 +47,8 @@ import {
   type PendingConnect,
   type ServedRequest,
 } from "../../wire/nats/connection";
-import { encodeInfo, encodeOut, type ServerInfo } from "../../wire/nats/encoder";
+import { PING, encodeInfo, encodeOut, type ServerInfo } from "../../wire/nats/encoder";
+import { DEFAULT_MAX_PENDING_OUTPUT, DEFAULT_WRITE_DEADLINE_MS, OutputFlow } from "../../wire/nats/flow";
 import { DEFAULT_MAX_PAYLOAD, NatsErr, fatal } from "../../wire/nats/errors";
 import { clientAddress, newClientId, serverInfo } from "../../wire/nats/info";
 import { NatsParser } from "../../wire/nats/parser";
@@ -55,6 +65,23 @@ export const AUTH_TIMEOUT_MS = 5_000;
 /** Deadline kinds of this protocol. */
 const PARTIAL = "partial";
 const AUTH = "auth";
+/** A flow-control PING is out (OutputFlow): answered within the write deadline, or the client is a slow consumer. */
+const WRITE = "write";
+
+/**
+ * mq9 requests of one connection running at once; the rest wait in order
+ * (within the connection's in-flight limits, wire/nats/connection.ts), and
+ * none starts while half the pending-output bound is unread: a client that
+ * pipelines thousands of requests for large replies and reads nothing
+ * makes the broker build at most this many replies before it is closed.
+ */
+export const MAX_RUNNING_REQUESTS = 256;
+
+/** A positive whole-number var, or `dflt`. */
+function positiveVar(v: string | undefined, dflt: number): number {
+  const n = v === undefined || v.trim() === "" ? NaN : Number(v);
+  return Number.isSafeInteger(n) && n > 0 ? n : dflt;
+}
 
 
 export class NatsSession extends SocketSession<ConnectionState> {
@@ -76,6 +103,8 @@ export class NatsSession extends SocketSession<ConnectionState> {
    * without the timer (a Node-compat timer costs as much CPU as several requests).
    */
   private outQueue: (Uint8Array | string)[] = [];
+  /** Bytes in outQueue (strings counted by length: near enough for the flow gate). */
+  private queuedBytes = 0;
   /** Replies delivered in this microtask round, not yet flushed (replyBox). */
   private replies: Outbox | null = null;
   /** Aborted when the connection closes: its held long-poll FETCHes are released in their Mailboxes at once. */
@@ -88,11 +117,24 @@ export class NatsSession extends SocketSession<ConnectionState> {
   private mq9Context: Mq9RequestContext | null = null;
   /** mq9 requests of this connection, reported by `telemetry` (docs/operations.md). */
   private readonly tally = new Tally();
+  /** Output sent and not yet known read by the client (flow-control PINGs). */
+  private readonly flow: OutputFlow;
+  /** How long a flow-control PING may stay unanswered, ms. */
+  private readonly writeDeadlineMs: number;
+  /** The pending-output bound, bytes (NATS_MAX_PENDING_BYTES). */
+  private readonly maxPending: number;
+  /** Requests not started yet (MAX_RUNNING_REQUESTS, or too much output unread), in order. */
+  private waiting: ServedRequest[] = [];
+  /** Requests running now. */
+  private running = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env, "nats");
     this.store = new SubscriptionStore(ctx.storage);
     this.stubs = new MailboxStubs(env);
+    this.maxPending = positiveVar(env.NATS_MAX_PENDING_BYTES, DEFAULT_MAX_PENDING_OUTPUT);
+    this.flow = new OutputFlow(this.maxPending);
+    this.writeDeadlineMs = positiveVar(env.NATS_WRITE_DEADLINE_MS, DEFAULT_WRITE_DEADLINE_MS);
   }
 
   /**
@@ -145,6 +187,10 @@ export class NatsSession extends SocketSession<ConnectionState> {
     const res = parser.push(bytes);
     const box = newOutbox();
     for (const op of res.ops) {
+      if (op.op === "PONG" && this.flow.pong()) {
+        this.deadline(WRITE, null); // everything before our PING was read
+        this.startWaiting(conn);
+      }
       const pending = conn.handle(op, box);
       if (pending) conn.completeConnect(pending, await this.checkConnect(conn, pending), box);
       if (box.close) break;
@@ -161,6 +207,7 @@ export class NatsSession extends SocketSession<ConnectionState> {
     const conn = this.conn;
     if (!conn || conn.state.closed) return;
     if (kind === AUTH && !conn.state.connected) this.fatal(NatsErr.AuthTimeout);
+    else if (kind === WRITE && this.flow.awaiting) this.fatal(NatsErr.SlowConsumer);
     else if (kind === PARTIAL && this.parser?.partial) this.fatal(NatsErr.StaleConnection);
   }
 
@@ -210,21 +257,62 @@ export class NatsSession extends SocketSession<ConnectionState> {
     this.saveState(conn.state);
     if (box.out.length > 0) {
       if (this.outQueue.length === 0 && !now) setTimeout(() => this.drain(), 0);
-      this.outQueue.push(...box.out);
+      for (const part of box.out) {
+        this.outQueue.push(part); // no spread: one message can hold ~175,000 PINGs, past the call-argument limit
+        this.queuedBytes += part.length;
+      }
     }
-    for (const req of box.requests) void this.run(conn, req);
+    for (const req of box.requests) this.waiting.push(req);
+    if (box.requests.length > 0) this.startWaiting(conn);
     if (box.close) {
       this.drain();
       this.close(1008, "NATS protocol error");
     }
   }
 
-  /** Sends everything queued (the base cuts it into WebSocket messages of at most 1 MiB). */
+  /**
+   * Sends everything queued (the base cuts it into WebSocket messages of at
+   * most 1 MiB), with a flow-control PING when one is due; a client that
+   * has more than NATS_MAX_PENDING_BYTES unread gets nothing more but
+   * `-ERR 'Slow Consumer'`, and is closed.
+   */
   private drain(): void {
     if (this.outQueue.length === 0) return;
     const parts = this.outQueue;
     this.outQueue = [];
-    this.send(encodeOut(parts));
+    this.queuedBytes = 0;
+    const out = encodeOut(parts);
+    let bytes = 0;
+    for (const b of out) bytes += b.length;
+    const step = this.conn?.state.closed ? "send" : this.flow.queued(bytes); // a closing connection's last words go out
+    if (step === "slow") return this.fatal(NatsErr.SlowConsumer);
+    if (step === "send+ping") {
+      out.push(PING);
+      this.deadline(WRITE, Date.now() + this.writeDeadlineMs, "resident");
+    }
+    this.send(out);
+    if (this.conn && this.waiting.length > 0) this.startWaiting(this.conn); // what waited on the queue may start
+  }
+
+  /**
+   * Starts waiting requests while fewer than MAX_RUNNING_REQUESTS run and
+   * less than half the pending-output bound is unread or about to be sent
+   * (sent and unconfirmed, queued, and replies of this round not yet queued).
+   */
+  private startWaiting(conn: NatsConnection): void {
+    const unread = () => this.flow.pending + this.queuedBytes + (this.replies?.msgBytes ?? 0);
+    while (this.waiting.length > 0 && this.running < MAX_RUNNING_REQUESTS && unread() < this.maxPending / 2) {
+      if (conn !== this.conn || conn.state.closed) {
+        this.waiting = [];
+        return;
+      }
+      const req = this.waiting.shift()!;
+      this.running++;
+      void this.run(conn, req).finally(() => {
+        this.running--;
+        this.startWaiting(conn);
+      });
+    }
   }
 
   /** Runs one mq9 request and delivers its JSON reply to the reply subject. */

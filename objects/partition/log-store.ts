@@ -16,6 +16,12 @@
  *   bytes, kept with every append and delete, so size checks (retention,
  *   /stats) never scan the log (a log a release wrote without them is
  *   summed once when the object starts).
+ * - The log start (`partition_meta.log_start`, docs/protocol.md "Topic
+ *   retention"): retention by count hides the records below it, which may
+ *   begin inside the oldest stored segment; reads never return them, and
+ *   their segment is deleted once it lies wholly below the log start.
+ *   `count()` and `firstSequence()` are of the visible records; the
+ *   totals and `payloadBytes()` of what is stored.
  *
  * Reads page through segments; nothing loads a whole log. Deleting the
  * oldest segments (retention, purge) is a range delete on the primary key
@@ -70,6 +76,8 @@ export class LogStore {
   private encoded = 0;
   /** Lowest stored sequence, 0 when empty. */
   private first = 0;
+  /** The log start set by retention (`log_start`): no record below it is visible; 0 = none set. */
+  private start = 0;
 
   /**
    * `meta`: the partition's `partition_meta`, where the totals are kept. A
@@ -89,6 +97,7 @@ export class LogStore {
     this.records = this.meta.get("log_count");
     this.encoded = this.meta.get("log_bytes");
     this.first = this.sql.exec<{ s: number | null }>("SELECT min(first_seq) AS s FROM log").one().s ?? 0;
+    this.start = this.meta.get("log_start");
   }
 
   /** Highest stored sequence, 0 when empty. */
@@ -96,22 +105,34 @@ export class LogStore {
     return this.sql.exec<{ s: number | null }>("SELECT max(last_seq) AS s FROM log").one().s ?? 0;
   }
 
-  /** Lowest stored sequence, 0 when empty. */
+  /** Lowest visible sequence (the log start: the lowest stored one, or the retention's log start above it), 0 when nothing is visible. */
   firstSequence(): number {
-    return this.first;
+    return this.records === 0 ? 0 : Math.max(this.first, this.start);
   }
 
-  /** Stored records and their encoded bytes (whole PUB frames). */
+  /** Stored records and their encoded bytes (whole PUB frames; records hidden below the log start included). */
   totals(): { count: number; bytes: number } {
     return { count: this.records, bytes: this.encoded };
   }
 
-  /** Number of stored records. */
+  /** Number of visible records (stored at or above the log start; the stored sequences have no gaps). */
   count(): number {
-    return this.records;
+    return this.records === 0 ? 0 : this.records - (this.firstSequence() - this.first);
   }
 
-  /** Keys + values of the stored records, bytes (encoded bytes minus PUB_OVERHEAD per record). */
+  /**
+   * Moves the log start up to `seq` (never down): records below it are no
+   * longer visible (read, scan, count, firstSequence); their storage goes
+   * with their segment (deleteThrough). Call inside `transactionSync`; if
+   * that transaction fails, call reloadTotals().
+   */
+  hideBelow(seq: number): void {
+    if (seq <= this.start) return;
+    this.meta.set("log_start", seq);
+    this.start = seq;
+  }
+
+  /** Keys + values of the stored records, bytes (encoded bytes minus PUB_OVERHEAD per record; records hidden below the log start in a segment not yet deleted included). */
   payloadBytes(): number {
     return this.encoded - this.records * PUB_OVERHEAD;
   }
@@ -191,7 +212,7 @@ export class LogStore {
   }
 
   /**
-   * Reads records with sequence ≥ `fromSeq`, in order: at most `maxRecords`,
+   * Reads visible records with sequence ≥ `fromSeq`, in order: at most `maxRecords`,
    * stopping before `maxBytes` of values — except that the first record is
    * always returned whole, so one large value can never stall a reader.
    * Key and value are copies (safe to send over RPC).
@@ -209,13 +230,14 @@ export class LogStore {
   }
 
   /**
-   * Visits the stored records with sequence ≥ `fromSeq` in order until
+   * Visits the visible records with sequence ≥ `fromSeq` in order until
    * `visit` returns false or the log ends. The frame's key/value are views
    * into a (possibly cached) segment: copy them to keep them. Recently read
    * segments (≤ CHUNK_BYTES) stay decoded in a small cache, so a tailing
    * reader decodes each segment once.
    */
   scan(fromSeq: number, visit: (sequence: number, f: PubFrame, ts: number) => boolean): void {
+    fromSeq = Math.max(fromSeq, this.start); // nothing below the log start is ever visible
     let next = this.sql.exec<{ s: number | null }>("SELECT max(first_seq) AS s FROM log WHERE first_seq <= ?", fromSeq).one().s ?? fromSeq;
     for (;;) {
       const seg = this.sql.exec<SegmentMeta>(

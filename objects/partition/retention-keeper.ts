@@ -1,15 +1,17 @@
 /**
  * Retention of one Partition (docs/protocol.md "Topic retention"): holds
  * the settings its TopicRegistry told it, refuses what a `discard = new`
- * log has no room for, and deletes the oldest whole segments — after an
+ * log has no room for, moves the log start up (exactly the newest
+ * `retention_messages` stay visible) and deletes the oldest segments that
+ * lie wholly below it or that the byte and age limits let go — after an
  * append that took the log past a size limit (in the append's turn), and
  * from the Partition's one alarm (schedule job "retention", armed for the
  * moment the oldest segment passes `ms`, and run at once after a change of
  * settings). Decisions are pure (retention.ts); deletes are index-driven
  * range deletes (log-store.ts), O(segments deleted), never reading a value.
  *
- * Every deletion commits, in one transaction, the deleted segments, the
- * log totals, `last_seq` (so an emptied log keeps its sequence) and the
+ * Every deletion commits, in one transaction, the new log start, the
+ * deleted segments, the log totals, `last_seq` (so an emptied log keeps its sequence) and the
  * read path's reaction (consumers.ts `truncate`: groups below the new log
  * start move up to it, deliveries of deleted records are dropped); the
  * owners' sessions are told about dropped in-flight deliveries afterwards.
@@ -19,7 +21,7 @@ import type { Env } from "../env";
 import type { AlarmScheduler } from "../shared/scheduler";
 import { resolveRetention, retentionDefaults, type Retention } from "../shared/retention-config";
 import { CHUNK_BYTES, PUB_OVERHEAD, type LogStore } from "./log-store";
-import { appendRoom, nextExpiry, planDeletion, type AppendRoom } from "./retention";
+import { appendRoom, countStart, nextExpiry, planDeletion, type AppendRoom } from "./retention";
 import type { RetentionSettingsStore } from "./retention-store";
 import type { RetentionUpdate } from "./rpc";
 
@@ -160,10 +162,24 @@ export class RetentionKeeper {
     return this.inForce.ms > 0 && this.host.log.count() > 0;
   }
 
-  /** Whether the log holds more than a size limit allows. */
+  /**
+   * Whether a size limit has something to remove: more visible records
+   * than `messages`, or an oldest segment the log can lose and still hold
+   * `bytes` (one primary-key read, only when over the byte limit).
+   */
   private over(): boolean {
     const r = this.inForce;
-    return (r.messages > 0 && this.host.log.count() > r.messages) || (r.bytes > 0 && this.host.log.payloadBytes() > r.bytes);
+    const log = this.host.log;
+    if (r.messages > 0 && log.count() > r.messages) return true;
+    if (r.bytes <= 0 || log.payloadBytes() <= r.bytes) return false;
+    const oldest = log.oldest(1)[0];
+    return oldest !== undefined && log.payloadBytes() - (oldest.bytes - oldest.count * PUB_OVERHEAD) >= r.bytes;
+  }
+
+  /** The visible log's bounds for planDeletion. */
+  private bounds(): { start: number; last: number } {
+    const last = this.host.lastSeq();
+    return { start: this.host.log.firstSequence() || last + 1, last };
   }
 
   /** When the oldest segment expires, null when age retention is off or the log is empty. */
@@ -180,39 +196,46 @@ export class RetentionKeeper {
   }
 
   /**
-   * Deletes, in one transaction, what the settings say must go among the
-   * oldest segments, at most `max` of them: reads segment rows a few at a
-   * time (FIRST_READ, then doubling) until one must stay. Returns the
-   * records deleted and whether more may have to go (`max` reached).
+   * Moves the log start and deletes, in one transaction, what the settings
+   * say must go among the oldest segments, at most `max` of them: reads
+   * segment rows a few at a time (FIRST_READ, then doubling) until one must
+   * stay. Returns the visible records removed (hidden or deleted) and
+   * whether more may have to go (`max` reached).
    * @throws when the transaction fails (nothing was deleted)
    */
   private enforce(now: number, max: number): { records: number; more: boolean } {
     const { log } = this.host;
-    const level = { records: log.count(), bytes: log.payloadBytes() };
+    const visible = log.count();
+    const level = { records: visible, bytes: log.payloadBytes() };
+    const bounds = this.bounds();
+    const startBefore = log.firstSequence();
     let segments = 0, records = 0, encoded = 0, lastFirstSeq = 0, nextSeq = 0;
     let more = false, chunked = false;
+    let logStart = countStart(bounds, this.inForce);
     for (let read = FIRST_READ, after = 0; segments < max; read *= 2) {
       const page = log.oldest(Math.min(read, max - segments), after);
-      const d = planDeletion(page, level, this.inForce, now, PUB_OVERHEAD);
+      const d = planDeletion(page, level, bounds, this.inForce, now, PUB_OVERHEAD);
       for (let i = 0; i < d.segments; i++) if (page[i]!.bytes > CHUNK_BYTES) chunked = true;
+      logStart = bounds.start = d.logStart;
       if (d.segments > 0) {
         segments += d.segments;
         records += d.records;
         encoded += d.encodedBytes;
         lastFirstSeq = d.lastFirstSeq;
         nextSeq = d.nextSeq;
-        level.records -= d.records;
         level.bytes -= d.bytes;
       }
       if (d.segments < page.length || page.length === 0) break; // one must stay, or the log ended
       more = segments >= max;
       after = d.lastFirstSeq;
     }
-    if (segments === 0) return { records: 0, more: false };
+    const hides = log.count() > 0 && logStart > startBefore;
+    if (segments === 0 && !hides) return { records: 0, more: false };
     let after: () => void = () => {};
     try {
       this.host.storage.transactionSync(() => {
-        log.deleteThrough(lastFirstSeq, records, encoded, nextSeq, chunked);
+        log.hideBelow(logStart);
+        if (segments > 0) log.deleteThrough(lastFirstSeq, records, encoded, nextSeq, chunked);
         if (log.count() === 0) this.host.setMeta("last_seq", this.host.lastSeq()); // an emptied log keeps its sequence
         after = this.host.truncated(log.firstSequence() || this.host.lastSeq() + 1);
       });
@@ -221,6 +244,6 @@ export class RetentionKeeper {
       throw e;
     }
     after();
-    return { records, more };
+    return { records: visible - log.count(), more };
   }
 }

@@ -177,8 +177,9 @@ export class Admission {
    */
   private admitCounted(recent: number[], existing: number, readAt: number, max: number, now: number, refusal: (n: number) => string): PushAdmitAnswer {
     const lag = 2 * telemetryFlushMs(this.env);
-    const keep = recent.filter((t) => t > now - lag - STATE_CACHE_MS - 1_000);
-    recent.splice(0, recent.length, ...keep);
+    let kept = 0; // filtered in place (no spread: a burst can leave more entries than a call takes arguments)
+    for (const t of recent) if (t > now - lag - STATE_CACHE_MS - 1_000) recent[kept++] = t;
+    recent.length = kept;
     const n = existing + recent.filter((t) => t > readAt - lag).length;
     if (n >= max) return { ok: false, message: refusal(n), retryAfterMs: lag };
     recent.push(now);

@@ -1,14 +1,15 @@
 /**
  * Push delivery end to end (issue 17, docs/push.md): a real local broker
  * (PUSH_ALLOW_LOOPBACK=1, short backoff) pushing to node:http receivers on
- * 127.0.0.1 started by the test, every signature verified with node:crypto.
+ * 127.0.0.1 started by the test, every signature verified independently of
+ * the broker's code (standardwebhooks and node:crypto, fixtures/push-receiver.ts).
  */
 import { connect } from "nats";
 import { Mq9Client, Mq9ClientError, verifyPushSignature } from "@mortarmq/mq9";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../client/local/broker";
 import { useLocalBroker } from "../fixtures/e2e-broker";
-import { PushReceiver, type PushRequest } from "../fixtures/push-receiver";
+import { PushReceiver, verifyStandard, type PushRequest } from "../fixtures/push-receiver";
 import { until } from "../fixtures/until";
 import { createServer as createNetServer, type AddressInfo } from "node:net";
 
@@ -376,7 +377,7 @@ describe("subscriptions", () => {
     const r = await new PushReceiver().start();
     try {
       const created = await mq9(`$mq9.AI.PUSH.CREATE.${box}`, { group_name: "a", url: r.url() });
-      expect(created.body.secret).toMatch(/^mq9s_[0-9a-f]{64}$/);
+      expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/); // Standard Webhooks: base64 of 32 random bytes
       const chosen = await mq9(`$mq9.AI.PUSH.CREATE.${box}`, { group_name: "b", url: r.url("/b"), secret: "s".repeat(32), max_attempts: 2, concurrency: 3 });
       expect(chosen.body).toEqual({ error: "", push_id: expect.stringMatching(/^push_[0-9a-f]{24}$/) }); // no secret echoed back
       const l = await list(box);
@@ -456,13 +457,39 @@ describe("subscriptions", () => {
     }
   });
 
+  it("Standard Webhooks: standardwebhooks verifies every attempt, the message's mq9 headers are signed through webhook-id, and a retry keeps its webhook-id", async () => {
+    const r = await new PushReceiver().start();
+    try {
+      const box = await mailbox();
+      let first = true;
+      r.respond = () => (first ? ((first = false), { status: 503 }) : { status: 200 });
+      await push(box, r); // a generated whsec_ secret
+      const conversation = { "mq9-reply-to": "caller.inbox", "mq9-correlation-id": "c-77", "mq9-priority": "urgent", "mq9-key": "k 1", "mq9-tags": "a,b" };
+      await send(box, "hello", conversation);
+      await r.until(() => r.requests.length >= 2);
+      const [a, b] = r.requests;
+      expect([a!.standardSignatureOk, b!.standardSignatureOk, a!.signatureOk, b!.signatureOk]).toEqual([true, true, true, true]);
+      expect([a!.attempt, b!.attempt]).toEqual([1, 2]);
+      expect(b!.headers["webhook-id"]).toBe(a!.headers["webhook-id"]);
+      expect(a!.headers["webhook-id"]).toMatch(/^msg_[A-Za-z0-9_-]{43}$/);
+      expect([a!.headers["mq9-reply-to"], a!.headers["mq9-correlation-id"], a!.headers["mq9-priority"], a!.headers["mq9-key"]]).toEqual(["caller.inbox", "c-77", "urgent", "k%201"]);
+      // a capture replayed with another msg-id, reply-to or correlation-id no longer matches its webhook-id
+      const secret = [...r.secrets.values()][0]!;
+      for (const [name, value] of [["mq9-msg-id", "1"], ["mq9-reply-to", "attacker.inbox"], ["mq9-correlation-id", "c-78"]] as const) {
+        expect(verifyStandard(secret, { ...a!.headers, [name]: value }, a!.body), name).toBe(false);
+      }
+    } finally {
+      await r.close();
+    }
+  });
+
   it("the mq9 client: createPush / listPushes / deletePush, and verifyPushSignature on the receiving side", async () => {
     const client = await Mq9Client.connect(ctx.broker.url);
     const r = await new PushReceiver().start();
     try {
       const box = await mailbox();
       const { pushId, secret } = await client.createPush(box, { group: "c", url: r.url(), concurrency: 2, maxAttempts: 3 });
-      expect(secret).toMatch(/^mq9s_/);
+      expect(secret).toMatch(/^whsec_/);
       expect((await client.listPushes(box)).map((p) => [p.push_id, p.concurrency, p.max_attempts])).toEqual([[pushId, 2, 3]]);
       await client.send(box, "from the client");
       await r.until(() => r.requests.length === 1);

@@ -185,3 +185,34 @@ describe("bridge tunnel", () => {
     s.destroy();
   });
 });
+
+describe("bridge tunnel backpressure", () => {
+  it("a TCP client that does not read: the tunnel stops taking its requests and the broker's answers, and closes both sides after stallTimeoutMs", async () => {
+    let received = 0;
+    let wsClosed = false;
+    const answer = Buffer.alloc(64 * 1024, 0x61);
+    const srv = await wsServer((ws) => {
+      ws.on("message", (data: Buffer) => {
+        received += data.length;
+        for (let i = 0; i < data.length; i += 1024) ws.send(answer); // 64 KiB per 1 KiB request
+      });
+      ws.on("close", () => (wsClosed = true));
+    });
+    cleanups.push(srv.close);
+    const t = await startTunnel({ host: "127.0.0.1", port: 0, target: srv.url, stallTimeoutMs: 500 });
+    cleanups.push(() => t.close());
+    const s = await connect(t.port);
+    s.pause(); // never reads
+    const request = Buffer.alloc(1024, 0x62);
+    const written = 64 * 1024 * 1024;
+    for (let i = 0; i < written; i += request.length) s.write(request);
+    const closed = new Promise<void>((r) => s.once("close", () => r()));
+    s.on("error", () => {});
+    await closed; // the tunnel gave up on the client
+    // it stopped reading the client's requests long before all were sent (every one would ask 64× its size back)
+    expect(received).toBeGreaterThan(0);
+    expect(received).toBeLessThan(written / 4);
+    for (let i = 0; i < 100 && !wsClosed; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(wsClosed).toBe(true);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { authLine, devVars } from "../../client/cli/dev";
+import { authLine, devPushVars, devVars } from "../../client/cli/dev";
 import { devAllowedHosts } from "../../client/local/allowed-hosts";
 import { HealthWatch, isHealthProbeLog, isRuntimeNoise } from "../../client/local/health";
 import { loopbackHost, portOfUrl, soleClientAddress } from "../../client/local/miniflare-host";
@@ -42,6 +42,16 @@ describe("mortarmq dev ALLOWED_HOSTS (DNS rebinding)", () => {
     expect(devAllowedHosts("0.0.0.0", undefined, machine)).toBe("localhost,127.0.0.1,[::1],devbox,192.168.1.20,[fe80::1]");
     expect(devAllowedHosts("192.168.1.20", undefined, machine)).toBe("localhost,127.0.0.1,[::1],192.168.1.20");
     expect(devAllowedHosts("127.0.0.1", "*", machine)).toBe("*");
+  });
+});
+
+describe("mortarmq dev push to loopback endpoints (issue 28 item 7)", () => {
+  it("is allowed on an open broker, not when tokens are required unless asked; an explicit --var wins", () => {
+    expect(devPushVars({}, false)).toEqual({ PUSH_ALLOW_LOOPBACK: "1" });
+    expect(devPushVars({ AUTH_TOKENS: "t:acme" }, false)).toEqual({ AUTH_TOKENS: "t:acme" });
+    expect(devPushVars({ ADMIN_TOKEN: "adm" }, false)).toEqual({ ADMIN_TOKEN: "adm" });
+    expect(devPushVars({ AUTH_TOKENS: "t:acme" }, true)).toEqual({ AUTH_TOKENS: "t:acme", PUSH_ALLOW_LOOPBACK: "1" });
+    expect(devPushVars({ PUSH_ALLOW_LOOPBACK: "0" }, false)).toEqual({ PUSH_ALLOW_LOOPBACK: "0" });
   });
 });
 

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { DEFAULT_RETENTION_MS, Discard, RetentionFields } from "../../wire/mortar";
-import { appendRoom, planDeletion, takeRoom, type LogLevel, type SegmentInfo } from "../../objects/partition/retention";
+import { appendRoom, countStart, planDeletion, takeRoom, type LogLevel, type SegmentInfo } from "../../objects/partition/retention";
 import { planAppend } from "../../objects/partition/plan";
 import { DeliveryState, GroupLedger } from "../../objects/partition/ledger";
 import {
@@ -28,30 +28,42 @@ const levelOf = (segs: SegmentInfo[]): LogLevel => ({
 const limits = (r: Partial<Retention>): Retention => ({ ms: 0, bytes: 0, messages: 0, discard: "old", ...r });
 
 describe("planDeletion", () => {
-  const log = segments(5); // 50 records, 5000 B, ts 1000..5000
+  const log = segments(5); // 50 records (seq 1..50), 5000 B, ts 1000..5000
+  const all = { start: 1, last: 50 };
 
   it("deletes nothing without limits, or while the log is within them", () => {
-    expect(planDeletion(log, levelOf(log), limits({}), 1e12, OVERHEAD).segments).toBe(0);
-    expect(planDeletion(log, levelOf(log), limits({ bytes: 5000, messages: 50, ms: 10_000 }), 6000, OVERHEAD).segments).toBe(0);
+    expect(planDeletion(log, levelOf(log), all, limits({}), 1e12, OVERHEAD)).toMatchObject({ segments: 0, logStart: 1 });
+    expect(planDeletion(log, levelOf(log), all, limits({ bytes: 5000, messages: 50, ms: 10_000 }), 6000, OVERHEAD)).toMatchObject({ segments: 0, logStart: 1 });
   });
 
-  it("by age: every segment appended retention_ms or more ago, the newest too", () => {
-    const d = planDeletion(log, levelOf(log), limits({ ms: 3000 }), 6000, OVERHEAD);
-    expect(d).toEqual({ segments: 3, lastFirstSeq: 21, nextSeq: 31, records: 30, encodedBytes: 30 * 133, bytes: 3000 });
-    expect(planDeletion(log, levelOf(log), limits({ ms: 1 }), 1e6, OVERHEAD).segments).toBe(5);
+  it("by age: every segment appended retention_ms or more ago, the newest too; the log start moves past them", () => {
+    const d = planDeletion(log, levelOf(log), all, limits({ ms: 3000 }), 6000, OVERHEAD);
+    expect(d).toEqual({ segments: 3, lastFirstSeq: 21, nextSeq: 31, records: 30, encodedBytes: 30 * 133, bytes: 3000, logStart: 31 });
+    expect(planDeletion(log, levelOf(log), all, limits({ ms: 1 }), 1e6, OVERHEAD)).toMatchObject({ segments: 5, logStart: 51 });
   });
 
-  it("by bytes and by count: the oldest go until the log is within the limit — never the newest segment", () => {
-    expect(planDeletion(log, levelOf(log), limits({ bytes: 2500 }), 0, OVERHEAD)).toMatchObject({ segments: 3, nextSeq: 31, bytes: 3000 });
-    expect(planDeletion(log, levelOf(log), limits({ messages: 21 }), 0, OVERHEAD)).toMatchObject({ segments: 3, records: 30 });
-    // one segment larger than the limit stays (retained ≤ limit + one segment)
-    expect(planDeletion(log, levelOf(log), limits({ bytes: 1 }), 0, OVERHEAD)).toMatchObject({ segments: 4, nextSeq: 41 });
+  it("by count: the log start moves to high watermark − N + 1 (exactly N visible); only segments wholly below it go", () => {
+    // 21 → start 30: segments 1..10 and 11..20 go, 21..30 stays with 21..29 hidden
+    expect(planDeletion(log, levelOf(log), all, limits({ messages: 21 }), 0, OVERHEAD))
+      .toMatchObject({ segments: 2, lastFirstSeq: 11, nextSeq: 21, records: 20, logStart: 30 });
+    expect(planDeletion(log, levelOf(log), all, limits({ messages: 1 }), 0, OVERHEAD)).toMatchObject({ segments: 4, logStart: 50 });
+    expect(planDeletion(log, levelOf(log), all, limits({ messages: 10 }), 0, OVERHEAD)).toMatchObject({ segments: 4, logStart: 41 });
+    // the log start never moves down; a segment wholly below it goes without any limit
+    expect(countStart({ start: 45, last: 50 }, limits({ messages: 10 }))).toBe(45);
+    expect(planDeletion(log, levelOf(log), { start: 25, last: 50 }, limits({}), 0, OVERHEAD)).toMatchObject({ segments: 2, logStart: 25 });
+  });
+
+  it("by bytes: the oldest segment goes only while the rest still holds the limit (never below it)", () => {
+    expect(planDeletion(log, levelOf(log), all, limits({ bytes: 2500 }), 0, OVERHEAD)).toMatchObject({ segments: 2, nextSeq: 21, bytes: 2000, logStart: 21 });
+    expect(planDeletion(log, levelOf(log), all, limits({ bytes: 3000 }), 0, OVERHEAD)).toMatchObject({ segments: 2, logStart: 21 }); // keeps exactly 3000
+    // the newest segment always stays under a byte limit, even one larger than the limit
+    expect(planDeletion(log, levelOf(log), all, limits({ bytes: 1 }), 0, OVERHEAD)).toMatchObject({ segments: 4, nextSeq: 41 });
   });
 
   it("applies to a discard-new log too (a lowered limit shrinks it), and decides on a page of the oldest only", () => {
-    expect(planDeletion(log, levelOf(log), limits({ messages: 30, discard: "new" }), 0, OVERHEAD).segments).toBe(2);
+    expect(planDeletion(log, levelOf(log), all, limits({ messages: 30, discard: "new" }), 0, OVERHEAD)).toMatchObject({ segments: 2, logStart: 21 });
     const page = log.slice(0, 2);
-    expect(planDeletion(page, levelOf(log), limits({ messages: 10 }), 0, OVERHEAD).segments).toBe(2); // the caller runs again
+    expect(planDeletion(page, levelOf(log), all, limits({ messages: 10 }), 0, OVERHEAD)).toMatchObject({ segments: 2, logStart: 41 }); // the caller runs again
   });
 });
 

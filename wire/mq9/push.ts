@@ -10,6 +10,7 @@ import { MAIL_ADDRESS_MAX_CHARS } from "./address";
 import { Mq9Error, echo } from "./errors";
 import { deliverPolicy, deliverSchema, groupNameSchema, msgIdSchema, parseJsonBody, unixSecondsSchema, wholeNumber, type DeliverPolicy } from "./schemas";
 import type { Priority } from "./priority";
+import { WEBHOOK_SECRET_PREFIX, whsecKey } from "./push-signature";
 
 export type { DeadLetterInfo, PushInfo } from "./push-types";
 
@@ -29,6 +30,9 @@ export const MAX_PUSH_TIMEOUT_MS = 60_000;
 /** Shortest and longest `secret`, UTF-8 bytes. */
 export const MIN_PUSH_SECRET_BYTES = 32;
 export const MAX_PUSH_SECRET_BYTES = 256;
+/** Key bytes a `whsec_` secret may decode to (Standard Webhooks: 24–64). */
+export const MIN_WHSEC_KEY_BYTES = 24;
+export const MAX_WHSEC_KEY_BYTES = 64;
 /** Exponential backoff between attempts of one message (docs/push.md "Retries"). */
 export interface PushBackoff {
   /** Wait after the first failed attempt before jitter, ms. */
@@ -63,7 +67,11 @@ export const pushCreateRequestSchema = z.strictObject({
   secret: z.string().refine((s) => {
     const n = utf8.encode(s).length;
     return n >= MIN_PUSH_SECRET_BYTES && n <= MAX_PUSH_SECRET_BYTES;
-  }, { message: `must be ${MIN_PUSH_SECRET_BYTES}–${MAX_PUSH_SECRET_BYTES} bytes (UTF-8); omit it to have one generated` }).nullish(),
+  }, { message: `must be ${MIN_PUSH_SECRET_BYTES}–${MAX_PUSH_SECRET_BYTES} bytes (UTF-8); omit it to have one generated` }).refine((s) => {
+    if (!s.startsWith(WEBHOOK_SECRET_PREFIX)) return true;
+    const key = whsecKey(s);
+    return key !== null && key.length >= MIN_WHSEC_KEY_BYTES && key.length <= MAX_WHSEC_KEY_BYTES;
+  }, { message: `a ${WEBHOOK_SECRET_PREFIX} secret must be ${WEBHOOK_SECRET_PREFIX} + standard base64 of ${MIN_WHSEC_KEY_BYTES}–${MAX_WHSEC_KEY_BYTES} bytes (Standard Webhooks)` }).nullish(),
   max_attempts: wholeNumber(1, MAX_PUSH_MAX_ATTEMPTS).nullish(),
   deliver: deliverSchema.nullish(),
   from_id: msgIdSchema.nullish(),

@@ -1,7 +1,9 @@
 /**
  * One push attempt (platform glue; docs/push.md "The request"): POSTs a
  * message's payload to the subscription's endpoint with the `mq9-*`
- * headers and the `mq9-signature`, and reports how it ended. No retries
+ * headers and the Standard Webhooks signature (webhook-id,
+ * webhook-timestamp, webhook-signature; plus the deprecated
+ * mq9-signature; wire/mq9/push-signature.ts), and reports how it ended. No retries
  * here, no storage: the driver records the outcome. Redirects are not
  * followed (`redirect: "manual"`, a 3xx is a failed attempt), and the
  * answer's body is not read. A 1xx interim answer is not the outcome: the
@@ -10,7 +12,7 @@
  * attempt's deadline from its one loop timer — a timer per attempt cost
  * more CPU in workerd than the rest of the attempt's JavaScript).
  */
-import { PUSH_SIGNATURE_HEADER, signPush } from "../../../wire/mq9";
+import { pushSignatureHeaders } from "../../../wire/mq9";
 import { VERSION } from "../../../wire/version";
 import { finalAnswer } from "./interim";
 import { connectionErrorDetail, outcomeOfStatus, type AttemptOutcome } from "./state";
@@ -42,10 +44,10 @@ export const ATTEMPT_TIMED_OUT = "push attempt timed out";
 export async function sendAttempt(req: AttemptRequest, signal: AbortSignal): Promise<AttemptOutcome> {
   try {
     const t = Math.floor(Date.now() / 1000);
-    const signature = await signPush(req.key, t, req.body);
+    const signature = await pushSignatureHeaders(req.key, req.headers, t, req.body);
     const res = await fetch(req.url, {
       method: "POST",
-      headers: { ...req.headers, [PUSH_SIGNATURE_HEADER]: signature, "user-agent": `mortarmq-push/${VERSION}` },
+      headers: { ...req.headers, ...signature, "user-agent": `mortarmq-push/${VERSION}` },
       body: req.body,
       redirect: "manual",
       signal,

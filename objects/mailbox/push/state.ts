@@ -5,7 +5,7 @@
  * message is dead-lettered, and how the group's ack floors follow the
  * settled messages. The glue (driver.ts) does the I/O.
  */
-import { LANE_COUNT, type Lane, type PushBackoff } from "../../../wire/mq9";
+import { LANE_COUNT, WEBHOOK_SECRET_PREFIX, bytesToBase64, type Lane, type PushBackoff } from "../../../wire/mq9";
 import type { GroupCursor } from "../cursor";
 
 /** The backoff schedule a deployment uses (wire/mq9 DEFAULT_PUSH_BACKOFF, or its Worker vars). */
@@ -214,9 +214,9 @@ export function newPushId(fill: (b: Uint8Array) => void): string {
   return `push_${hex(b)}`;
 }
 
-/** A generated signing secret: `mq9s_` + 64 hex digits (256 random bits from `fill`); its UTF-8 bytes are the HMAC key. */
+/** A generated signing secret, Standard Webhooks style: `whsec_` + base64 of 32 random bytes (from `fill`), which are the HMAC key (wire/mq9/push-signature.ts). */
 export function newPushSecret(fill: (b: Uint8Array) => void): string {
   const b = new Uint8Array(32);
   fill(b);
-  return `mq9s_${hex(b)}`;
+  return `${WEBHOOK_SECRET_PREFIX}${bytesToBase64(b)}`;
 }

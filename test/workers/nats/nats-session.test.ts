@@ -153,6 +153,26 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
     c.ws.close();
   });
 
+  it("170,000 PINGs in one WebSocket message (just under its 1 MiB limit) get 170,000 PONGs", async () => {
+    const n = 170_000;
+    const wire = CONNECT + "PING\r\n".repeat(n);
+    expect(wire.length).toBeLessThan(1024 * 1024);
+    const c = await openNats();
+    await c.waitFor(/^INFO .*\r\n/);
+    c.clear();
+    c.send(wire);
+    // the PONGs, then one flow-control PING (more than 256 KiB sent: docs/nats.md "Slow consumers")
+    const want = "PONG\r\n".repeat(n) + "PING\r\n";
+    const closed = c.closed.then((code) => code);
+    for (let i = 0; i < 600 && c.text.length < want.length; i++) {
+      const r = await Promise.race([closed, new Promise((r) => setTimeout(() => r(null), 25))]);
+      if (r !== null) throw new Error(`closed with ${r}: ${c.text.slice(-200)}`);
+    }
+    expect(c.text.length).toBe(want.length);
+    expect(c.text === want).toBe(true); // (not toBe: a mismatch would print 1 MB)
+    c.ws.close();
+  });
+
   it("no_responders: a request to an unserved subject gets the 503 status message", async () => {
     const c = await openNats();
     c.send(CONNECT + "SUB _INBOX.n.* 2\r\nPUB nothing.here _INBOX.n.1 0\r\n\r\n");

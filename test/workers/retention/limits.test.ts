@@ -1,6 +1,8 @@
 /**
  * Retention by size (per partition): retention_bytes and retention_messages
- * with discard = old (the oldest whole segments go on append) and discard =
+ * with discard = old (exactly the newest N records stay visible; the
+ * oldest segments go once wholly below the log start, or while the rest
+ * still holds retention_bytes) and discard =
  * new (PARTITION_FULL), and what consumer groups see: a group below the
  * first retained sequence continues there with the skip counted, deleted
  * in-flight deliveries give their credit back and their ACK answers
@@ -19,7 +21,7 @@ const FULL_TEXT = "the partition is at its topic's retention limit (retention_by
 const value = (i: number) => `m${String(i).padStart(3, "0")}`.padEnd(100, "."); // 100 bytes
 
 describe("retention by size, discard old", () => {
-  it("retention_bytes: after each append the oldest segments go; retained bytes stay ≤ the limit + one segment", async () => {
+  it("retention_bytes: after each append the oldest segments go while the rest still holds the limit: retained bytes stay ≥ the limit and < the limit + one segment", async () => {
     const p = await Peer.open();
     const name = unique("bytes");
     const d = await declareRetention(p, name, 1, { ms: 0, bytes: 1000 });
@@ -33,11 +35,11 @@ describe("retention by size, discard old", () => {
       for (const a of await p.answer(n)) expectOk(a, Op.PUB);
       const info = await infoOf(t);
       maxRetained = Math.max(maxRetained, info.retainedBytes);
-      expect(info.retainedBytes).toBeLessThanOrEqual(1000 + 300);
+      expect(info.retainedBytes).toBeLessThan(1000 + 300); // over by less than one segment (≤ 3 records here)
+      if (i >= 5) expect(info.retainedBytes).toBeGreaterThanOrEqual(1000); // never below the limit once written
     }
     const info = await infoOf(t);
-    expect(info.retainedBytes).toBeLessThanOrEqual(1000);
-    expect(info.retainedBytes).toBeGreaterThan(600); // it keeps what fits, it does not empty the log
+    expect(info.retainedBytes).toBeGreaterThanOrEqual(1000);
     expect(info.firstSequence).toBe(info.lastSequence - info.records + 1);
     expect(info.firstSequence).toBeGreaterThan(40);
     const s = (await statsOf(name)).partitions[0]!;
@@ -57,19 +59,46 @@ describe("retention by size, discard old", () => {
     p.close();
   });
 
-  it("a limit smaller than one batch keeps that whole batch (never the newest segment)", async () => {
+  it("a limit smaller than one batch keeps exactly the newest N of it: the log start moves inside the segment, reads and groups never see below it", async () => {
     const p = await Peer.open();
     const d = await declareRetention(p, unique("count-batch"), 1, { ms: 0, messages: 2 });
     p.send(Array.from({ length: 5 }, (_, i) => pubFrame(d.topicId, 0, `a${i}`)));
     await p.answer(5);
     const t = await topicOf(d.topicId);
-    const before = await infoOf(t);
+    expect(await infoOf(t)).toMatchObject({ records: 2, firstSequence: 4, lastSequence: 5 });
     p.send(Array.from({ length: 4 }, (_, i) => pubFrame(d.topicId, 0, `b${i}`)));
     await p.answer(4);
-    const after = await infoOf(t);
-    expect(after.lastSequence - before.lastSequence).toBe(4);
-    expect(after.records).toBeLessThanOrEqual(4);
-    expect(after.firstSequence).toBeGreaterThan(5); // the first batch went entirely
+    expect(await infoOf(t)).toMatchObject({ records: 2, firstSequence: 8, lastSequence: 9 });
+    const read = await partitionOf(t).read(1, 10);
+    expect(read.map((r) => [r.sequence, new TextDecoder().decode(r.value)])).toEqual([[8, "b2"], [9, "b3"]]);
+    // a group created now starts at the log start (EARLIEST), not at the hidden records of the segment
+    const c = await Peer.open();
+    await c.subscribe(d.topicId, "late");
+    const [asg] = await c.take(isAssign);
+    await c.confirm([asg!]);
+    await until(async () => c.pushes.filter(isMsg).length >= 2);
+    expect(c.pushes.filter(isMsg).map((m) => [m.sequence, text(m)])).toEqual([[8n, "b2"], [9n, "b3"]]);
+    await closeAndSettle(groupStub(env, "default", t.incarnation, t.topicId, "late"), [c, p]);
+  });
+
+  it("retention_messages 1000 after 5,000 PUBs in batches keeps exactly the newest 1000 (#28.10: whole segments left 847–992)", async () => {
+    const p = await Peer.open();
+    const name = unique("count-1000");
+    const d = await declareRetention(p, name, 1, { ms: 0, messages: 1000 });
+    const t = await topicOf(d.topicId);
+    // batches of 97 (one segment each), so segment bounds never line up with the limit
+    for (let sent = 0; sent < 5000;) {
+      const n = Math.min(97, 5000 - sent);
+      p.send(Array.from({ length: n }, (_, k) => pubFrame(d.topicId, 0, `v${sent + k + 1}`)));
+      for (const a of await p.answer(n)) expectOk(a, Op.PUB);
+      sent += n;
+      expect((await infoOf(t)).records).toBe(Math.min(1000, sent));
+    }
+    expect(await infoOf(t)).toMatchObject({ records: 1000, firstSequence: 4001, lastSequence: 5000 });
+    const s = (await statsOf(name)).partitions[0]!;
+    expect([s.first_sequence, s.high_watermark]).toEqual([4001, 5000]);
+    const [oldest] = await partitionOf(t).read(3990, 1);
+    expect([oldest!.sequence, new TextDecoder().decode(oldest!.value)]).toEqual([4001, "v4001"]);
     p.close();
   });
 });
@@ -105,12 +134,11 @@ describe("discard new", () => {
     p.send(retry);
     expect((await p.answer(2)).map((a) => pubResult(a).sequence)).toEqual([4n, 5n]);
     expectErr(await p.request(pubFrame(d.topicId, 0, "f6", { producerId: 5n, producerSeq: 6n })), ErrorCode.PARTITION_FULL, Op.PUB);
-    // discard old from now on: the next PUB is appended and the oldest segment goes — records 1..3
-    // were one batch, hence one segment, deleted whole
+    // discard old from now on: the next PUB is appended and the oldest record is hidden — exactly 5 stay
     await declareRetention(p, name, 0, { discard: "old" });
     await until(async () => (await infoOf(t)).retention.discard === "old");
     expect(pubResult(await p.request(pubFrame(d.topicId, 0, "f6", { producerId: 5n, producerSeq: 6n }))).sequence).toBe(6n);
-    expect(await infoOf(t)).toMatchObject({ records: 3, firstSequence: 4, lastSequence: 6 });
+    expect(await infoOf(t)).toMatchObject({ records: 5, firstSequence: 2, lastSequence: 6 });
     p.close();
   });
 });
