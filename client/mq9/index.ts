@@ -7,8 +7,8 @@
 export { Mq9Client, DEFAULT_TIMEOUT_MS, mq9Subjects } from "./client";
 export type { CallOptions, FetchOptions, Mq9ConnectOptions, Mq9Reply, PushOptions, QueryOptions, RequestOptions } from "./client";
 export type { DeadLetterInfo, PushInfo } from "../../wire/mq9/push-types";
-export { verifyPushSignature, parsePushSignature, PUSH_SIGNATURE_HEADER, PUSH_SIGNATURE_TOLERANCE_S } from "./push-signature";
-export type { VerifyPushOptions } from "./push-signature";
+export { verifyPushWebhook, verifyPushSignature, parsePushSignature, PUSH_SIGNATURE_HEADER, PUSH_SIGNATURE_TOLERANCE_S } from "./push-signature";
+export type { PushHeaders, VerifyPushOptions } from "./push-signature";
 export { Mq9Message } from "./message";
 export type { Mq9WireMessage, SendOptions } from "./message";
 export { Mq9Consumer } from "./consume";

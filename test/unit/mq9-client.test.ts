@@ -13,7 +13,7 @@ import { Backoff } from "../../client/mq9/backoff";
 import { fetchBody, queryBody, sendHeaders } from "../../client/mq9/client";
 import { Mq9Consumer } from "../../client/mq9/consume";
 import { parseRetryAfter } from "../../client/mq9/http";
-import { Mq9Client, Mq9ClientError, Mq9Message, classifyMq9Error, type Mq9WireMessage } from "@mortarmq/mq9";
+import { Mq9Client, Mq9ClientError, Mq9Message, classifyMq9Error, verifyPushWebhook, type Mq9WireMessage } from "@mortarmq/mq9";
 import type { MessageOwner } from "../../client/mq9/message";
 import { resolveEndpoint } from "../../client/mq9/url";
 
@@ -247,5 +247,30 @@ describe("the http transport against plain HTTP servers", () => {
   it("a mail address that breaks the rules is refused before anything is sent", async () => {
     const mq = await Mq9Client.connect(url);
     expect(await mq.send("Bad Box", "x").catch((x: unknown) => x)).toMatchObject({ kind: "invalid_request", source: "client", message: 'invalid mail_address "Bad Box": contains upper-case "B" (addresses are lower case)' });
+  });
+});
+
+describe("verifyPushWebhook (the client's Standard Webhooks check)", () => {
+  // A push as the broker signs it (wire/mq9/push-signature.ts pushSignatureHeaders); the Python client's test holds the same vector.
+  const secret = "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+  const body = new TextEncoder().encode('{"hello":"push"}');
+  const headers: Record<string, string> = {
+    "mq9-mail-address": "task.001", "mq9-msg-id": "7", "mq9-priority": "urgent", "mq9-create-time": "1767225600", "mq9-correlation-id": "c-1",
+    "Webhook-Id": "msg_IE5czpSmWjZ63oRGoDH0bWnp_N-dqVk061ILlywpgMg", "webhook-timestamp": "1767225600",
+    "webhook-signature": "v1,yg7uh9T1Ejs3hmq/vrez9Vok7VH0XCf4Kmpnbo5+QcY=",
+  };
+  const at = { nowS: 1767225610 };
+
+  it("verifies a plain object (any case) and a fetch Headers", async () => {
+    expect(await verifyPushWebhook(secret, headers, body, at)).toBe(true);
+    expect(await verifyPushWebhook(secret, new Headers(headers), body, at)).toBe(true);
+  });
+
+  it("refuses another mq9 header, body, secret or time", async () => {
+    expect(await verifyPushWebhook(secret, { ...headers, "mq9-msg-id": "8" }, body, at)).toBe(false);
+    expect(await verifyPushWebhook(secret, { ...headers, "mq9-reply-to": "evil.inbox" }, body, at)).toBe(false);
+    expect(await verifyPushWebhook(secret, headers, new TextEncoder().encode("{}"), at)).toBe(false);
+    expect(await verifyPushWebhook("whsec_" + "A".repeat(43) + "=", headers, body, at)).toBe(false);
+    expect(await verifyPushWebhook(secret, headers, body, { nowS: 1767225600 + 301 })).toBe(false);
   });
 });

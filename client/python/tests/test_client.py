@@ -10,7 +10,7 @@ import secrets
 import threading
 import unittest
 
-from mortarmq_mq9 import Mq9Client, Mq9Error, PUSH_SIGNATURE_HEADER, verify_push_signature
+from mortarmq_mq9 import Mq9Client, Mq9Error, PUSH_SIGNATURE_HEADER, verify_push_signature, verify_push_webhook
 
 from .broker import broker
 
@@ -97,7 +97,7 @@ class AgainstTheBroker(unittest.TestCase):
         class Receiver(http.server.BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
-                got.append((self.headers.get(PUSH_SIGNATURE_HEADER, ""), body))
+                got.append((self.headers.get(PUSH_SIGNATURE_HEADER, ""), body, {k: v for k, v in self.headers.items()}))
                 self.send_response(204)
                 self.end_headers()
                 arrived.set()
@@ -114,9 +114,17 @@ class AgainstTheBroker(unittest.TestCase):
         self.assertIsNotNone(created.secret)
         self.mq.send(box, "pushed")
         self.assertTrue(arrived.wait(30), "no push arrived")
-        header, body = got[0]
-        self.assertTrue(verify_push_signature(created.secret or "", header, body))
-        self.assertFalse(verify_push_signature(created.secret or "", header, body + b"x"))
+        header, body, headers = got[0]
+        secret = created.secret or ""
+        self.assertTrue(secret.startswith("whsec_"))
+        # the current scheme: Standard Webhooks, with the mq9 headers bound into webhook-id
+        self.assertTrue(verify_push_webhook(secret, headers, body))
+        self.assertFalse(verify_push_webhook(secret, headers, body + b"x"))
+        self.assertFalse(verify_push_webhook(secret, {**headers, "mq9-msg-id": "999"}, body))  # a replay with another msg id
+        self.assertFalse(verify_push_webhook("whsec_" + "A" * 44, headers, body))
+        # the deprecated header, same key
+        self.assertTrue(verify_push_signature(secret, header, body))
+        self.assertFalse(verify_push_signature(secret, header, body + b"x"))
         self.assertFalse(verify_push_signature("another-secret-0123456789abcdef0123", header, body))
         self.mq.delete_push(box, created.push_id)
 
