@@ -51,7 +51,7 @@ const pageServer: Server = createServer((req, res) => {
 await new Promise<void>((r) => pageServer.listen(0, "127.0.0.1", r));
 const PAGE_ORIGIN = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
 
-const ctx = useLocalBroker("mq9-packages", { vars: { AUTH_TOKENS: `${TOKEN}:acme`, CORS_ORIGINS: PAGE_ORIGIN }, natsBridge: true });
+const ctx = useLocalBroker("mq9-packages", { vars: { AUTH_TOKENS: `${TOKEN}:acme`, CORS_ORIGINS: PAGE_ORIGIN, PUSH_ALLOW_LOOPBACK: "1" }, natsBridge: true });
 const work = mkdtempSync(join(tmpdir(), "mortarmq-mq9-packages-"));
 afterAll(async () => {
   await new Promise((r) => pageServer.close(r));

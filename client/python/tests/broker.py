@@ -39,7 +39,7 @@ def _start() -> tuple[str, str]:
     state = tempfile.mkdtemp(prefix="mortarmq-python-tests-")
     proc = subprocess.Popen(
         ["node", str(REPO / "client/bin/mortarmq.js"), "dev", "--port", "0", "--bridge-port", "0", "--nats-port", "0",
-         "--state", state, "--auth-tokens", f"{token}:python"],
+         "--state", state, "--auth-tokens", f"{token}:python", "--allow-loopback-push"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )
 
