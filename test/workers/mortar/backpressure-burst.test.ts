@@ -19,7 +19,7 @@ const COUNT = 200;
 
 describe("burst of 200 × 1 MiB PUBs on one connection", () => {
   it("gets OK or BACKPRESSURE for each, stores every OK, and holds at most 32 MiB (+ one frame) of requests", async () => {
-    const ns = testEnv.SESSION as unknown as DurableObjectNamespace<MortarSession>;
+    const ns = testEnv.SESSION;
     const stub = ns.get(ns.newUniqueId());
     const c = await WsConn.open(stub);
     await c.connect();

@@ -187,7 +187,7 @@ describe("order of pipelined requests on one connection", () => {
 describe("order inside the Mailbox while a commit is in flight", () => {
   it("a QUERY, FETCH, ACK or DELETE arriving after SENDs that wait for the commit in flight sees them", async () => {
     const a = await createMailbox();
-    const stub = (env.MAILBOX as unknown as DurableObjectNamespace<Mailbox>).get(env.MAILBOX.idFromName(objectName("mailbox", "default", a)));
+    const stub = env.MAILBOX.get(env.MAILBOX.idFromName(objectName("mailbox", "default", a)));
     const seen = await runInDurableObject(stub, async (box) => {
       const none = parseMq9Headers([]);
       // called back to back, as the RPCs of one connection arrive: the first SEND starts a commit, the next ones queue behind it

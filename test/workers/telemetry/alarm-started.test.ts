@@ -21,7 +21,7 @@ const SENT_BYTES = series("mortarmq_mq9_sent_bytes_total");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function mailbox(tenant: string, address: string): DurableObjectStub<Mailbox> {
-  const ns = testEnv.MAILBOX as unknown as DurableObjectNamespace<Mailbox>;
+  const ns = testEnv.MAILBOX;
   return ns.get(ns.idFromName(objectName("mailbox", tenant, address)));
 }
 

@@ -24,7 +24,7 @@ const MAILBOXES = series("mortarmq_mq9_mailboxes");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const enc = new TextEncoder();
 
-const ns = () => testEnv.MAILBOX as unknown as DurableObjectNamespace<Mailbox>;
+const ns = () => testEnv.MAILBOX;
 function mailbox(tenant: string, address: string): DurableObjectStub<Mailbox> {
   return ns().get(ns().idFromName(objectName("mailbox", tenant, address)));
 }
@@ -128,7 +128,7 @@ describe("what a MAILBOX.CREATE writes", () => {
 
   it("an index written before index-only CREATEs reads its rows as materialized", async () => {
     const tenant = freshTenant("old-index");
-    const ins = testEnv.MAILBOX_INDEX as unknown as DurableObjectNamespace<MailboxIndex>;
+    const ins = testEnv.MAILBOX_INDEX;
     const stub = ins.get(ins.idFromName(objectName("mailbox-index", tenant)));
     await runInDurableObject(stub, (_o, state) => {
       const sql = state.storage.sql;

@@ -69,14 +69,14 @@ const testEnv = env as unknown as Env;
 
 /** A MortarMQ connection whose session stub the test holds (to run its alarm). */
 export async function mortarSession() {
-  const ns = testEnv.SESSION as unknown as DurableObjectNamespace<MortarSession>;
+  const ns = testEnv.SESSION;
   const stub = ns.get(ns.newUniqueId());
   return { stub, conn: await WsConn.open(stub) };
 }
 
 /** A NATS connection whose session stub the test holds. */
 export async function natsSession() {
-  const ns = testEnv.NATS_SESSION as unknown as DurableObjectNamespace<NatsSession>;
+  const ns = testEnv.NATS_SESSION;
   const stub = ns.get(ns.newUniqueId());
   const res = await stub.fetch("http://broker/nats", { headers: { Upgrade: "websocket" } });
   const c = wrap(res.webSocket!);
