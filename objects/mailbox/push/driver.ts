@@ -33,36 +33,25 @@
  *   PUSH_MAX_ATTEMPTS_PER_S); in-flight payload bytes per mailbox are
  *   bounded (PUSH_IN_FLIGHT_BUDGET_BYTES).
  */
-import {
-  MAX_GROUPS_PER_MAILBOX,
-  MAX_PUSHES_PER_MAILBOX,
-  Mq9Error,
-  deadLetterAddress,
-  echo,
-  mq9Messages,
-  priorityOfLane,
-  checkPushUrl,
-  pushHeaders,
-  pushSigningKey,
-  type DeadLetterInfo,
-  type Lane,
-  type PushCreateSpec,
-  type PushInfo,
-  type PushUrlPolicy,
-} from "../../../wire/mq9";
-import type { GroupCursor } from "../cursor";
-import type { MailboxResult } from "../rpc";
-import { decodeTags, type MailboxMeta, type MailboxStore, type StoredMessage } from "../store";
-import type { MailboxTelemetry } from "../telemetry";
+import { priorityOfLane, pushHeaders, pushSigningKey, type PushCreateSpec, type PushInfo } from "../../../wire/mq9";
+import { decodeTags, type MailboxMeta, type StoredMessage } from "../store";
 import { earliest } from "../../shared/alarm-times";
 import { GroupCommit } from "../../shared/groupcommit";
-import { ATTEMPT_TIMED_OUT, sendAttempt } from "./attempt";
+import { ATTEMPT_TIMED_OUT, refusedByPolicy, sendAttempt } from "./attempt";
 import { readBatch } from "../read-path";
 import {
-  admitsBytes, afterFailure, backoffMs, describeOutcome, newPushId, newPushSecret, nextPositions, pushFloors,
-  pushStartCursor, startSlots, takeMessage, type AttemptOutcome, type BackoffPolicy,
+  admitsBytes, afterFailure, backoffMs, describeOutcome, nextPositions, pushFloors, pushStartCursor, startSlots, takeMessage, type AttemptOutcome,
 } from "./state";
-import type { OpenRow, PushConfig, PushStats, PushStore, StatsChange } from "./store";
+import type { StatsChange } from "./store";
+import type { PushHost } from "./host";
+import { PushRuns, addStats, openOf, type Open, type Run } from "./runs";
+import { createSubscription, removeSubscription } from "./admin";
+import { copyFailedError, deadLetterCopy } from "./dead-letter";
+import { AttemptLease } from "./lease";
+
+export type { PushHost } from "./host";
+export type { DeadLetterCopy } from "./dead-letter";
+export { THROTTLE_MS } from "./lease";
 
 /** After a crash mid-attempt the message is retried this long after the attempt's timeout, ms. */
 export const RETRY_GRACE_MS = 1_000;
@@ -72,97 +61,15 @@ export const RETRY_GRACE_MS = 1_000;
  * schedule write and a new alarm per SEND.
  */
 export const LINGER_MS = 2_000;
-/** After the tenant's attempt budget came back empty, ask again after this long, ms. */
-export const THROTTLE_MS = 100;
-/** Leased attempts not used within this long are dropped (they must not pile up past the tenant's burst), ms. */
-const LEASE_TTL_MS = 1_000;
-
-/** A dead-letter copy as the source sends it to its `.dlq` mailbox (Mailbox.deadLetter). */
-export interface DeadLetterCopy {
-  lane: Lane;
-  key: string | null;
-  tags: string[];
-  payload: Uint8Array;
-  replyTo: string | null;
-  correlationId: string | null;
-  info: DeadLetterInfo;
-  /** The source message (`<address>/<push_id>/<msg_id>`): a copy resent after a lost answer is stored once. */
-  ref: string;
-}
-
-/** What the driver needs from its Mailbox. */
-export interface PushHost {
-  storage: DurableObjectStorage;
-  store: MailboxStore;
-  pushes: PushStore;
-  telemetry: MailboxTelemetry;
-  backoff: BackoffPolicy;
-  /** The endpoint rules now (push-config.ts pushPolicy): checked again before every attempt, not only at CREATE. */
-  urlPolicy: PushUrlPolicy;
-  /** In-flight payload bytes per mailbox (config.ts PUSH_IN_FLIGHT_BUDGET_BYTES). */
-  inFlightBudgetBytes: number;
-  /** Subrequests (attempts, dead-letter copies, leases) one run starts at most (push-config.ts PUSH_SUBREQUESTS_PER_RUN). */
-  subrequestsPerRun: number;
-  /** The mailbox row, null when there is no mailbox. */
-  meta(): MailboxMeta | null;
-  /** Highest stored msg_id per lane (-1 = none; may be stale-high). */
-  laneTops(): readonly number[];
-  /** Re-arms the alarm (the push schedule changed). */
-  rearm(): void;
-  /** Wakes the alarm's open run (an answer came, a lease ended): it looks again (shared/scheduler.ts kick). */
-  kick(): void;
-  /** While the alarm's run is open, keeps the stored alarm close (a crash resumes soon; shared/scheduler.ts keepArmed). */
-  keepArmed(now: number): void;
-  /** Stores `copy` in mailbox `dlqAddress` of the same tenant (created with `ttlSec` when missing). */
-  deadLetter(dlqAddress: string, ttlSec: number, copy: DeadLetterCopy): Promise<MailboxResult<{ msgId: number }>>;
-  /** Leases attempts from the tenant's budget: how many may start now (Infinity = no limit). */
-  leaseAttempts(): Promise<number>;
-  /** [0, 1) for jitter. */
-  random(): number;
-  /** Fills bytes with randomness (ids, secrets). */
-  fillRandom(bytes: Uint8Array): void;
-}
-
-/** An open message in memory. */
-interface Open {
-  row: OpenRow;
-  /** Set while an attempt is in flight. */
-  cancel: AbortController | null;
-  /** When the attempt in flight times out (ms); Infinity once it was aborted for it. */
-  deadline: number;
-  /** A dead-letter copy is being stored. */
-  copying: boolean;
-  /** Failed tries to store the dead-letter copy (its own backoff). */
-  copyFailures: number;
-}
-
-/** A subscription in memory. */
-interface Run {
-  cfg: PushConfig;
-  stats: PushStats;
-  /** Mirror of its group's row in `groups`. */
-  cursor: GroupCursor;
-  open: Map<number, Open>;
-  /** Mirror of its `schedule` row. */
-  due: number | null;
-  /** There may be messages it has not taken (false once a read came back short; a SEND sets it). */
-  more: boolean;
-  key: Promise<CryptoKey> | null;
-  /** Counter changes of the answers being recorded, written once at the end of their batch. */
-  pending: StatsChange | null;
-}
 
 /** The push subscriptions of one mailbox and their deliveries. */
 export class PushDriver {
-  private readonly runs = new Map<number, Run>();
-  private readonly byGroup = new Map<string, Run>();
+  private readonly runs = new PushRuns();
   private inFlight = 0;
   private inFlightBytes = 0;
   private copying = 0;
-  private leasing = false;
-  private tokens = 0;
-  private tokensUntil = 0;
-  private throttledUntil = 0;
+  /** Attempts leased from the tenant (lease.ts). */
+  private readonly lease: AttemptLease;
   /** The alarm's run is open (shared/scheduler.ts; beginRun … endRun). */
   private running = false;
   /** Subrequests started in the current run (state.ts startSlots: the rest waits for the next run). */
@@ -189,12 +96,15 @@ export class PushDriver {
       this.endBatch();
       return host.storage.sync();
     }, () => {});
+    this.lease = new AttemptLease(() => host.leaseAttempts(), () => {
+      if (this.running) this.step(Date.now());
+      this.host.kick();
+    });
   }
 
   /** Loads the subscriptions (object start); a subscription with work but no schedule row gets one due now. */
   load(now: number): void {
     this.runs.clear();
-    this.byGroup.clear();
     const h = this.host;
     const dues = h.pushes.dueTimes();
     for (const { config, stats } of h.pushes.loadPushes()) {
@@ -203,10 +113,9 @@ export class PushDriver {
         open: new Map(), due: dues.get(config.seq) ?? null, more: false, key: null, pending: null,
       };
       run.more = this.untakenBelowTops(run);
-      this.runs.set(config.seq, run);
-      this.byGroup.set(config.group, run);
+      this.runs.add(run);
     }
-    for (const row of h.pushes.loadOpen()) this.runs.get(row.pushSeq)?.open.set(row.msgId, { row, cancel: null, deadline: Infinity, copying: false, copyFailures: 0 });
+    for (const row of h.pushes.loadOpen()) this.runs.get(row.pushSeq)?.open.set(row.msgId, openOf(row));
     this.writeDues((run) => (run.due === null ? this.dueOf(run, now) : run.due));
   }
 
@@ -217,7 +126,7 @@ export class PushDriver {
 
   /** The push_id delivering `group`, or null when the group is not pushed. */
   pushIdOf(group: string): string | null {
-    return this.byGroup.get(group)?.cfg.pushId ?? null;
+    return this.runs.ofGroup(group)?.cfg.pushId ?? null;
   }
 
   /** Attempts waiting for an answer now (gauge). */
@@ -232,96 +141,30 @@ export class PushDriver {
     return n;
   }
 
-  /**
-   * PUSH.CREATE on mailbox `meta` with a checked `spec` (url normalized).
-   * `startId` names the first msg_id of `spec.deliver`. Throws Mq9Error:
-   * group_pushed (the group already has a push), too_many_requests
-   * (MAX_PUSHES_PER_MAILBOX, or a new group beyond MAX_GROUPS_PER_MAILBOX).
-   * Returns the push_id and, when it was generated, the secret.
-   */
+  /** PUSH.CREATE (admin.ts createSubscription; same arguments, answer and errors); the alarm looks at the new subscription. */
   create(meta: MailboxMeta, spec: PushCreateSpec, startId: () => number, now: number): { pushId: string; secret?: string } {
-    const h = this.host;
-    const existing = this.byGroup.get(spec.group);
-    if (existing) throw new Mq9Error("group_pushed", mq9Messages.groupPushed(spec.group, meta.address, existing.cfg.pushId, "PUSH.CREATE"));
-    if (this.runs.size >= MAX_PUSHES_PER_MAILBOX) {
-      throw new Mq9Error("too_many_requests", `mailbox ${echo(meta.address)} already has ${MAX_PUSHES_PER_MAILBOX} push subscriptions: DELETE one first`);
-    }
-    const stored = h.store.loadGroup(spec.group);
-    if (!stored && h.store.groupCount() >= MAX_GROUPS_PER_MAILBOX) {
-      throw new Mq9Error("too_many_requests", `mailbox ${echo(meta.address)} already has ${MAX_GROUPS_PER_MAILBOX} consumer groups: use an existing group_name`);
-    }
-    const cursor = pushStartCursor(stored, startId());
-    const secret = spec.secret ?? newPushSecret((b) => h.fillRandom(b));
-    const cfg: Omit<PushConfig, "seq"> = {
-      pushId: newPushId((b) => h.fillRandom(b)), group: spec.group, url: spec.url, secret,
-      maxAttempts: spec.maxAttempts, concurrency: spec.concurrency, timeoutMs: spec.timeoutMs, createdMs: now,
-    };
-    const seq = h.storage.transactionSync(() => {
-      h.store.saveGroup(spec.group, cursor);
-      const s = h.pushes.insertPush(cfg);
-      h.pushes.setDue(s, now);
-      return s;
-    });
-    const run: Run = {
-      cfg: { ...cfg, seq }, cursor, open: new Map(), due: now, more: true, key: null, pending: null,
-      stats: { delivered: 0, failed: 0, deadLettered: 0, lastError: null, lastSuccessMs: null, lastFailureMs: null },
-    };
-    this.runs.set(seq, run);
-    this.byGroup.set(spec.group, run);
+    const r = createSubscription(this.host, this.runs, meta, spec, startId, now);
     this.changed();
-    h.telemetry.touch();
-    return spec.secret === null ? { pushId: cfg.pushId, secret } : { pushId: cfg.pushId };
+    this.host.telemetry.touch();
+    return r;
   }
 
   /** PUSH.LIST: every subscription (never the secret), in creation order. */
   list(now: number): PushInfo[] {
-    return [...this.runs.values()].map((run) => ({
-      push_id: run.cfg.pushId,
-      group_name: run.cfg.group,
-      url: run.cfg.url,
-      max_attempts: run.cfg.maxAttempts,
-      concurrency: run.cfg.concurrency,
-      timeout_ms: run.cfg.timeoutMs,
-      state: [...run.open.values()].some((o) => o.row.lastError !== null) ? "retrying" : "active",
-      delivered: run.stats.delivered,
-      failed: run.stats.failed,
-      dead_lettered: run.stats.deadLettered,
-      last_error: run.stats.lastError ?? "",
-      last_success_time: run.stats.lastSuccessMs === null ? null : Math.floor(run.stats.lastSuccessMs / 1000),
-      last_failure_time: run.stats.lastFailureMs === null ? null : Math.floor(run.stats.lastFailureMs / 1000),
-      created_time: Math.floor(run.cfg.createdMs / 1000),
-      in_flight: run.open.size,
-      backlog: this.host.pushes.backlog(run.cursor.floors, now),
-    }));
+    return this.runs.list(this.host.pushes, now);
   }
 
-  /**
-   * PUSH.DELETE: stops the subscription (attempts in flight are aborted,
-   * their answers ignored). Its group stays, at its ack floors, for pull
-   * consumers: the messages it had not settled are delivered again.
-   * Throws Mq9Error(push_not_found).
-   */
+  /** PUSH.DELETE (admin.ts removeSubscription): throws Mq9Error(push_not_found). */
   remove(pushId: string): void {
-    const run = [...this.runs.values()].find((r) => r.cfg.pushId === pushId);
-    if (!run) throw new Mq9Error("push_not_found", mq9Messages.pushNotFound());
-    for (const o of run.open.values()) o.cancel?.abort();
-    const floors = [...run.cursor.floors];
-    const h = this.host;
-    h.storage.transactionSync(() => {
-      h.pushes.deletePush(run.cfg.seq);
-      h.store.saveGroup(run.cfg.group, { floors, delivered: floors.map((f) => f - 1), batch: null });
-    });
-    this.runs.delete(run.cfg.seq);
-    this.byGroup.delete(run.cfg.group);
+    removeSubscription(this.host, this.runs, pushId);
     this.changed();
-    h.telemetry.touch();
+    this.host.telemetry.touch();
   }
 
   /** The mailbox is gone (its tables dropped): forget everything, abort what is in flight. */
   clear(): void {
     for (const run of this.runs.values()) for (const o of run.open.values()) o.cancel?.abort();
     this.runs.clear();
-    this.byGroup.clear();
     this.host.kick();
   }
 
@@ -349,7 +192,7 @@ export class PushDriver {
 
   /** True while attempts, dead-letter copies or a budget lease are in flight (the alarm handler keeps waiting). */
   get busy(): boolean {
-    return this.inFlight > 0 || this.copying > 0 || this.leasing;
+    return this.inFlight > 0 || this.copying > 0 || this.lease.leasing;
   }
 
   /**
@@ -386,7 +229,7 @@ export class PushDriver {
 
   /** Attempts or copies that may start now: ≤ 6 connections open, ≤ the run's subrequest budget (state.ts startSlots). */
   private slots(): number {
-    return startSlots({ inFlight: this.inFlight, copying: this.copying, leasing: this.leasing, spent: this.spent }, this.host.subrequestsPerRun);
+    return startSlots({ inFlight: this.inFlight, copying: this.copying, leasing: this.lease.leasing, spent: this.spent }, this.host.subrequestsPerRun);
   }
 
   /** When the loop must look again without an event: an attempt times out, a retry comes due, a throttle ends, the watchdog needs moving, lingering ends. */
@@ -399,7 +242,7 @@ export class PushDriver {
           if (Number.isFinite(o.deadline)) t = earliest(t, o.deadline);
         } else if (!o.copying) t = earliest(t, o.row.nextMs);
       }
-      if (run.more && run.open.size < run.cfg.concurrency && this.throttledUntil > Date.now()) t = earliest(t, this.throttledUntil);
+      if (run.more && run.open.size < run.cfg.concurrency && this.lease.throttledUntil > Date.now()) t = earliest(t, this.lease.throttledUntil);
     }
     return t;
   }
@@ -422,7 +265,7 @@ export class PushDriver {
   /** Starts what `run` can start now: due retries and dead-letter copies, then new messages into free slots. */
   private fill(run: Run, now: number): void {
     const meta = this.host.meta();
-    if (!meta || this.runs.get(run.cfg.seq) !== run) return;
+    if (!meta || !this.runs.has(run)) return;
     for (const o of run.open.values()) {
       if (o.cancel || o.copying || o.row.nextMs > now) continue;
       if (this.slots() <= 0) return; // the next run (or a freed connection) takes it
@@ -447,10 +290,7 @@ export class PushDriver {
         run.more = true;
         return;
       }
-      const o: Open = {
-        row: { pushSeq: run.cfg.seq, msgId: m.msgId, lane: m.lane, attempts: 0, nextMs: now, lastError: null, deadLetter: false },
-        cancel: null, deadline: Infinity, copying: false, copyFailures: 0,
-      };
+      const o = openOf({ pushSeq: run.cfg.seq, msgId: m.msgId, lane: m.lane, attempts: 0, nextMs: now, lastError: null, deadLetter: false });
       run.open.set(m.msgId, o);
       run.cursor = takeMessage(run.cursor, m);
       this.start(run, o, m, meta, now, true);
@@ -470,30 +310,7 @@ export class PushDriver {
   /** May an attempt of `size` bytes start now (in-flight byte budget, the tenant's attempt rate)? */
   private admit(size: number, now: number): boolean {
     if (!admitsBytes(this.inFlightBytes, size, this.host.inFlightBudgetBytes)) return false;
-    if (this.tokens > 0 && now < this.tokensUntil) {
-      this.tokens--;
-      return true;
-    }
-    this.tokens = 0;
-    if (now < this.throttledUntil || this.leasing || this.spent >= this.host.subrequestsPerRun) return false;
-    this.leasing = true;
-    this.spent++;
-    this.host.leaseAttempts().then(
-      (n) => {
-        this.tokens = n;
-        this.tokensUntil = Date.now() + LEASE_TTL_MS;
-        if (n <= 0) this.throttledUntil = Date.now() + THROTTLE_MS;
-      },
-      () => {
-        this.tokens = 1; // the tenant's object did not answer: fail open, one attempt at a time
-        this.tokensUntil = Date.now() + LEASE_TTL_MS;
-      },
-    ).finally(() => {
-      this.leasing = false;
-      if (this.running) this.step(Date.now());
-      this.host.kick();
-    });
-    return false;
+    return this.lease.take(now, () => this.spent < this.host.subrequestsPerRun && ++this.spent > 0); // a lease is a subrequest
   }
 
   /** Counts the attempt (stored before the request leaves) and sends it. */
@@ -538,7 +355,7 @@ export class PushDriver {
   }
 
   private isOpen(run: Run, o: Open): boolean {
-    return this.runs.get(run.cfg.seq) === run && run.open.get(o.row.msgId) === o;
+    return this.runs.has(run) && run.open.get(o.row.msgId) === o;
   }
 
   /**
@@ -576,7 +393,7 @@ export class PushDriver {
    */
   private endBatch(): void {
     const h = this.host;
-    const runs = [...this.answeredRuns].filter((run) => this.runs.get(run.cfg.seq) === run);
+    const runs = [...this.answeredRuns].filter((run) => this.runs.has(run));
     this.answeredRuns.clear();
     if (runs.length === 0) return; // only answers of deleted subscriptions or a purged mailbox: nothing to write
     h.storage.transactionSync(() => {
@@ -614,16 +431,7 @@ export class PushDriver {
       this.settle(run, o, null);
       return;
     }
-    const dlq = deadLetterAddress(meta.address);
-    const info: DeadLetterInfo = {
-      mail_address: meta.address, msg_id: m.msgId, push_id: run.cfg.pushId, group_name: run.cfg.group,
-      reason: o.row.lastError ?? "", attempts: o.row.attempts, time: Math.floor(now / 1000),
-    };
-    const copy: DeadLetterCopy = {
-      lane: m.lane, key: m.key, tags: decodeTags(m.tags), payload: new Uint8Array(m.payload),
-      replyTo: m.replyTo, correlationId: m.correlationId, info,
-      ref: `${meta.address}/${run.cfg.pushId}/${m.msgId}`,
-    };
+    const { dlq, copy } = deadLetterCopy(meta, run.cfg, o.row, m, now);
     o.copying = true;
     this.copying++;
     this.spent++;
@@ -642,7 +450,7 @@ export class PushDriver {
             h.telemetry.pushDeadLettered();
             this.settle(run, o, { deadLettered: 1 });
           } else {
-            const error = `dead-letter mailbox ${dlq}: ${failure}`.slice(0, 300);
+            const error = copyFailedError(dlq, failure);
             o.copyFailures++;
             o.row.nextMs = at + backoffMs(o.copyFailures, h.backoff, h.random);
             run.stats.lastError = error;
@@ -661,7 +469,7 @@ export class PushDriver {
   private dueOf(run: Run, now: number): number | null {
     let t: number | null = null;
     for (const o of run.open.values()) t = earliest(t, o.cancel || o.copying ? now : o.row.nextMs);
-    if (run.more && run.open.size < run.cfg.concurrency) t = earliest(t, Math.max(now, this.throttledUntil));
+    if (run.more && run.open.size < run.cfg.concurrency) t = earliest(t, Math.max(now, this.lease.throttledUntil));
     return t;
   }
 
@@ -684,31 +492,5 @@ export class PushDriver {
   private changed(): void {
     if (this.running) this.host.kick();
     else this.host.rearm();
-  }
-}
-
-/** Adds `c` to the counter changes `run` writes at the end of the current batch of answers. */
-function addStats(run: Run, c: StatsChange): void {
-  const p = (run.pending ??= {});
-  if (c.delivered) p.delivered = (p.delivered ?? 0) + c.delivered;
-  if (c.failed) p.failed = (p.failed ?? 0) + c.failed;
-  if (c.deadLettered) p.deadLettered = (p.deadLettered ?? 0) + c.deadLettered;
-  if (c.lastError !== undefined) p.lastError = c.lastError;
-  if (c.successMs !== undefined) p.successMs = c.successMs;
-  if (c.failureMs !== undefined) p.failureMs = c.failureMs;
-}
-
-/**
- * Why the endpoint rules refuse `url` now (the Mq9Error's text, `push url
- * "…" refused: <rule>`), or null when they allow it: a subscription stored
- * under a looser policy (PUSH_ALLOW_LOOPBACK since unset, a narrower
- * PUSH_ALLOWED_HOSTS) sends nothing to a host the vars refuse.
- */
-function refusedByPolicy(url: string, policy: PushUrlPolicy): string | null {
-  try {
-    checkPushUrl(url, policy);
-    return null;
-  } catch (e) {
-    return e instanceof Error ? e.message : String(e);
   }
 }
