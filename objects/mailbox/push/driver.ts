@@ -1,52 +1,36 @@
 /**
  * Push delivery of one Mailbox (platform glue around state.ts; docs/push.md
  * "How delivery runs"). Each push subscription is a consumer group of the
- * mailbox whose member is an HTTPS endpoint:
+ * mailbox whose member is an HTTPS endpoint: it takes messages in FETCH
+ * order, at most `concurrency` at a time, and POSTs each (attempt.ts); the
+ * outcome (a 2xx settles it, anything else is retried after the backoff,
+ * after `max_attempts` it is copied to `<address>.dlq`, dead-letter.ts) is
+ * recorded by ledger.ts. An attempt is counted in SQLite before its request
+ * leaves (the output gate holds it until the write is durable): after a
+ * crash the message is attempted again, never lost and never acknowledged
+ * without a 2xx (at-least-once; `mq9-msg-id` is the idempotency key).
  *
- * - It takes messages in FETCH order (priority lanes, FIFO inside each),
- *   at most `concurrency` at a time (1 = strictly one after the other),
- *   and POSTs each (attempt.ts). A 2xx settles the message and moves the
- *   group's ack floors (state.ts pushFloors: never backwards, never past
- *   an open message); any other answer, a network error or a timeout is a
- *   failed attempt, retried after the backoff; after `max_attempts` the
- *   message is copied to `<address>.dlq` (Mailbox.deadLetter, idempotent
- *   by source) and the group moves on.
- * - Everything that matters is in SQLite (push/store.ts) before the request
- *   leaves: an attempt is counted when it starts (the output gate holds the
- *   outbound request until that write is durable), so after a crash the
- *   message is attempted again, never lost and never acknowledged without
- *   a 2xx (at-least-once; `mq9-msg-id` is the receiver's idempotency key).
- * - The Mailbox's one alarm drives it (a live part of its scheduler,
- *   shared/scheduler.ts): the alarm's run starts attempts and waits for their
- *   answers, doing the mailbox's other due work meanwhile, until nothing is
- *   in flight; then each
- *   subscription's `schedule` row (kind `push`) holds when it next needs
- *   the alarm (a retry, or now when messages arrived while it was idle).
- *   While the handler runs (and for LINGER_MS after its last activity, so
- *   that a stream of SENDs only wakes it), the stored alarm is kept at most
- *   WATCHDOG_MS ahead, so a crash mid-run resumes within that time after
- *   restart.
- * - SENDs are never slowed by an endpoint: attempts are awaited by the
- *   alarm handler, not by any request, and a Durable Object accepts other
- *   events while one awaits a fetch. A SEND only wakes the driver.
- * - Attempts per second are leased from the tenant (TenantDirectory,
- *   PUSH_MAX_ATTEMPTS_PER_S); in-flight payload bytes per mailbox are
- *   bounded (PUSH_IN_FLIGHT_BUDGET_BYTES).
+ * The Mailbox's one alarm drives it (a live part of its scheduler,
+ * shared/scheduler.ts): the run starts attempts and waits for their
+ * answers, doing the mailbox's other work meanwhile, until nothing is in
+ * flight and LINGER_MS passed (a stream of SENDs only wakes it); then each
+ * subscription's `schedule` row says when it next needs the alarm. SENDs
+ * are never slowed by an endpoint. Attempts per second are leased from the
+ * tenant (lease.ts); in-flight payload bytes per mailbox are bounded
+ * (PUSH_IN_FLIGHT_BUDGET_BYTES).
  */
 import { priorityOfLane, pushHeaders, pushSigningKey, type PushCreateSpec, type PushInfo } from "../../../wire/mq9";
 import { decodeTags, type MailboxMeta, type StoredMessage } from "../store";
 import { earliest } from "../../shared/alarm-times";
 import { GroupCommit } from "../../shared/groupcommit";
-import { ATTEMPT_TIMED_OUT, refusedByPolicy, sendAttempt } from "./attempt";
 import { readBatch } from "../read-path";
-import {
-  admitsBytes, afterFailure, backoffMs, describeOutcome, nextPositions, pushFloors, pushStartCursor, startSlots, takeMessage, type AttemptOutcome,
-} from "./state";
-import type { StatsChange } from "./store";
+import { ATTEMPT_TIMED_OUT, refusedByPolicy, sendAttempt } from "./attempt";
+import { admitsBytes, nextPositions, startSlots, takeMessage, type AttemptOutcome } from "./state";
 import type { PushHost } from "./host";
-import { PushRuns, addStats, openOf, type Open, type Run } from "./runs";
+import { PushRuns, openOf, type Open, type Run } from "./runs";
+import { PushLedger } from "./ledger";
 import { createSubscription, removeSubscription } from "./admin";
-import { copyFailedError, deadLetterCopy } from "./dead-letter";
+import { deadLetterCopy } from "./dead-letter";
 import { AttemptLease } from "./lease";
 
 export type { PushHost } from "./host";
@@ -55,11 +39,7 @@ export { THROTTLE_MS } from "./lease";
 
 /** After a crash mid-attempt the message is retried this long after the attempt's timeout, ms. */
 export const RETRY_GRACE_MS = 1_000;
-/**
- * The alarm handler keeps running this long after the last delivery
- * activity, ms: messages sent meanwhile are taken at once, without a
- * schedule write and a new alarm per SEND.
- */
+/** The alarm handler keeps running this long after the last delivery activity, ms: messages sent meanwhile are taken at once, without a schedule write and a new alarm per SEND. */
 export const LINGER_MS = 2_000;
 
 /** The push subscriptions of one mailbox and their deliveries. */
@@ -78,22 +58,20 @@ export class PushDriver {
   private activeAt = -Infinity;
   /** Messages became visible while the loop runs, and no step has looked since (afterSends). */
   private visibleSinceStep = false;
-  /** Subscriptions with answers recorded in the current batch: they start their next attempts at its end. */
-  private readonly answeredRuns = new Set<Run>();
+  /** Outcomes, counters and schedule rows (ledger.ts). */
+  private readonly ledger: PushLedger;
   /**
-   * Answers (of attempts and dead-letter copies) are recorded through a
-   * group commit (shared/groupcommit.ts): one arriving while the commit of an
-   * earlier one is in flight waits and is recorded with the others in one
-   * turn, so concurrent attempts share commits (locally each commit is an
-   * fsync on workerd's main thread). At the end of the batch (endBatch) the
-   * counters are written once per subscription and the next attempts start
-   * together, in the same commit.
+   * Answers (of attempts and dead-letter copies) are recorded through a group commit (shared/groupcommit.ts):
+   * concurrent answers share one turn and one commit; at the end of the batch the counters are written once per
+   * subscription (ledger.ts endBatch) and the next attempts start, in the same commit.
    */
   private readonly answers: GroupCommit<() => void, void>;
 
   constructor(private readonly host: PushHost) {
+    this.ledger = new PushLedger(host, this.runs);
     this.answers = new GroupCommit<() => void, void>((record) => record(), () => {
-      this.endBatch();
+      const now = Date.now(); // the batch's end (before its commit): subscriptions that had answers start their next attempts
+      for (const run of this.ledger.endBatch()) this.fill(run, now);
       return host.storage.sync();
     }, () => {});
     this.lease = new AttemptLease(() => host.leaseAttempts(), () => {
@@ -104,19 +82,8 @@ export class PushDriver {
 
   /** Loads the subscriptions (object start); a subscription with work but no schedule row gets one due now. */
   load(now: number): void {
-    this.runs.clear();
-    const h = this.host;
-    const dues = h.pushes.dueTimes();
-    for (const { config, stats } of h.pushes.loadPushes()) {
-      const run: Run = {
-        cfg: config, stats, cursor: h.store.loadGroup(config.group) ?? pushStartCursor(null, 0),
-        open: new Map(), due: dues.get(config.seq) ?? null, more: false, key: null, pending: null,
-      };
-      run.more = this.untakenBelowTops(run);
-      this.runs.add(run);
-    }
-    for (const row of h.pushes.loadOpen()) this.runs.get(row.pushSeq)?.open.set(row.msgId, openOf(row));
-    this.writeDues((run) => (run.due === null ? this.dueOf(run, now) : run.due));
+    this.ledger.load();
+    this.ledger.writeDues((run) => (run.due === null ? this.ledger.dueOf(run, now, this.lease.throttledUntil) : run.due));
   }
 
   /** Number of subscriptions. */
@@ -136,9 +103,7 @@ export class PushDriver {
 
   /** Unacknowledged messages over all subscriptions (gauge). */
   backlog(now: number): number {
-    let n = 0;
-    for (const run of this.runs.values()) n += this.host.pushes.backlog(run.cursor.floors, now);
-    return n;
+    return this.ledger.backlog(now);
   }
 
   /** PUSH.CREATE (admin.ts createSubscription; same arguments, answer and errors); the alarm looks at the new subscription. */
@@ -178,11 +143,9 @@ export class PushDriver {
       this.host.kick();
       return;
     }
-    const changes = this.writeDues((run) => (run.open.size < run.cfg.concurrency && (run.due === null || run.due > now) ? now : run.due));
+    const changes = this.ledger.writeDues((run) => (run.open.size < run.cfg.concurrency && (run.due === null || run.due > now) ? now : run.due));
     if (changes) this.host.rearm();
   }
-
-  // ---------------------------------------------------------------- the alarm's loop
 
   /** The alarm handler starts running deliveries. */
   beginRun(): void {
@@ -219,10 +182,7 @@ export class PushDriver {
     }
   }
 
-  /**
-   * True when the alarm handler may return: nothing in flight and no
-   * delivery activity for LINGER_MS.
-   */
+  /** True when the alarm handler may return: nothing in flight and no delivery activity for LINGER_MS (or the run's subrequests are spent). */
   done(now: number): boolean {
     return !this.busy && (now - this.activeAt >= LINGER_MS || this.spent >= this.host.subrequestsPerRun);
   }
@@ -250,14 +210,12 @@ export class PushDriver {
   /** The alarm handler ends: each subscription's schedule row says when it needs the alarm next. */
   endRun(now: number): void {
     this.running = false;
-    this.writeDues((run) => this.dueOf(run, now));
+    this.ledger.writeDues((run) => this.ledger.dueOf(run, now, this.lease.throttledUntil));
   }
 
   /** When the driver needs the alarm (for the scheduler): the earliest schedule row. */
   dueAt(): number | null {
-    let t: number | null = null;
-    for (const run of this.runs.values()) t = earliest(t, run.due);
-    return t;
+    return this.ledger.dueAt();
   }
 
   // ---------------------------------------------------------------- deliveries
@@ -275,7 +233,7 @@ export class PushDriver {
       }
       const m = this.host.store.message(o.row.msgId, now);
       if (!m) {
-        this.settle(run, o, null); // deleted or expired meanwhile: nothing left to deliver
+        this.ledger.settle(run, o, null); // deleted or expired meanwhile: nothing left to deliver
         continue;
       }
       if (!this.admit(m.size, now)) return;
@@ -300,11 +258,6 @@ export class PushDriver {
   /** Up to `n` messages the run has not taken, in FETCH order. */
   private untaken(run: Run, n: number, now: number): StoredMessage[] {
     return readBatch(nextPositions(run.cursor), n, Infinity, this.host.laneTops(), (lane, floor, max) => this.host.store.readLane(lane, floor, max, now));
-  }
-
-  private untakenBelowTops(run: Run): boolean {
-    const tops = this.host.laneTops();
-    return nextPositions(run.cursor).some((p, lane) => p <= tops[lane]!);
   }
 
   /** May an attempt of `size` bytes start now (in-flight byte budget, the tenant's attempt rate)? */
@@ -349,7 +302,7 @@ export class PushDriver {
         this.activeAt = Date.now();
         o.cancel = null;
         o.deadline = Infinity;
-        if (this.isOpen(run, o)) this.answered(run, o, m.size, outcome);
+        if (this.isOpen(run, o)) this.ledger.attempted(run, o, m.size, outcome);
         this.host.kick();
       }));
   }
@@ -358,77 +311,12 @@ export class PushDriver {
     return this.runs.has(run) && run.open.get(o.row.msgId) === o;
   }
 
-  /**
-   * Records an attempt's outcome (inside a batch of `answers`); the run
-   * starts what can start next at the end of the batch (endBatch, same
-   * commit).
-   */
-  private answered(run: Run, o: Open, bytes: number, outcome: AttemptOutcome): void {
-    const h = this.host;
-    const now = Date.now();
-    h.telemetry.pushAttempt(outcome.kind, bytes);
-    this.answeredRuns.add(run);
-    if (outcome.kind === "ok") {
-      run.stats.delivered++;
-      run.stats.lastSuccessMs = now;
-      this.settle(run, o, { delivered: 1, successMs: now });
-    } else {
-      const error = describeOutcome(outcome);
-      run.stats.failed++;
-      run.stats.lastError = error;
-      run.stats.lastFailureMs = now;
-      const next = afterFailure(o.row.attempts, run.cfg.maxAttempts, outcome, now, h.backoff, h.random);
-      o.row.lastError = error;
-      o.row.deadLetter = next.kind === "dead_letter";
-      o.row.nextMs = next.kind === "retry" ? next.atMs : now;
-      h.storage.transactionSync(() => h.pushes.putOpen(o.row));
-      addStats(run, { failed: 1, lastError: error, failureMs: now });
-    }
-  }
-
-  /**
-   * The end of a batch of answers, in its turn (before its commit): the
-   * counters of each subscription are written once, the telemetry once, and
-   * the subscriptions that had answers start their next attempts.
-   */
-  private endBatch(): void {
-    const h = this.host;
-    const runs = [...this.answeredRuns].filter((run) => this.runs.has(run));
-    this.answeredRuns.clear();
-    if (runs.length === 0) return; // only answers of deleted subscriptions or a purged mailbox: nothing to write
-    h.storage.transactionSync(() => {
-      for (const run of runs) {
-        if (run.pending) h.pushes.changeStats(run.cfg.seq, run.pending);
-        run.pending = null;
-      }
-      h.telemetry.persist();
-    });
-    const now = Date.now();
-    for (const run of runs) this.fill(run, now);
-  }
-
-  /**
-   * The message leaves the open set (acknowledged, dead-lettered or gone);
-   * the group's floors follow. `change` (counters) is written at the end of
-   * the batch of answers it is part of (endBatch) — non-null only there.
-   */
-  private settle(run: Run, o: Open, change: StatsChange | null): void {
-    const h = this.host;
-    run.open.delete(o.row.msgId);
-    run.cursor = { floors: pushFloors(run.cursor, [...run.open.values()].map((x) => x.row)), delivered: run.cursor.delivered, batch: null };
-    h.storage.transactionSync(() => {
-      h.pushes.deleteOpen(run.cfg.seq, o.row.msgId);
-      h.store.saveGroup(run.cfg.group, run.cursor);
-    });
-    if (change) addStats(run, change);
-  }
-
   /** max_attempts are used: copies the message to `<address>.dlq`, then settles it. */
   private copyToDeadLetter(run: Run, o: Open, meta: MailboxMeta, now: number): void {
     const h = this.host;
     const m = h.store.message(o.row.msgId, now);
     if (!m) {
-      this.settle(run, o, null);
+      this.ledger.settle(run, o, null);
       return;
     }
     const { dlq, copy } = deadLetterCopy(meta, run.cfg, o.row, m, now);
@@ -442,50 +330,9 @@ export class PushDriver {
         this.copying--;
         this.activeAt = Date.now();
         o.copying = false;
-        if (this.isOpen(run, o)) {
-          const at = Date.now();
-          this.answeredRuns.add(run);
-          if (failure === null) {
-            run.stats.deadLettered++;
-            h.telemetry.pushDeadLettered();
-            this.settle(run, o, { deadLettered: 1 });
-          } else {
-            const error = copyFailedError(dlq, failure);
-            o.copyFailures++;
-            o.row.nextMs = at + backoffMs(o.copyFailures, h.backoff, h.random);
-            run.stats.lastError = error;
-            run.stats.lastFailureMs = at;
-            h.storage.transactionSync(() => h.pushes.putOpen(o.row));
-            addStats(run, { lastError: error, failureMs: at });
-          }
-        }
+        if (this.isOpen(run, o)) this.ledger.copied(run, o, dlq, failure);
         this.host.kick();
       }));
-  }
-
-  // ---------------------------------------------------------------- schedule rows
-
-  /** When `run` needs the alarm next (nothing in flight): its earliest retry, or now/after a throttle when it can take messages. */
-  private dueOf(run: Run, now: number): number | null {
-    let t: number | null = null;
-    for (const o of run.open.values()) t = earliest(t, o.cancel || o.copying ? now : o.row.nextMs);
-    if (run.more && run.open.size < run.cfg.concurrency) t = earliest(t, Math.max(now, this.lease.throttledUntil));
-    return t;
-  }
-
-  /** Writes the schedule rows that `due` changes (one transaction); true when any changed. */
-  private writeDues(due: (run: Run) => number | null): boolean {
-    const changes: [Run, number | null][] = [];
-    for (const run of this.runs.values()) {
-      const d = due(run);
-      if (d !== run.due) changes.push([run, d]);
-    }
-    if (changes.length === 0) return false;
-    this.host.storage.transactionSync(() => {
-      for (const [run, d] of changes) this.host.pushes.setDue(run.cfg.seq, d);
-    });
-    for (const [run, d] of changes) run.due = d;
-    return true;
   }
 
   /** A subscription was added or removed: the running loop looks again, or the alarm is re-armed. */
