@@ -9,7 +9,7 @@ import type { Mq9SendOptions } from "../../wire/mq9";
 import { GroupCommit } from "../shared/groupcommit";
 import { earliest } from "../shared/alarm-times";
 import { newMessage, planSendWrites } from "./send-path";
-import { dueAt } from "./schedule";
+import { dueAt } from "../shared/ttl";
 import type { NewMessage } from "./store";
 import type { SendResult } from "./rpc";
 import { failure, run, type MailboxCore } from "./core";
