@@ -28,7 +28,7 @@ import { purgeMailbox } from "./expiry";
 import { cancelHeld, fetchNow } from "./fetch";
 import { ack, deleteMessage, describe, query, type MailboxDescription } from "./message-ops";
 import { createPush, deletePush, listPushes, storeDeadLetter } from "./push-rpc";
-import type { DeadLetterCopy } from "./push/driver";
+import type { DeadLetterCopy } from "./push/dead-letter";
 
 export type { MailboxDescription } from "./message-ops";
 

@@ -6,7 +6,7 @@
  */
 import type { PushCreateSpec, PushInfo } from "../../wire/mq9";
 import type { NewMessage } from "./store";
-import type { DeadLetterCopy } from "./push/driver";
+import type { DeadLetterCopy } from "./push/dead-letter";
 import type { MailboxCore } from "./core";
 
 /** PUSH.CREATE (see Mailbox.createPush): throws mailbox_not_found, group_pushed, too_many_requests. */

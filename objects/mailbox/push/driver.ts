@@ -33,10 +33,6 @@ import { createSubscription, removeSubscription } from "./admin";
 import { deadLetterCopy } from "./dead-letter";
 import { AttemptLease } from "./lease";
 
-export type { PushHost } from "./host";
-export type { DeadLetterCopy } from "./dead-letter";
-export { THROTTLE_MS } from "./lease";
-
 /** After a crash mid-attempt the message is retried this long after the attempt's timeout, ms. */
 export const RETRY_GRACE_MS = 1_000;
 /** The alarm handler keeps running this long after the last delivery activity, ms: messages sent meanwhile are taken at once, without a schedule write and a new alarm per SEND. */
