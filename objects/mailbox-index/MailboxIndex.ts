@@ -35,7 +35,7 @@ import { Meter } from "../usage/meter";
 import { telemetryFlushMs, usageStub } from "../usage/stub";
 import { rememberedName } from "../shared/object-name";
 import { tenantOfName } from "../shared/names";
-import { mailboxExpiry } from "../mailbox/schedule";
+import { mailboxExpiry } from "../shared/ttl";
 import { AlarmScheduler, earliest } from "../shared/scheduler";
 import { MailboxIndexStore } from "./store";
 import type { IndexRow, IndexedMailbox, MailboxPage } from "./rpc";

@@ -4,7 +4,7 @@
  * The glue (Mailbox.ts) persists what these decide (store.ts) and replies.
  */
 import { laneOf, type Lane, type Mq9SendOptions } from "../../wire/mq9";
-import { messageExpiry } from "./schedule";
+import { messageExpiry } from "../shared/ttl";
 
 /** A message as a SEND (or a dead-letter copy) stores it (store.ts appendVisible, addDelayed). */
 export interface NewMessage {

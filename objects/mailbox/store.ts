@@ -31,9 +31,9 @@ import { LANE_COUNT, bytesToBase64, priorityOfLane, type DeadLetterInfo, type La
 import { decodeCursor, encodeCursor, type GroupCursor } from "./cursor";
 import { ScheduleKind } from "./schedule";
 import { PUSH_SCHEMA, PUSH_TABLES } from "./push/store";
-import { encodeTags, planInserts, statementCount } from "./insert-plan";
+import { encodeTags, planInserts, statementCount } from "./insert-store";
 
-export { encodeTags } from "./insert-plan";
+export { encodeTags } from "./insert-store";
 
 /** The mailbox row, cached in memory by the object. */
 export interface MailboxMeta {
@@ -234,7 +234,7 @@ export class MailboxStore {
   /**
    * True when appending `ms` (appendVisible for one message,
    * appendVisibleMany for several) is ONE SQL statement — no key to
-   * compact, no TTL to schedule, rows for one INSERT of insert-plan.ts
+   * compact, no TTL to schedule, rows for one INSERT of insert-store.ts
    * (at least 19, 97 without headers) — which is atomic by itself: the
    * caller needs no `transactionSync` around it (a savepoint and its
    * release were a visible part of a SEND's CPU).
@@ -266,7 +266,7 @@ export class MailboxStore {
   /**
    * Appends visible messages without keys, msg_ids `firstId`, `firstId + 1`,
    * … (greater than every stored id), as appendVisible would one at a time,
-   * in the multi-row INSERTs of insert-plan.ts (one statement for a
+   * in the multi-row INSERTs of insert-store.ts (one statement for a
    * pipelined round of SENDs instead of one per SEND, binding only what
    * differs between rows: the SQL calls and their bound values were the
    * largest part of a pipelined SEND's CPU) and their TTL schedule rows.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_BOUND_VALUES, encodeTags, planInserts as plan, statementCount, type PlainRow } from "../../objects/mailbox/insert-plan";
+import { MAX_BOUND_VALUES, encodeTags, planInserts as plan, statementCount, type PlainRow } from "../../objects/mailbox/insert-store";
 
 const toBuffer = (b: Uint8Array) => b.slice().buffer;
 const planInserts = (first: number, rows: readonly PlainRow[], createMs: number) => plan(first, rows, createMs, toBuffer);
@@ -7,7 +7,7 @@ const planInserts = (first: number, rows: readonly PlainRow[], createMs: number)
 const buf = (...b: number[]) => new Uint8Array(b);
 const row = (over: Partial<PlainRow> = {}): PlainRow => ({ lane: 2, tags: [], payload: buf(7), expiresMs: null, replyTo: null, correlationId: null, ...over });
 
-describe("insert-plan: multi-row INSERTs binding only what differs between rows", () => {
+describe("insert-store: multi-row INSERTs binding only what differs between rows", () => {
   it("rows that differ only in payload: NULL literals, one shared lane, the payloads, msg_id and size from the SQL", () => {
     const p = [buf(1), buf(2, 3), buf()];
     const [st, ...rest] = planInserts(10, p.map((payload) => row({ payload })), 555);

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { ReplyBudget } from "../../objects/mailbox/batch";
-import { dueAt, mailboxExpiry, messageExpiry } from "../../objects/mailbox/schedule";
+import { dueAt, mailboxExpiry, messageExpiry } from "../../objects/shared/ttl";
 import { RETRY_BASE_MS, RETRY_MAX_MS, earliest, retryDelayMs } from "../../objects/shared/alarm-times";
 import { WaiterSet, type Waiter } from "../../objects/mailbox/waiters";
 

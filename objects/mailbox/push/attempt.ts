@@ -12,7 +12,7 @@
  * attempt's deadline from its one loop timer — a timer per attempt cost
  * more CPU in workerd than the rest of the attempt's JavaScript).
  */
-import { pushSignatureHeaders } from "../../../wire/mq9";
+import { checkPushUrl, pushSignatureHeaders, type PushUrlPolicy } from "../../../wire/mq9";
 import { VERSION } from "../../../wire/version";
 import { finalAnswer } from "./interim";
 import { connectionErrorDetail, outcomeOfStatus, type AttemptOutcome } from "./state";
@@ -89,5 +89,20 @@ async function afterInterim(status: number, stream: ReadableStream<Uint8Array>):
     }
   } finally {
     reader.cancel().catch(() => {});
+  }
+}
+
+/**
+ * Why the endpoint rules refuse `url` now (the Mq9Error's text, `push url
+ * "…" refused: <rule>`), or null when they allow it: a subscription stored
+ * under a looser policy (PUSH_ALLOW_LOOPBACK since unset, a narrower
+ * PUSH_ALLOWED_HOSTS) sends nothing to a host the vars refuse.
+ */
+export function refusedByPolicy(url: string, policy: PushUrlPolicy): string | null {
+  try {
+    checkPushUrl(url, policy);
+    return null;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
   }
 }

@@ -12,7 +12,7 @@ import { mailboxStub } from "../../../objects/mailbox/stub";
 import { mailboxIndexStub } from "../../../objects/mailbox-index/stub";
 import { MailboxStore } from "../../../objects/mailbox/store";
 import { PushStore } from "../../../objects/mailbox/push/store";
-import type { DeadLetterCopy } from "../../../objects/mailbox/push/driver";
+import type { DeadLetterCopy } from "../../../objects/mailbox/push/dead-letter";
 import { createMailbox, fetchMsgs, freshAddress, mq9, query, send } from "../helpers/mq9";
 
 const E = env as unknown as Env;

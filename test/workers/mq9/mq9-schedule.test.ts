@@ -107,7 +107,7 @@ describe("delays, TTLs and the one alarm", () => {
   });
 });
 
-/** When the mailbox's counters are due to be reported (its private `telemetryDue`), ms or null. */
+/** When the mailbox's counters are due to be reported (its private core's `telemetryDue`, objects/mailbox/core.ts), ms or null. */
 function telemetryDue(m: unknown): number | null {
-  return (m as { telemetryDue: number | null }).telemetryDue;
+  return (m as { c: { telemetryDue: number | null } }).c.telemetryDue;
 }

@@ -1,6 +1,8 @@
 /**
  * The multi-row INSERTs of a run of plain messages, with as few bound
- * values as the rows allow (pure: no platform imports).
+ * values as the rows allow: their SQL text and bound values for
+ * MailboxStore.appendVisibleMany (store.ts runs them). Pure: no platform
+ * imports, so the statements can be tested without a database.
  *
  * workerd binds every SQL parameter at a cost of its own (its bind wrapper
  * formats an error-message string for each value, success or not: with
