@@ -136,7 +136,9 @@ export class AggregateStore {
         }
       }
       this.addRecent(now, recent, storage);
-      sql.exec("INSERT OR REPLACE INTO reporters(id, last_no, seen_ms) VALUES (?, ?, ?)", r.reporter, r.no, now);
+      // An upsert updates a known reporter in place (one row; REPLACE would delete and insert the row and its key's index entry).
+      sql.exec("INSERT INTO reporters(id, last_no, seen_ms) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET last_no = excluded.last_no, seen_ms = excluded.seen_ms",
+        r.reporter, r.no, now);
       this.addSeries(APPLIED, 1);
       return true;
     });
