@@ -4,11 +4,9 @@
  * QUERY and sent by push attempts with their payload bytes, push attempt
  * outcomes and dead letters, and levels read at flush time (the mailbox
  * exists, held long-poll FETCHes, stored payload bytes, push subscriptions,
- * their attempts in flight and backlog). SEND counts
- * are stored with the SEND group commit and a stateful FETCH's counts with
- * its cursor commit; read-only requests (stateless FETCH, QUERY) keep their
- * counts in memory until the next commit or the flush (≤ one interval).
- * The flush shares the mailbox's one alarm.
+ * their attempts in flight and backlog). Counts stay in memory until the
+ * next report (≤ one flush interval; the Meter writes no row per message or
+ * per commit, issue #26 (g)); the flush shares the mailbox's one alarm.
  */
 import type { Env } from "../env";
 import { series } from "../usage/catalog";
@@ -81,14 +79,14 @@ export class MailboxTelemetry {
     this.meter?.resume();
   }
 
-  /** SENDs stored `count` messages (default 1) of `bytes` payload bytes in all (memory; see persist). */
+  /** SENDs stored `count` messages (default 1) of `bytes` payload bytes in all (memory, until the next report). */
   sent(bytes: number, count = 1): void {
     const now = Date.now();
     this.meter?.add(SENT, count, now);
     this.meter?.add(SENT_BYTES, bytes, now);
   }
 
-  /** FETCH or QUERY returned, or a push attempt sent, `count` messages of `bytes` payload bytes (memory; see persist). */
+  /** FETCH or QUERY returned, or a push attempt sent, `count` messages of `bytes` payload bytes (memory, until the next report). */
   returned(verb: Verb, count: number, bytes: number): void {
     if (count === 0) return;
     const now = Date.now();
@@ -96,21 +94,24 @@ export class MailboxTelemetry {
     this.meter?.add(RETURNED_BYTES[verb], bytes, now);
   }
 
-  /** A push attempt of `bytes` payload bytes ended with `outcome` (memory; see persist). */
+  /** A push attempt of `bytes` payload bytes ended with `outcome` (memory, until the next report). */
   pushAttempt(outcome: OutcomeLabel, bytes: number): void {
     this.meter?.add(PUSH_ATTEMPTS[outcome], 1);
     this.returned("push", 1, bytes);
   }
 
-  /** A pushed message was copied to the dead-letter mailbox (memory; see persist). */
+  /** A pushed message was copied to the dead-letter mailbox (memory, until the next report). */
   pushDeadLettered(): void {
     this.meter?.add(PUSH_DEAD, 1);
   }
 
-  /** Stores the counts with the commit of the current turn. */
-  persist(): void {
-    this.meter?.persist();
-  }
+  /**
+   * Called where a commit lands. Writes nothing: counts are no longer
+   * stored per commit (a row per SEND group was the cost of issue #26 (g));
+   * they stay in memory until the next report. Kept for the Mailbox's call
+   * sites.
+   */
+  persist(): void {}
 
   /** A level changed (long-poll held or answered, messages removed): reported within the flush interval. */
   touch(): void {
@@ -137,10 +138,12 @@ export class MailboxTelemetry {
     return this.meter?.reportNow() ?? null;
   }
 
-  /** Drops an acknowledged report left by `created` (Meter.settle); call in a turn that writes anyway. */
-  settle(): void {
-    this.meter?.settle();
-  }
+  /**
+   * Called in a turn that writes anyway, after `created` was acknowledged.
+   * Writes nothing: the stored report is kept until the next one replaces
+   * it (a restart resends it as a duplicate). Kept for the Mailbox's call sites.
+   */
+  settle(): void {}
 
   /** The mailbox's storage is being deleted by a tenant purge: nothing counted so far is reported (Meter.abandon). */
   async abandon(): Promise<void> {

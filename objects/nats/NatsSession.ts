@@ -29,6 +29,20 @@
  * `-ERR 'Stale Connection'`. If the object were rebuilt anyway while one
  * was buffered, it closes the connection the same way instead of
  * misreading the stream. See docs/nats.md.
+ *
+ * A client's PING that arrives as a whole TEXT WebSocket message
+ * (`PING\r\n`) is answered `PONG\r\n` (a text message) by the runtime
+ * (`setWebSocketAutoResponse`) without waking the object (issue #26 (f)):
+ * such a client's keep-alive costs no request and lets it hibernate. The
+ * runtime matches text messages only: clients that send binary frames
+ * (nats.ws, the Go client, the bridge) are answered by the session as
+ * before, as are PINGs inside a larger message; the client's PONGs to our
+ * flow-control PINGs are never auto-answered. A text message `PING\r\n`
+ * can only be data if an operation was split so that its next message is
+ * exactly `PING\r\n` (a payload "PING"): the runtime then answered it and
+ * it never reached the parser, so the session closes the connection with
+ * `-ERR 'Stale Connection'` rather than misread the stream (detected from
+ * the runtime's auto-response time, `autoAnsweredMidOperation`).
  */
 import { bearerToken, type AuthResult } from "../tenants/auth";
 import type { Env } from "../env";
@@ -76,6 +90,9 @@ const WRITE = "write";
  * makes the broker build at most this many replies before it is closed.
  */
 export const MAX_RUNNING_REQUESTS = 256;
+/** A client PING sent as one WebSocket message, and the runtime's answer to it (setWebSocketAutoResponse). */
+export const AUTO_PING = "PING\r\n";
+export const AUTO_PONG = "PONG\r\n";
 
 /** A positive whole-number var, or `dflt`. */
 function positiveVar(v: string | undefined, dflt: number): number {
@@ -121,6 +138,10 @@ export class NatsSession extends SocketSession<ConnectionState> {
   private readonly flow: OutputFlow;
   /** How long a flow-control PING may stay unanswered, ms. */
   private readonly writeDeadlineMs: number;
+  /** Arrival times (ms) of the WebSocket messages not handled yet, in order (autoAnsweredMidOperation). */
+  private arrivals: number[] = [];
+  /** Arrival time of the message handled last (ms; 0 after a rebuild). */
+  private lastArrival = 0;
   /** The pending-output bound, bytes (NATS_MAX_PENDING_BYTES). */
   private readonly maxPending: number;
   /** Requests not started yet (MAX_RUNNING_REQUESTS, or too much output unread), in order. */
@@ -135,6 +156,28 @@ export class NatsSession extends SocketSession<ConnectionState> {
     this.maxPending = positiveVar(env.NATS_MAX_PENDING_BYTES, DEFAULT_MAX_PENDING_OUTPUT);
     this.flow = new OutputFlow(this.maxPending);
     this.writeDeadlineMs = positiveVar(env.NATS_WRITE_DEADLINE_MS, DEFAULT_WRITE_DEADLINE_MS);
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(AUTO_PING, AUTO_PONG));
+  }
+
+  /** Notes each message's arrival time before the base queues it (autoAnsweredMidOperation). */
+  override webSocketMessage(ws: WebSocket, message: ArrayBuffer | string): void | Promise<void> {
+    this.arrivals.push(Date.now());
+    return super.webSocketMessage(ws, message);
+  }
+
+  /**
+   * True when the runtime auto-answered a `PING\r\n` message that arrived
+   * after the previous message and before this one while an operation was
+   * partly received: those bytes were the operation's, not a PING.
+   * `arrivedAt`: this message's arrival (ms).
+   */
+  private autoAnsweredMidOperation(arrivedAt: number): boolean {
+    const previous = this.lastArrival;
+    this.lastArrival = arrivedAt;
+    if (!this.parser?.partial || previous === 0) return false;
+    const ws = this.ctx.getWebSockets()[0];
+    const at = ws ? this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() : undefined;
+    return at !== undefined && at > previous && at <= arrivedAt;
   }
 
   /**
@@ -183,7 +226,12 @@ export class NatsSession extends SocketSession<ConnectionState> {
   protected override async onMessage(bytes: Uint8Array): Promise<void> {
     const conn = this.conn;
     const parser = this.parser;
+    const arrivedAt = this.arrivals.shift() ?? Date.now();
     if (!conn || !parser || conn.state.closed) return;
+    if (this.autoAnsweredMidOperation(arrivedAt)) {
+      this.fatal(NatsErr.StaleConnection);
+      return;
+    }
     const res = parser.push(bytes);
     const box = newOutbox();
     for (const op of res.ops) {

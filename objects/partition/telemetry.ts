@@ -2,7 +2,7 @@
  * What a Partition counts for /metrics and usage metering (objects/usage/,
  * docs/operations.md): appended records and their value bytes, duplicates,
  * deliveries and their value bytes, records deleted by retention — counted
- * in memory and stored with the commit that did the work — plus levels read
+ * in memory until the next report (Meter: no row per message) — plus levels read
  * at flush time: retained bytes (keys + values, the log's totals), and the
  * ledger's cumulative acks, redeliveries, dead letters and per-group
  * retention skips and the non-idempotent PUB count, which the partition
@@ -66,10 +66,8 @@ export class PartitionTelemetry {
   /**
    * An append of `count` records (`valueBytes` of values) and `duplicates`
    * duplicate PUBs, and `retentionDeleted` records retention deleted right
-   * after it. Call right after the
-   * append's transaction, in the same synchronous turn: the counts are
-   * written in that turn and so commit with it (and are not counted when it
-   * failed).
+   * after it. Call right after the append's transaction succeeded (a
+   * failed append is not counted).
    */
   published(count: number, valueBytes: number, duplicates: number, retentionDeleted = 0): void {
     const now = Date.now();
@@ -77,15 +75,13 @@ export class PartitionTelemetry {
     this.meter.add(PUBLISHED_BYTES, valueBytes, now);
     this.meter.add(DEDUPLICATED, duplicates, now);
     if (retentionDeleted > 0) this.meter.add(RETENTION_DELETED, retentionDeleted, now);
-    if (count > 0) this.meter.persist();
   }
 
-  /** `count` deliveries of `bytes` value bytes; call in the same synchronous turn as the commit that records them. */
+  /** `count` deliveries of `bytes` value bytes; call once the commit that records them succeeded. */
   delivered(count: number, bytes: number): void {
     const now = Date.now();
     this.meter.add(DELIVERED, count, now);
     this.meter.add(DELIVERED_BYTES, bytes, now);
-    this.meter.persist();
   }
 
   /** Records that are not publishes (dead letters from the source) were stored: the retained level changed. */
@@ -93,10 +89,9 @@ export class PartitionTelemetry {
     this.meter.touch();
   }
 
-  /** Retention deleted `records` records; call in the same synchronous turn as that commit. */
+  /** Retention deleted `records` records; call once that commit succeeded. */
   retentionDeleted(records: number): void {
     this.meter.add(RETENTION_DELETED, records, Date.now());
-    this.meter.persist();
   }
 
   /** Levels changed (settlements, dead letters): report within the flush interval. */

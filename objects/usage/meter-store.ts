@@ -1,72 +1,77 @@
 /**
  * SQLite storage of a Meter (meter.ts), in the storage of the object it
- * counts for: table `telemetry(k, v)` with rows `pending` (unreported
- * counts: ReportEntry[] JSON), `state` (MeterState JSON) and `outbox` (the
- * report being sent: UsageReport JSON). The table is created on the first
- * write, so an object that never counts has none.
+ * counts for: table `telemetry(k, v)` with ONE row, `meter`, holding the
+ * last report built (`outbox`: UsageReport, kept after it was acknowledged —
+ * a restart resends it and the aggregator ignores its number) and the meter's
+ * state after it (MeterState). It is written once per report built, never per
+ * message or per commit: counts between two reports live in memory
+ * (docs/operations.md "Exactness"). The table is created on the first
+ * write, so an object that never reports has none.
+ *
+ * Objects stored by earlier versions may hold the rows `pending`, `state`
+ * and `outbox` instead: they are read once and removed with the next write.
  */
 import type { ReportEntry, UsageReport } from "./report";
 
 /** What a Meter finds stored when its object starts. */
 export interface StoredMeter<S> {
+  /** Counts stored by an earlier version (a `pending` row), else null. */
   pending: ReportEntry[] | null;
   state: S | null;
+  /** The last report built (possibly already acknowledged), or null. */
   outbox: UsageReport | null;
 }
 
 /** The `telemetry` table of one object. `S` is the meter's state shape. */
 export class MeterStore<S> {
   private ready: boolean;
+  /** Rows of the earlier layout exist: removed with the next write. */
+  private legacy = false;
 
   constructor(private readonly storage: DurableObjectStorage) {
-    this.ready = storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'telemetry'").toArray().length > 0;
+    this.ready = this.exists();
   }
 
-  /** The stored rows (all null when the table does not exist). */
+  /** The stored report and state (all null when the table does not exist). */
   load(): StoredMeter<S> {
     const out: StoredMeter<S> = { pending: null, state: null, outbox: null };
     if (!this.ready) return out;
     for (const r of this.storage.sql.exec<{ k: string; v: string }>("SELECT k, v FROM telemetry")) {
+      if (r.k === "meter") {
+        const m = JSON.parse(r.v) as { state: S; outbox: UsageReport | null };
+        out.state = m.state;
+        out.outbox = m.outbox;
+        continue;
+      }
+      this.legacy = true;
       if (r.k === "pending") out.pending = JSON.parse(r.v) as ReportEntry[];
-      else if (r.k === "state") out.state = JSON.parse(r.v) as S;
-      else if (r.k === "outbox") out.outbox = JSON.parse(r.v) as UsageReport;
+      else if (r.k === "state") out.state ??= JSON.parse(r.v) as S;
+      else if (r.k === "outbox") out.outbox ??= JSON.parse(r.v) as UsageReport;
     }
     return out;
   }
 
-  /** Writes the unreported counts (one row; in the caller's synchronous turn, so it commits with the caller's work). */
-  savePending(entries: ReportEntry[]): void {
-    this.write(() => this.storage.sql.exec("INSERT OR REPLACE INTO telemetry(k, v) VALUES ('pending', ?)", JSON.stringify(entries)));
-  }
-
-  /** Stores a newly built report and the state after it, and empties the pending counts, in one transaction. */
-  saveReport(report: UsageReport, state: S): void {
-    this.write(() => this.storage.transactionSync(() => {
-      this.storage.sql.exec("INSERT OR REPLACE INTO telemetry(k, v) VALUES ('outbox', ?)", JSON.stringify(report));
-      this.storage.sql.exec("INSERT OR REPLACE INTO telemetry(k, v) VALUES ('state', ?)", JSON.stringify(state));
-      this.storage.sql.exec("DELETE FROM telemetry WHERE k = 'pending'");
-    }));
-  }
-
   /**
-   * Drops the acknowledged report. The object's storage may have been
-   * deleted meanwhile (a session drops all its storage once its connection
-   * ended, possibly while this report was in flight): then there is
-   * nothing to drop.
+   * Stores a newly built report and the state after it: one row, in the
+   * caller's synchronous turn (it commits with whatever else that turn wrote).
    */
-  dropOutbox(): void {
-    if (!this.ready) return;
-    if (!this.exists()) {
-      this.ready = false;
-      return;
-    }
-    this.storage.sql.exec("DELETE FROM telemetry WHERE k = 'outbox'");
+  saveReport(report: UsageReport, state: S): void {
+    const v = JSON.stringify({ state, outbox: report });
+    this.write(() => {
+      // An upsert that finds the row updates it in place: one row written (the key's index is untouched).
+      this.storage.sql.exec("INSERT INTO telemetry(k, v) VALUES ('meter', ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v", v);
+      if (this.legacy) {
+        this.storage.sql.exec("DELETE FROM telemetry WHERE k <> 'meter'");
+        this.legacy = false;
+      }
+    });
   }
 
-  /** Drops the table (the object is never used again). */
+  /** Drops the table (the object is never used again, or its data was purged). */
   drop(): void {
     this.storage.sql.exec("DROP TABLE IF EXISTS telemetry");
     this.ready = false;
+    this.legacy = false;
   }
 
   /** Creates the table on first use. */
@@ -89,6 +94,7 @@ export class MeterStore<S> {
     } catch (e) {
       if (this.exists()) throw e;
       this.ready = false;
+      this.legacy = false;
       this.ensure();
       fn();
     }

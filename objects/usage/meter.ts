@@ -3,11 +3,10 @@
  * Durable Object (Partition, Mailbox, MortarSession, NatsSession). See
  * docs/operations.md "How counters are gathered".
  *
- * - Counting is in memory: `add()` bumps a per-hour bucket, nothing else.
- * - `persist()` writes the unreported counts as ONE row; objects call it in
- *   the same synchronous turn as a commit they make anyway (an append, a
- *   delivery, a SEND group commit), so the counts are exactly as durable as
- *   the work they describe and no storage write is added per message.
+ * - Counting is in memory: `add()` bumps a per-hour bucket, nothing else;
+ *   no storage write per message or per commit (issue #26 (g)). A crash
+ *   loses the counts made since the last report was built (at most one
+ *   flush interval of them), never more: docs/operations.md "Exactness".
  * - Levels (gauges like open connections or stored bytes, and cumulative
  *   counters the object already stores, like ledger acks) are read only at
  *   flush time; the meter reports the difference to what it last reported.
@@ -16,13 +15,14 @@
  *   Mailbox) or a timer (sessions). So each object reports at most once per
  *   flush interval, and only when something changed.
  * - `flush()` moves the counts and level changes into a numbered report (the
- *   outbox, persisted in the same transaction as the emptied counts and the
- *   new report number), sends it to the tenant's UsageAggregator, and drops
- *   the outbox once the aggregator answered. A report whose answer was lost
- *   is resent with the same number; the aggregator ignores numbers it has
- *   already applied: nothing is counted twice, nothing committed is lost.
+ *   outbox), stores it with the new report number and levels as ONE row,
+ *   and sends it to the tenant's UsageAggregator. A report whose answer was
+ *   lost is resent with the same number; the aggregator ignores numbers it
+ *   has already applied: nothing is counted twice. The stored report is not
+ *   deleted once acknowledged (that would be a second row per report): a
+ *   restarted object resends it with its next report, as a duplicate.
  *
- * Storage: table `telemetry(k, v)`, all SQL in meter-store.ts.
+ * Storage: table `telemetry(k, v)`, one row, all SQL in meter-store.ts.
  */
 import { MeterStore } from "./meter-store";
 import { Buckets, hourOf, levelDeltas, type UsageReport } from "./report";
@@ -60,8 +60,6 @@ interface MeterState {
 
 export class Meter {
   private readonly buckets = new Buckets();
-  /** Counts in `buckets` that are not in the `pending` row yet. */
-  private unsaved = false;
   private state: MeterState = { no: 0, reported: {}, marks: {} };
   private outbox: UsageReport | null = null;
   private scheduled = false;
@@ -70,8 +68,6 @@ export class Meter {
   private discarded = false;
   /** A final flush was asked for: levels are withdrawn from now on, whatever flush runs. */
   private ended = false;
-  /** The stored outbox row is a report the aggregator acknowledged (reportNow): dropped with the object's next write. */
-  private ackedStored = false;
 
   constructor(storage: DurableObjectStorage, private readonly opts: MeterOptions) {
     this.store = new MeterStore<MeterState>(storage);
@@ -81,10 +77,17 @@ export class Meter {
     this.outbox = stored.outbox;
   }
 
-  /** Asks for a flush when something is left unreported from before a restart. Call once the object is ready. */
+  /**
+   * Asks for a flush when something is left unreported from before a
+   * restart: counts stored by an earlier version, or in-memory levels
+   * reported non-zero. The stored last report (most likely acknowledged
+   * already) does not ask for one: it is resent before the object's next
+   * report, so an idle object woken by a request costs no aggregator call.
+   * Call once the object is ready.
+   */
   resume(): void {
     const stale = (this.opts.memoryLevels ?? []).some((k) => (this.state.reported[k] ?? 0) !== 0);
-    if (!this.buckets.empty || this.outbox || stale) this.touch();
+    if (!this.buckets.empty || stale) this.touch();
   }
 
   /** The level of `series` as last reported (stored with the report; 0 when never reported). */
@@ -92,11 +95,10 @@ export class Meter {
     return this.state.reported[series] ?? 0;
   }
 
-  /** Adds `n` to `series` in the current hour (memory only; see persist). */
+  /** Adds `n` to `series` in the current hour (memory only, until the next report). */
   add(series: string, n: number, now = Date.now()): void {
     if (n === 0 || this.discarded) return;
     this.buckets.add(series, n, now);
-    this.unsaved = true;
     if (!this.scheduled) this.arm(now + this.opts.flushMs);
   }
 
@@ -104,7 +106,6 @@ export class Meter {
   addSpan(series: string, fromMs: number, toMs: number): void {
     if (toMs <= fromMs || this.discarded) return;
     this.buckets.addSpan(series, fromMs, toMs);
-    this.unsaved = true;
     if (!this.scheduled) this.arm(Date.now() + this.opts.flushMs);
   }
 
@@ -129,10 +130,7 @@ export class Meter {
    * with the caller's writes (a mailbox's CREATE) — and sends it at once
    * (after that commit: the output gate holds the call), instead of asking
    * for a flush through the object's alarm: no alarm write, no commit of its
-   * own (#14 item 3). Once acknowledged, the outbox row is not deleted in a
-   * commit of its own either: {@link settle} or the next persist / report
-   * drops it; a restart before that resends it with its number, which the
-   * aggregator ignores. Resolves true when the aggregator answered, false
+   * own (#14 item 3). Resolves true when the aggregator answered, false
    * when the send failed (then it is retried like any flush). Null when
    * nothing was sent now: a flush in flight or a report unacknowledged (then
    * a flush is asked for at once, as {@link touchNow}), or nothing to report.
@@ -144,19 +142,12 @@ export class Meter {
       return null;
     }
     if (!this.build(false)) return null;
-    const sending = this.send(true);
+    const sending = this.send();
     this.flushing = sending;
     void sending.finally(() => {
       if (this.flushing === sending) this.flushing = null;
     });
     return sending;
-  }
-
-  /** Drops an acknowledged outbox row left by {@link reportNow}. Call in a turn that writes anyway (it shares that commit). */
-  settle(): void {
-    if (!this.ackedStored) return;
-    this.ackedStored = false;
-    if (!this.outbox && !this.discarded) this.store.dropOutbox();
   }
 
   /**
@@ -180,12 +171,10 @@ export class Meter {
     this.discarded = true;
     while (this.flushing) await this.flushing;
     this.buckets.clear();
-    this.unsaved = false;
     this.state = { no: 0, reported: {}, marks: {} };
     this.outbox = null;
     this.scheduled = false;
     this.ended = false;
-    this.ackedStored = false;
     this.store.drop();
     this.discarded = false;
   }
@@ -208,18 +197,6 @@ export class Meter {
   /** Sets the tag; it is stored with the next report. */
   set tag(value: string | null) {
     this.state.tag = value;
-  }
-
-  /**
-   * Writes the counts not yet stored (one row). Call in the same
-   * synchronous turn as the commit that did the counted work, so both are
-   * committed together. No-op when nothing new was counted.
-   */
-  persist(): void {
-    this.settle();
-    if (!this.unsaved || this.discarded) return;
-    this.store.savePending(this.buckets.entries());
-    this.unsaved = false;
   }
 
   /** True while a report is built but not acknowledged. */
@@ -268,19 +245,18 @@ export class Meter {
     const state: MeterState = { no: this.state.no + 1, reported, marks: this.state.marks, tag: this.state.tag ?? null };
     const report: UsageReport = { reporter: this.opts.reporter, no: state.no, at: now, entries };
     if (!this.discarded) this.store.saveReport(report, state); // a discarded meter's object is gone: nothing more is stored
-    this.ackedStored = false; // the new report replaced the row
     this.state = state;
     this.outbox = report;
     this.buckets.clear();
-    this.unsaved = false;
     return true;
   }
 
   /**
-   * Sends the outbox; drops it once acknowledged (`lazyDrop`: marks the row
-   * for {@link settle} instead). On failure schedules a retry and returns false.
+   * Sends the outbox; forgets it (in memory: the stored row stays until the
+   * next report replaces it) once acknowledged. On failure schedules a
+   * retry and returns false.
    */
-  private async send(lazyDrop = false): Promise<boolean> {
+  private async send(): Promise<boolean> {
     const report = this.outbox!;
     try {
       await this.opts.send(report);
@@ -288,11 +264,7 @@ export class Meter {
       this.arm(Date.now() + this.opts.flushMs);
       return false;
     }
-    if (this.outbox === report) {
-      if (lazyDrop) this.ackedStored = true;
-      else this.store.dropOutbox();
-      this.outbox = null;
-    }
+    if (this.outbox === report) this.outbox = null;
     return true;
   }
 

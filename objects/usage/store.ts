@@ -7,7 +7,11 @@
  *
  * Tables:
  * - `reporters(id, last_no, seen_ms)`: last report number applied per reporter
- * - `series(key, value)`: cumulative value of each series (/metrics)
+ * - `series_set(id, v)`: ONE row (id 1), every series with its cumulative
+ *   value as a JSON object (/metrics), also held in memory: a report rewrites
+ *   this one row instead of one row per series it touches (issue #26 (g)).
+ *   An earlier version's `series(key, value)` table is merged into it and
+ *   dropped with the first report
  * - `usage(hour, requests, messages_in, messages_out, bytes_in, bytes_out,
  *   connection_seconds, storage_max, storage_end)`: one row per tenant-hour
  * - `agg_meta(k, v)`: `storage_now` (running stored bytes), `registered`,
@@ -58,7 +62,14 @@ export class AggregateStore {
   constructor(private readonly storage: DurableObjectStorage) {
     const sql = storage.sql;
     sql.exec("CREATE TABLE IF NOT EXISTS reporters(id TEXT PRIMARY KEY, last_no INTEGER NOT NULL, seen_ms INTEGER NOT NULL)");
-    sql.exec("CREATE TABLE IF NOT EXISTS series(key TEXT PRIMARY KEY, value REAL NOT NULL)");
+    sql.exec("CREATE TABLE IF NOT EXISTS series_set(id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
+    for (const r of sql.exec<{ v: string }>("SELECT v FROM series_set WHERE id = 1")) {
+      for (const [k, v] of Object.entries(JSON.parse(r.v) as Record<string, number>)) this.series.set(k, v);
+    }
+    if (sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'series'").toArray().length > 0) {
+      for (const r of sql.exec<{ key: string; value: number }>("SELECT key, value FROM series")) this.series.set(r.key, (this.series.get(r.key) ?? 0) + r.value);
+      this.legacySeries = true;
+    }
     sql.exec(`CREATE TABLE IF NOT EXISTS usage(hour INTEGER PRIMARY KEY,
       requests REAL NOT NULL DEFAULT 0, messages_in REAL NOT NULL DEFAULT 0, messages_out REAL NOT NULL DEFAULT 0,
       bytes_in REAL NOT NULL DEFAULT 0, bytes_out REAL NOT NULL DEFAULT 0, connection_seconds REAL NOT NULL DEFAULT 0,
@@ -70,6 +81,13 @@ export class AggregateStore {
       bytes_out REAL NOT NULL DEFAULT 0, requests REAL NOT NULL DEFAULT 0, errors REAL NOT NULL DEFAULT 0,
       conn_mortar REAL NOT NULL DEFAULT 0, conn_nats REAL NOT NULL DEFAULT 0, storage REAL NOT NULL DEFAULT 0)`);
   }
+
+  /** Every series' cumulative value, as stored in `series_set` (read once at construction). */
+  private readonly series = new Map<string, number>();
+  /** Values changed by the report being applied, not yet in `series` (written with its transaction). */
+  private changed = new Map<string, number>();
+  /** An earlier version's `series` table was merged in: dropped with the next write. */
+  private legacySeries = false;
 
   /** The interval `recent` rows were last pruned for (in memory: pruning runs once per new interval). */
   private prunedRecent = 0;
@@ -91,8 +109,35 @@ export class AggregateStore {
    * (no reporter counts those), and negative increments of counters, are skipped.
    */
   apply(r: UsageReport, now: number): boolean {
+    this.changed = new Map();
+    try {
+      const applied = this.storage.transactionSync(() => {
+        const applied = this.applyIn(r, now);
+        this.saveSeries();
+        return applied;
+      });
+      for (const [k, v] of this.changed) this.series.set(k, v);
+      return applied;
+    } finally {
+      this.changed = new Map();
+    }
+  }
+
+  /** Writes every series as the one `series_set` row (the changed values of this transaction included). */
+  private saveSeries(): void {
+    const all: Record<string, number> = Object.fromEntries(this.series);
+    for (const [k, v] of this.changed) all[k] = v;
+    this.storage.sql.exec("INSERT INTO series_set(id, v) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET v = excluded.v", JSON.stringify(all));
+    if (this.legacySeries) {
+      this.storage.sql.exec("DROP TABLE series");
+      this.legacySeries = false;
+    }
+  }
+
+  /** The body of `apply`, inside its transaction. */
+  private applyIn(r: UsageReport, now: number): boolean {
     const sql = this.storage.sql;
-    return this.storage.transactionSync(() => {
+    {
       const last = sql.exec<{ last_no: number }>("SELECT last_no FROM reporters WHERE id = ?", r.reporter).toArray()[0];
       if (last && r.no <= last.last_no) {
         sql.exec("UPDATE reporters SET seen_ms = ? WHERE id = ?", now, r.reporter);
@@ -136,10 +181,12 @@ export class AggregateStore {
         }
       }
       this.addRecent(now, recent, storage);
-      sql.exec("INSERT OR REPLACE INTO reporters(id, last_no, seen_ms) VALUES (?, ?, ?)", r.reporter, r.no, now);
+      // An upsert updates a known reporter in place (one row; REPLACE would delete and insert the row and its key's index entry).
+      sql.exec("INSERT INTO reporters(id, last_no, seen_ms) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET last_no = excluded.last_no, seen_ms = excluded.seen_ms",
+        r.reporter, r.no, now);
       this.addSeries(APPLIED, 1);
       return true;
-    });
+    }
   }
 
   /** Adds one report's counts to the interval holding `now` and records the levels after it; drops intervals older than RECENT_KEEP_MS. */
@@ -190,19 +237,19 @@ export class AggregateStore {
     return out;
   }
 
+  /** Adds `v` to a series within the report being applied (stored by saveSeries). */
   private addSeries(key: string, v: number): void {
-    this.storage.sql.exec("INSERT INTO series(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value", key, v);
+    this.changed.set(key, this.seriesValue(key) + v);
   }
 
   /** Every series with its cumulative value. */
   allSeries(): [string, number][] {
-    return this.storage.sql.exec<{ key: string; value: number }>("SELECT key, value FROM series ORDER BY key").toArray().map((r) => [r.key, r.value]);
+    return [...this.series].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   }
 
   /** Value of one series (0 when never reported). */
   seriesValue(key: string): number {
-    for (const r of this.storage.sql.exec<{ value: number }>("SELECT value FROM series WHERE key = ?", key)) return r.value;
-    return 0;
+    return this.changed.get(key) ?? this.series.get(key) ?? 0;
   }
 
   /**

@@ -275,6 +275,39 @@ describe("NatsSession state across hibernation", () => {
     expect(tables).toEqual([]);
   });
 
+  it("a PING sent as its own text WebSocket message is answered by the runtime (auto-response); PINGs in binary or larger messages by the session as before", async () => {
+    const { stub, c } = await openDirect();
+    c.send(CONNECT + "SUB echo 1\r\nPUB echo 2\r\nhi\r\nPING\r\n");
+    await c.waitFor(/MSG echo 1 2\r\nhi\r\nPONG\r\n$/);
+    const before = await runInDurableObject(stub, (_o, state) => state.getWebSocketAutoResponseTimestamp(state.getWebSockets()[0]!));
+    expect(before).toBeNull(); // that PING was part of a larger message: the session answered it
+    c.clear();
+    c.ws.send("PING\r\n"); // a text frame: the runtime matches those only, and answers in a text frame
+    await c.waitFor(/^\[TEXT\]PONG\r\n$/);
+    const after = await runInDurableObject(stub, (_o, state) => state.getWebSocketAutoResponseTimestamp(state.getWebSockets()[0]!));
+    expect(after).toBeInstanceOf(Date); // answered by the runtime, without an event for the session
+    c.clear();
+    c.send("PING\r\n"); // a binary frame (what nats.ws and the Go client send): the session's answer
+    await c.waitFor(/^PONG\r\n$/);
+    c.send("PUB echo 3\r\nyes\r\n");
+    await c.waitFor(/MSG echo 1 3\r\nyes\r\n$/); // the session carries on
+    c.ws.close();
+  });
+
+  it("a payload split so that its own message is exactly PING\\r\\n (auto-answered, never parsed) closes the connection instead of misreading the stream", async () => {
+    const { c } = await openDirect();
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    c.send(CONNECT + "PING\r\nPUB foo 4\r\n");
+    await c.waitFor(/PONG\r\n/);
+    await sleep(20);
+    c.ws.send("PING\r\n"); // the payload "PING" and its CRLF, as a text frame: the runtime answers it
+    await c.waitFor(/PONG\r\n\[TEXT\]PONG\r\n/);
+    await sleep(20);
+    c.send("SUB foo 1\r\n");
+    await c.waitFor(/-ERR 'Stale Connection'\r\n/);
+    expect(await c.closed).toBe(1008);
+  });
+
   it("a partial operation lost to a rebuild closes the connection instead of misreading the stream", async () => {
     const { stub, c } = await openDirect();
     c.send(CONNECT + "PING\r\nPUB foo 10\r\nabc");

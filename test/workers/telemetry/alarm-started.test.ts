@@ -4,6 +4,9 @@
  * served by that same instance (objects/shared/object-name.ts). A Mailbox's
  * usage reporting derives its tenant from the name, so it must still
  * report — else a tenant's mq9 traffic after a restart goes unmetered.
+ * Counts not yet in a report live in memory only (issue #26 (g), no row per
+ * message): the SEND made just before the eviction is the documented bounded
+ * loss (docs/operations.md "Exactness"); nothing is counted twice.
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -31,7 +34,7 @@ async function sentOf(tenant: string): Promise<[number, number]> {
 }
 
 describe("a Mailbox started by its alarm", () => {
-  it("still reports its tenant's SENDs (before and after the restart) exactly", async () => {
+  it("still reports its tenant's SENDs after the restart exactly", async () => {
     const tenant = `alarm-${Math.random().toString(36).slice(2, 8)}`;
     const address = "restarted.box";
     const none = parseMq9Headers([]);
@@ -45,10 +48,11 @@ describe("a Mailbox started by its alarm", () => {
     expect((await mailbox(tenant, address).send(address, none, enc.encode("two"))).ok).toBe(true);
     expect((await mailbox(tenant, address).send(address, none, enc.encode("three"))).ok).toBe(true);
     let seen: [number, number] = [0, 0];
-    for (let i = 0; i < 40 && seen[0] < 3; i++) {
+    for (let i = 0; i < 40 && seen[0] < 2; i++) {
       await sleep(100);
       seen = await sentOf(tenant);
     }
-    expect(seen).toEqual([3, 3 + 3 + 5]);
+    await sleep(300); // a count reported twice would show now
+    expect(await sentOf(tenant)).toEqual([2, 3 + 5]); // "one" was in memory when the object was evicted
   });
 });
