@@ -168,10 +168,9 @@ export class MailboxCore {
     this.waiters.failAll(new Mq9Error("mailbox_not_found", mq9Messages.mailboxNotFound(address)));
   }
 
-  /** Drops the acknowledged index update and usage report rows (one turn, one commit). */
+  /** Drops the acknowledged index update's row (one turn, one commit); the usage report row stays until the next report replaces it. */
   settle(): void {
     this.index.settle();
-    this.telemetry.settle();
   }
 
   /** Arms the alarm for the earliest due part; wakes a running push loop so that it waits for the new earliest time. */

@@ -79,7 +79,6 @@ function readForGroup(c: MailboxCore, group: string, numMsgs: number): Mq9Messag
   const next = recordBatch(cursor, batch.map((m) => ({ lane: m.lane, msgId: m.msgId })));
   c.storage.transactionSync(() => c.store.saveGroup(group, next));
   c.telemetry.returned("fetch", batch.length, payloadBytes(batch));
-  c.telemetry.persist(); // commits with the cursor
   return batch.map(toMq9Message);
 }
 

@@ -32,7 +32,6 @@ export function sendCommit(c: MailboxCore): GroupCommit<SendItem, SendResult> {
       } catch {
         // the alarm's loop (woken by the SEND) starts them and meets the error there
       }
-      c.telemetry.persist(); // the group's SEND counts commit with the group
       c.index.settle(); // an acknowledged index add's row goes with it
       return c.storage.sync();
     },

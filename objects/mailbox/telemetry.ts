@@ -105,14 +105,6 @@ export class MailboxTelemetry {
     this.meter?.add(PUSH_DEAD, 1);
   }
 
-  /**
-   * Called where a commit lands. Writes nothing: counts are no longer
-   * stored per commit (a row per SEND group was the cost of issue #26 (g));
-   * they stay in memory until the next report. Kept for the Mailbox's call
-   * sites.
-   */
-  persist(): void {}
-
   /** A level changed (long-poll held or answered, messages removed): reported within the flush interval. */
   touch(): void {
     this.meter?.touch();
@@ -137,13 +129,6 @@ export class MailboxTelemetry {
   created(): Promise<boolean> | null {
     return this.meter?.reportNow() ?? null;
   }
-
-  /**
-   * Called in a turn that writes anyway, after `created` was acknowledged.
-   * Writes nothing: the stored report is kept until the next one replaces
-   * it (a restart resends it as a duplicate). Kept for the Mailbox's call sites.
-   */
-  settle(): void {}
 
   /** The mailbox's storage is being deleted by a tenant purge: nothing counted so far is reported (Meter.abandon). */
   async abandon(): Promise<void> {

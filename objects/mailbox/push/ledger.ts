@@ -113,7 +113,6 @@ export class PushLedger {
         if (run.pending) h.pushes.changeStats(run.cfg.seq, run.pending);
         run.pending = null;
       }
-      h.telemetry.persist();
     });
     return runs;
   }
