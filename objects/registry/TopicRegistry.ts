@@ -310,6 +310,11 @@ export class TopicRegistry extends DurableObject<Env> {
     this.groups.remove(incarnation, topicId, group);
   }
 
+  /** True when group `group` of `topicId` (incarnation `incarnation`) is recorded (joined since group registration, not deleted). */
+  hasGroup(incarnation: number, topicId: number, group: string): boolean {
+    return this.groups.has(incarnation, topicId, group);
+  }
+
   /** Names of the recorded groups of `topicId` (incarnation `incarnation`), sorted. */
   groupNames(incarnation: number, topicId: number): string[] {
     return this.groups.list(incarnation, topicId);
