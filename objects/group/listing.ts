@@ -16,7 +16,7 @@ import type { Env } from "../env";
 import type { GroupSummary } from "../../wire/admin/groups";
 import type { TopicInfo } from "../registry/rpc";
 import { registryStub } from "../registry/stub";
-import { readWrittenStats } from "../registry/written-stats";
+import { readWrittenStats } from "../shared/written-stats";
 import { mapLimit } from "../shared/concurrency";
 import { withDeadline } from "../session/faults";
 import { groupStub } from "./stub";

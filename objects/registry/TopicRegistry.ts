@@ -269,7 +269,7 @@ export class TopicRegistry extends DurableObject<Env> {
    * index on) that may hold data, at most `limit` in all: those that
    * registered (`written`), and every partition of a topic from before
    * registration (`written_from`). Read only; the Worker's read paths call
-   * only these (objects/registry/written-stats.ts), so reading never starts
+   * only these (objects/shared/written-stats.ts), so reading never starts
    * an empty Partition.
    */
   writtenOf(topics: readonly WrittenQuery[], limit: number): WrittenPartition[] {

@@ -23,7 +23,7 @@ import { registryStub } from "./stub";
 import { groupStub } from "../group/stub";
 import { LIST_PARTITIONS, listGroups } from "../group/listing";
 import { mapLimit, range } from "../shared/concurrency";
-import { readWrittenStats, statsOf } from "./written-stats";
+import { readWrittenStats, statsOf } from "../shared/written-stats";
 import { withDeadline } from "../session/faults";
 import type { AdminResult } from "../tenants/rpc";
 import type { GroupDescription } from "../group/rpc";

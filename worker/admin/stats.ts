@@ -21,7 +21,7 @@ import type { Env } from "../../objects/env";
 import { agentRegistryStub } from "../../objects/agents/stub";
 import { isolateMeter } from "../telemetry";
 import { registryStub } from "../../objects/registry/stub";
-import { firstTopicAt, readWrittenStats, statsOf, type PartitionCursor } from "../../objects/registry/written-stats";
+import { firstTopicAt, readWrittenStats, statsOf, type PartitionCursor } from "../../objects/shared/written-stats";
 import { intParam } from "../console/scope";
 import { groupStub } from "../../objects/group/stub";
 import { usageStub } from "../../objects/usage/stub";

@@ -8,10 +8,10 @@
  */
 import type { Env } from "../env";
 import type { PartitionStats } from "../partition/rpc";
-import type { TopicInfo, WrittenPartition } from "./rpc";
-import { registryStub } from "./stub";
+import type { TopicInfo, WrittenPartition } from "../registry/rpc";
+import { registryStub } from "../registry/stub";
 import { partitionStub } from "../partition/stub";
-import { mapLimit } from "../shared/concurrency";
+import { mapLimit } from "./concurrency";
 import { withDeadline } from "../session/faults";
 
 /** Object calls in flight at once. */
