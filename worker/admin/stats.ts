@@ -3,10 +3,13 @@
  * mailbox and agent counts, as JSON (the document docs/cli.md and
  * docs/operations.md describe; the `mortarmq topics` commands read it).
  *
- * Topics and partitions are read live at request time: the TopicRegistry
- * lists the topics, each Partition answers `stats()` (high watermark,
+ * Topics and partitions are read live at request time, one page per
+ * request within 100 object calls (`?cursor=`, `?limit=`; docs/operations.md
+ * "Cost and paging"): the TopicRegistry lists the topics and names the
+ * written partitions, each of those answers `stats()` (high watermark,
  * retained bytes, producers, group positions), each ConsumerGroup its
- * members — so lag is exact at `generated_at`. The mailbox count comes from
+ * members — so lag is exact at `generated_at`; a partition never written is
+ * reported empty without a call (none is created). The mailbox count comes from
  * the counting pipeline (stale by at most the flush interval); the agent
  * count from the AgentRegistry.
  *
