@@ -70,6 +70,8 @@ export const StatsSchema = z.object({
   mailboxes: count.optional(),
   /** Registered mq9 agents of the tenant. */
   agents: count.optional(),
+  /** The next page's cursor (`/stats?cursor=`), null or absent on the last page. */
+  next_cursor: z.string().nullable().optional(),
 });
 
 export type GroupStats = z.infer<typeof GroupStatsSchema>;
@@ -78,11 +80,36 @@ export type TopicStats = z.infer<typeof TopicStatsSchema>;
 export type Stats = z.infer<typeof StatsSchema>;
 
 /**
- * GET /stats and validate it.
+ * GET /stats, every page (following `next_cursor`), validated and merged
+ * into one document (a topic split between pages gets its partitions
+ * joined).
  * @throws CliError STATS_NOT_SERVED (404), UNAUTHORIZED (401), BAD_STATS (other status or shape), BROKER_UNREACHABLE
  */
 export async function fetchStats(g: GlobalOptions): Promise<Stats> {
-  const a = await brokerRequest(g, "/stats", { method: "GET", headers: { accept: "application/json" } });
+  let doc: Stats | null = null;
+  for (let cursor: string | null | undefined = undefined; doc === null || cursor;) {
+    const page = await fetchStatsPage(g, cursor ? `/stats?cursor=${encodeURIComponent(cursor)}` : "/stats");
+    cursor = page.next_cursor;
+    if (doc === null) doc = page;
+    else doc.topics = mergeTopics(doc.topics, page.topics);
+  }
+  return doc;
+}
+
+/** `a` then `b`, a topic in both (split between pages) as one entry. Pure. */
+function mergeTopics(a: TopicStats[], b: TopicStats[]): TopicStats[] {
+  const out = [...a];
+  for (const t of b) {
+    const last = out.at(-1);
+    if (last && last.topic_id === t.topic_id) out[out.length - 1] = { ...last, partitions: [...last.partitions, ...t.partitions] };
+    else out.push(t);
+  }
+  return out;
+}
+
+/** One page of GET /stats (`path`), validated. */
+async function fetchStatsPage(g: GlobalOptions, path: string): Promise<Stats> {
+  const a = await brokerRequest(g, path, { method: "GET", headers: { accept: "application/json" } });
   if (a.status === 404) {
     throw new CliError("STATS_NOT_SERVED", "the broker does not serve /stats yet", "topics list/describe need a broker build with GET /stats; topics create/delete and pub work without it", 404);
   }

@@ -56,7 +56,7 @@ import {
 import type { RetentionUpdate } from "../partition/rpc";
 import { GroupIndexStore } from "./group-store";
 import { PurgeTargetStore } from "./purge-store";
-import type { DeclareResult, LookupResult, PurgeTargetPage, PurgeTotals, RegisterResult, TopicInfo, TopicInfoPage } from "./rpc";
+import type { DeclareResult, LookupResult, PurgeTargetPage, PurgeTotals, RegisterResult, TopicInfo, TopicInfoPage, WrittenPartition, WrittenQuery } from "./rpc";
 
 /** Partitions told to purge per alarm run. */
 const PURGE_FANOUT = 64;
@@ -264,6 +264,28 @@ export class TopicRegistry extends DurableObject<Env> {
     return { live: true, retention: this.update(r, isTwinId(topicId)) };
   }
 
+  /**
+   * The partitions of `topics` (in the order given, each from its `from`
+   * index on) that may hold data, at most `limit` in all: those that
+   * registered (`written`), and every partition of a topic from before
+   * registration (`written_from`). Read only; the Worker's read paths call
+   * only these (objects/shared/written-stats.ts), so reading never starts
+   * an empty Partition.
+   */
+  writtenOf(topics: readonly WrittenQuery[], limit: number): WrittenPartition[] {
+    const out: WrittenPartition[] = [];
+    const legacyBelow = this.store.writtenFrom();
+    for (const t of topics) {
+      const left = limit - out.length;
+      if (left <= 0) break;
+      const parts = t.incarnation < legacyBelow
+        ? Array.from({ length: Math.max(0, Math.min(left, t.partitionCount - t.from)) }, (_, i) => t.from + i)
+        : this.store.writtenPartitionsFrom(t.incarnation, t.topicId, t.from, left);
+      for (const p of parts) out.push({ topicId: t.topicId, partition: p });
+    }
+    return out;
+  }
+
   /** The live topic (or `.dlq` twin) named `name`, or null (consumer-group management routes). */
   find(name: string): TopicInfo | null {
     const source = dlqSourceName(name);
@@ -286,6 +308,11 @@ export class TopicRegistry extends DurableObject<Env> {
   /** A deleted group is forgotten (ConsumerGroup.deleteGroup). Idempotent. */
   unregisterGroup(incarnation: number, topicId: number, group: string): void {
     this.groups.remove(incarnation, topicId, group);
+  }
+
+  /** True when group `group` of `topicId` (incarnation `incarnation`) is recorded (joined since group registration, not deleted). */
+  hasGroup(incarnation: number, topicId: number, group: string): boolean {
+    return this.groups.has(incarnation, topicId, group);
   }
 
   /** Names of the recorded groups of `topicId` (incarnation `incarnation`), sorted. */

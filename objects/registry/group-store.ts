@@ -27,6 +27,11 @@ export class GroupIndexStore {
     this.sql.exec("DELETE FROM topic_groups WHERE incarnation = ? AND topic_id = ? AND name = ?", incarnation, topicId, name);
   }
 
+  /** True when the group is recorded. */
+  has(incarnation: number, topicId: number, name: string): boolean {
+    return this.sql.exec("SELECT 1 FROM topic_groups WHERE incarnation = ? AND topic_id = ? AND name = ?", incarnation, topicId, name).toArray().length > 0;
+  }
+
   /** The recorded groups of one topic incarnation, by name. */
   list(incarnation: number, topicId: number): string[] {
     return this.sql.exec<{ name: string }>("SELECT name FROM topic_groups WHERE incarnation = ? AND topic_id = ? ORDER BY name", incarnation, topicId)

@@ -3,23 +3,27 @@
  * topics with their totals (`GET /v0/topics`), and one topic with its
  * partitions and described consumer groups (`GET /v0/topics/:topic`).
  *
- * Cost: a page is one registry call plus one `stats()` per partition of the
- * page's topics (16 in flight; a page stops at TOPIC_PAGE_PARTITIONS
- * partitions), so it does not grow with the tenant's topic count. A topic
- * page is one `info()` and one `stats()` per partition, the group listing
- * (objects/group/listing.ts) and one describe per group.
+ * Cost, within a request's budget of 100 object calls (DESIGN.md §10):
+ * only partitions the TopicRegistry knows were written are read (the rest
+ * are shown empty without a call, so a page never starts an empty
+ * Partition). A topics page is two registry calls plus at most
+ * PAGE_WRITTEN `stats()` — the page ends before the topic whose written
+ * partitions would pass that (a first topic with more is shown with totals
+ * over its first PAGE_WRITTEN written partitions, `partial: true`). A topic
+ * page is the group listing (objects/group/listing.ts, ≤ 82 calls) and at
+ * most DESCRIBED_GROUPS describes; its partitions come from the listing's
+ * reads (`partial` when it left written partitions out).
  */
 import type { Env } from "../env";
-import type { PartitionInfo, PartitionStats } from "../partition/rpc";
 import type { TopicInfo, TopicInfoPage } from "./rpc";
 import type { GroupDoc } from "../../wire/admin/groups";
-import { TOPIC_PAGE_PARTITIONS, type PartitionRow, type TopicDetail, type TopicPage } from "../../wire/admin/console";
+import { TOPIC_PAGE_PARTITIONS, type PartitionRow, type TopicDetail, type TopicPage, type TopicRow } from "../../wire/admin/console";
 import { topicRow } from "./topic-row";
 import { registryStub } from "./stub";
-import { partitionStub } from "../partition/stub";
 import { groupStub } from "../group/stub";
-import { listGroups } from "../group/listing";
+import { LIST_PARTITIONS, listGroups } from "../group/listing";
 import { mapLimit, range } from "../shared/concurrency";
+import { readWrittenStats, statsOf } from "../shared/written-stats";
 import { withDeadline } from "../session/faults";
 import type { AdminResult } from "../tenants/rpc";
 import type { GroupDescription } from "../group/rpc";
@@ -28,7 +32,10 @@ import type { GroupDescription } from "../group/rpc";
 const FANOUT = 16;
 
 /** Groups described on a topic page (the rest are not; a topic rarely has more). */
-export const MAX_DESCRIBED_GROUPS = 100;
+export const MAX_DESCRIBED_GROUPS = 16;
+
+/** Written partitions a topics page reads at most. */
+export const PAGE_WRITTEN = 64;
 
 /**
  * One page of `tenant`'s topics by name (see TopicRegistry.page).
@@ -36,16 +43,15 @@ export const MAX_DESCRIBED_GROUPS = 100;
  */
 export async function topicPage(env: Env, tenant: string, after: string | null, prefix: string, limit: number): Promise<TopicPage> {
   const page = await withDeadline(registryStub(env, tenant).page(after, prefix, limit, TOPIC_PAGE_PARTITIONS) as Promise<TopicInfoPage>);
-  const parts = page.topics.flatMap((t) => range(t.partitionCount).map((p) => ({ t, p })));
-  const stats = await mapLimit(parts, FANOUT, ({ t, p }) =>
-    withDeadline(partitionStub(env, tenant, t.incarnation, t.topicId, p).stats() as Promise<PartitionStats>));
-  let i = 0;
-  const topics = page.topics.map((t) => {
-    const s = stats.slice(i, i + t.partitionCount);
-    i += t.partitionCount;
-    return topicRow(t, s);
+  const w = await readWrittenStats(env, tenant, page.topics, null, PAGE_WRITTEN);
+  // Past the budget the page ends before the topic that did not fit (a first topic stays, partial).
+  const cut = w.next === null ? page.topics.length : Math.max(1, page.topics.findIndex((t) => t.topicId === w.next!.topicId));
+  const shown = page.topics.slice(0, cut);
+  const topics = shown.map((t): TopicRow => {
+    const row = topicRow(t, range(t.partitionCount).map((p) => statsOf(w, t.topicId, p)));
+    return w.next !== null && w.next.topicId === t.topicId ? { ...row, partial: true as const } : row;
   });
-  return { tenant, topics, next: page.next, total: page.total };
+  return { tenant, topics, next: cut < page.topics.length ? shown.at(-1)!.name : page.next, total: page.total };
 }
 
 /**
@@ -56,23 +62,24 @@ export async function topicPage(env: Env, tenant: string, after: string | null, 
  */
 export async function topicDetail(env: Env, tenant: string, topic: TopicInfo): Promise<TopicDetail> {
   const generatedAt = Date.now();
-  const [parts, groups] = await Promise.all([
-    mapLimit(range(topic.partitionCount), FANOUT, async (p): Promise<PartitionRow> => {
-      const stub = partitionStub(env, tenant, topic.incarnation, topic.topicId, p);
-      const [info, stats] = await Promise.all([withDeadline(stub.info() as Promise<PartitionInfo>), withDeadline(stub.stats() as Promise<PartitionStats>)]);
-      return {
-        partition: p, first_sequence: info.firstSequence, high_watermark: stats.highWatermark,
-        records: info.records, size_bytes: stats.sizeBytes, producers: stats.producers,
-      };
-    }),
+  const [w, listing] = await Promise.all([
+    readWrittenStats(env, tenant, [topic], null, LIST_PARTITIONS),
     listGroups(env, tenant, topic),
   ]);
-  const described = await mapLimit(groups.slice(0, MAX_DESCRIBED_GROUPS), FANOUT, (g) =>
+  const parts = range(topic.partitionCount).map((p): PartitionRow => {
+    const s = statsOf(w, topic.topicId, p);
+    return {
+      partition: p, first_sequence: s.firstSequence, high_watermark: s.highWatermark,
+      records: Math.max(0, s.highWatermark - s.firstSequence + 1), size_bytes: s.sizeBytes, producers: s.producers,
+    };
+  });
+  const described = await mapLimit(listing.groups.slice(0, MAX_DESCRIBED_GROUPS), FANOUT, (g) =>
     withDeadline(groupStub(env, tenant, topic.incarnation, topic.topicId, g.group).describe() as Promise<AdminResult<GroupDescription>>));
   const docs: GroupDoc[] = [];
   for (const r of described) if (r.ok) docs.push({ ...r.value, topic: topic.name });
   return {
     tenant, name: topic.name, topic_id: topic.topicId, dlq: topic.dlq, partition_count: topic.partitionCount,
     created_at: new Date(topic.createdAt).toISOString(), retention: topic.retention ?? null, partitions: parts, groups: docs, generated_at: generatedAt,
+    partial: w.next !== null || listing.truncated || listing.groups.length > MAX_DESCRIBED_GROUPS,
   };
 }

@@ -69,3 +69,17 @@ export interface PurgeTotals {
   groups: number;
   partitions: number;
 }
+
+/** One topic asked about in `writtenOf`: its partitions from index `from` on. */
+export interface WrittenQuery {
+  incarnation: number;
+  topicId: number;
+  partitionCount: number;
+  from: number;
+}
+
+/** A partition that may hold data (`writtenOf`). */
+export interface WrittenPartition {
+  topicId: number;
+  partition: number;
+}

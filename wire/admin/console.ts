@@ -47,6 +47,8 @@ export interface TopicRow {
   retention: RetentionView | null;
   /** Creation time, ISO 8601. */
   created_at: string;
+  /** Present (true) when the totals cover only the page's first 64 written partitions (docs/console.md "Limits of one page"). */
+  partial?: true;
 }
 
 /** A topic's retention in force: max age (ms), bytes and records per partition (0 = no limit), discard policy. */
@@ -99,6 +101,12 @@ export interface TopicDetail {
   groups: GroupDoc[];
   /** When the page was assembled, unix ms (lag is exact at that time). */
   generated_at: number;
+  /**
+   * True when the page's object-call budget left something out: written
+   * partitions past the 40th are shown empty, groups past the 16th are not
+   * described (docs/console.md "Limits of one page").
+   */
+  partial: boolean;
 }
 
 /** Largest `last` of a peek. */

@@ -6,7 +6,7 @@
  *
  * | route | answer |
  * |---|---|
- * | `GET /v0/topics/:topic/groups` | 200 `{tenant, topic, topic_id, groups: [...]}` |
+ * | `GET /v0/topics/:topic/groups` | 200 `{tenant, topic, topic_id, groups: [...], truncated}` (bounded: objects/group/listing.ts) |
  * | `GET /v0/topics/:topic/groups/:group` | 200 the group document; 404 |
  * | `DELETE /v0/topics/:topic/groups/:group[?force=1]` | 200 `{deleted: true, removed_members}`; 409 while it has members (without force); 404 |
  * | `POST /v0/topics/:topic/groups/:group/reset` `{to, partition?}` | 200 where each partition moves; 400; 404 |
@@ -15,7 +15,10 @@
  *
  * `:topic` and `:group` are URL-encoded names (UTF-8, 1–255 bytes). The
  * routes only resolve the topic and call the ConsumerGroup object
- * (objects/group/), which holds the logic. A failing object call → 503.
+ * (objects/group/), which holds the logic — after checking the group exists
+ * (groupKnown: the registry's index, or positions of a group from before
+ * group registration), so a missing group is a 404 that creates no object.
+ * A failing object call → 503.
  */
 import type { Context, Hono } from "hono";
 import type { Env } from "../../objects/env";
@@ -25,7 +28,7 @@ import {
 } from "../../wire/admin/groups";
 import { registryStub } from "../../objects/registry/stub";
 import { groupStub } from "../../objects/group/stub";
-import { listGroups } from "../../objects/group/listing";
+import { groupKnown, listGroups } from "../../objects/group/listing";
 import type { TopicInfo } from "../../objects/registry/rpc";
 import type { AdminResult } from "../../objects/tenants/rpc";
 import type { GroupDescription } from "../../objects/group/rpc";
@@ -46,8 +49,10 @@ interface Scope {
 
 /** Registers the routes on `app`. */
 export function registerGroupAdmin(app: Hono<{ Bindings: Env }>): void {
-  app.get("/v0/topics/:topic/groups", scoped(false, async (c, s) =>
-    c.json({ tenant: s.tenant, topic: s.topic.name, topic_id: s.topic.topicId, groups: await listGroups(c.env, s.tenant, s.topic) })));
+  app.get("/v0/topics/:topic/groups", scoped(false, async (c, s) => {
+    const l = await listGroups(c.env, s.tenant, s.topic);
+    return c.json({ tenant: s.tenant, topic: s.topic.name, topic_id: s.topic.topicId, groups: l.groups, truncated: l.truncated });
+  }));
 
   app.get("/v0/topics/:topic/groups/:group", scoped(true, async (c, s) => document(c, s, await stubOf(c, s).describe())));
 
@@ -118,6 +123,8 @@ function scoped(withGroup: boolean, fn: (c: Ctx, s: Scope) => Promise<Response>)
     try {
       const topic = await registryStub(c.env, t.tenant).find(topicName.name);
       if (!topic) return c.json({ error: `topic "${topicName.name}" does not exist` }, 404);
+      // A missing group answers 404 without its ConsumerGroup object being started (created empty).
+      if (withGroup && !(await groupKnown(c.env, t.tenant, topic, group))) return c.json({ error: `consumer group "${group}" does not exist` }, 404);
       return await fn(c, { tenant: t.tenant, topic, group });
     } catch (e) {
       return objectsUnavailable(c, "groups API", e);
