@@ -88,7 +88,7 @@ describe("TopicRegistry DECLARE", () => {
     const reg = registryStub(env, t);
     expect(await declare(t, "legacy", 2)).toMatchObject({ ok: true, created: 1 }); // starts it: the pushes are queued
     await eventually(async () => {
-      expect((await part.info()).retention).toMatchObject({ version: 0, topic: "legacy", ms: 604_800_000, bytes: 0 });
+      expect((await part.info()).retention).toMatchObject({ version: 0, topic: "legacy", ms: 604_800_000, bytes: 8 * 1024 ** 3 });
     });
     await eventually(() => runInDurableObject(reg, async (_r, ctx) => {
       expect(ctx.storage.sql.exec("SELECT count(*) AS n FROM retention_push").one().n).toBe(0);
