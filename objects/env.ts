@@ -96,6 +96,8 @@ export interface Env {
   MQ9_MAILBOX_CREATES_PER_S?: string;
   /** mq9: mailboxes per tenant without a `mailboxes` quota (default 10000). */
   MQ9_MAILBOXES_PER_TENANT?: string;
+  /** mq9: bytes one mailbox stores at most (default 1073741824 = 1 GiB; 0 = no limit; objects/mailbox/byte-cap.ts). */
+  MQ9_MAILBOX_MAX_BYTES?: string;
   /** Tenants: how long an isolate trusts a good issued-token check for HTTP requests, ms (default 5000; 0 = ask every time; objects/tenants/token-cache.ts). */
   TOKEN_CACHE_MS?: string;
   /** Tenants: how long after a delete the purge of its data starts, ms (default 2 × TENANT_REVALIDATE_MS + 10 s). */

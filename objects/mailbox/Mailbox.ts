@@ -53,6 +53,7 @@ import { mailboxStub } from "./stub";
 import { PushDriver, type DeadLetterCopy } from "./push/driver";
 import { PushStore } from "./push/store";
 import { readMailboxConfig } from "./config";
+import { MailboxByteCap, mailboxMaxBytes, storedSize } from "./byte-cap";
 
 /** Due schedule rows handled per SQL round while catching up. */
 const DUE_BATCH = 256;
@@ -109,11 +110,14 @@ export class Mailbox extends DurableObject<Env> {
   private readonly tenant: string | null;
   /** The claim of this mailbox's index row in flight (materialize); null = none. */
   private materializing: Promise<Failure | null> | null = null;
+  /** MQ9_MAILBOX_MAX_BYTES, checked on every SEND and dead-letter copy (byte-cap.ts). */
+  private readonly cap: MailboxByteCap;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new MailboxStore(ctx.storage.sql);
     this.pushStore = new PushStore(ctx.storage.sql);
+    this.cap = new MailboxByteCap(mailboxMaxBytes(env), () => this.store.storedBytes());
     const named = nameToRemember(ctx);
     this.name = named.name;
     this.nameUnsaved = named.unsaved;
@@ -342,6 +346,9 @@ export class Mailbox extends DurableObject<Env> {
       const meta = this.requireMailbox(items[0]!.address);
       first = meta.nextMsgId;
       ms = items.map((i) => newMessage(i.opts, i.payload, now));
+      let size = 0;
+      for (const m of ms) size += storedSize(m);
+      if (!this.cap.room(meta, size, now)) return items.map((i) => this.applySend(i)); // near the cap: each SEND admitted or refused on its own
       this.atomically(this.store.appendIsOneStatement(ms), () => this.store.appendVisibleMany(first, ms, now));
       meta.nextMsgId = first + ms.length;
     } catch (e) {
@@ -366,6 +373,7 @@ export class Mailbox extends DurableObject<Env> {
       const now = this.catchUp();
       const meta = this.requireMailbox(address);
       const m = newMessage(opts, payload, now);
+      this.cap.admit(meta, address, storedSize(m), now);
       if (opts.delaySec > 0) {
         const due = dueAt(now, opts.delaySec);
         this.ctx.storage.transactionSync(() => this.store.addDelayed(m, due));
@@ -718,6 +726,7 @@ export class Mailbox extends DurableObject<Env> {
         lane: copy.lane, key: copy.key, tags: copy.tags, payload: copy.payload, sentMs: now, expiresMs: null,
         replyTo: copy.replyTo, correlationId: copy.correlationId, deadLetter: JSON.stringify(copy.info),
       };
+      this.cap.admit(meta, address, storedSize(m), now); // refused: the source retries the copy with backoff
       this.ctx.storage.transactionSync(() => {
         this.store.appendVisible(msgId, m, now);
         this.pushStore.addDeadLetterRef(copy.ref, msgId, now);
