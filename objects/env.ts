@@ -69,7 +69,7 @@ export interface Env {
    * "Topic retention"): max record age, ms (default 604800000 = 7 days; 0 = keep forever).
    */
   MORTAR_RETENTION_MS?: string;
-  /** Retention default: max keys + values per partition, bytes (default 0 = no limit). */
+  /** Retention default: max keys + values per partition, bytes (default 8589934592 = 8 GiB; 0 = no limit). */
   MORTAR_RETENTION_BYTES?: string;
   /** Retention default: max records per partition (default 0 = no limit). */
   MORTAR_RETENTION_MESSAGES?: string;
@@ -77,6 +77,8 @@ export interface Env {
   MORTAR_RETENTION_DISCARD?: string;
   /** Largest partition_count a DECLARE may create (default 1024, at most 65535). */
   MORTAR_MAX_PARTITIONS_PER_TOPIC?: string;
+  /** Partitions over all of a tenant's topics without a `partitions` quota (default 10000; objects/registry/config.ts). */
+  MORTAR_PARTITIONS_PER_TENANT?: string;
   /**
    * Operator token (a secret: `wrangler secret put ADMIN_TOKEN`): `Authorization: Bearer`
    * for /metrics (all tenants), /stats of any tenant and /admin/* (docs/operations.md).
