@@ -79,6 +79,8 @@ export interface Env {
   MORTAR_MAX_PARTITIONS_PER_TOPIC?: string;
   /** Partitions over all of a tenant's topics without a `partitions` quota (default 10000; objects/registry/config.ts). */
   MORTAR_PARTITIONS_PER_TENANT?: string;
+  /** Consumer groups per topic (default 1000; objects/registry/config.ts). */
+  MORTAR_MAX_GROUPS_PER_TOPIC?: string;
   /**
    * Operator token (a secret: `wrangler secret put ADMIN_TOKEN`): `Authorization: Bearer`
    * for /metrics (all tenants), /stats of any tenant and /admin/* (docs/operations.md).

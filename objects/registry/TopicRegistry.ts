@@ -47,7 +47,7 @@ import { groupStub } from "../group/stub";
 import { checkClientFrame, decodeUtf8Strict, dlqSourceName } from "../../wire/mortar/validate";
 import { choosePair, isTwinId, pairOf, purgePage, sourceTopicId, topicInfo, twinTopicId, type StoredTopic } from "./topics";
 import { RegistryStore } from "./store";
-import { maxPartitionsPerTopic, partitionsPerTenant } from "./config";
+import { maxGroupsPerTopic, maxPartitionsPerTopic, partitionsPerTenant } from "./config";
 import { tenantStub } from "../tenants/stub";
 import { RetentionStore, type PairRetention } from "./retention-store";
 import {
@@ -57,7 +57,7 @@ import {
 import type { RetentionUpdate } from "../partition/rpc";
 import { GroupIndexStore } from "./group-store";
 import { PurgeTargetStore } from "./purge-store";
-import type { DeclareResult, LookupResult, PurgeTargetPage, PurgeTotals, RegisterResult, TopicInfo, TopicInfoPage } from "./rpc";
+import type { DeclareResult, LookupResult, PurgeTargetPage, PurgeTotals, RegisterGroupResult, RegisterResult, TopicInfo, TopicInfoPage } from "./rpc";
 
 /** Partitions told to purge per alarm run. */
 const PURGE_FANOUT = 64;
@@ -316,12 +316,24 @@ export class TopicRegistry extends DurableObject<Env> {
    * Called by a ConsumerGroup on its first join: records group `group` of
    * `topicId` (incarnation `incarnation`) so that it can be listed and
    * purged (group-store.ts). Idempotent; recorded only while that topic
-   * incarnation is live (returns whether it is).
+   * incarnation is live (returns whether it is). A new group of a topic that
+   * already has MORTAR_MAX_GROUPS_PER_TOPIC (config.ts) is not recorded:
+   * `{refused}` with the SUB's error message.
    */
-  registerGroup(incarnation: number, topicId: number, group: string): boolean {
+  registerGroup(incarnation: number, topicId: number, group: string): RegisterGroupResult {
     const live = this.store.isLive(incarnation, pairOf(topicId));
-    if (live) this.groups.add(incarnation, topicId, group, Date.now());
-    return live;
+    if (!live) return false;
+    if (!this.groups.has(incarnation, topicId, group)) {
+      const max = maxGroupsPerTopic(this.env);
+      const n = this.groups.count(incarnation, topicId);
+      if (n >= max) {
+        const t = this.store.byPair(pairOf(topicId));
+        const name = t ? (isTwinId(topicId) ? `${t.name}.dlq` : t.name) : `topic_id ${topicId}`;
+        return { refused: `topic "${name}" already has ${n} consumer groups, the limit (MORTAR_MAX_GROUPS_PER_TOPIC ${max}): use an existing group or delete one` };
+      }
+      this.groups.add(incarnation, topicId, group, Date.now());
+    }
+    return true;
   }
 
   /** A deleted group is forgotten (ConsumerGroup.deleteGroup). Idempotent. */
