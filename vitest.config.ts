@@ -164,6 +164,8 @@ export default defineConfig({
                 // small mailbox defaults, so the limit tests need few CREATEs (test/workers/tenants/mailbox-limits.test.ts)
                 MQ9_MAILBOX_CREATES_PER_S: "2",
                 MQ9_MAILBOXES_PER_TENANT: "40",
+                // a small mailbox byte cap, so its test sends little (test/workers/tenants/mailbox-bytes.test.ts)
+                MQ9_MAILBOX_MAX_BYTES: "1048576",
               },
             },
           }),

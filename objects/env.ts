@@ -69,7 +69,7 @@ export interface Env {
    * "Topic retention"): max record age, ms (default 604800000 = 7 days; 0 = keep forever).
    */
   MORTAR_RETENTION_MS?: string;
-  /** Retention default: max keys + values per partition, bytes (default 0 = no limit). */
+  /** Retention default: max keys + values per partition, bytes (default 8589934592 = 8 GiB; 0 = no limit). */
   MORTAR_RETENTION_BYTES?: string;
   /** Retention default: max records per partition (default 0 = no limit). */
   MORTAR_RETENTION_MESSAGES?: string;
@@ -77,6 +77,10 @@ export interface Env {
   MORTAR_RETENTION_DISCARD?: string;
   /** Largest partition_count a DECLARE may create (default 1024, at most 65535). */
   MORTAR_MAX_PARTITIONS_PER_TOPIC?: string;
+  /** Partitions over all of a tenant's topics without a `partitions` quota (default 10000; objects/registry/config.ts). */
+  MORTAR_PARTITIONS_PER_TENANT?: string;
+  /** Consumer groups per topic (default 1000; objects/registry/config.ts). */
+  MORTAR_MAX_GROUPS_PER_TOPIC?: string;
   /**
    * Operator token (a secret: `wrangler secret put ADMIN_TOKEN`): `Authorization: Bearer`
    * for /metrics (all tenants), /stats of any tenant and /admin/* (docs/operations.md).
@@ -96,6 +100,8 @@ export interface Env {
   MQ9_MAILBOX_CREATES_PER_S?: string;
   /** mq9: mailboxes per tenant without a `mailboxes` quota (default 10000). */
   MQ9_MAILBOXES_PER_TENANT?: string;
+  /** mq9: bytes one mailbox stores at most (default 1073741824 = 1 GiB; 0 = no limit; objects/mailbox/byte-cap.ts). */
+  MQ9_MAILBOX_MAX_BYTES?: string;
   /** Tenants: how long an isolate trusts a good issued-token check for HTTP requests, ms (default 5000; 0 = ask every time; objects/tenants/token-cache.ts). */
   TOKEN_CACHE_MS?: string;
   /** Tenants: how long after a delete the purge of its data starts, ms (default 2 × TENANT_REVALIDATE_MS + 10 s). */

@@ -241,6 +241,7 @@ const QUOTA_HELP: Readonly<Record<(typeof QUOTA_FIELDS)[number], string>> = {
   connections: "concurrent MortarMQ + NATS connections",
   mailboxes: "mq9 mailboxes (\"default\": the broker's default, 10000)",
   mailbox_creates_per_s: "mq9 mailbox CREATEs per second (\"default\": the broker's default, 20)",
+  partitions: "MortarMQ topic partitions over all topics, .dlq twins not counted (\"default\": the broker's default, 10000)",
 };
 
 /** snake_case → camelCase (commander's option keys). */

@@ -36,6 +36,7 @@ import { readConfig } from "../shared/read-config";
 import { mapLimit, range } from "../shared/concurrency";
 import { partitionStub } from "../partition/stub";
 import { registryStub } from "../registry/stub";
+import type { RegisterGroupResult } from "../registry/rpc";
 import { sessionStub } from "../session/stub";
 import { withDeadline } from "../session/faults";
 import type { AdminResult } from "../tenants/rpc";
@@ -43,7 +44,7 @@ import type { ResetTarget } from "../../wire/admin/groups";
 import { GroupState, type Effect } from "./state";
 import { GroupStore } from "./store";
 import { describeGroup } from "./describe";
-import type { ControlAckRequest, GroupDescription, GroupInfo, JoinRequest, JoinResult, ResetPlanEntry } from "./rpc";
+import type { ControlAckRequest, GroupDescription, GroupInfo, JoinRefused, JoinRequest, JoinResult, ResetPlanEntry } from "./rpc";
 
 /** A notice effect that failed this many times in a row treats the member as gone. */
 const MAX_NOTICE_FAILURES = 5;
@@ -112,7 +113,7 @@ export class ConsumerGroup extends DurableObject<Env> {
    * partition count and start policy. Partitions arrive later as NOTICE
    * ASSIGN (after any revocations).
    */
-  async join(req: JoinRequest): Promise<JoinResult> {
+  async join(req: JoinRequest): Promise<JoinResult | JoinRefused> {
     if (this.purged) throw new Error("this consumer group's tenant was purged");
     for (;;) {
       if (this.store.meta("deleting") === 1) {
@@ -122,7 +123,8 @@ export class ConsumerGroup extends DurableObject<Env> {
       if (this.store.meta("registered") === 1) break;
       // Before the group first stores anything (like a Partition): listed, and found by a tenant purge.
       const id = this.id;
-      await withDeadline(registryStub(this.env, id.tenant).registerGroup(id.incarnation, id.topicId, id.group));
+      const registered = await withDeadline(registryStub(this.env, id.tenant).registerGroup(id.incarnation, id.topicId, id.group) as Promise<RegisterGroupResult>);
+      if (typeof registered === "object") return { code: ErrorCode.QUOTA_EXCEEDED, message: registered.refused }; // nothing stored
       if (this.store.meta("deleting") === 1) continue; // deleted while registering
       rememberName(this.ctx, this.name);
       this.store.setMeta("registered", 1);

@@ -20,6 +20,12 @@ export interface JoinResult {
   assignmentEpoch: number;
 }
 
+/** A SUB the group refused (answered as the SUB's ERR): a new group over the topic's group limit (QUOTA_EXCEEDED). */
+export interface JoinRefused {
+  code: number;
+  message: string;
+}
+
 /** The NOTICE fields a CONTROL_ACK echoes (spec §2 NOTICE / CONTROL_ACK). */
 export interface NoticeFields {
   noticeId: number;

@@ -7,6 +7,7 @@
  * every part contributes its next wake-up time to. Due schedule rows are
  * caught up by expiry.ts before every request.
  */
+import { MailboxByteCap, mailboxMaxBytes } from "./byte-cap";
 import type { Env } from "../env";
 import { MAX_REPLY_PAYLOAD_BYTES, Mq9Error, mq9Messages, type DeliverPolicy } from "../../wire/mq9";
 import { readBatch, startId } from "./read-path";
@@ -36,6 +37,8 @@ export class MailboxCore {
   readonly storage: DurableObjectStorage;
   readonly store: MailboxStore;
   readonly pushStore: PushStore;
+  /** MQ9_MAILBOX_MAX_BYTES, checked on every SEND and dead-letter copy (byte-cap.ts). */
+  readonly cap: MailboxByteCap;
   /** Cached mailbox row; null = no mailbox. */
   meta: MailboxMeta | null = null;
   /** Cached earliest `schedule.due_ms`. */
@@ -72,6 +75,7 @@ export class MailboxCore {
     this.storage = ctx.storage;
     this.store = new MailboxStore(ctx.storage.sql);
     this.pushStore = new PushStore(ctx.storage.sql);
+    this.cap = new MailboxByteCap(mailboxMaxBytes(env), () => this.store.storedBytes());
     const named = nameToRemember(ctx);
     this.name = named.name;
     this.nameUnsaved = named.unsaved;

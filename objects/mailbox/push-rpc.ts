@@ -4,6 +4,7 @@
  * are push/driver.ts). Each runs inside the RPC's result wrapper (core.ts
  * run): it returns the answer's fields or throws Mq9Error.
  */
+import { storedSize } from "./byte-cap";
 import type { PushCreateSpec, PushInfo } from "../../wire/mq9";
 import type { NewMessage } from "./store";
 import type { DeadLetterCopy } from "./push/dead-letter";
@@ -45,6 +46,7 @@ export function storeDeadLetter(c: MailboxCore, address: string, copy: DeadLette
     lane: copy.lane, key: copy.key, tags: copy.tags, payload: copy.payload, sentMs: now, expiresMs: null,
     replyTo: copy.replyTo, correlationId: copy.correlationId, deadLetter: JSON.stringify(copy.info),
   };
+  c.cap.admit(meta, address, storedSize(m), now); // refused: the source retries the copy with backoff
   c.storage.transactionSync(() => {
     c.store.appendVisible(msgId, m, now);
     c.pushStore.addDeadLetterRef(copy.ref, msgId, now);

@@ -5,6 +5,7 @@
  * Checks that refuse a SEND before it is stored belong in {@link applySend}
  * and {@link appendPlain} (after `requireMailbox`).
  */
+import { storedSize } from "./byte-cap";
 import type { Mq9SendOptions } from "../../wire/mq9";
 import { GroupCommit } from "../shared/groupcommit";
 import { earliest } from "../shared/alarm-times";
@@ -65,6 +66,9 @@ function appendPlain(c: MailboxCore, items: readonly SendItem[]): SendResult[] {
     const meta = c.requireMailbox(items[0]!.address);
     first = meta.nextMsgId;
     ms = items.map((i) => newMessage(i.opts, i.payload, now));
+    let size = 0;
+    for (const m of ms) size += storedSize(m);
+    if (!c.cap.room(meta, size, now)) return items.map((i) => applySend(c, i)); // near the cap: each SEND admitted or refused on its own
     c.atomically(c.store.appendIsOneStatement(ms), () => c.store.appendVisibleMany(first, ms, now));
     meta.nextMsgId = first + ms.length;
   } catch (e) {
@@ -90,6 +94,7 @@ function applySend(c: MailboxCore, { address, opts, payload }: SendItem): SendRe
     const now = c.catchUp();
     const meta = c.requireMailbox(address);
     const m = newMessage(opts, payload, now);
+    c.cap.admit(meta, address, storedSize(m), now);
     if (opts.delaySec > 0) {
       const due = dueAt(now, opts.delaySec);
       c.storage.transactionSync(() => c.store.addDelayed(m, due));

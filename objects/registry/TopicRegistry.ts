@@ -47,7 +47,8 @@ import { groupStub } from "../group/stub";
 import { checkClientFrame, decodeUtf8Strict, dlqSourceName } from "../../wire/mortar/validate";
 import { choosePair, isTwinId, pairOf, purgePage, sourceTopicId, topicInfo, twinTopicId, type StoredTopic } from "./topics";
 import { RegistryStore } from "./store";
-import { maxPartitionsPerTopic } from "./config";
+import { maxGroupsPerTopic, maxPartitionsPerTopic, partitionsPerTenant } from "./config";
+import { tenantStub } from "../tenants/stub";
 import { RetentionStore, type PairRetention } from "./retention-store";
 import {
   NO_OVERRIDES, applyPatch, patchFromWire, resolveRetention, retentionDefaults, sameOverrides,
@@ -56,12 +57,14 @@ import {
 import type { RetentionUpdate } from "../partition/rpc";
 import { GroupIndexStore } from "./group-store";
 import { PurgeTargetStore } from "./purge-store";
-import type { DeclareResult, LookupResult, PurgeTargetPage, PurgeTotals, RegisterResult, TopicInfo, TopicInfoPage, WrittenPartition, WrittenQuery } from "./rpc";
+import type { DeclareResult, LookupResult, PurgeTargetPage, PurgeTotals, RegisterGroupResult, RegisterResult, TopicInfo, TopicInfoPage, WrittenPartition, WrittenQuery } from "./rpc";
 
 /** Partitions told to purge per alarm run. */
 const PURGE_FANOUT = 64;
 /** Partitions told new retention settings per alarm run. */
 const PUSH_FANOUT = 64;
+/** How long a read of the tenant's `partitions` quota that admits a new topic is reused, ms (a run of DECLAREs asks the tenant's object about once a second). */
+const PARTITION_QUOTA_CACHE_MS = 1_000;
 
 export class TopicRegistry extends DurableObject<Env> {
   private store: RegistryStore;
@@ -74,6 +77,10 @@ export class TopicRegistry extends DurableObject<Env> {
   /** The object's name, also when the runtime started it for its alarm (shared/object-name.ts). */
   private readonly name: string | null;
   private readonly schedule: AlarmScheduler;
+  /** Partitions of the live topics together (store.partitionTotal, for the `partitions` quota): counted once, then kept by create/remove; null = not counted. */
+  private partitionTotal: number | null = null;
+  /** The tenant's `partitions` quota as last read from its TenantDirectory, and when (ms); null = never read. */
+  private quotaRead: { partitions: number | null; at: number } | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -126,7 +133,8 @@ export class TopicRegistry extends DurableObject<Env> {
    * or deleting a twin), PARTITION_COUNT_MISMATCH, UNKNOWN_TOPIC (delete of
    * a missing topic, or partition_count 0 with RETENTION for a missing
    * one), MUTATION_NOT_PACKABLE (all 32767 pairs in use), INVALID_FLAGS (a
-   * bad retention tail).
+   * bad retention tail), QUOTA_EXCEEDED (a new topic would take the tenant's
+   * topics past its `partitions` quota: partitionLimit).
    *
    * Retention (DeclareFlags.RETENTION with `retention`, the wire tail):
    * creating a topic stores the fields it sets; for an existing topic (or
@@ -161,6 +169,15 @@ export class TopicRegistry extends DurableObject<Env> {
       return fail(ErrorCode.INVALID_PARTITION_COUNT,
         `partition_count ${partitionCount} is above this broker's limit of ${this.maxPartitions} partitions per topic (MORTAR_MAX_PARTITIONS_PER_TOPIC)`);
     }
+    const maxTotal = await this.partitionLimit(partitionCount);
+    // from here on synchronous: another DECLARE may have run during the await, so look again
+    const raced = this.store.byName(name);
+    if (raced) return this.existing(raced, false, partitionCount, patch);
+    const total = (this.partitionTotal ??= this.store.partitionTotal());
+    if (total + partitionCount > maxTotal) {
+      return fail(ErrorCode.QUOTA_EXCEEDED,
+        `partition quota exceeded: the tenant's topics have ${total} partitions, quota ${maxTotal}; topic "${name}" with ${partitionCount} partition${partitionCount === 1 ? "" : "s"} was not created (delete topics or raise the partitions quota)`);
+    }
     const pair = choosePair(this.store.nextFreshPair(), () => this.store.usedPairs());
     if (pair === 0) return fail(ErrorCode.MUTATION_NOT_PACKABLE, "topic registry is full: all 32767 topic_id pairs are in use");
     const r: StoredTopic = {
@@ -174,8 +191,31 @@ export class TopicRegistry extends DurableObject<Env> {
       this.retention.drop(pair, r.incarnation); // nothing of an earlier topic of this pair survives
       if (patch) this.retention.put(pair, settings);
     });
+    this.partitionTotal = total + partitionCount;
     const info = this.view(r, false, settings);
     return { ok: true, topicId: info.topicId, partitionCount, created: DeclareCreated.CREATED, topic: info };
+  }
+
+  /**
+   * The tenant's partition limit (config.ts partitionsPerTenant) for a new
+   * topic of `n` partitions: a quota read within PARTITION_QUOTA_CACHE_MS
+   * that admits it is used as it is; otherwise (none, or one that would
+   * refuse) the quota is read again from the tenant's object — so a raised
+   * quota applies at once and a lowered one within the cache time. The
+   * tenant's object unreachable: the quota counts as unset (the broker
+   * default), not as no limit.
+   */
+  private async partitionLimit(n: number): Promise<number> {
+    const now = Date.now();
+    const read = this.quotaRead;
+    if (read !== null && now - read.at < PARTITION_QUOTA_CACHE_MS) {
+      const limit = partitionsPerTenant(this.env, read.partitions);
+      if ((this.partitionTotal ??= this.store.partitionTotal()) + n <= limit) return limit;
+    }
+    const partitions = await tenantStub(this.env, this.tenant).quotas().then((q) => q.partitions, () => undefined);
+    if (partitions === undefined) return partitionsPerTenant(this.env, null);
+    this.quotaRead = { partitions, at: now };
+    return partitionsPerTenant(this.env, partitions);
   }
 
   /** DECLARE of an existing topic (or its twin): the same count (or 0 with a retention patch), and an alter when `patch` changes what it set. */
@@ -224,6 +264,7 @@ export class TopicRegistry extends DurableObject<Env> {
       this.store.remove(r, [sourceTopicId(r.pair), twinTopicId(r.pair)], now);
       this.retention.drop(r.pair, r.incarnation);
     });
+    if (this.partitionTotal !== null) this.partitionTotal -= r.partitions;
     await this.schedule.set("purge", now);
     const info = this.view(r, false, { source: NO_OVERRIDES, twin: NO_OVERRIDES, version: 0 });
     return { ok: true, topicId: info.topicId, partitionCount: r.partitions, created: DeclareCreated.CREATED, topic: info };
@@ -297,12 +338,24 @@ export class TopicRegistry extends DurableObject<Env> {
    * Called by a ConsumerGroup on its first join: records group `group` of
    * `topicId` (incarnation `incarnation`) so that it can be listed and
    * purged (group-store.ts). Idempotent; recorded only while that topic
-   * incarnation is live (returns whether it is).
+   * incarnation is live (returns whether it is). A new group of a topic that
+   * already has MORTAR_MAX_GROUPS_PER_TOPIC (config.ts) is not recorded:
+   * `{refused}` with the SUB's error message.
    */
-  registerGroup(incarnation: number, topicId: number, group: string): boolean {
+  registerGroup(incarnation: number, topicId: number, group: string): RegisterGroupResult {
     const live = this.store.isLive(incarnation, pairOf(topicId));
-    if (live) this.groups.add(incarnation, topicId, group, Date.now());
-    return live;
+    if (!live) return false;
+    if (!this.groups.has(incarnation, topicId, group)) {
+      const max = maxGroupsPerTopic(this.env);
+      const n = this.groups.count(incarnation, topicId);
+      if (n >= max) {
+        const t = this.store.byPair(pairOf(topicId));
+        const name = t ? (isTwinId(topicId) ? `${t.name}.dlq` : t.name) : `topic_id ${topicId}`;
+        return { refused: `topic "${name}" already has ${n} consumer groups, the limit (MORTAR_MAX_GROUPS_PER_TOPIC ${max}): use an existing group or delete one` };
+      }
+      this.groups.add(incarnation, topicId, group, Date.now());
+    }
+    return true;
   }
 
   /** A deleted group is forgotten (ConsumerGroup.deleteGroup). Idempotent. */
@@ -345,6 +398,7 @@ export class TopicRegistry extends DurableObject<Env> {
     const incarnation = this.store.lastIncarnation();
     await this.schedule.stop();
     await this.ctx.storage.deleteAll();
+    this.partitionTotal = null;
     if (incarnation > 0) new MetaTable(this.sql, "registry_meta").set("incarnation", incarnation);
     this.store = new RegistryStore(this.sql); // written_from: the next incarnation
     this.store.meta.set("retention_pushed", 1); // nothing is left to tell

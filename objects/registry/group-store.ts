@@ -22,14 +22,19 @@ export class GroupIndexStore {
     this.sql.exec("INSERT OR IGNORE INTO topic_groups(incarnation, topic_id, name, created_at) VALUES (?,?,?,?)", incarnation, topicId, name, now);
   }
 
+  /** Whether the group is recorded. */
+  has(incarnation: number, topicId: number, name: string): boolean {
+    return this.sql.exec("SELECT 1 FROM topic_groups WHERE incarnation = ? AND topic_id = ? AND name = ?", incarnation, topicId, name).toArray().length > 0;
+  }
+
+  /** How many groups of one topic incarnation are recorded. */
+  count(incarnation: number, topicId: number): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM topic_groups WHERE incarnation = ? AND topic_id = ?", incarnation, topicId).one().n;
+  }
+
   /** Forgets a group. */
   remove(incarnation: number, topicId: number, name: string): void {
     this.sql.exec("DELETE FROM topic_groups WHERE incarnation = ? AND topic_id = ? AND name = ?", incarnation, topicId, name);
-  }
-
-  /** True when the group is recorded. */
-  has(incarnation: number, topicId: number, name: string): boolean {
-    return this.sql.exec("SELECT 1 FROM topic_groups WHERE incarnation = ? AND topic_id = ? AND name = ?", incarnation, topicId, name).toArray().length > 0;
   }
 
   /** The recorded groups of one topic incarnation, by name. */

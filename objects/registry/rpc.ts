@@ -83,3 +83,6 @@ export interface WrittenPartition {
   topicId: number;
   partition: number;
 }
+
+/** `registerGroup`'s answer: whether the topic incarnation is live, or why a new group was refused (the topic has MORTAR_MAX_GROUPS_PER_TOPIC groups). */
+export type RegisterGroupResult = boolean | { refused: string };

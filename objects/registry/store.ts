@@ -137,6 +137,11 @@ export class RegistryStore {
     return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM topics").one().n;
   }
 
+  /** Partitions of the live topics together (a twin's not counted: the same number as its topic's). */
+  partitionTotal(): number {
+    return this.sql.exec<{ n: number }>("SELECT coalesce(sum(partitions), 0) AS n FROM topics").one().n;
+  }
+
   /** Stores a new topic (clearing its pair's tombstone) and advances the counters. Call inside transactionSync. */
   insert(t: StoredTopic): void {
     this.sql.exec("INSERT INTO topics(name, pair, partitions, incarnation, created_at) VALUES (?,?,?,?,?)",

@@ -107,6 +107,11 @@ export class Consumer {
       const r = await withDeadline(this.io.port.join(topic, group, {
         session: { sessionId: this.io.sessionId, subscriptionId: sub.id }, partitionCount: topic.partitionCount, startPolicy: f.startPolicy,
       }));
+      if ("code" in r) { // refused by the group (the topic's group limit)
+        this.subs.delete(sub.id);
+        this.io.respondErr(slot, r.code, Op.SUB, r.message);
+        return;
+      }
       sub.memberId = r.memberId;
       sub.membershipEpoch = r.membershipEpoch;
       sub.assignmentEpoch = Math.max(sub.assignmentEpoch, r.assignmentEpoch);

@@ -18,7 +18,7 @@ import type { AuthResult } from "../tenants/rpc";
 import type { Refusal } from "../tenants/gate";
 import type { DeclareResult, LookupResult, TopicInfo } from "../registry/rpc";
 import type { AppendResult, DeliverRequest, DeliverResult, SettleRequest, SettleResult } from "../partition/rpc";
-import type { ControlAckRequest, JoinRequest, JoinResult } from "../group/rpc";
+import type { ControlAckRequest, JoinRefused, JoinRequest, JoinResult } from "../group/rpc";
 import type { Subscription } from "./subscription";
 
 /** What a MortarMQ connection asks of its session (see the module comment). */
@@ -48,7 +48,7 @@ export interface MortarPort {
 
   // ---------------------------------------------------------------- ConsumerGroup of (topic, group)
   /** SUB: joins the group; its NOTICEs arrive through Consumer.notice (they may come before this answer). */
-  join(topic: TopicInfo, group: string, req: JoinRequest): Promise<JoinResult>;
+  join(topic: TopicInfo, group: string, req: JoinRequest): Promise<JoinResult | JoinRefused>;
   /** HEARTBEAT (LEAVE when `leave`): 0 or the wire error code. */
   heartbeat(topic: TopicInfo, group: string, memberId: number, membershipEpoch: number, assignmentEpoch: number, leave: boolean): Promise<number>;
   /** CONTROL_ACK of a NOTICE: 0 or the wire error code. */

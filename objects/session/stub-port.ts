@@ -11,7 +11,7 @@ import { partitionStub } from "../partition/stub";
 import { registryStub } from "../registry/stub";
 import type { DeclareResult, LookupResult, TopicInfo } from "../registry/rpc";
 import type { AppendResult, DeliverResult, SettleResult } from "../partition/rpc";
-import type { JoinResult } from "../group/rpc";
+import type { JoinRefused, JoinResult } from "../group/rpc";
 import type { MortarPort } from "./port";
 
 /** The Registry, Partition and ConsumerGroup calls of the port. */
@@ -27,7 +27,7 @@ export function stubCalls(env: Env, tenant: () => string): ObjectCalls {
     append: (t, p, batch) => partition(t, p).append(batch) as Promise<AppendResult>,
     deliver: (t, p, req) => partition(t, p).deliver(req) as Promise<DeliverResult>,
     settle: (t, p, req) => partition(t, p).settle(req) as Promise<SettleResult>,
-    join: (t, g, req) => group(t, g).join(req) as Promise<JoinResult>,
+    join: (t, g, req) => group(t, g).join(req) as Promise<JoinResult | JoinRefused>,
     heartbeat: (t, g, memberId, membershipEpoch, assignmentEpoch, leave) => group(t, g).heartbeat(memberId, membershipEpoch, assignmentEpoch, leave),
     controlAck: (t, g, req) => group(t, g).controlAck(req),
     leave: (t, g, memberId, membershipEpoch) => group(t, g).leave(memberId, membershipEpoch),

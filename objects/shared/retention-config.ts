@@ -6,7 +6,7 @@
  * | var | default | meaning |
  * |---|---|---|
  * | MORTAR_RETENTION_MS | 604800000 (7 days) | records older than this are deleted (whole segments); 0 = keep forever |
- * | MORTAR_RETENTION_BYTES | 0 | per partition: keys + values kept at most; 0 = no limit |
+ * | MORTAR_RETENTION_BYTES | 8589934592 (8 GiB) | per partition: keys + values kept at most; 0 = no limit (a partition may then grow until its object's 10 GB storage cap refuses writes) |
  * | MORTAR_RETENTION_MESSAGES | 0 | per partition: records kept at most; 0 = no limit |
  * | MORTAR_RETENTION_DISCARD | old | what a full partition does: `old` deletes the oldest segments, `new` refuses PUBs (PARTITION_FULL) |
  *
@@ -15,7 +15,7 @@
  * var applies to them after a redeploy); a `.dlq` twin that never set a
  * field follows its source topic.
  */
-import { DEFAULT_RETENTION_MS, Discard, RetentionFields } from "../../wire/mortar/constants";
+import { DEFAULT_RETENTION_BYTES, DEFAULT_RETENTION_MS, Discard, RetentionFields } from "../../wire/mortar/constants";
 import type { DeclareRetention, RetentionValues } from "../../wire/mortar/frames";
 import { nonNegativeInt } from "./int-var";
 
@@ -57,7 +57,7 @@ export function retentionDefaults(env: RetentionVars): Retention {
   const d = env.MORTAR_RETENTION_DISCARD?.trim().toLowerCase();
   return {
     ms: nonNegativeInt(env.MORTAR_RETENTION_MS, DEFAULT_RETENTION_MS),
-    bytes: nonNegativeInt(env.MORTAR_RETENTION_BYTES, 0),
+    bytes: nonNegativeInt(env.MORTAR_RETENTION_BYTES, DEFAULT_RETENTION_BYTES),
     messages: nonNegativeInt(env.MORTAR_RETENTION_MESSAGES, 0),
     discard: d === "new" ? "new" : "old",
   };

@@ -214,4 +214,9 @@ export class TenantDirectory extends DurableObject<Env> {
   state(now = Date.now()): Promise<TenantState> {
     return this.admission.state(now);
   }
+
+  /** The tenant's quotas (null = unset); reads only, so a tenant never created stays without storage. The TopicRegistry reads `partitions` before it creates a topic. */
+  quotas(): Quotas {
+    return this.store.quotas();
+  }
 }

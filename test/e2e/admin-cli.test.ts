@@ -62,10 +62,15 @@ describe("mortarmq admin", () => {
     expect((await cli(["topics", "create", "orders", "--partitions", "2", "--token", token])).code).toBe(0);
     expect((await json(["mq9", "create", "box.one", "--token", token])).mail_address).toBe("box.one");
 
-    const q = await json(["admin", "quotas", "set", "acme", "--mailboxes", "1", "--storage-bytes", "10MiB"]);
-    expect(q).toEqual({ tenant: "acme", quotas: { publish_msgs_per_s: null, publish_bytes_per_s: null, storage_bytes: 10 * 1024 * 1024, connections: null, mailboxes: 1, mailbox_creates_per_s: null } });
+    const q = await json(["admin", "quotas", "set", "acme", "--mailboxes", "1", "--storage-bytes", "10MiB", "--partitions", "2"]);
+    expect(q).toEqual({ tenant: "acme", quotas: { publish_msgs_per_s: null, publish_bytes_per_s: null, storage_bytes: 10 * 1024 * 1024, connections: null, mailboxes: 1, mailbox_creates_per_s: null, partitions: 2 } });
     const shown = await cli(["admin", "quotas", "show", "acme"]);
     expect(shown.stdout).toMatch(/mailboxes:\s+1\n/);
+    expect(shown.stdout).toMatch(/partitions:\s+2\n/);
+    // "orders" holds the tenant's 2 partitions: another topic is refused (QUOTA_EXCEEDED)
+    const more = await cli(["topics", "create", "more", "--partitions", "1", "--token", token]);
+    expect(more.code).not.toBe(0);
+    expect(more.stderr).toContain(`partition quota exceeded: the tenant's topics have 2 partitions, quota 2; topic "more" with 1 partition was not created`);
     expect(shown.stdout).toMatch(/connections:\s+unlimited/);
     // The first mailbox is in the pipeline's count within a flush (200 ms); a second one is over the quota.
     let over: Run | undefined;

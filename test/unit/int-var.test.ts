@@ -7,7 +7,7 @@ import { intVar, nonNegativeInt, positiveInt } from "../../objects/shared/int-va
 import { purgeDelayMs, revalidateMs } from "../../objects/tenants/config";
 import { retentionDefaults } from "../../objects/shared/retention-config";
 import { readConfig } from "../../objects/shared/read-config";
-import { maxPartitionsPerTopic } from "../../objects/registry/config";
+import { maxPartitionsPerTopic, partitionsPerTenant } from "../../objects/registry/config";
 import { DEFAULT_RETENTION_MS } from "../../wire/mortar";
 
 const D = 7;
@@ -54,5 +54,7 @@ describe("integer vars", () => {
     expect(readConfig({ MORTAR_MAX_DELIVERY_ATTEMPTS: "100000", MORTAR_ACK_WAIT_MS: "2.5" })).toMatchObject({ maxAttempts: 0xffff, ackWaitMs: 30_000 });
     expect(maxPartitionsPerTopic({ MORTAR_MAX_PARTITIONS_PER_TOPIC: "70000" })).toBe(0xffff);
     expect(maxPartitionsPerTopic({ MORTAR_MAX_PARTITIONS_PER_TOPIC: "x" })).toBe(1024);
+    expect([partitionsPerTenant({}, null), partitionsPerTenant({ MORTAR_PARTITIONS_PER_TENANT: "0" }, null), partitionsPerTenant({ MORTAR_PARTITIONS_PER_TENANT: "500" }, null), partitionsPerTenant({ MORTAR_PARTITIONS_PER_TENANT: "500" }, 7)])
+      .toEqual([10_000, 10_000, 500, 7]); // a tenant's quota wins over the var
   });
 });

@@ -54,6 +54,7 @@ describe("CLI quota flags for the mailbox limits", () => {
     const text = renderQuotas({ ...UNLIMITED, connections: 3 });
     expect(text).toMatch(/mailboxes:\s+broker default/);
     expect(text).toMatch(/mailbox creates per s:\s+broker default/);
+    expect(text).toMatch(/partitions:\s+broker default/);
     expect(text).toMatch(/storage bytes:\s+unlimited/);
   });
 });

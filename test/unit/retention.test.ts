@@ -7,7 +7,7 @@
  * (objects/shared/retention-config.ts).
  */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_RETENTION_MS, Discard, RetentionFields } from "../../wire/mortar";
+import { DEFAULT_RETENTION_BYTES, DEFAULT_RETENTION_MS, Discard, RetentionFields } from "../../wire/mortar";
 import { appendRoom, countStart, planDeletion, takeRoom, type LogLevel, type SegmentInfo } from "../../objects/partition/retention";
 import { planAppend } from "../../objects/partition/plan";
 import { DeliveryState, GroupLedger } from "../../objects/partition/ledger";
@@ -127,13 +127,15 @@ describe("GroupLedger.truncate (a group below the log start)", () => {
 });
 
 describe("retention settings", () => {
-  it("defaults from vars: 7 days, no size limit, discard old; 0 = unlimited; junk = the default", () => {
-    expect(retentionDefaults({})).toEqual({ ms: DEFAULT_RETENTION_MS, bytes: 0, messages: 0, discard: "old" });
-    expect(DEFAULT_RETENTION_MS).toBe(604_800_000);
+  it("defaults from vars: 7 days, 8 GiB per partition (below the object's 10 GB cap), discard old; 0 = unlimited; junk = the default", () => {
+    expect(retentionDefaults({})).toEqual({ ms: DEFAULT_RETENTION_MS, bytes: DEFAULT_RETENTION_BYTES, messages: 0, discard: "old" });
+    expect([DEFAULT_RETENTION_MS, DEFAULT_RETENTION_BYTES]).toEqual([604_800_000, 8 * 1024 ** 3]);
+    expect(DEFAULT_RETENTION_BYTES).toBeLessThan(10e9); // a Durable Object stores at most 10 GB
+    expect(retentionDefaults({ MORTAR_RETENTION_BYTES: "0" }).bytes).toBe(0); // set explicitly: no limit
     expect(retentionDefaults({ MORTAR_RETENTION_MS: "0", MORTAR_RETENTION_BYTES: "1048576", MORTAR_RETENTION_MESSAGES: " 10 ", MORTAR_RETENTION_DISCARD: "NEW" }))
       .toEqual({ ms: 0, bytes: 1_048_576, messages: 10, discard: "new" });
     expect(retentionDefaults({ MORTAR_RETENTION_MS: "7d", MORTAR_RETENTION_BYTES: "-1", MORTAR_RETENTION_DISCARD: "drop" }))
-      .toEqual({ ms: DEFAULT_RETENTION_MS, bytes: 0, messages: 0, discard: "old" });
+      .toEqual({ ms: DEFAULT_RETENTION_MS, bytes: DEFAULT_RETENTION_BYTES, messages: 0, discard: "old" });
   });
 
   it("a topic's set fields win over the defaults; a twin's unset fields follow its source", () => {
@@ -143,7 +145,7 @@ describe("retention settings", () => {
     expect(source).toEqual({ ms: 60_000, bytes: null, messages: null, discard: "new" });
     const twin = applyPatch(NO_OVERRIDES, { bytes: 1000 });
     const d = retentionDefaults({ MORTAR_RETENTION_MESSAGES: "99" });
-    expect(resolveRetention(source, d)).toEqual({ ms: 60_000, bytes: 0, messages: 99, discard: "new" });
+    expect(resolveRetention(source, d)).toEqual({ ms: 60_000, bytes: DEFAULT_RETENTION_BYTES, messages: 99, discard: "new" });
     expect(resolveRetention(resolveRetention(twin, source), d)).toEqual({ ms: 60_000, bytes: 1000, messages: 99, discard: "new" });
   });
 });

@@ -99,17 +99,19 @@ export interface Quotas {
   mailboxes: number | null;
   /** mq9 mailbox CREATEs per second, bursts of 10 s of it (null: the broker default, 20/s). */
   mailbox_creates_per_s: number | null;
+  /** MortarMQ topic partitions over all the tenant's topics, a `.dlq` twin counted with its topic (null: the broker default, 10,000). */
+  partitions: number | null;
 }
 
 /** Every quota field, in display order. */
-export const QUOTA_FIELDS = ["publish_msgs_per_s", "publish_bytes_per_s", "storage_bytes", "connections", "mailboxes", "mailbox_creates_per_s"] as const;
+export const QUOTA_FIELDS = ["publish_msgs_per_s", "publish_bytes_per_s", "storage_bytes", "connections", "mailboxes", "mailbox_creates_per_s", "partitions"] as const;
 
 /** Quota fields whose `null` means the broker's default limit rather than unlimited. */
-export const DEFAULTED_QUOTA_FIELDS: readonly (keyof Quotas)[] = ["mailboxes", "mailbox_creates_per_s"];
+export const DEFAULTED_QUOTA_FIELDS: readonly (keyof Quotas)[] = ["mailboxes", "mailbox_creates_per_s", "partitions"];
 
-/** Every quota unset (unlimited; the mailbox fields at the broker's defaults). */
+/** Every quota unset (unlimited; the mailbox and partition fields at the broker's defaults). */
 export const UNLIMITED: Quotas = Object.freeze({
-  publish_msgs_per_s: null, publish_bytes_per_s: null, storage_bytes: null, connections: null, mailboxes: null, mailbox_creates_per_s: null,
+  publish_msgs_per_s: null, publish_bytes_per_s: null, storage_bytes: null, connections: null, mailboxes: null, mailbox_creates_per_s: null, partitions: null,
 });
 
 /** True when `q` sets a publish rate (messages or bytes). */
@@ -123,7 +125,7 @@ const limit = z.number({ error: "must be a whole number ≥ 1, or null for unlim
   .max(Number.MAX_SAFE_INTEGER)
   .nullable();
 
-/** `PUT /admin/tenants/:id/quotas` body: every field optional; absent = unset (unlimited; the mailbox fields: the broker default). The body replaces all quotas. */
+/** `PUT /admin/tenants/:id/quotas` body: every field optional; absent = unset (unlimited; the mailbox and partition fields: the broker default). The body replaces all quotas. */
 export const quotasSchema = z.strictObject({
   publish_msgs_per_s: limit.optional(),
   publish_bytes_per_s: limit.optional(),
@@ -131,6 +133,7 @@ export const quotasSchema = z.strictObject({
   connections: limit.optional(),
   mailboxes: limit.optional(),
   mailbox_creates_per_s: limit.optional(),
+  partitions: limit.optional(),
 });
 
 /** Normalizes a parsed quotas body (absent → null). */
@@ -142,6 +145,7 @@ export function toQuotas(body: z.infer<typeof quotasSchema>): Quotas {
     connections: body.connections ?? null,
     mailboxes: body.mailboxes ?? null,
     mailbox_creates_per_s: body.mailbox_creates_per_s ?? null,
+    partitions: body.partitions ?? null,
   };
 }
 

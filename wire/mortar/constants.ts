@@ -124,6 +124,13 @@ export const RETENTION_FIELDS_DEFINED = 0x0f;
 export const Discard = { OLD: 0, NEW: 1 } as const;
 /** Default topic retention by age when the deployment sets none (Worker var MORTAR_RETENTION_MS): 7 days, ms. */
 export const DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000;
+/**
+ * Default per-partition byte retention when the deployment sets none
+ * (Worker var MORTAR_RETENTION_BYTES): 8 GiB of keys + values, below a
+ * Durable Object's 10 GB storage cap with room for the log's indexes,
+ * ledger and dedupe rows.
+ */
+export const DEFAULT_RETENTION_BYTES = 8 * 1024 ** 3;
 
 /**
  * DECLARE OK `created`. ALTERED (extension) is answered only to a DECLARE

@@ -112,7 +112,7 @@ export const ERROR_REGISTRY = [
   row(0x2007, "MUTATION_NOT_PACKABLE", "give-up", false, "The metadata mutation cannot be packed into the paired topic_id space: no free (odd source, even `.dlq` twin) pair is left — the registry is full at 32767 pairs."),
   // ---- 0x4xxx backpressure / quota
   row(0x4001, "BACKPRESSURE", "retry-with-backoff", false, "The broker or the target object is overloaded (a Durable Object call failed as overloaded). Nothing was committed."),
-  row(0x4002, "QUOTA_EXCEEDED", "retry-with-backoff", false, "A tenant quota (publish rate, stored bytes, connections, mailboxes) is exhausted. Nothing was committed. Rate quotas refill within a second; the others need data deleted, connections closed or a higher quota, so give up after a few retries."),
+  row(0x4002, "QUOTA_EXCEEDED", "retry-with-backoff", false, "A tenant quota (publish rate, stored bytes, connections, mailboxes, topic partitions) or a broker limit (consumer groups per topic, subscriptions per connection) is exhausted. Nothing was committed. Rate quotas refill within a second; the others need data deleted, connections closed or a higher quota, so give up after a few retries."),
   row(0x4003, "RATE_LIMITED", "retry-with-backoff", false, "Reserved for a broker-wide request-rate limit (not sent by the v0 broker: tenant publish-rate quotas answer QUOTA_EXCEEDED). Nothing was committed."),
   row(0x4004, "STORAGE_FULL", "retry-with-backoff", false, "The partition's storage is full and retention cannot free space yet. Nothing was appended."),
   row(0x4005, "CREDIT_LIMIT_EXCEEDED", "fix-request", false, "CREDIT would raise the window above the broker's per-subscription maximum (count or bytes)."),

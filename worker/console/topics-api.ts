@@ -114,8 +114,9 @@ function partitionParam(c: Ctx, topic: TopicInfo): number | string {
 }
 
 /** HTTP status of a DECLARE refusal. */
-function declareStatus(code: number): 400 | 404 | 409 {
+function declareStatus(code: number): 400 | 404 | 409 | 429 {
   if (code === ErrorCode.UNKNOWN_TOPIC) return 404;
+  if (code === ErrorCode.QUOTA_EXCEEDED) return 429; // the partitions quota
   if (code === ErrorCode.PARTITION_COUNT_MISMATCH || code === ErrorCode.MUTATION_NOT_PACKABLE) return 409;
   return 400;
 }

@@ -2,6 +2,8 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import { DeclareFlags, ErrorCode, MAX_TOPIC_PAIRS } from "../../../wire/mortar";
 import { registryStub } from "../../../objects/registry/stub";
+import { tenantStub } from "../../../objects/tenants/stub";
+import { UNLIMITED } from "../../../wire/admin/tenants";
 import { partitionStub } from "../../../objects/partition/stub";
 import type { TopicRegistry } from "../../../objects/registry/TopicRegistry";
 import type { DeclareResult, LookupResult } from "../../../objects/registry/rpc";
@@ -88,7 +90,7 @@ describe("TopicRegistry DECLARE", () => {
     const reg = registryStub(env, t);
     expect(await declare(t, "legacy", 2)).toMatchObject({ ok: true, created: 1 }); // starts it: the pushes are queued
     await eventually(async () => {
-      expect((await part.info()).retention).toMatchObject({ version: 0, topic: "legacy", ms: 604_800_000, bytes: 0 });
+      expect((await part.info()).retention).toMatchObject({ version: 0, topic: "legacy", ms: 604_800_000, bytes: 8 * 1024 ** 3 });
     });
     await eventually(() => runInDurableObject(reg, async (_r, ctx) => {
       expect(ctx.storage.sql.exec("SELECT count(*) AS n FROM retention_push").one().n).toBe(0);
@@ -209,6 +211,8 @@ describe("TopicRegistry DECLARE", () => {
 
   it("refuses a new topic once all 32767 pairs are in use, and reuses a freed pair", async () => {
     const t = tenant();
+    // a partitions quota above the pairs (the default, 10,000 partitions, would refuse first)
+    expect((await tenantStub(env, t).putQuotas({ ...UNLIMITED, partitions: MAX_TOPIC_PAIRS + 1 }, true)).ok).toBe(true);
     const stub = registryStub(env, t);
     await runInDurableObject(stub, async (reg: TopicRegistry) => {
       for (let i = 0; i < MAX_TOPIC_PAIRS; i++) {

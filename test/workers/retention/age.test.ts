@@ -31,7 +31,7 @@ describe("retention by age (default MORTAR_RETENTION_MS = 600 here)", () => {
     const p = await Peer.open();
     const name = unique("age");
     const d = await declareRetention(p, name, 1, {}); // no field set: create, and answer the settings in force
-    expect(d.retention).toEqual({ retentionMs: 600n, retentionBytes: 0n, retentionMessages: 0n, discard: Discard.OLD });
+    expect(d.retention).toEqual({ retentionMs: 600n, retentionBytes: 8n * 1024n ** 3n, retentionMessages: 0n, discard: Discard.OLD });
     const deletedBefore = await metric("mortarmq_messages_retention_deleted_total");
     p.send([0, 1, 2, 3, 4].map((i) => pubFrame(d.topicId, 0, `v${i}`)));
     for (const a of await p.answer(5)) expectOk(a, Op.PUB);
@@ -40,8 +40,8 @@ describe("retention by age (default MORTAR_RETENTION_MS = 600 here)", () => {
     if (stored.records > 0) expect(stored).toMatchObject({ firstSequence: 1, lastSequence: 5, records: 5, retainedBytes: 10 }); // (unless 600 ms passed already)
 
     const gone = await infoUntil(t, (i) => i.records === 0, 5000);
-    expect(gone).toMatchObject({ firstSequence: 6, lastSequence: 5, retainedBytes: 0, retention: { ms: 600, bytes: 0, messages: 0, discard: "old" } });
-    expect((await statsOf(name)).retention).toEqual({ retention_ms: 600, retention_bytes: 0, retention_messages: 0, discard: "old" });
+    expect(gone).toMatchObject({ firstSequence: 6, lastSequence: 5, retainedBytes: 0, retention: { ms: 600, bytes: 8 * 1024 ** 3, messages: 0, discard: "old" } });
+    expect((await statsOf(name)).retention).toEqual({ retention_ms: 600, retention_bytes: 8 * 1024 ** 3, retention_messages: 0, discard: "old" });
     await keepForever(p, t, name); // what follows must not race the 600 ms on a loaded machine
     expect(pubResult(await p.publish(d.topicId, 0, "after")).sequence).toBe(6n); // the sequence survives an emptied log
     expect((await statsOf(name)).partitions[0]).toMatchObject({ first_sequence: 6, high_watermark: 6, size_bytes: 5 });

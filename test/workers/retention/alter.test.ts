@@ -44,7 +44,7 @@ describe("DECLARE with the RETENTION flag", () => {
     expect(created.result.length).toBe(30);
     expect(decodeDeclareResult(created.result)).toEqual({
       topicId: expect.any(Number), partitionCount: 2, created: DeclareCreated.CREATED,
-      retention: { retentionMs: 3_600_000n, retentionBytes: 0n, retentionMessages: 0n, discard: Discard.NEW },
+      retention: { retentionMs: 3_600_000n, retentionBytes: 8n * 1024n ** 3n, retentionMessages: 0n, discard: Discard.NEW },
     });
     const topicId = decodeDeclareResult(created.result).topicId;
 

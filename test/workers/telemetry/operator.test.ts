@@ -25,7 +25,7 @@ import { Peer, isAssign, isMsg } from "../helpers/peer";
 import { freshAddress } from "../helpers/mq9";
 
 /** The settings in force of a topic that sets none, with this project's vars (the defaults: 7 days, no size limit). */
-const DEFAULT_RETENTION = { retention_ms: 604_800_000, retention_bytes: 0, retention_messages: 0, discard: "old" };
+const DEFAULT_RETENTION = { retention_ms: 604_800_000, retention_bytes: 8 * 1024 ** 3, retention_messages: 0, discard: "old" };
 import { openNats } from "../helpers/nats-ws";
 
 const testEnv = env as unknown as Env;

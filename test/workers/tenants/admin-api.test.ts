@@ -99,7 +99,7 @@ describe("tenants, tokens, quotas", () => {
     const created = await admin("POST", "/admin/tenants", { id, name: "Life Inc.", quotas: { mailboxes: 5 } });
     expect(created.status).toBe(201);
     expect(created.json).toMatchObject({ id, name: "Life Inc.", source: "directory", deleted_at: null, tokens: [] });
-    expect(created.json.quotas).toEqual({ publish_msgs_per_s: null, publish_bytes_per_s: null, storage_bytes: null, connections: null, mailboxes: 5, mailbox_creates_per_s: null });
+    expect(created.json.quotas).toEqual({ publish_msgs_per_s: null, publish_bytes_per_s: null, storage_bytes: null, connections: null, mailboxes: 5, mailbox_creates_per_s: null, partitions: null });
     const issued = await admin("POST", `/admin/tenants/${id}/tokens`, { label: "ci" });
     expect(issued.status).toBe(201);
     const token = issued.json.token as string;
@@ -130,9 +130,9 @@ describe("tenants, tokens, quotas", () => {
   it("quotas: PUT replaces them all; static tenants may have quotas too", async () => {
     const { tenant } = await tenantWithToken("q");
     const put = await admin("PUT", `/admin/tenants/${tenant}/quotas`, { publish_msgs_per_s: 100, storage_bytes: 1_000_000 });
-    expect(put.json).toEqual({ tenant, quotas: { publish_msgs_per_s: 100, publish_bytes_per_s: null, storage_bytes: 1_000_000, connections: null, mailboxes: null, mailbox_creates_per_s: null } });
+    expect(put.json).toEqual({ tenant, quotas: { publish_msgs_per_s: 100, publish_bytes_per_s: null, storage_bytes: 1_000_000, connections: null, mailboxes: null, mailbox_creates_per_s: null, partitions: null } });
     await admin("PUT", `/admin/tenants/${tenant}/quotas`, { connections: 3 });
-    expect((await admin("GET", `/admin/tenants/${tenant}`)).json.quotas).toEqual({ publish_msgs_per_s: null, publish_bytes_per_s: null, storage_bytes: null, connections: 3, mailboxes: null, mailbox_creates_per_s: null });
+    expect((await admin("GET", `/admin/tenants/${tenant}`)).json.quotas).toEqual({ publish_msgs_per_s: null, publish_bytes_per_s: null, storage_bytes: null, connections: 3, mailboxes: null, mailbox_creates_per_s: null, partitions: null });
     expect((await admin("PUT", "/admin/tenants/static-tenant/quotas", {})).status).toBe(200);
     expect((await admin("GET", "/admin/tenants/static-tenant")).json).toMatchObject({ id: "static-tenant", source: "static", created_at: null });
   });
