@@ -24,6 +24,7 @@ import type { Env } from "../../objects/env";
 import {
   TENANT_ID_RE, TOKEN_ID_RE, createTenantSchema, issueTokenSchema, quotasSchema, toQuotas, type TenantSummary,
 } from "../../wire/admin/tenants";
+import { ScopeError, parseScopes } from "../../wire/admin/scopes";
 import { isStaticTenant, parseStaticTokens, OPEN_TENANT, isOpen, forgetTenant, forgetToken } from "../../objects/tenants/auth";
 import { tenantIndexStub, tenantStub } from "../../objects/tenants/stub";
 import type { AdminResult } from "../../objects/tenants/rpc";
@@ -103,9 +104,16 @@ export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
     if (isOpen(c.env)) return c.json({ error: OPEN_BROKER_REFUSAL }, 409);
     const body = await jsonBody(c, issueTokenSchema, true);
     if ("error" in body) return bodyError(c, body);
-    const { label = "", expires_in_s, expires_at } = body.value;
+    const { label = "", expires_in_s, expires_at, allow = [], deny = [] } = body.value;
+    try {
+      parseScopes(allow, deny);
+    } catch (e) {
+      if (e instanceof ScopeError) return c.json({ error: e.message }, 400);
+      throw e;
+    }
+    const scopes = { allow: allow.map((x) => x.trim()), deny: deny.map((x) => x.trim()) };
     const expiresAt = expires_in_s !== undefined ? Date.now() + expires_in_s * 1000 : expires_at !== undefined ? Date.parse(expires_at) : null;
-    return answer(c, await tenantStub(c.env, id).issueToken(label, expiresAt), 201);
+    return answer(c, await tenantStub(c.env, id).issueToken(label, expiresAt, Date.now(), scopes), 201);
   }));
 
   app.get("/admin/tenants/:id/tokens", guarded(async (c, id) => {

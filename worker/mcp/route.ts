@@ -78,7 +78,7 @@ export async function mcpHandler(c: Context<{ Bindings: Env }>): Promise<Respons
   const quota = httpQuota(c.env, tenant, auth.state);
   const clientGone = c.req.raw.signal;
   const server = buildMcpServer(async (req, signal) => {
-    const reply = await handleMq9Request(c.env, tenant, req, { signal: AbortSignal.any([signal, clientGone]), waitUntil, quota });
+    const reply = await handleMq9Request(c.env, tenant, req, { signal: AbortSignal.any([signal, clientGone]), waitUntil, quota, permit: auth });
     isolateMeter.add(tenant, mq9RequestSeries(req.subject, reply, "mcp"));
     return replyJson(reply);
   });

@@ -1,0 +1,44 @@
+/**
+ * Enforcing token scopes (docs/tenants.md "Permissions"; wire/admin/scopes.ts
+ * decides). Every transport holds the caller's {@link Permit} — what
+ * authentication returned (the tenant, the issued token's id, its parsed
+ * scopes) — and asks {@link permit} before an operation: in memory, no
+ * object request. A refusal is logged with the token id (never the secret)
+ * and counted for `/metrics` (`mortarmq_permission_denied_total`).
+ */
+import { decide, type Operation, type Resource, type Scopes } from "../../wire/admin/scopes";
+
+/** Who is asking: the tenant, the issued token's id (absent: static token or open broker), its scopes (absent: full access). */
+export interface Permit {
+  tenant: string;
+  tokenId?: string;
+  scopes?: Scopes;
+}
+
+/** Refusals counted in this isolate since the last drain, by `tenant\u0000operation`. */
+const denied = new Map<string, number>();
+
+/**
+ * May `who` perform `op` on `r`? Null = yes; else the refusal text
+ * (`permission denied: <op> on <resource> (…)`), already logged and counted.
+ * Without scopes this is one property read.
+ */
+export function permit(who: Permit, op: Operation, r: Resource | null): string | null {
+  if (!who.scopes) return null;
+  const d = decide(who.scopes, op, r);
+  if (d.allowed) return null;
+  const key = `${who.tenant}\u0000${op}`;
+  denied.set(key, (denied.get(key) ?? 0) + 1);
+  console.warn(`mortarmq: ${d.reason} — tenant ${who.tenant}, token ${who.tokenId ?? "(static)"}`);
+  return d.reason;
+}
+
+/** Refusal counts of this isolate since the last call, by tenant and operation (emptied). */
+export function drainDenied(): { tenant: string; operation: string; count: number }[] {
+  const out = [...denied].map(([k, count]) => {
+    const [tenant, operation] = k.split("\u0000") as [string, string];
+    return { tenant, operation, count };
+  });
+  denied.clear();
+  return out;
+}
