@@ -175,7 +175,7 @@ export function registerAdmin(program: Command): void {
       else printLine(`deleted tenant ${t.id}: ${t.tokens.length} token(s) revoked; its data is purged from ${t.purge?.next_step_at ?? "now"} (see mortarmq admin tenants describe ${t.id})`);
     }));
 
-  const tokens = admin.command("tokens").description("issue, list and revoke a tenant's tokens");
+  const tokens = admin.command("tokens").description("issue, list, scope and revoke a tenant's tokens");
   tokens.command("issue <tenant>")
     .description("issue a token — printed once, never shown again (the broker keeps only its hash)")
     .option("--label <text>", "what the token is for")
@@ -208,6 +208,17 @@ export function registerAdmin(program: Command): void {
         tenantSchema.shape.tokens.element);
       if (g.json) printJson(t);
       else printLine(`revoked token ${t.token_id} of tenant ${tenant} (at ${t.revoked_at})`);
+    }));
+  tokens.command("scopes <tenant> <tokenId>")
+    .description("replace a token's scopes (no --allow and no --deny: full tenant access); open connections take them at their next token re-check")
+    .option("--allow <scope>", "allow only this operation[:resource] (repeatable)", collect, [])
+    .option("--deny <scope>", "refuse this operation[:resource], over any allow (repeatable)", collect, [])
+    .action(action(async (g, tenant: string, tokenId: string, o: { allow: string[]; deny: string[] }, cmd: Command) => {
+      if (!TOKEN_ID_RE.test(tokenId)) throw usageError(`token id must be 12 hex digits (see mortarmq admin tenants show ${tenant}), not "${tokenId}"`);
+      const t = await adminRequest(g, tokenOf(cmd), `/admin/tenants/${tenantId(tenant)}/tokens/${tokenId}/scopes`,
+        { method: "PUT", body: JSON.stringify({ allow: o.allow, deny: o.deny }), headers: { "content-type": "application/json" } }, tenantSchema.shape.tokens.element);
+      if (g.json) printJson(t);
+      else printLine(`token ${t.token_id} of tenant ${tenant}: scopes ${scopeCell(t)}`);
     }));
 
   const quotas = admin.command("quotas").description("show and set a tenant's quotas (default: unlimited)");

@@ -99,6 +99,11 @@ export class TenantDirectory extends DurableObject<Env> {
     return this.directory.revokeToken(tokenId, now);
   }
 
+  /** Replaces a token's scopes (Directory.setTokenScopes; validated by the caller). */
+  setTokenScopes(tokenId: string, scopes: ScopeLists): AdminResult<TokenInfo> {
+    return this.directory.setTokenScopes(tokenId, scopes);
+  }
+
   /** Replaces the quotas. `implicit` as in describe. */
   putQuotas(q: Quotas, implicit: boolean): AdminResult<Quotas> {
     const r = this.directory.putQuotas(q, implicit);

@@ -93,10 +93,7 @@ export class Directory {
     if (bad !== null) return { ok: false, status: 400, error: bad };
     const t = await newIssuedToken(this.tenant);
     if (this.store.token(t.tokenId)) return { ok: false, status: 409, error: "token id collision; issue again" };
-    this.store.addToken({
-      token_id: t.tokenId, hash: t.hash, label, created_at: now, revoked_at: null, expires_at: expiresAt, last_used_at: null,
-      allow_scopes: scopes.allow.length ? JSON.stringify(scopes.allow) : null, deny_scopes: scopes.deny.length ? JSON.stringify(scopes.deny) : null,
-    });
+    this.store.addToken({ token_id: t.tokenId, hash: t.hash, label, created_at: now, revoked_at: null, expires_at: expiresAt, last_used_at: null, ...scopeColumns(scopes) });
     return { ok: true, value: { tenant: this.tenant, token_id: t.tokenId, token: t.token, label, created_at: iso(now)!, expires_at: iso(expiresAt), allow: scopes.allow, deny: scopes.deny } };
   }
 
@@ -112,6 +109,20 @@ export class Directory {
     if (!rec) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
     if (!this.store.token(tokenId)) return { ok: false, status: 404, error: `token ${tokenId} does not exist in tenant ${this.tenant}` };
     this.store.revokeToken(tokenId, now);
+    return { ok: true, value: tokenInfo(this.store.token(tokenId)!) };
+  }
+
+  /**
+   * Replaces a token's scopes (validated by the caller; empty lists = full
+   * tenant access). Open connections take them at their next re-check
+   * (TENANT_REVALIDATE_MS), other isolates' HTTP checks within TOKEN_CACHE_MS.
+   */
+  setTokenScopes(tokenId: string, scopes: ScopeLists): AdminResult<TokenInfo> {
+    const rec = this.store.record();
+    if (!rec || rec.deleted_at !== null) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
+    if (!this.store.token(tokenId)) return { ok: false, status: 404, error: `token ${tokenId} does not exist in tenant ${this.tenant}` };
+    const c = scopeColumns(scopes);
+    this.store.setTokenScopes(tokenId, c.allow_scopes, c.deny_scopes);
     return { ok: true, value: tokenInfo(this.store.token(tokenId)!) };
   }
 
@@ -185,6 +196,11 @@ function tokenInfo(r: TokenRow): TokenInfo {
     expires_at: iso(r.expires_at), last_used_at: iso(r.last_used_at),
     allow: r.allow_scopes ? (JSON.parse(r.allow_scopes) as string[]) : [], deny: r.deny_scopes ? (JSON.parse(r.deny_scopes) as string[]) : [],
   };
+}
+
+/** Scope lists as the store's columns (an empty list: null). */
+function scopeColumns(s: ScopeLists): { allow_scopes: string | null; deny_scopes: string | null } {
+  return { allow_scopes: s.allow.length ? JSON.stringify(s.allow) : null, deny_scopes: s.deny.length ? JSON.stringify(s.deny) : null };
 }
 
 /** A row's scopes, or undefined when it has none (full tenant access). */

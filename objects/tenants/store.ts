@@ -132,6 +132,12 @@ export class TenantStore {
     row.last_used_at = now;
   }
 
+  /** Replaces a token's scopes (JSON arrays; null = none). */
+  setTokenScopes(tokenId: string, allow: string | null, deny: string | null): void {
+    if (!this.ready) return;
+    this.sql.exec("UPDATE tokens SET allow_scopes = ?, deny_scopes = ? WHERE token_id = ?", allow, deny, tokenId);
+  }
+
   /** Marks a token revoked (keeps the first revocation time). */
   revokeToken(tokenId: string, now: number): void {
     if (!this.ready) return;

@@ -187,6 +187,12 @@ export const issueTokenSchema = z.strictObject({
   deny: z.array(z.string()).optional(),
 }).refine((b) => b.expires_in_s === undefined || b.expires_at === undefined, { error: "give expires_in_s or expires_at, not both", path: ["expires_at"] });
 
+/** `PUT /admin/tenants/:id/tokens/:tokenId/scopes`: the token's new scopes (both empty = full tenant access). */
+export const tokenScopesSchema = z.strictObject({
+  allow: z.array(z.string()).default([]),
+  deny: z.array(z.string()).default([]),
+});
+
 /** A token as listed (never the secret). */
 export const tokenInfoSchema = z.object({
   token_id: z.string(),

@@ -16,5 +16,5 @@ export const CONSOLE_MQ9_PREFIX = "/v0/mq9/";
 
 /** Registers the route on `app`. */
 export function registerConsoleMq9(app: Hono<{ Bindings: Env }>): void {
-  app.post("/v0/mq9/*", tenantRoute((c, s) => answerMq9(c, s.tenant, undefined, CONSOLE_MQ9_PREFIX)));
+  app.post("/v0/mq9/*", tenantRoute((c, s) => answerMq9(c, s.tenant, undefined, CONSOLE_MQ9_PREFIX, s.access.kind === "tenant" ? s.access : undefined)));
 }
