@@ -6,7 +6,7 @@
  * object request. A refusal is logged with the token id (never the secret)
  * and counted for `/metrics` (`mortarmq_permission_denied_total`).
  */
-import { decide, type Operation, type Resource, type Scopes } from "../../wire/admin/scopes";
+import { decide, scopeMatches, type Operation, type Resource, type Scopes } from "../../wire/admin/scopes";
 
 /** Who is asking: the tenant, the issued token's id (absent: static token or open broker), its scopes (absent: full access). */
 export interface Permit {
@@ -41,4 +41,22 @@ export function drainDenied(): { tenant: string; operation: string; count: numbe
   });
   denied.clear();
   return out;
+}
+
+/**
+ * May `who` perform any of `ops` on the topic or mailbox `name`, on some
+ * group (a group pattern of a scope does not narrow it)? For a plain
+ * DECLARE, which a publisher or consumer needs to learn a topic's id. Null
+ * = yes; else the refusal of `ops[0]` on `name` (logged and counted once).
+ */
+export function permitAny(who: Permit, ops: readonly Operation[], name: string): string | null {
+  const s = who.scopes;
+  if (!s) return null;
+  const r = { name };
+  const covers = (x: Scopes["allow"][number], op: Operation) => scopeMatches({ ...x, group: null }, op, r);
+  for (const op of ops) {
+    if (s.deny.some((d) => d.group === null && scopeMatches(d, op, r))) continue;
+    if (s.allow.length === 0 || s.allow.some((a) => covers(a, op))) return null;
+  }
+  return permit(who, ops[0]!, r) ?? `permission denied: ${ops[0]} on ${name}`;
 }

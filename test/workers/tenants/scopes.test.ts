@@ -6,7 +6,15 @@
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { admin, freshTenant, mq9As, natsCheckedOnce, recheck } from "./helpers";
+import { DeclareFlags, ErrorCode, Op, decodeDeclareResult, utf8Bytes, type Frame } from "../../../wire/mortar";
+import { expectErr, expectOk, pubFrame } from "../helpers/mortar-ws";
+import { Peer } from "../helpers/peer";
+import { admin, freshTenant, mortarSession, mq9As, natsCheckedOnce, recheck } from "./helpers";
+
+const declare = (p: Peer, name: string, flags = 0) => p.request({ op: Op.DECLARE, topic: utf8Bytes(name), partitionCount: 1, flags });
+const subFrame = (topicId: number, group: string) =>
+  ({ op: Op.SUB, group: utf8Bytes(group), topicId, partition: 0xffff, startPolicy: 0, creditCount: 10, creditBytes: 0, flags: 0 }) as Frame;
+const errText = (f: Frame) => new TextDecoder().decode((f as { message: Uint8Array }).message);
 
 /** A fresh tenant with a second mailbox, and a token of it carrying `allow` / `deny`. */
 async function scopedTenant(allow: string[], deny: string[] = []): Promise<{ tenant: string; token: string; tokenId: string; full: string }> {
@@ -124,6 +132,39 @@ describe("scope changes reach open connections", () => {
     const { tenant, tokenId } = await scopedTenant(["mq9.*"]);
     expect((await admin("PUT", `/admin/tenants/${tenant}/tokens/${tokenId}/scopes`, { allow: ["mq9.send:a..b"] })).json.error).toMatch(/empty token/);
     expect((await admin("PUT", `/admin/tenants/${tenant}/tokens/0123456789ab/scopes`, { allow: [] })).status).toBe(404);
+  });
+});
+
+describe("MortarMQ", () => {
+  it("a consume-only token consumes its group and cannot publish, create, delete or join another group (PERMISSION_DENIED, connection open)", async () => {
+    const { token, full } = await scopedTenant(["mortar.consume:orders/billing"]);
+    const owner = await Peer.open(full);
+    const topicId = decodeDeclareResult(expectOk(await declare(owner, "orders"), Op.DECLARE).result).topicId;
+    const worker = await Peer.open(token);
+    expectOk(await declare(worker, "orders"), Op.DECLARE); // learning the id is allowed to a consumer
+    const created = expectErr(await declare(worker, "invoices"), ErrorCode.PERMISSION_DENIED, Op.DECLARE);
+    expect(errText(created)).toBe("permission denied: mortar.admin on invoices (no scope of the token allows it)");
+    expectErr(await declare(worker, "orders", DeclareFlags.DELETE), ErrorCode.PERMISSION_DENIED, Op.DECLARE);
+    const pub = expectErr(await worker.request(pubFrame(topicId, 0, "x")), ErrorCode.PERMISSION_DENIED, Op.PUB);
+    expect(errText(pub)).toBe("permission denied: mortar.publish on orders (no scope of the token allows it)");
+    const other = expectErr(await worker.request(subFrame(topicId, "audit")), ErrorCode.PERMISSION_DENIED, Op.SUB);
+    expect(errText(other)).toBe("permission denied: mortar.consume on orders/audit (no scope of the token allows it)");
+    expectOk(await worker.request(subFrame(topicId, "billing")), Op.SUB);
+    expectOk(await worker.request({ op: Op.PING } as Frame), Op.PING); // still open
+  });
+
+  it("a scope change reaches an open connection at its next re-check", async () => {
+    const { tenant, token, tokenId, full } = await scopedTenant(["mortar.*"]);
+    const owner = await Peer.open(full);
+    const topicId = decodeDeclareResult(expectOk(await declare(owner, "events"), Op.DECLARE).result).topicId;
+    const { stub, conn } = await mortarSession();
+    await conn.connect(token);
+    conn.send([pubFrame(topicId, 0, "one")]);
+    expectOk((await conn.take(1))[0], Op.PUB);
+    await admin("PUT", `/admin/tenants/${tenant}/tokens/${tokenId}/scopes`, { allow: ["mortar.consume"] });
+    await recheck(stub);
+    conn.send([pubFrame(topicId, 0, "two")]);
+    expectErr((await conn.take(1))[0], ErrorCode.PERMISSION_DENIED, Op.PUB);
   });
 });
 
