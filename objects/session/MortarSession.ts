@@ -73,12 +73,12 @@ export class MortarSession extends SocketSession implements SessionCallbacks {
       },
       admitPublish: (bytes) => this.auth.admitPublish(bytes),
       permit: (op, r) => {
-        const s = this.auth.snapshot();
-        return s?.scopes ? permit(s, op, r) : null;
+        const p = this.scopedPermit();
+        return p ? permit(p, op, r) : null;
       },
       permitAny: (ops, name) => {
-        const s = this.auth.snapshot();
-        return s?.scopes ? permitAny(s, ops, name) : null;
+        const p = this.scopedPermit();
+        return p ? permitAny(p, ops, name) : null;
       },
       send: (bytes) => {
         this.wire.sent(bytes);

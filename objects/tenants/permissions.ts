@@ -7,16 +7,28 @@
  * and counted for `/metrics` (`mortarmq_permission_denied_total`).
  */
 import { decide, scopeMatches, type Operation, type Resource, type Scopes } from "../../wire/admin/scopes";
+import { series } from "../usage/catalog";
 
-/** Who is asking: the tenant, the issued token's id (absent: static token or open broker), its scopes (absent: full access). */
+/**
+ * Who is asking: the tenant, the issued token's id (absent: static token or
+ * open broker), its scopes (absent: full access), and where a refusal is
+ * counted (`count(series)`: the session's or isolate's telemetry).
+ */
 export interface Permit {
   tenant: string;
   tokenId?: string;
   scopes?: Scopes;
+  count?: (series: string) => void;
 }
 
-/** Refusals counted in this isolate since the last drain, by `tenant\u0000operation`. */
-const denied = new Map<string, number>();
+const deniedSeries = new Map<string, string>();
+
+/** The `mortarmq_permission_denied_total` series of `op`. */
+export function deniedSeriesOf(op: Operation): string {
+  let s = deniedSeries.get(op);
+  if (s === undefined) deniedSeries.set(op, (s = series("mortarmq_permission_denied_total", { operation: op })));
+  return s;
+}
 
 /**
  * May `who` perform `op` on `r`? Null = yes; else the refusal text
@@ -27,20 +39,9 @@ export function permit(who: Permit, op: Operation, r: Resource | null): string |
   if (!who.scopes) return null;
   const d = decide(who.scopes, op, r);
   if (d.allowed) return null;
-  const key = `${who.tenant}\u0000${op}`;
-  denied.set(key, (denied.get(key) ?? 0) + 1);
+  who.count?.(deniedSeriesOf(op));
   console.warn(`mortarmq: ${d.reason} — tenant ${who.tenant}, token ${who.tokenId ?? "(static)"}`);
   return d.reason;
-}
-
-/** Refusal counts of this isolate since the last call, by tenant and operation (emptied). */
-export function drainDenied(): { tenant: string; operation: string; count: number }[] {
-  const out = [...denied].map(([k, count]) => {
-    const [tenant, operation] = k.split("\u0000") as [string, string];
-    return { tenant, operation, count };
-  });
-  denied.clear();
-  return out;
 }
 
 /**

@@ -13,6 +13,7 @@ import { tenantStub } from "../../objects/tenants/stub";
 import type { DirectoryRow } from "../../objects/tenants/rpc";
 import type { Env } from "../../objects/env";
 import { permit } from "../../objects/tenants/permissions";
+import { isolateMeter } from "../telemetry";
 import type { Operation, Resource, Scopes } from "../../wire/admin/scopes";
 
 /** The caller's access. */
@@ -98,5 +99,6 @@ export async function scopedTenant(
  * Routes answer it with 403 `{error}`.
  */
 export function scopeRefusal(access: Access, op: Operation, r: Resource | null): string | null {
-  return access.kind === "tenant" && access.scopes ? permit(access, op, r) : null;
+  if (access.kind !== "tenant" || !access.scopes) return null;
+  return permit({ tenant: access.tenant, tokenId: access.tokenId, scopes: access.scopes, count: (s) => isolateMeter.add(access.tenant, s) }, op, r);
 }

@@ -39,7 +39,7 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
     const r = tokenRefusal(auth);
     return c.json({ error: r.error }, r.status, r.headers);
   }
-  return answerMq9(c, auth.tenant, auth.state, MQ9_HTTP_PREFIX, auth);
+  return answerMq9(c, auth.tenant, auth.state, MQ9_HTTP_PREFIX, metered(auth));
 }
 
 /**
@@ -98,4 +98,9 @@ export function waitUntilOf(c: Context<{ Bindings: Env }>): ((p: Promise<unknown
   } catch {
     return undefined; // no execution context (app.fetch called without one)
   }
+}
+
+/** An authenticated caller as a Permit whose refusals count in the isolate's meter (undefined: no scopes). */
+export function metered(who: Permit): Permit | undefined {
+  return who.scopes ? { tenant: who.tenant, tokenId: who.tokenId, scopes: who.scopes, count: (s) => isolateMeter.add(who.tenant, s) } : undefined;
 }

@@ -63,8 +63,8 @@ describe("issuing scoped tokens", () => {
 });
 
 describe("a send-only token", () => {
-  it("HTTP: SENDs to its mailbox and nothing else (403 permission denied)", async () => {
-    const { token, full } = await scopedTenant(["mq9.send:orders.inbox"]);
+  it("HTTP: SENDs to its mailbox and nothing else (403 permission denied), each refusal counted", async () => {
+    const { tenant, token, full } = await scopedTenant(["mq9.send:orders.inbox"]);
     for (const name of ["orders.inbox", "orders.other"]) {
       expect((await mq9As(full, "$mq9.AI.MAILBOX.CREATE", { name })).body.error).toBe("");
     }
@@ -83,6 +83,10 @@ describe("a send-only token", () => {
       const r = await mq9As(token, subject, body);
       expect([subject, r.status, r.body.error]).toEqual([subject, 403, `permission denied: ${what} (no scope of the token allows it)`]);
     }
+    // every refusal counted by operation on /metrics
+    const metrics = (await admin("GET", "/metrics")).json as string;
+    const count = (op: string) => Number(new RegExp(`^mortarmq_permission_denied_total\\{tenant="${tenant}",operation="${op.replace(".", "\\.")}"\\} (\\d+)$`, "m").exec(metrics)?.[1]);
+    expect(["mq9.fetch", "mq9.query", "mq9.send", "mq9.create", "mq9.push", "agents.discover"].map(count)).toEqual([2, 1, 1, 2, 1, 1]);
     // nothing was stored by the refused requests: one message in the inbox, none in the other
     const q = await mq9As(full, "$mq9.AI.MSG.QUERY.orders.inbox", {});
     expect((q.body.messages as unknown[]).length).toBe(1);
