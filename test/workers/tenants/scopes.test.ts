@@ -172,6 +172,27 @@ describe("MortarMQ", () => {
   });
 });
 
+describe("a read-only token", () => {
+  it("sees /stats, usage and mailbox messages but changes nothing", async () => {
+    const { tenant, token, full } = await scopedTenant(["usage.read", "mq9.query"]);
+    await mq9As(full, "$mq9.AI.MAILBOX.CREATE", { name: "dash.box" });
+    await mq9As(full, "$mq9.AI.MSG.SEND.dash.box", "m1");
+    const stats = await SELF.fetch("http://broker/stats", { headers: { Authorization: `Bearer ${token}` } });
+    expect(stats.status).toBe(200);
+    expect((await SELF.fetch("http://broker/v0/usage", { headers: { Authorization: `Bearer ${token}` } })).status).toBe(200);
+    expect((await mq9As(token, "$mq9.AI.MSG.QUERY.dash.box", {})).body.messages).toHaveLength(1);
+    for (const [subject, body] of [["$mq9.AI.MSG.SEND.dash.box", "x"], ["$mq9.AI.MSG.DELETE.dash.box.0", {}], ["$mq9.AI.MAILBOX.CREATE", { name: "dash.new" }], ["$mq9.AI.AGENT.REGISTER", { name: "a", mailbox: "dash.box" }]] as const) {
+      expect([subject, (await mq9As(token, subject, body)).status]).toEqual([subject, 403]);
+    }
+    const owner = await Peer.open(full);
+    decodeDeclareResult(expectOk(await declare(owner, "dash.topic"), Op.DECLARE).result);
+    const reader = await Peer.open(token);
+    expectErr(await declare(reader, "dash.topic"), ErrorCode.PERMISSION_DENIED, Op.DECLARE);
+    expect((await mq9As(full, "$mq9.AI.MSG.QUERY.dash.box", {})).body.messages).toHaveLength(1);
+    expect(tenant).toBeTruthy();
+  });
+});
+
 describe("groups admin API", () => {
   it("a consume-only token may read groups but not reset or delete them (403)", async () => {
     const { token } = await scopedTenant(["mortar.consume:orders/billing"]);
