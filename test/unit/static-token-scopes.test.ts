@@ -1,6 +1,6 @@
 /** `AUTH_TOKENS` entries with scopes (objects/tenants/auth.ts parseStaticEntries; docs/tenants.md "Permissions"). */
 import { describe, expect, it } from "vitest";
-import { parseStaticEntries, parseStaticTokens } from "../../objects/tenants/auth";
+import { parseStaticEntries, parseStaticTokens } from "../../objects/tenants/static-tokens";
 import { decide } from "../../wire/admin/scopes";
 
 describe("AUTH_TOKENS scopes", () => {
