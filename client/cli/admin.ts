@@ -111,9 +111,17 @@ export function renderTokens(tokens: readonly TokenInfo[], now = Date.now()): st
   if (tokens.length === 0) return "no issued tokens\n";
   const state = (k: TokenInfo): string =>
     k.revoked_at !== null ? "revoked" : k.expires_at !== null && Date.parse(k.expires_at) <= now ? "expired" : "active";
-  return formatTable(["token id", "label", "state", "created", "expires", "last used", "revoked"],
-    tokens.map((k) => [k.token_id, k.label || "-", state(k), k.created_at, k.expires_at ?? "never", k.last_used_at ?? "never", k.revoked_at ?? "-"]));
+  return formatTable(["token id", "label", "state", "created", "expires", "last used", "revoked", "scopes"],
+    tokens.map((k) => [k.token_id, k.label || "-", state(k), k.created_at, k.expires_at ?? "never", k.last_used_at ?? "never", k.revoked_at ?? "-", scopeCell(k)]));
 }
+
+/** A token's scopes in one cell: `all` (no scopes), else `allow a, b; deny c`. */
+export function scopeCell(k: Pick<TokenInfo, "allow" | "deny">): string {
+  if (k.allow.length === 0 && k.deny.length === 0) return "all";
+  return [k.allow.length ? `allow ${k.allow.join(", ")}` : "", k.deny.length ? `deny ${k.deny.join(", ")}` : ""].filter(Boolean).join("; ");
+}
+
+const collect = (v: string, prev: string[]): string[] => [...prev, v];
 
 /** Registers `admin` and its subcommands on `program`. */
 export function registerAdmin(program: Command): void {
@@ -167,19 +175,23 @@ export function registerAdmin(program: Command): void {
       else printLine(`deleted tenant ${t.id}: ${t.tokens.length} token(s) revoked; its data is purged from ${t.purge?.next_step_at ?? "now"} (see mortarmq admin tenants describe ${t.id})`);
     }));
 
-  const tokens = admin.command("tokens").description("issue, list and revoke a tenant's tokens");
+  const tokens = admin.command("tokens").description("issue, list, scope and revoke a tenant's tokens");
   tokens.command("issue <tenant>")
     .description("issue a token — printed once, never shown again (the broker keeps only its hash)")
     .option("--label <text>", "what the token is for")
     .option("--expires-in <duration>", "refuse the token after this long, e.g. 12h, 1.5h, 30d: a whole number of seconds, at most 10 years (a bare number is seconds; default: never)")
-    .action(action(async (g, tenant: string, o: { label?: string; expiresIn?: string }, cmd: Command) => {
+    .option("--allow <scope>", "allow only this operation[:resource] (repeatable; e.g. 'mq9.send:orders.*', 'mortar.consume:orders/billing'; docs/tenants.md \"Permissions\")", collect, [])
+    .option("--deny <scope>", "refuse this operation[:resource], over any allow (repeatable; e.g. 'mq9.*:secret.>')", collect, [])
+    .action(action(async (g, tenant: string, o: { label?: string; expiresIn?: string; allow: string[]; deny: string[] }, cmd: Command) => {
       const body: Record<string, unknown> = {};
       if (o.label) body.label = o.label;
+      if (o.allow.length) body.allow = o.allow;
+      if (o.deny.length) body.deny = o.deny;
       if (o.expiresIn !== undefined) body.expires_in_s = parseDurationS("--expires-in", o.expiresIn, 1);
       const t = await adminRequest(g, tokenOf(cmd), `/admin/tenants/${tenantId(tenant)}/tokens`,
         { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } }, issuedTokenSchema);
       if (g.json) printJson(t);
-      else printLine(`${t.token}\n(token id ${t.token_id} of tenant ${t.tenant}${t.expires_at ? `, expires ${t.expires_at}` : ""}; store it now: it is not shown again)`);
+      else printLine(`${t.token}\n(token id ${t.token_id} of tenant ${t.tenant}${t.expires_at ? `, expires ${t.expires_at}` : ""}, scopes: ${scopeCell(t)}; store it now: it is not shown again)`);
     }));
   tokens.command("list <tenant>")
     .description("a tenant's tokens (never their secrets): state, expiry and last use (to the minute)")
@@ -196,6 +208,17 @@ export function registerAdmin(program: Command): void {
         tenantSchema.shape.tokens.element);
       if (g.json) printJson(t);
       else printLine(`revoked token ${t.token_id} of tenant ${tenant} (at ${t.revoked_at})`);
+    }));
+  tokens.command("scopes <tenant> <tokenId>")
+    .description("replace a token's scopes (no --allow and no --deny: full tenant access); open connections take them at their next token re-check")
+    .option("--allow <scope>", "allow only this operation[:resource] (repeatable)", collect, [])
+    .option("--deny <scope>", "refuse this operation[:resource], over any allow (repeatable)", collect, [])
+    .action(action(async (g, tenant: string, tokenId: string, o: { allow: string[]; deny: string[] }, cmd: Command) => {
+      if (!TOKEN_ID_RE.test(tokenId)) throw usageError(`token id must be 12 hex digits (see mortarmq admin tenants show ${tenant}), not "${tokenId}"`);
+      const t = await adminRequest(g, tokenOf(cmd), `/admin/tenants/${tenantId(tenant)}/tokens/${tokenId}/scopes`,
+        { method: "PUT", body: JSON.stringify({ allow: o.allow, deny: o.deny }), headers: { "content-type": "application/json" } }, tenantSchema.shape.tokens.element);
+      if (g.json) printJson(t);
+      else printLine(`token ${t.token_id} of tenant ${tenant}: scopes ${scopeCell(t)}`);
     }));
 
   const quotas = admin.command("quotas").description("show and set a tenant's quotas (default: unlimited)");

@@ -42,6 +42,9 @@ import { errorReply, mailboxReply, quotaReply, type Mq9Reply } from "./reply";
 import { mailboxIndexStub } from "../mailbox-index/stub";
 import type { MailboxIndex } from "../mailbox-index/MailboxIndex";
 import type { IndexCreate } from "../mailbox-index/rpc";
+import { permit, type Permit } from "../tenants/permissions";
+import type { Operation, Resource } from "../../wire/admin/scopes";
+import { mailboxKey } from "../../wire/mq9/agent-requests";
 
 /** One mq9 request as every transport sees it. */
 export interface Mq9Request {
@@ -72,6 +75,25 @@ export interface Mq9RequestContext {
   stubs?: MailboxStubs;
   /** The tenant's quotas (publish rate and storage for SEND, mailbox count for CREATE); absent = none checked. */
   quota?: Mq9Quota;
+  /** The caller's token scopes (objects/tenants/permissions.ts); absent = full tenant access. */
+  permit?: Permit;
+}
+
+/** Throws the mq9 `forbidden` error (HTTP 403) when the caller's scopes refuse `op` on `r`. */
+function allow(ctx: Mq9RequestContext, op: Operation, r: Resource | null): void {
+  if (!ctx.permit?.scopes) return;
+  const refused = permit(ctx.permit, op, r);
+  if (refused !== null) throw new Mq9Error("forbidden", refused);
+}
+
+/** The mailbox an agent request names (`mailbox` of its body), for agents.register scopes; null when it names none. */
+function agentMailbox(payload: Uint8Array): Resource | null {
+  try {
+    const b = JSON.parse(new TextDecoder().decode(payload)) as { mailbox?: unknown };
+    return typeof b?.mailbox === "string" && b.mailbox.trim() !== "" ? { name: mailboxKey(b.mailbox) } : null;
+  } catch {
+    return null; // the request's own parse answers the bad body
+  }
 }
 
 /** Generated-address collisions tolerated before giving up (never expected: 160 random bits). */
@@ -99,6 +121,7 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
       case "MSG.SEND": {
         const opts = parseMq9Headers(req.headers);
         const address = subject.mailAddress;
+        allow(ctx, "mq9.send", { name: address });
         const admission = ctx.quota?.admitSend(req.payload.byteLength + sendMetadataBytes(opts));
         const t = (target = mailboxTarget(env, tenant, address, ctx));
         const r = await calls(ctx).send(t, address, opts, req.payload, admission);
@@ -109,6 +132,7 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
       }
       case "MSG.FETCH": {
         const spec = parseFetchRequest(req.payload);
+        allow(ctx, "mq9.fetch", spec.group === null ? { name: subject.mailAddress } : { name: subject.mailAddress, group: spec.group });
         const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
         const r = await ordered(ctx, t, () => fetchCancellable(t.stub, subject.mailAddress, spec, ctx));
         return mailboxReply(r, (v) => ({ messages: v.messages }));
@@ -118,18 +142,21 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
         if (ack.mailAddress !== subject.mailAddress) {
           throw new Mq9Error("bad_request", `mail_address "${echo(ack.mailAddress)}" does not match the subject's mailbox ${subject.mailAddress}`);
         }
+        allow(ctx, "mq9.ack", { name: subject.mailAddress, group: ack.group });
         const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
         const r = await ordered(ctx, t, async () => t.stub.ack(subject.mailAddress, ack.group, ack.msgId));
         return mailboxReply(r, () => ({}));
       }
       case "MSG.QUERY": {
         const spec = parseQueryRequest(req.payload);
+        allow(ctx, "mq9.query", { name: subject.mailAddress });
         const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
         const r = await ordered(ctx, t, async () => t.stub.query(subject.mailAddress, spec));
         return mailboxReply(r, (v) => ({ messages: v.messages }));
       }
       case "MSG.DELETE": {
         parseNoFieldsRequest(req.payload);
+        allow(ctx, "mq9.delete", { name: subject.mailAddress });
         const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
         const r = await ordered(ctx, t, async () => t.stub.deleteMessage(subject.mailAddress, subject.msgId));
         return mailboxReply(r, () => ({ deleted: true }));
@@ -137,10 +164,13 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
       case "PUSH.CREATE":
       case "PUSH.LIST":
       case "PUSH.DELETE": {
+        allow(ctx, "mq9.push", { name: subject.mailAddress });
         const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
         return await handlePushRequest(env, tenant, subject, req.payload, (rpc) => ordered(ctx, t, () => rpc(t.stub)));
       }
       default:
+        if (subject.verb === "DISCOVER") allow(ctx, "agents.discover", null);
+        else allow(ctx, "agents.register", agentMailbox(req.payload));
         return await handleAgentRequest(env, tenant, subject.verb, req.payload);
     }
   } catch (e) {
@@ -184,6 +214,7 @@ async function create(env: Env, tenant: string, payload: Uint8Array, ctx: Mq9Req
   const spec = parseCreateRequest(payload);
   const ttlSec = spec.ttlSec ?? DEFAULT_MAILBOX_TTL_S;
   if (spec.name !== null) assertMailAddress(spec.name);
+  allow(ctx, "mq9.create", spec.name === null ? null : { name: spec.name });
   const index = mailboxIndexStub(env, tenant);
   let address = spec.name ?? generateMailAddress();
   let granted: CreateAdmission = CREATE_ADMITTED;

@@ -9,7 +9,7 @@ import type { Mq9Reply } from "./reply";
 
 /** Outcome label by HTTP status when the reply names no error kind (agent replies). */
 const STATUS_OUTCOME: Readonly<Record<number, string>> = {
-  400: "bad_request", 401: "unauthorized", 404: "not_found", 409: "conflict", 413: "payload_too_large",
+  400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "conflict", 413: "payload_too_large",
   429: "too_many_requests", 500: "internal", 503: "unavailable",
 };
 

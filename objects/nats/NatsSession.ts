@@ -367,7 +367,9 @@ export class NatsSession extends SocketSession<ConnectionState> {
   private async run(conn: NatsConnection, req: ServedRequest): Promise<void> {
     let reply: Mq9Reply;
     try {
-      this.mq9Context ??= { signal: this.closing.signal, sends: this.sends, stubs: this.stubs, quota: this.auth.mq9Quota() };
+      // permit: the connection's current scopes (each re-check may change them)
+      const permitOf = () => this.scopedPermit();
+      this.mq9Context ??= { signal: this.closing.signal, sends: this.sends, stubs: this.stubs, quota: this.auth.mq9Quota(), get permit() { return permitOf(); } };
       reply = await handleMq9Request(this.env, req.tenant, req, this.mq9Context);
     } catch (err) {
       reply = errorReply(err); // never expected (handleMq9Request answers every failure itself)

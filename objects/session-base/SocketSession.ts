@@ -49,6 +49,8 @@ import { ConnectionAuth, type ConnectionAuthSnapshot } from "../tenants/connecti
 import type { ConnectionProtocol } from "../tenants/rpc";
 import { ConnectionTelemetry } from "../usage/connection";
 import { series } from "../usage/catalog";
+import { Tally } from "../usage/tally";
+import type { Permit } from "../tenants/permissions";
 import { telemetryFlushMs } from "../usage/config";
 import { echoCloseCode } from "./close";
 import { Deadlines, type DeadlineMode, type DeadlinesSnapshot } from "./deadlines";
@@ -133,6 +135,7 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
         if (this.bytesIn) add(this.bytesInSeries, this.bytesIn);
         if (this.bytesOut) add(this.bytesOutSeries, this.bytesOut);
         this.bytesIn = this.bytesOut = 0;
+        this.denials.drain(add);
         this.drainCounts(add);
       },
       levels: () => this.levels(),
@@ -173,6 +176,23 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
 
   /** The connection is over (either side): shut the protocol down; the base then gives the lease back and reports. */
   protected onEnd(): void | Promise<void> {}
+
+  /** Scope refusals of this connection (mortarmq_permission_denied_total), reported with the telemetry. */
+  private readonly denials = new Tally();
+  private readonly countDenied = (s: string): void => {
+    this.denials.add(s);
+    this.telemetry.touch();
+  };
+
+  /**
+   * The connection's current token scopes as a Permit (objects/tenants/permissions.ts),
+   * or undefined when the token has none (full tenant access) or is not checked yet.
+   * Each re-check may change them.
+   */
+  protected scopedPermit(): Permit | undefined {
+    const s = this.auth.snapshot();
+    return s?.scopes ? { tenant: s.tenant, tokenId: s.tokenId, scopes: s.scopes, count: this.countDenied } : undefined;
+  }
 
   /** Moves the subclass's counts (frames, requests) into `add(series, n)` for a telemetry report. */
   protected drainCounts(_add: (series: string, n: number) => void): void {}

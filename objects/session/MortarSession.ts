@@ -30,6 +30,7 @@
  * partitions call back through the RPC methods below (groupNotice, wake,
  * expired, hasMember, groupRemoved).
  */
+import { permit, permitAny } from "../tenants/permissions";
 import type { Env } from "../env";
 import { ErrorCode, MortarError } from "../../wire/mortar/errors";
 import { HALF_FRAME_TIMEOUT_MS, KEEPALIVE_CLOSE_MS } from "../../wire/mortar/constants";
@@ -71,6 +72,14 @@ export class MortarSession extends SocketSession implements SessionCallbacks {
         return a;
       },
       admitPublish: (bytes) => this.auth.admitPublish(bytes),
+      permit: (op, r) => {
+        const p = this.scopedPermit();
+        return p ? permit(p, op, r) : null;
+      },
+      permitAny: (ops, name) => {
+        const p = this.scopedPermit();
+        return p ? permitAny(p, ops, name) : null;
+      },
       send: (bytes) => {
         this.wire.sent(bytes);
         this.send(bytes);

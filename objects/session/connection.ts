@@ -354,8 +354,21 @@ export class Connection {
         `partition ${f.partition} is not below partition_count ${topic.partitionCount} of topic_id ${topic.topicId}`);
       return;
     }
+    const refused = this.port.permit("mortar.publish", { name: topic.name });
+    if (refused !== null) return this.respondErr(slot, ErrorCode.PERMISSION_DENIED, Op.PUB, refused);
     const bytes = f.key.length + f.value.length; // what the record stores (docs/tenants.md "Quotas")
     this.pipeline.submit(topic, f.partition, body, slot, this.port.admitPublish(bytes));
+  }
+
+  /**
+   * Scopes of a DECLARE: deleting or altering (RETENTION) a topic needs
+   * `mortar.admin`; a plain DECLARE (how clients learn a topic's id) is
+   * allowed to a token that may administer, publish to or consume the topic.
+   */
+  private declarePermit(f: DeclareFrame): string | null {
+    const name = new TextDecoder().decode(f.topic);
+    if (f.flags & (DeclareFlags.DELETE | DeclareFlags.RETENTION)) return this.port.permit("mortar.admin", { name });
+    return this.port.permitAny(["mortar.admin", "mortar.publish", "mortar.consume"], name);
   }
 
   private async lookupThenPub(f: PubFrame, body: Uint8Array, slot: number): Promise<void> {
@@ -380,6 +393,8 @@ export class Connection {
   }
 
   private async declare(f: DeclareFrame, slot: number): Promise<void> {
+    const refused = this.declarePermit(f);
+    if (refused !== null) return this.respondErr(slot, ErrorCode.PERMISSION_DENIED, Op.DECLARE, refused);
     try {
       const r = await withDeadline(this.port.declare(f.topic.slice(), f.partitionCount, f.flags, f.retention));
       if (!r.ok) {

@@ -35,7 +35,7 @@ export const MAX_SUBSCRIPTIONS = 1024;
 /** What the read path needs from its Connection. */
 export interface ConsumerIO {
   /** The connection's port: the ConsumerGroup and Partition calls (port.ts). */
-  port: Pick<MortarPort, "join" | "heartbeat" | "controlAck" | "leave" | "deliver" | "settle">;
+  port: Pick<MortarPort, "join" | "heartbeat" | "controlAck" | "leave" | "deliver" | "settle" | "permit">;
   /** This session's object id (hex): where groups and partitions call back. */
   sessionId: string;
   /** Topic metadata (cached), or the error for an unknown / deleted topic_id. */
@@ -99,6 +99,8 @@ export class Consumer {
       this.io.respondErr(slot, topic.code, Op.SUB, topic.message);
       return;
     }
+    const refused = this.io.port.permit("mortar.consume", { name: topic.name, group });
+    if (refused !== null) return this.io.respondErr(slot, ErrorCode.PERMISSION_DENIED, Op.SUB, refused);
     while (this.subs.has(this.nextId)) this.nextId = (this.nextId % 0xffff) + 1;
     const sub = new Subscription(this.nextId, group, topic, (f.flags & SubFlags.PULL_MODE) !== 0, f.creditCount, f.creditBytes);
     this.nextId = (this.nextId % 0xffff) + 1;
@@ -135,6 +137,8 @@ export class Consumer {
     const sub = this.subs.get(f.subscriptionId);
     if (!sub) return this.io.respondErr(slot, ErrorCode.UNKNOWN_SUBSCRIPTION, f.op, `subscription ${f.subscriptionId} is not open on this connection`);
     if (f.topicId !== sub.topic.topicId) return this.io.respondErr(slot, ErrorCode.NOT_OWNER, f.op, `subscription ${sub.id} consumes topic_id ${sub.topic.topicId}, not ${f.topicId}`);
+    const refused = this.io.port.permit("mortar.consume", { name: sub.topic.name, group: sub.group });
+    if (refused !== null) return this.io.respondErr(slot, ErrorCode.PERMISSION_DENIED, f.op, refused);
     if (f.partition >= sub.topic.partitionCount) {
       return this.io.respondErr(slot, ErrorCode.PARTITION_OUT_OF_RANGE, f.op, `partition ${f.partition} is not below partition_count ${sub.topic.partitionCount}`);
     }
@@ -153,6 +157,8 @@ export class Consumer {
     if (!sub || !sub.pullMode) {
       return this.io.respondErr(slot, ErrorCode.UNKNOWN_SUBSCRIPTION, Op.PULL, `no pull-mode subscription ${f.subscriptionId} is open on this connection`);
     }
+    const refused = this.io.port.permit("mortar.consume", { name: sub.topic.name, group: sub.group });
+    if (refused !== null) return this.io.respondErr(slot, ErrorCode.PERMISSION_DENIED, Op.PULL, refused);
     if (this.staleMember(sub, f.memberId, f.membershipEpoch)) {
       return this.io.respondErr(slot, ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.PULL, `member ${f.memberId} (membership_epoch ${f.membershipEpoch}) is not this subscription's current member`);
     }

@@ -20,6 +20,7 @@ import type { DeclareResult, LookupResult, TopicInfo } from "../registry/rpc";
 import type { AppendResult, DeliverRequest, DeliverResult, SettleRequest, SettleResult } from "../partition/rpc";
 import type { ControlAckRequest, JoinRefused, JoinRequest, JoinResult } from "../group/rpc";
 import type { Subscription } from "./subscription";
+import type { Operation, Resource } from "../../wire/admin/scopes";
 
 /** What a MortarMQ connection asks of its session (see the module comment). */
 export interface MortarPort {
@@ -28,6 +29,14 @@ export interface MortarPort {
   authenticate(token: string | undefined): Promise<AuthResult>;
   /** The quotas for one PUB storing `bytes` (key + value): resolves null = admitted, else the refusal. Awaited in the PUB's lane. */
   admitPublish(bytes: number): Promise<Refusal | null>;
+  /**
+   * May the connection's token perform `op` on `r` (docs/tenants.md
+   * "Permissions")? Null = yes, else the refusal text (logged and counted);
+   * decided in memory from what the last token check returned.
+   */
+  permit(op: Operation, r: Resource | null): string | null;
+  /** As `permit`, allowed when any of `ops` is allowed on topic `name` for some group (objects/tenants/permissions.ts permitAny). */
+  permitAny(ops: readonly Operation[], name: string): string | null;
 
   // ---------------------------------------------------------------- TopicRegistry
   /** Topic metadata of `topicId` (UNKNOWN_TOPIC / TOPIC_DELETED as answers). */

@@ -34,7 +34,7 @@ import { Directory } from "./directory";
 import { Purger } from "./purger";
 import { TenantStore } from "./store";
 import { TenantIndex } from "./tenant-index";
-import type { AdminResult, AdmitAnswer, DirectoryRow, PushAdmitAnswer, ConnectAnswer, ConnectRequest, LeaseAnswer, TenantState } from "./rpc";
+import type { AdminResult, AdmitAnswer, DirectoryRow, PushAdmitAnswer, ConnectAnswer, ConnectRequest, LeaseAnswer, ScopeLists, TenantState } from "./rpc";
 
 export class TenantDirectory extends DurableObject<Env> {
   private readonly store: TenantStore;
@@ -84,9 +84,9 @@ export class TenantDirectory extends DurableObject<Env> {
     return r;
   }
 
-  /** Issues a token (Directory.issueToken); the answer is the only place the token appears. */
-  issueToken(label: string, expiresAt: number | null = null, now = Date.now()): Promise<AdminResult<IssuedToken>> {
-    return this.directory.issueToken(label, expiresAt, now);
+  /** Issues a token (Directory.issueToken; `scopes` validated by the caller); the answer is the only place the token appears. */
+  issueToken(label: string, expiresAt: number | null = null, now = Date.now(), scopes?: ScopeLists): Promise<AdminResult<IssuedToken>> {
+    return this.directory.issueToken(label, expiresAt, now, scopes);
   }
 
   /** The tenant's issued tokens (never their secrets), with expiry and last use. */
@@ -97,6 +97,11 @@ export class TenantDirectory extends DurableObject<Env> {
   /** Revokes a token (idempotent). New connections and requests are refused at once. */
   revokeToken(tokenId: string, now = Date.now()): AdminResult<TokenInfo> {
     return this.directory.revokeToken(tokenId, now);
+  }
+
+  /** Replaces a token's scopes (Directory.setTokenScopes; validated by the caller). */
+  setTokenScopes(tokenId: string, scopes: ScopeLists): AdminResult<TokenInfo> {
+    return this.directory.setTokenScopes(tokenId, scopes);
   }
 
   /** Replaces the quotas. `implicit` as in describe. */
@@ -138,17 +143,19 @@ export class TenantDirectory extends DurableObject<Env> {
     const refused = this.directory.checkToken(tokenId, tokenHash, now);
     if (refused) return refused;
     const expiresAt = this.directory.tokenExpiry(tokenId); // bounds the isolates' cache (token-cache.ts on main)
-    return { ok: true, state: await this.admission.state(now), expiresAt };
+    return withScopes({ ok: true, state: await this.admission.state(now), expiresAt }, this.directory.tokenScopes(tokenId));
   }
 
   /** A connection authenticated (or is about to): its issued token checked if it has one, a connection slot taken while a connection quota is set. */
   async openConnection(req: ConnectRequest, now = Date.now()): Promise<ConnectAnswer> {
-    return this.directory.checkToken(req.tokenId, req.tokenHash, now) ?? this.admission.openConnection(req, now);
+    const a = this.directory.checkToken(req.tokenId, req.tokenHash, now) ?? (await this.admission.openConnection(req, now));
+    return withScopes(a, this.directory.tokenScopes(req.tokenId));
   }
 
-  /** An open connection re-checks its token (revoked → refused) and renews its lease; answers the current state. */
+  /** An open connection re-checks its token (revoked → refused) and renews its lease; answers the current state and the token's current scopes. */
   async renew(req: ConnectRequest, now = Date.now()): Promise<ConnectAnswer> {
-    return this.directory.checkToken(req.tokenId, undefined, now) ?? this.admission.renew(req, now);
+    const a = this.directory.checkToken(req.tokenId, undefined, now) ?? (await this.admission.renew(req, now));
+    return withScopes(a, this.directory.tokenScopes(req.tokenId));
   }
 
   /** The connection closed: its slot is free. */
@@ -219,4 +226,9 @@ export class TenantDirectory extends DurableObject<Env> {
   quotas(): Quotas {
     return this.store.quotas();
   }
+}
+
+/** `a` with the token's scopes when it is a good answer and the token has scopes. */
+function withScopes(a: ConnectAnswer, scopes: ScopeLists | undefined): ConnectAnswer {
+  return a.ok && scopes ? { ...a, scopes } : a;
 }

@@ -6,8 +6,12 @@
  * Two kinds of tokens, checked in this order:
  * - Static configuration: `AUTH_TOKENS` = comma-separated `token:tenant`
  *   pairs (a bare `token` maps to tenant `default`), compared in constant
- *   time. Entries with an invalid tenant id are skipped, but a non-empty
- *   `AUTH_TOKENS` always keeps the broker closed (fail closed).
+ *   time. An entry may carry scopes after its tenant (docs/tenants.md
+ *   "Permissions"): `token:tenant:allow=<scope>;allow=<scope>;deny=<scope>`
+ *   (`;`-separated rules, each `allow=` or `deny=` one scope). Entries with
+ *   an invalid tenant id or a scope that does not parse are skipped (that
+ *   token is refused), but a non-empty `AUTH_TOKENS` always keeps the broker
+ *   closed (fail closed).
  * - Issued tokens (`mmq.<tenant>.<token_id>.<secret>`, created with the
  *   admin API): the token's SHA-256 is checked by the tenant's
  *   TenantDirectory object on every new connection; a request without a
@@ -21,17 +25,19 @@
  */
 import type { Env } from "../env";
 import { TENANT_ID_RE, parseIssuedToken, timingSafeEqualStr } from "../../wire/admin/tenants";
+import { parseScopes, type Scopes } from "../../wire/admin/scopes";
+import { OPEN_TENANT, parseStaticEntries, parseStaticTokens } from "./static-tokens";
 import { tokenHash } from "./crypto";
 import { tenantStub } from "./stub";
-import type { AuthResult, ConnectionProtocol } from "./rpc";
+import type { AuthResult, ConnectionProtocol, ScopeLists } from "./rpc";
 import { logOverload } from "../shared/platform-faults";
 import { TokenCache } from "./token-cache";
 import { tokenCacheMs } from "./config";
 
 export { TENANT_ID_RE, timingSafeEqualStr };
 
-/** Tenant used when the broker runs open (no tokens configured). */
-export const OPEN_TENANT = "default";
+export { OPEN_TENANT, parseStaticEntries, parseStaticTokens };
+export type { StaticToken } from "./static-tokens";
 
 /** Result of authenticating a token (defined with the tenant RPC shapes, so pure code can use it). */
 export type { AuthResult };
@@ -42,18 +48,14 @@ export interface ConnectionRequest {
   protocol: ConnectionProtocol;
 }
 
-/** Parses `AUTH_TOKENS` into token → tenant. Malformed tenant ids are skipped. */
-export function parseStaticTokens(spec: string | undefined): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const raw of (spec ?? "").split(",")) {
-    const item = raw.trim();
-    if (!item) continue;
-    const i = item.lastIndexOf(":");
-    const token = i > 0 ? item.slice(0, i) : item;
-    const tenant = i > 0 ? item.slice(i + 1) : OPEN_TENANT;
-    if (TENANT_ID_RE.test(tenant)) out.set(token, tenant);
+/** Parses an issued token's stored scopes (validated when issued); undefined = none. A list that no longer parses denies everything (fail closed). */
+export function issuedScopes(lists: ScopeLists | undefined): Scopes | undefined {
+  if (!lists) return undefined;
+  try {
+    return parseScopes(lists.allow, lists.deny);
+  } catch {
+    return parseScopes([], ["*"]);
   }
-  return out;
 }
 
 /**
@@ -109,6 +111,7 @@ export function forgetTenant(tenant: string): void {
  */
 export async function authenticateToken(env: Env, token: string | undefined, connection?: ConnectionRequest): Promise<AuthResult> {
   let tenant: string | undefined;
+  let scopes: Scopes | undefined;
   const open = isOpen(env);
   if (open) {
     if (!openModeLogged) {
@@ -118,15 +121,18 @@ export async function authenticateToken(env: Env, token: string | undefined, con
     tenant = OPEN_TENANT;
   } else {
     if (!token) return { ok: false, reason: "missing", message: "a token is required" };
-    for (const [t, name] of parseStaticTokens(env.AUTH_TOKENS)) if (timingSafeEqualStr(t, token)) tenant = name;
+    for (const [t, e] of parseStaticEntries(env.AUTH_TOKENS)) {
+      if (timingSafeEqualStr(t, token)) ({ tenant, scopes } = e);
+    }
   }
   if (tenant !== undefined) {
-    if (!connection) return { ok: true, tenant, open };
+    const base = scopes ? { ok: true as const, tenant, open, scopes } : { ok: true as const, tenant, open };
+    if (!connection) return base;
     try {
       const a = await tenantStub(env, tenant).openConnection({ leaseId: connection.leaseId, protocol: connection.protocol });
-      return a.ok ? { ok: true, tenant, open, state: a.state } : { ok: false, reason: a.reason, message: a.message };
+      return a.ok ? { ...base, state: a.state } : { ok: false, reason: a.reason, message: a.message };
     } catch {
-      return { ok: true, tenant, open };
+      return base;
     }
   }
   const issued = parseIssuedToken(token!);
@@ -136,15 +142,16 @@ export async function authenticateToken(env: Env, token: string | undefined, con
     const ttl = connection ? 0 : tokenCacheMs(env);
     if (ttl > 0) {
       const hit = issuedChecks.get(hash, Date.now());
-      if (hit) return { ok: true, tenant: hit.tenant, open: false, tokenId: hit.tokenId, state: hit.state };
+      if (hit) return { ok: true, tenant: hit.tenant, open: false, tokenId: hit.tokenId, state: hit.state, scopes: hit.scopes };
     }
     const stub = tenantStub(env, issued.tenant);
     const a = connection
       ? await stub.openConnection({ tokenId: issued.tokenId, tokenHash: hash, leaseId: connection.leaseId, protocol: connection.protocol })
       : await stub.authenticate(issued.tokenId, hash);
     if (!a.ok) return { ok: false, reason: a.reason, message: a.message };
-    issuedChecks.set(hash, { tenant: issued.tenant, tokenId: issued.tokenId, state: a.state }, Date.now(), ttl, a.expiresAt ?? null);
-    return { ok: true, tenant: issued.tenant, open: false, tokenId: issued.tokenId, state: a.state };
+    const parsed = issuedScopes(a.scopes);
+    issuedChecks.set(hash, { tenant: issued.tenant, tokenId: issued.tokenId, state: a.state, scopes: parsed }, Date.now(), ttl, a.expiresAt ?? null);
+    return { ok: true, tenant: issued.tenant, open: false, tokenId: issued.tokenId, state: a.state, scopes: parsed };
   } catch (e) {
     logOverload("token check", e); // the platform's text stays in the log
     return { ok: false, reason: "unavailable", message: "the tenant directory did not answer" };

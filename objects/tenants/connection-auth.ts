@@ -11,7 +11,8 @@
  * attachment and calls `restore()` when it wakes.
  */
 import type { Env } from "../env";
-import { authenticateToken, type AuthResult } from "./auth";
+import { authenticateToken, issuedScopes, type AuthResult } from "./auth";
+import type { Scopes } from "../../wire/admin/scopes";
 import { UNLIMITED } from "../../wire/admin/tenants";
 import { ADMITTED, PublishGate, type Refusal } from "./gate";
 import type { ConnectionProtocol, TenantState } from "./rpc";
@@ -55,6 +56,8 @@ export interface ConnectionAuthSnapshot {
   /** Last successful check (connect or renew), unix ms. */
   checkedAt: number;
   state: TenantState;
+  /** The token's scopes (undefined = full tenant access); refreshed by each re-check. */
+  scopes?: Scopes;
 }
 
 /** Outcome of `revalidate`. */
@@ -76,6 +79,16 @@ export class ConnectionAuth {
     return this.snap?.tenant ?? null;
   }
 
+  /** The token's scopes as of the last check (undefined: full tenant access, or not authenticated). */
+  get scopes(): Scopes | undefined {
+    return this.snap?.scopes;
+  }
+
+  /** The issued token's id (undefined: a static token or the open broker), for refusal logs. */
+  get tokenId(): string | undefined {
+    return this.snap?.tokenId;
+  }
+
   /**
    * Authenticates `token` for this connection (taking a connection slot
    * under a quota). A connection's tenant never changes: on a connection
@@ -92,7 +105,7 @@ export class ConnectionAuth {
       }
       return { ok: false, reason: "invalid", message: `this connection is tenant ${current}'s: a token of another tenant cannot be used on it` };
     }
-    this.adopt({ tenant: auth.tenant, tokenId: auth.tokenId, leaseId: this.leaseId, checkedAt: now, state: auth.state ?? NO_QUOTAS });
+    this.adopt({ tenant: auth.tenant, tokenId: auth.tokenId, leaseId: this.leaseId, checkedAt: now, state: auth.state ?? NO_QUOTAS, scopes: auth.scopes });
     return auth;
   }
 
@@ -112,7 +125,8 @@ export class ConnectionAuth {
   }
 
   /**
-   * Re-checks the token and renews the lease; refreshes the quotas. A
+   * Re-checks the token and renews the lease; refreshes the quotas and the
+   * token's scopes. A
    * refusal (revoked token, deleted tenant) means the connection must
    * close. An unreachable tenant object keeps the connection (retried in
    * RETRY_MS).
@@ -123,7 +137,9 @@ export class ConnectionAuth {
     try {
       const a = await tenantStub(this.env, s.tenant).renew({ tokenId: s.tokenId, leaseId: s.leaseId, protocol: this.protocol });
       if (!a.ok) return { ok: false, reason: a.reason, message: a.message };
-      this.snap = { ...s, checkedAt: now, state: a.state };
+      // An issued token's scopes come with each re-check (a change reaches the connection within TENANT_REVALIDATE_MS);
+      // a static token's are configuration and stay.
+      this.snap = { ...s, checkedAt: now, state: a.state, scopes: s.tokenId !== undefined ? issuedScopes(a.scopes) : s.scopes };
       this.gateOf?.setState(a.state, now);
       this.dueAt = now + revalidateMs(this.env);
     } catch {

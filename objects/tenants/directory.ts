@@ -12,7 +12,7 @@
 import { UNLIMITED, timingSafeEqualStr, tokenExpiryError, type Quotas, type TenantDoc, type IssuedToken, type TokenInfo } from "../../wire/admin/tenants";
 import { newIssuedToken } from "./crypto";
 import { newPurge, purgeDoc } from "./purge";
-import type { AdminResult, ConnectAnswer, DirectoryRow } from "./rpc";
+import type { AdminResult, ConnectAnswer, DirectoryRow, ScopeLists } from "./rpc";
 import type { TenantRecord, TenantStore, TokenRow } from "./store";
 
 const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
@@ -83,17 +83,18 @@ export class Directory {
    * Issues a token: the answer is the only place the token ever appears.
    * `expiresAt` (unix ms, null = never): from then on the token is refused
    * like a revoked one (400 when it is not in the future or more than 10
-   * years ahead: tokenExpiryError).
+   * years ahead: tokenExpiryError). `scopes`: already validated by the
+   * caller (parseScopes); empty lists = full tenant access.
    */
-  async issueToken(label: string, expiresAt: number | null, now: number): Promise<AdminResult<IssuedToken>> {
+  async issueToken(label: string, expiresAt: number | null, now: number, scopes: ScopeLists = { allow: [], deny: [] }): Promise<AdminResult<IssuedToken>> {
     const rec = this.store.record();
     if (!rec || rec.deleted_at !== null) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
     const bad = expiresAt === null ? null : tokenExpiryError(expiresAt, now);
     if (bad !== null) return { ok: false, status: 400, error: bad };
     const t = await newIssuedToken(this.tenant);
     if (this.store.token(t.tokenId)) return { ok: false, status: 409, error: "token id collision; issue again" };
-    this.store.addToken({ token_id: t.tokenId, hash: t.hash, label, created_at: now, revoked_at: null, expires_at: expiresAt, last_used_at: null });
-    return { ok: true, value: { tenant: this.tenant, token_id: t.tokenId, token: t.token, label, created_at: iso(now)!, expires_at: iso(expiresAt) } };
+    this.store.addToken({ token_id: t.tokenId, hash: t.hash, label, created_at: now, revoked_at: null, expires_at: expiresAt, last_used_at: null, ...scopeColumns(scopes) });
+    return { ok: true, value: { tenant: this.tenant, token_id: t.tokenId, token: t.token, label, created_at: iso(now)!, expires_at: iso(expiresAt), allow: scopes.allow, deny: scopes.deny } };
   }
 
   /** The tenant's issued tokens (never their secrets), with expiry and last use. */
@@ -111,6 +112,20 @@ export class Directory {
     return { ok: true, value: tokenInfo(this.store.token(tokenId)!) };
   }
 
+  /**
+   * Replaces a token's scopes (validated by the caller; empty lists = full
+   * tenant access). Open connections take them at their next re-check
+   * (TENANT_REVALIDATE_MS), other isolates' HTTP checks within TOKEN_CACHE_MS.
+   */
+  setTokenScopes(tokenId: string, scopes: ScopeLists): AdminResult<TokenInfo> {
+    const rec = this.store.record();
+    if (!rec || rec.deleted_at !== null) return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
+    if (!this.store.token(tokenId)) return { ok: false, status: 404, error: `token ${tokenId} does not exist in tenant ${this.tenant}` };
+    const c = scopeColumns(scopes);
+    this.store.setTokenScopes(tokenId, c.allow_scopes, c.deny_scopes);
+    return { ok: true, value: tokenInfo(this.store.token(tokenId)!) };
+  }
+
   /** Replaces the quotas. `implicit` as in describe. */
   putQuotas(q: Quotas, implicit: boolean): AdminResult<Quotas> {
     const rec = this.store.record();
@@ -122,6 +137,13 @@ export class Directory {
   /** The expiry of token `tokenId` (unix ms; null: it never expires or does not exist). */
   tokenExpiry(tokenId: string): number | null {
     return this.store.token(tokenId)?.expires_at ?? null;
+  }
+
+  /** The scopes of token `tokenId` (undefined: none — full tenant access — or no such token). */
+  tokenScopes(tokenId: string | undefined): ScopeLists | undefined {
+    if (tokenId === undefined) return undefined;
+    const row = this.store.token(tokenId);
+    return row ? scopeLists(row) : undefined;
   }
 
   /** The tenant's row for the directory index (null: never created). */
@@ -172,5 +194,17 @@ function tokenInfo(r: TokenRow): TokenInfo {
   return {
     token_id: r.token_id, label: r.label, created_at: iso(r.created_at)!, revoked_at: iso(r.revoked_at),
     expires_at: iso(r.expires_at), last_used_at: iso(r.last_used_at),
+    allow: r.allow_scopes ? (JSON.parse(r.allow_scopes) as string[]) : [], deny: r.deny_scopes ? (JSON.parse(r.deny_scopes) as string[]) : [],
   };
+}
+
+/** Scope lists as the store's columns (an empty list: null). */
+function scopeColumns(s: ScopeLists): { allow_scopes: string | null; deny_scopes: string | null } {
+  return { allow_scopes: s.allow.length ? JSON.stringify(s.allow) : null, deny_scopes: s.deny.length ? JSON.stringify(s.deny) : null };
+}
+
+/** A row's scopes, or undefined when it has none (full tenant access). */
+function scopeLists(r: TokenRow): ScopeLists | undefined {
+  if (r.allow_scopes === null && r.deny_scopes === null) return undefined;
+  return { allow: r.allow_scopes ? (JSON.parse(r.allow_scopes) as string[]) : [], deny: r.deny_scopes ? (JSON.parse(r.deny_scopes) as string[]) : [] };
 }

@@ -3,6 +3,13 @@
  * the admin routes call (objects/tenants/TenantDirectory.ts).
  */
 import type { Quotas, TenantDoc, TenantSummary, IssuedToken } from "../../wire/admin/tenants";
+import type { Scopes } from "../../wire/admin/scopes";
+
+/** An issued token's scopes as stored and sent between objects (scope strings; wire/admin/scopes.ts parses them). */
+export interface ScopeLists {
+  allow: string[];
+  deny: string[];
+}
 
 /** What a connection or Worker isolate needs to enforce the tenant's quotas. */
 export interface TenantState {
@@ -31,8 +38,11 @@ export type RefusalReason = "invalid" | "revoked" | "expired" | "deleted" | "con
 
 /** `openConnection` / `renew` / `authenticate` answer. */
 export type ConnectAnswer =
-  /** `expiresAt`: the token's expiry, unix ms (null: none; absent: not an issued-token check). */
-  | { ok: true; state: TenantState; expiresAt?: number | null }
+  /**
+   * `expiresAt`: the token's expiry, unix ms (null: none; absent: not an issued-token check).
+   * `scopes`: the issued token's scopes (absent: none — full tenant access, or not an issued-token check).
+   */
+  | { ok: true; state: TenantState; expiresAt?: number | null; scopes?: ScopeLists }
   | { ok: false; reason: RefusalReason; message: string };
 
 /** `lease` answer: budget granted (Infinity where unlimited) and the current state. */
@@ -75,5 +85,7 @@ export type AuthResult =
     tokenId?: string;
     /** The tenant's quota state when the tenant object was asked (issued tokens, connections). */
     state?: TenantState;
+    /** The token's scopes (wire/admin/scopes.ts `decide`); absent = full tenant access. */
+    scopes?: Scopes;
   }
   | { ok: false; reason: "missing" | "unavailable" | RefusalReason; message: string };

@@ -5,9 +5,11 @@
  * Tenant role (`tenants/<id>`):
  *   meta(k, v)          rows `record` ({id, name, created_at, deleted_at} JSON), `quotas` (Quotas JSON)
  *                       and, for a deleted tenant, `purge` (purge.ts PurgeState JSON)
- *   tokens(token_id, hash, label, created_at, revoked_at, expires_at, last_used_at)
+ *   tokens(token_id, hash, label, created_at, revoked_at, expires_at, last_used_at, allow_scopes, deny_scopes)
  *                       hash = SHA-256 of the token, hex; expires_at null = never;
- *                       last_used_at written at most once per TOKEN_USE_GRANULARITY_MS
+ *                       last_used_at written at most once per TOKEN_USE_GRANULARITY_MS;
+ *                       allow_scopes / deny_scopes: JSON arrays of scope strings (wire/admin/scopes.ts),
+ *                       null = none (rows from before scopes: full tenant access)
  *   leases(lease_id, protocol, expires_at)   open connections, only while a connection quota is set
  * Index role (`tenants-index/all`):
  *   directory(id, name, created_at, deleted_at)
@@ -40,6 +42,10 @@ export interface TokenRow extends Record<string, SqlStorageValue> {
   expires_at: number | null;
   /** Last authentication with the token (unix ms, at most TOKEN_USE_GRANULARITY_MS stale); null = never used. */
   last_used_at: number | null;
+  /** JSON array of allowed scopes; null = none. */
+  allow_scopes: string | null;
+  /** JSON array of denied scopes; null = none. */
+  deny_scopes: string | null;
 }
 
 /** `last_used_at` is rewritten only when it is at least this old (one write per token per minute at most), ms. */
@@ -58,11 +64,13 @@ export class TenantStore {
     if (this.ready) this.migrate();
   }
 
-  /** Objects written before token expiry existed get the new token columns. */
+  /** Objects written before token expiry (or scopes) existed get the new token columns. */
   private migrate(): void {
     const cols = new Set(this.sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('tokens')").toArray().map((r) => r.name));
     if (!cols.has("expires_at")) this.sql.exec("ALTER TABLE tokens ADD COLUMN expires_at INTEGER");
     if (!cols.has("last_used_at")) this.sql.exec("ALTER TABLE tokens ADD COLUMN last_used_at INTEGER");
+    if (!cols.has("allow_scopes")) this.sql.exec("ALTER TABLE tokens ADD COLUMN allow_scopes TEXT");
+    if (!cols.has("deny_scopes")) this.sql.exec("ALTER TABLE tokens ADD COLUMN deny_scopes TEXT");
   }
 
   /** Creates the tables (before the first write). */
@@ -71,7 +79,8 @@ export class TenantStore {
     this.ready = true;
     this.sql.exec(`CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS tokens(token_id TEXT PRIMARY KEY, hash TEXT NOT NULL, label TEXT NOT NULL,
-        created_at INTEGER NOT NULL, revoked_at INTEGER, expires_at INTEGER, last_used_at INTEGER);
+        created_at INTEGER NOT NULL, revoked_at INTEGER, expires_at INTEGER, last_used_at INTEGER,
+        allow_scopes TEXT, deny_scopes TEXT);
       CREATE TABLE IF NOT EXISTS leases(lease_id TEXT PRIMARY KEY, protocol TEXT NOT NULL, expires_at INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS directory(id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at INTEGER NOT NULL, deleted_at INTEGER)`);
   }
@@ -112,8 +121,8 @@ export class TenantStore {
 
   addToken(row: TokenRow): void {
     this.ensure();
-    this.sql.exec("INSERT INTO tokens(token_id, hash, label, created_at, revoked_at, expires_at, last_used_at) VALUES (?,?,?,?,?,?,?)",
-      row.token_id, row.hash, row.label, row.created_at, row.revoked_at, row.expires_at, row.last_used_at);
+    this.sql.exec("INSERT INTO tokens(token_id, hash, label, created_at, revoked_at, expires_at, last_used_at, allow_scopes, deny_scopes) VALUES (?,?,?,?,?,?,?,?,?)",
+      row.token_id, row.hash, row.label, row.created_at, row.revoked_at, row.expires_at, row.last_used_at, row.allow_scopes, row.deny_scopes);
   }
 
   /** Records a use of the token at `now` when the stored time is older than TOKEN_USE_GRANULARITY_MS (or unset). */
@@ -121,6 +130,12 @@ export class TenantStore {
     if (row.last_used_at !== null && now - row.last_used_at < TOKEN_USE_GRANULARITY_MS) return;
     this.sql.exec("UPDATE tokens SET last_used_at = ? WHERE token_id = ?", now, row.token_id);
     row.last_used_at = now;
+  }
+
+  /** Replaces a token's scopes (JSON arrays; null = none). */
+  setTokenScopes(tokenId: string, allow: string | null, deny: string | null): void {
+    if (!this.ready) return;
+    this.sql.exec("UPDATE tokens SET allow_scopes = ?, deny_scopes = ? WHERE token_id = ?", allow, deny, tokenId);
   }
 
   /** Marks a token revoked (keeps the first revocation time). */

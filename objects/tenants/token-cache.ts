@@ -20,6 +20,7 @@
  * Pure apart from the clock, which callers pass.
  */
 import type { TenantState } from "./rpc";
+import type { Scopes } from "../../wire/admin/scopes";
 
 /** Most entries an isolate keeps. */
 export const MAX_ENTRIES = 10_000;
@@ -30,6 +31,8 @@ export interface CachedToken {
   tokenId: string;
   /** The tenant's quota state at the check (HTTP quotas refresh it on their own schedule too). */
   state?: TenantState;
+  /** The token's scopes, parsed (undefined = full tenant access): a scope change reaches cached checks within the TTL. */
+  scopes?: Scopes;
 }
 
 interface Entry extends CachedToken {

@@ -106,6 +106,8 @@ export const METRICS: readonly MetricDef[] = [
   { name: "mortarmq_mq9_requests_total", type: "counter", labels: ["verb", "outcome", "transport"], source: "NatsSession, Worker",
     help: "mq9 requests by subject verb (e.g. msg_send), outcome (ok or the error kind) and transport (http, nats, mcp).",
     usage: "requests" },
+  { name: "mortarmq_permission_denied_total", type: "counter", labels: ["operation"], source: "MortarSession, NatsSession, Worker",
+    help: "Requests refused by the token's scopes (docs/tenants.md \"Permissions\"), by operation (mq9.send, mortar.publish, …); each refusal is also logged with the token id." },
   { name: "mortarmq_mq9_messages_sent_total", type: "counter", labels: [], source: "Mailbox",
     help: "mq9 messages stored by MSG.SEND (delayed ones included).", usage: "messages_in" },
   { name: "mortarmq_mq9_sent_bytes_total", type: "counter", labels: [], source: "Mailbox",

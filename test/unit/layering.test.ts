@@ -87,7 +87,7 @@ const PUBLIC_PARTS = ["stub.ts", "rpc.ts", "config.ts"];
 /** Modules inside object folders that are shared services (docs/architecture.md lists each). */
 const SHARED_SERVICES = [
   "usage/meter.ts", "usage/connection.ts", "usage/catalog.ts", "usage/tally.ts",
-  "tenants/auth.ts", "tenants/connection-auth.ts", "tenants/gate.ts",
+  "tenants/auth.ts", "tenants/connection-auth.ts", "tenants/gate.ts", "tenants/permissions.ts",
   "partition/batch.ts", "partition/refusal.ts",
   "session/faults.ts",
   "group/listing.ts",

@@ -16,15 +16,16 @@ const SPEC_CODES = [
 ];
 
 describe("error registry", () => {
-  // 52 = the 51 codes of spec §3 (DESIGN.md §4) + 0x4006 PARTITION_FULL, added deliberately by the
-  // topic-retention extension (issue 15; docs/protocol.md "Extensions"): a contract change, not drift.
-  it("has the spec's 51 codes plus one extension code, unique codes and names, sorted", () => {
+  // 53 = the 51 codes of spec §3 (DESIGN.md §4) + 0x4006 PARTITION_FULL, added deliberately by the
+  // topic-retention extension (issue 15), + 0x002a PERMISSION_DENIED of scoped tokens (issue 31;
+  // docs/protocol.md "Extensions"): contract changes, not drift.
+  it("has the spec's 51 codes plus two extension codes, unique codes and names, sorted", () => {
     expect(SPEC_ERROR_COUNT).toBe(51);
-    expect(ERROR_REGISTRY.length).toBe(52);
+    expect(ERROR_REGISTRY.length).toBe(53);
     expect(ERROR_REGISTRY.filter((e) => !e.extension).length).toBe(51);
-    expect(ERROR_REGISTRY.filter((e) => e.extension).map((e) => [e.code, e.name, e.extension])).toEqual([[0x4006, "PARTITION_FULL", "topic retention"]]);
-    expect(new Set(ERROR_REGISTRY.map((e) => e.code)).size).toBe(52);
-    expect(new Set(ERROR_REGISTRY.map((e) => e.name)).size).toBe(52);
+    expect(ERROR_REGISTRY.filter((e) => e.extension).map((e) => [e.code, e.name, e.extension])).toEqual([[0x002a, "PERMISSION_DENIED", "scoped tokens"], [0x4006, "PARTITION_FULL", "topic retention"]]);
+    expect(new Set(ERROR_REGISTRY.map((e) => e.code)).size).toBe(53);
+    expect(new Set(ERROR_REGISTRY.map((e) => e.name)).size).toBe(53);
     const codes = ERROR_REGISTRY.map((e) => e.code);
     expect(codes).toEqual([...codes].sort((a, b) => a - b));
   });

@@ -106,6 +106,14 @@ export class FakeBroker implements MortarPort {
     return Promise.resolve(null);
   }
 
+  permit(): null {
+    return null; // scopes are tested through the real runtime (test/workers/tenants/scopes.test.ts)
+  }
+
+  permitAny(): null {
+    return null;
+  }
+
   async lookup(topicId: number): Promise<LookupResult> {
     this.calls.push(`lookup ${topicId}`);
     for (const t of this.topics.values()) if (t.topicId === topicId) return { ok: true, topic: t };

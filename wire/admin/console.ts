@@ -18,6 +18,11 @@ export interface WhoamiAnswer {
   role: "operator" | "tenant";
   /** The token's tenant; for the operator the tenant used when none is named (`default`). */
   tenant: string;
+  /** The token's scopes (docs/tenants.md "Permissions"); both empty = full tenant access (and always for the operator). */
+  allow: string[];
+  deny: string[];
+  /** The issued token's id (absent: the operator, a static token or an open broker). */
+  token_id?: string;
 }
 
 // ------------------------------------------------------------------ topics

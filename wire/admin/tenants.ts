@@ -185,7 +185,17 @@ export const issueTokenSchema = z.strictObject({
     .min(1, "must be ≥ 1 second").max(MAX_TOKEN_LIFETIME_S, `must be at most 10 years (${MAX_TOKEN_LIFETIME_S} s)`).optional(),
   /** The token is refused from this time on (ISO 8601 with a time zone, in the future, at most 10 years ahead: tokenExpiryError). */
   expires_at: z.iso.datetime({ offset: true, error: "must be an ISO 8601 time with a time zone, e.g. 2026-12-31T00:00:00Z" }).optional(),
+  /** Scopes the token is allowed (wire/admin/scopes.ts; checked with parseScopes by the route). Absent or empty with no deny = full tenant access. */
+  allow: z.array(z.string()).optional(),
+  /** Scopes the token is refused (deny wins over allow). */
+  deny: z.array(z.string()).optional(),
 }).refine((b) => b.expires_in_s === undefined || b.expires_at === undefined, { error: "give expires_in_s or expires_at, not both", path: ["expires_at"] });
+
+/** `PUT /admin/tenants/:id/tokens/:tokenId/scopes`: the token's new scopes (both empty = full tenant access). */
+export const tokenScopesSchema = z.strictObject({
+  allow: z.array(z.string()).default([]),
+  deny: z.array(z.string()).default([]),
+});
 
 /** A token as listed (never the secret). */
 export const tokenInfoSchema = z.object({
@@ -197,6 +207,9 @@ export const tokenInfoSchema = z.object({
   expires_at: z.string().nullable().default(null),
   /** Last authentication with it — new connection, HTTP request or an open connection's re-check — to the minute (null = never). */
   last_used_at: z.string().nullable().default(null),
+  /** Scopes (docs/tenants.md "Permissions"); both empty = full tenant access. Absent from brokers before scopes: empty. */
+  allow: z.array(z.string()).default([]),
+  deny: z.array(z.string()).default([]),
 });
 
 /** `GET /admin/tenants/:id/tokens`. */
@@ -259,6 +272,8 @@ export const issuedTokenSchema = z.object({
   label: z.string(),
   created_at: z.string(),
   expires_at: z.string().nullable().default(null),
+  allow: z.array(z.string()).default([]),
+  deny: z.array(z.string()).default([]),
 });
 
 /** One hour of a tenant's usage, or the totals of a range (docs/operations.md "Usage metering"). */

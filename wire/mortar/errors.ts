@@ -3,7 +3,8 @@
  * segments — 0x0xxx protocol/session, 0x2xxx metadata, 0x4xxx
  * backpressure/quota, 0x6001–0x600c replication — plus the codes added by
  * compatible extensions (rows with `extension`; docs/protocol.md
- * "Extensions"): 0x4006 PARTITION_FULL (topic retention). This table is the
+ * "Extensions"): 0x4006 PARTITION_FULL (topic retention), 0x002a
+ * PERMISSION_DENIED (scoped tokens). This table is the
  * single source; docs/errors.md is rendered from it (wire/mortar/errors-doc.ts)
  * and a unit test fails when they drift.
  *
@@ -102,6 +103,7 @@ export const ERROR_REGISTRY = [
   row(0x0027, "NOT_OWNER", "discard-delivery", false, "The member does not own the partition named in the request under the current assignment."),
   row(0x0028, "UNKNOWN_NOTICE", "refresh-assignment", false, "CONTROL_ACK `notice_id` is unknown, already confirmed, or its notice_kind/epochs do not match the NOTICE sent."),
   row(0x0029, "UNSUPPORTED_NACK_REASON", "fix-request", false, "NACK `reason` is not 0 (RETRY) or 1 (REJECT); 2 is reserved and 3 (SLOW) is reserved but not implemented — use ACK with the PROGRESS flag."),
+  row(0x002a, "PERMISSION_DENIED", "give-up", false, "The connection's token has scopes (docs/tenants.md \"Permissions\") and none allows this operation on this topic or group, or a deny scope refuses it; the message names the operation and resource. Nothing was done; the connection stays open. Only a token issued with scopes ever receives it.", "scoped tokens"),
   // ---- 0x2xxx metadata
   row(0x2001, "INVALID_TOPIC_NAME", "fix-request", false, "Topic name is empty, longer than MAX_TOPIC_LEN (255 bytes), or not valid UTF-8."),
   row(0x2002, "INVALID_GROUP_NAME", "fix-request", false, "Consumer group name is empty, longer than 255 bytes, or not valid UTF-8."),

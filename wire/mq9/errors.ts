@@ -8,6 +8,7 @@
 export type Mq9ErrorCode =
   | "bad_request"
   | "unauthorized"
+  | "forbidden"
   | "unknown_subject"
   | "mailbox_not_found"
   | "message_not_found"
@@ -26,6 +27,7 @@ export type Mq9ErrorCode =
 export const MQ9_HTTP_STATUS: Readonly<Record<Mq9ErrorCode, number>> = {
   bad_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   unknown_subject: 404,
   mailbox_not_found: 404,
   message_not_found: 404,

@@ -12,11 +12,15 @@ import { OPEN_TENANT, TENANT_ID_RE, authenticateToken, bearerToken, isOpen, isSt
 import { tenantStub } from "../../objects/tenants/stub";
 import type { DirectoryRow } from "../../objects/tenants/rpc";
 import type { Env } from "../../objects/env";
+import { permit } from "../../objects/tenants/permissions";
+import { isolateMeter } from "../telemetry";
+import type { Operation, Resource, Scopes } from "../../wire/admin/scopes";
 
 /** The caller's access. */
 export type Access =
   | { kind: "operator" }
-  | { kind: "tenant"; tenant: string }
+  /** A tenant's token: `tokenId` (issued tokens) and `scopes` (absent = full tenant access) for permit(). */
+  | { kind: "tenant"; tenant: string; tokenId?: string; scopes?: Scopes }
   /** `headers`: WWW-Authenticate on a 401, Retry-After on a 503 (tokenRefusal). */
   | { kind: "denied"; error: string; status: 401 | 503; headers: Record<string, string> };
 
@@ -28,7 +32,7 @@ export async function operatorAccess(env: Env, authorization: string | undefined
   if (admin !== "" && token !== undefined && timingSafeEqualStr(token, admin)) return { kind: "operator" };
   if (isOpen(env)) return { kind: "operator" };
   const auth = await authenticateToken(env, token);
-  if (auth.ok) return { kind: "tenant", tenant: auth.tenant };
+  if (auth.ok) return { kind: "tenant", tenant: auth.tenant, tokenId: auth.tokenId, scopes: auth.scopes };
   return { kind: "denied", ...tokenRefusal(auth) };
 }
 
@@ -86,4 +90,15 @@ export async function scopedTenant(
     return { error: `tenant ${tenant} was deleted at ${new Date(row.deleted_at).toISOString()}; its data is purged (mortarmq admin tenants describe ${tenant})`, status: 404 };
   }
   return { tenant };
+}
+
+/**
+ * The refusal text when `access` (a tenant token with scopes) may not
+ * perform `op` on `r` (docs/tenants.md "Permissions"; logged and counted by
+ * permit()), else null — the operator and unscoped tokens may do anything.
+ * Routes answer it with 403 `{error}`.
+ */
+export function scopeRefusal(access: Access, op: Operation, r: Resource | null): string | null {
+  if (access.kind !== "tenant" || !access.scopes) return null;
+  return permit({ tenant: access.tenant, tokenId: access.tokenId, scopes: access.scopes, count: (s) => isolateMeter.add(access.tenant, s) }, op, r);
 }

@@ -32,7 +32,8 @@ import { groupKnown, listGroups } from "../../objects/group/listing";
 import type { TopicInfo } from "../../objects/registry/rpc";
 import type { AdminResult } from "../../objects/tenants/rpc";
 import type { GroupDescription } from "../../objects/group/rpc";
-import { operatorAccess, scopedTenant } from "./access";
+import { operatorAccess, scopeRefusal, scopedTenant } from "./access";
+import type { Operation } from "../../wire/admin/scopes";
 import { bodyError, jsonBody } from "./json-body";
 import { pathName } from "./path-name";
 import { objectsUnavailable } from "./unavailable";
@@ -49,14 +50,14 @@ interface Scope {
 
 /** Registers the routes on `app`. */
 export function registerGroupAdmin(app: Hono<{ Bindings: Env }>): void {
-  app.get("/v0/topics/:topic/groups", scoped(false, async (c, s) => {
+  app.get("/v0/topics/:topic/groups", scoped(false, null, async (c, s) => {
     const l = await listGroups(c.env, s.tenant, s.topic);
     return c.json({ tenant: s.tenant, topic: s.topic.name, topic_id: s.topic.topicId, groups: l.groups, truncated: l.truncated });
   }));
 
-  app.get("/v0/topics/:topic/groups/:group", scoped(true, async (c, s) => document(c, s, await stubOf(c, s).describe())));
+  app.get("/v0/topics/:topic/groups/:group", scoped(true, null, async (c, s) => document(c, s, await stubOf(c, s).describe())));
 
-  app.delete("/v0/topics/:topic/groups/:group", scoped(true, async (c, s) => {
+  app.delete("/v0/topics/:topic/groups/:group", scoped(true, "mortar.admin", async (c, s) => {
     const force = /^(1|true|yes)$/i.test(c.req.query("force") ?? "");
     const r = await stubOf(c, s).deleteGroup(force);
     if (!r.ok) return c.json({ error: r.error }, r.status);
@@ -64,7 +65,7 @@ export function registerGroupAdmin(app: Hono<{ Bindings: Env }>): void {
     return c.json(answer);
   }));
 
-  app.post("/v0/topics/:topic/groups/:group/reset", scoped(true, async (c, s) => {
+  app.post("/v0/topics/:topic/groups/:group/reset", scoped(true, "mortar.admin", async (c, s) => {
     const body = await jsonBody(c, resetBodySchema, true);
     if ("error" in body) return bodyError(c, body);
     const target = parseResetTarget(body.value.to);
@@ -78,7 +79,7 @@ export function registerGroupAdmin(app: Hono<{ Bindings: Env }>): void {
     return c.json(answer);
   }));
 
-  app.post("/v0/topics/:topic/groups/:group/pause", scoped(true, async (c, s) => {
+  app.post("/v0/topics/:topic/groups/:group/pause", scoped(true, "mortar.admin", async (c, s) => {
     const body = await jsonBody(c, pauseBodySchema, true);
     if ("error" in body) return bodyError(c, body);
     const r = await stubOf(c, s).pause(Date.parse(body.value.until));
@@ -86,7 +87,7 @@ export function registerGroupAdmin(app: Hono<{ Bindings: Env }>): void {
     return document(c, s, await stubOf(c, s).describe());
   }));
 
-  app.post("/v0/topics/:topic/groups/:group/resume", scoped(true, async (c, s) => {
+  app.post("/v0/topics/:topic/groups/:group/resume", scoped(true, "mortar.admin", async (c, s) => {
     const r = await stubOf(c, s).pause(null);
     if (!r.ok) return c.json({ error: r.error }, r.status);
     return document(c, s, await stubOf(c, s).describe());
@@ -106,10 +107,11 @@ function document(c: Ctx, s: Scope, r: AdminResult<GroupDescription>): Response 
 
 /**
  * Wraps a handler: access (401/403 like /stats), the tenant, valid names
- * (400), the topic (404 when it does not exist), and a failing object call
+ * (400), the token's scopes for `op` on topic/group (403 `permission
+ * denied: …`; null: a read, no scope needed beyond the tenant), the topic (404 when it does not exist), and a failing object call
  * → 503 with the reason.
  */
-function scoped(withGroup: boolean, fn: (c: Ctx, s: Scope) => Promise<Response>): (c: Ctx) => Promise<Response> {
+function scoped(withGroup: boolean, op: Operation | null, fn: (c: Ctx, s: Scope) => Promise<Response>): (c: Ctx) => Promise<Response> {
   return async (c) => {
     const access = await operatorAccess(c.env, c.req.header("authorization"));
     if (access.kind === "denied") return c.json({ error: access.error }, access.status, access.headers);
@@ -120,6 +122,8 @@ function scoped(withGroup: boolean, fn: (c: Ctx, s: Scope) => Promise<Response>)
     const groupName = withGroup ? pathName(c, 5, "group", MAX_GROUP_LEN) : { name: "" };
     if ("error" in groupName) return c.json({ error: groupName.error }, 400);
     const group = groupName.name;
+    const refused = op === null ? null : scopeRefusal(access, op, { name: topicName.name, group });
+    if (refused !== null) return c.json({ error: refused }, 403);
     try {
       const topic = await registryStub(c.env, t.tenant).find(topicName.name);
       if (!topic) return c.json({ error: `topic "${topicName.name}" does not exist` }, 404);

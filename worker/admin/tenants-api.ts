@@ -22,8 +22,10 @@ import type { Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Env } from "../../objects/env";
 import {
-  TENANT_ID_RE, TOKEN_ID_RE, createTenantSchema, issueTokenSchema, quotasSchema, toQuotas, type TenantSummary,
+  TENANT_ID_RE, TOKEN_ID_RE, createTenantSchema, issueTokenSchema, tokenScopesSchema, quotasSchema, toQuotas, type TenantSummary,
 } from "../../wire/admin/tenants";
+import { ScopeError, parseScopes } from "../../wire/admin/scopes";
+import type { ScopeLists } from "../../objects/tenants/rpc";
 import { isStaticTenant, parseStaticTokens, OPEN_TENANT, isOpen, forgetTenant, forgetToken } from "../../objects/tenants/auth";
 import { tenantIndexStub, tenantStub } from "../../objects/tenants/stub";
 import type { AdminResult } from "../../objects/tenants/rpc";
@@ -103,9 +105,11 @@ export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
     if (isOpen(c.env)) return c.json({ error: OPEN_BROKER_REFUSAL }, 409);
     const body = await jsonBody(c, issueTokenSchema, true);
     if ("error" in body) return bodyError(c, body);
-    const { label = "", expires_in_s, expires_at } = body.value;
+    const { label = "", expires_in_s, expires_at, allow = [], deny = [] } = body.value;
+    const scopes = checkedScopes(allow, deny);
+    if ("error" in scopes) return c.json({ error: scopes.error }, 400);
     const expiresAt = expires_in_s !== undefined ? Date.now() + expires_in_s * 1000 : expires_at !== undefined ? Date.parse(expires_at) : null;
-    return answer(c, await tenantStub(c.env, id).issueToken(label, expiresAt), 201);
+    return answer(c, await tenantStub(c.env, id).issueToken(label, expiresAt, Date.now(), scopes), 201);
   }));
 
   app.get("/admin/tenants/:id/tokens", guarded(async (c, id) => {
@@ -118,6 +122,18 @@ export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
     if (!TOKEN_ID_RE.test(tokenId)) return c.json({ error: "token id must be 12 hex digits (the token_id issue answered)" }, 400);
     const r = await tenantStub(c.env, id).revokeToken(tokenId);
     forgetToken(id, tokenId); // this isolate's cached token checks; others within TOKEN_CACHE_MS
+    return answer(c, r);
+  }));
+
+  app.put("/admin/tenants/:id/tokens/:tokenId/scopes", guarded(async (c, id) => {
+    const tokenId = c.req.param("tokenId") ?? "";
+    if (!TOKEN_ID_RE.test(tokenId)) return c.json({ error: "token id must be 12 hex digits (the token_id issue answered)" }, 400);
+    const body = await jsonBody(c, tokenScopesSchema);
+    if ("error" in body) return bodyError(c, body);
+    const scopes = checkedScopes(body.value.allow, body.value.deny);
+    if ("error" in scopes) return c.json({ error: scopes.error }, 400);
+    const r = await tenantStub(c.env, id).setTokenScopes(tokenId, scopes);
+    forgetToken(id, tokenId); // this isolate's cached checks; others within TOKEN_CACHE_MS, connections at their re-check
     return answer(c, r);
   }));
 
@@ -151,4 +167,15 @@ function guarded(fn: (c: Ctx, id: string) => Promise<Response>): (c: Ctx) => Pro
 /** An AdminResult as a JSON answer. */
 function answer<T>(c: Ctx, r: AdminResult<T>, okStatus: ContentfulStatusCode = 200): Response {
   return r.ok ? c.json(r.value as object, okStatus) : c.json({ error: r.error }, r.status);
+}
+
+/** Scope lists validated with parseScopes (trimmed), or the ScopeError's message for a 400. */
+function checkedScopes(allow: string[], deny: string[]): ScopeLists | { error: string } {
+  try {
+    parseScopes(allow, deny);
+  } catch (e) {
+    if (e instanceof ScopeError) return { error: e.message };
+    throw e;
+  }
+  return { allow: allow.map((x) => x.trim()), deny: deny.map((x) => x.trim()) };
 }

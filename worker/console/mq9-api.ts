@@ -8,7 +8,7 @@
  */
 import type { Hono } from "hono";
 import type { Env } from "../../objects/env";
-import { answerMq9 } from "../mq9/http";
+import { answerMq9, metered } from "../mq9/http";
 import { tenantRoute } from "./scope";
 
 /** Path prefix of the route. */
@@ -16,5 +16,5 @@ export const CONSOLE_MQ9_PREFIX = "/v0/mq9/";
 
 /** Registers the route on `app`. */
 export function registerConsoleMq9(app: Hono<{ Bindings: Env }>): void {
-  app.post("/v0/mq9/*", tenantRoute((c, s) => answerMq9(c, s.tenant, undefined, CONSOLE_MQ9_PREFIX)));
+  app.post("/v0/mq9/*", tenantRoute((c, s) => answerMq9(c, s.tenant, undefined, CONSOLE_MQ9_PREFIX, s.access.kind === "tenant" ? metered(s.access) : undefined)));
 }

@@ -4,7 +4,7 @@
  *
  * | route | answer |
  * |---|---|
- * | `GET /v0/whoami` | 200 WhoamiAnswer: auth mode, role, tenant; 401 for a bad token |
+ * | `GET /v0/whoami` | 200 WhoamiAnswer: auth mode, role, tenant, the token's scopes; 401 for a bad token |
  * | `GET /v0/overview?minutes=` | 200 OverviewAnswer: the last `minutes` (1–60, default 15) in 10-s intervals, current levels, quotas |
  * | `GET /v0/usage?from&to` | 200 the tenant's own hourly usage (as `/admin/tenants/:id/usage`) with its quotas; 400 |
  */
@@ -14,6 +14,7 @@ import type { OverviewAnswer, TenantUsageAnswer, WhoamiAnswer } from "../../wire
 import { UNLIMITED, type Quotas } from "../../wire/admin/tenants";
 import { OPEN_TENANT, isOpen } from "../../objects/tenants/auth";
 import { tenantStub } from "../../objects/tenants/stub";
+import { scopeRefusal } from "../admin/access";
 import { telemetryFlushMs } from "../../objects/usage/config";
 import { usageStub } from "../../objects/usage/stub";
 import { series } from "../../objects/usage/catalog";
@@ -36,6 +37,9 @@ export function registerOverviewRoutes(app: Hono<{ Bindings: Env }>): void {
       auth: isOpen(c.env) ? "open" : "tokens",
       role: s.access.kind === "operator" ? "operator" : "tenant",
       tenant: s.access.kind === "tenant" ? s.access.tenant : OPEN_TENANT,
+      allow: s.access.kind === "tenant" ? (s.access.scopes?.allow.map((x) => x.text) ?? []) : [],
+      deny: s.access.kind === "tenant" ? (s.access.scopes?.deny.map((x) => x.text) ?? []) : [],
+      ...(s.access.kind === "tenant" && s.access.tokenId ? { token_id: s.access.tokenId } : {}),
     };
     return c.json(answer);
   }));
@@ -73,6 +77,8 @@ export function registerOverviewRoutes(app: Hono<{ Bindings: Env }>): void {
   }));
 
   app.get("/v0/usage", tenantRoute(async (c, s) => {
+    const refused = scopeRefusal(s.access, "usage.read", null);
+    if (refused !== null) return c.json({ error: refused }, 403);
     const r = await tenantUsage(c.env, s.tenant, c.req.query("from"), c.req.query("to"));
     if ("error" in r) return c.json({ error: r.error }, 400);
     const answer: TenantUsageAnswer = { ...r.answer, quotas: await quotasOf(c.env, s.tenant) };

@@ -18,7 +18,7 @@ import { mq9RequestSeries } from "../../objects/mq9/request-metrics";
 import { series } from "../../objects/usage/catalog";
 import { isolateMeter } from "../telemetry";
 import { httpQuota } from "../quota";
-import { waitUntilOf } from "../mq9/http";
+import { metered, waitUntilOf } from "../mq9/http";
 import { tokenRefusal } from "../admin/access";
 import { mcpChallenge } from "./discovery";
 import { answerDiscardingRest, readLimitedBody } from "../body-limit";
@@ -76,9 +76,10 @@ export async function mcpHandler(c: Context<{ Bindings: Env }>): Promise<Respons
   const { buildMcpServer } = await import("./server"); // the SDK is evaluated only by isolates that serve /mcp
   const { WebStandardStreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js");
   const quota = httpQuota(c.env, tenant, auth.state);
+  const permit = metered(auth);
   const clientGone = c.req.raw.signal;
   const server = buildMcpServer(async (req, signal) => {
-    const reply = await handleMq9Request(c.env, tenant, req, { signal: AbortSignal.any([signal, clientGone]), waitUntil, quota });
+    const reply = await handleMq9Request(c.env, tenant, req, { signal: AbortSignal.any([signal, clientGone]), waitUntil, quota, permit });
     isolateMeter.add(tenant, mq9RequestSeries(req.subject, reply, "mcp"));
     return replyJson(reply);
   });

@@ -12,6 +12,7 @@ import { authenticateToken, bearerToken } from "../../objects/tenants/auth";
 import type { TenantState } from "../../objects/tenants/rpc";
 import type { Env } from "../../objects/env";
 import { handleMq9Request } from "../../objects/mq9/dispatch";
+import type { Permit } from "../../objects/tenants/permissions";
 import { replyJson, type Mq9Reply } from "../../objects/mq9/reply";
 import { isolateMeter } from "../telemetry";
 import { series } from "../../objects/usage/catalog";
@@ -38,17 +39,18 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
     const r = tokenRefusal(auth);
     return c.json({ error: r.error }, r.status, r.headers);
   }
-  return answerMq9(c, auth.tenant, auth.state, MQ9_HTTP_PREFIX);
+  return answerMq9(c, auth.tenant, auth.state, MQ9_HTTP_PREFIX, metered(auth));
 }
 
 /**
  * Answers one mq9 request over HTTP as `tenant` (already authenticated):
  * the subject is the path after `prefix`, the body the payload, `mq9-*`
  * headers the NATS headers; metered and quota-checked as the tenant's
- * (`state`: the tenant state its authentication answered, if any). Shared
+ * (`state`: the tenant state its authentication answered, if any; `permit`:
+ * the caller's token scopes, absent = full access). Shared
  * by `POST /mq9/*` and the console's `POST /v0/mq9/*` (worker/console/mq9-api.ts).
  */
-export async function answerMq9(c: Context<{ Bindings: Env }>, tenant: string, state: TenantState | undefined, prefix: string): Promise<Response> {
+export async function answerMq9(c: Context<{ Bindings: Env }>, tenant: string, state: TenantState | undefined, prefix: string, permit?: Permit): Promise<Response> {
   const path = new URL(c.req.url).pathname;
   const waitUntil = waitUntilOf(c);
   // Every request of an authenticated caller is metered, those refused here too (docs/operations.md).
@@ -71,7 +73,7 @@ export async function answerMq9(c: Context<{ Bindings: Env }>, tenant: string, s
     const headers = new Map<string, string>();
     for (const [name, value] of c.req.raw.headers) if (name.toLowerCase().startsWith("mq9-")) headers.set(name, value);
     const quota = httpQuota(c.env, tenant, state);
-    reply = await handleMq9Request(c.env, tenant, { subject, headers, payload: body.bytes }, { signal: c.req.raw.signal, waitUntil, quota });
+    reply = await handleMq9Request(c.env, tenant, { subject, headers, payload: body.bytes }, { signal: c.req.raw.signal, waitUntil, quota, permit });
   }
   const answer = te.encode(replyJson(reply));
   isolateMeter.add(tenant, mq9RequestSeries(subject ?? "", reply, "http"));
@@ -96,4 +98,9 @@ export function waitUntilOf(c: Context<{ Bindings: Env }>): ((p: Promise<unknown
   } catch {
     return undefined; // no execution context (app.fetch called without one)
   }
+}
+
+/** An authenticated caller as a Permit whose refusals count in the isolate's meter (undefined: no scopes). */
+export function metered(who: Permit): Permit | undefined {
+  return who.scopes ? { tenant: who.tenant, tokenId: who.tokenId, scopes: who.scopes, count: (s) => isolateMeter.add(who.tenant, s) } : undefined;
 }

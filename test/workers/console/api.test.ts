@@ -21,7 +21,7 @@ async function call<T = Record<string, unknown>>(method: string, path: string, b
 describe("console APIs on an open broker", () => {
   it("whoami: the open broker makes everyone the operator of tenant default", async () => {
     const r = await call<WhoamiAnswer>("GET", "/v0/whoami");
-    expect(r).toEqual({ status: 200, body: { auth: "open", role: "operator", tenant: "default" } });
+    expect(r).toEqual({ status: 200, body: { auth: "open", role: "operator", tenant: "default", allow: [], deny: [] } });
   });
 
   it("creates, lists, describes, publishes to, peeks and deletes a topic", async () => {

@@ -16,8 +16,8 @@ describe("console API access", () => {
     const a = await tenantWithToken("ca");
     const b = await tenantWithToken("cb");
     expect((await admin("POST", "/v0/topics", { name: "secret.orders", partitions: 1 }, a.token)).status).toBe(201);
-    expect((await admin("GET", "/v0/whoami", undefined, a.token)).json).toEqual({ auth: "tokens", role: "tenant", tenant: a.tenant });
-    expect((await admin("GET", "/v0/whoami", undefined, ADMIN)).json).toEqual({ auth: "tokens", role: "operator", tenant: "default" });
+    expect((await admin("GET", "/v0/whoami", undefined, a.token)).json).toEqual({ auth: "tokens", role: "tenant", tenant: a.tenant, allow: [], deny: [], token_id: a.tokenId });
+    expect((await admin("GET", "/v0/whoami", undefined, ADMIN)).json).toEqual({ auth: "tokens", role: "operator", tenant: "default", allow: [], deny: [] });
     expect((await admin("GET", "/v0/whoami", undefined, null)).status).toBe(401);
     expect((await admin("GET", "/v0/whoami", undefined, "mmq.nobody.bogus")).status).toBe(401);
 

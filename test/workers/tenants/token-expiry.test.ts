@@ -116,8 +116,8 @@ describe("token expiry", () => {
     let list = await admin("GET", `/admin/tenants/${tenant}/tokens`);
     expect(list.status).toBe(200);
     expect(list.json.tokens).toEqual(expect.arrayContaining([
-      { token_id: tokenId, label: "test", created_at: expect.any(String), revoked_at: null, expires_at: null, last_used_at: null },
-      { token_id: monthly.json.token_id, label: "monthly", created_at: expect.any(String), revoked_at: null, expires_at: monthly.json.expires_at, last_used_at: null },
+      { token_id: tokenId, label: "test", created_at: expect.any(String), revoked_at: null, expires_at: null, last_used_at: null, allow: [], deny: [] },
+      { token_id: monthly.json.token_id, label: "monthly", created_at: expect.any(String), revoked_at: null, expires_at: monthly.json.expires_at, last_used_at: null, allow: [], deny: [] },
     ]));
     const t0 = Date.now();
     expect((await admin("GET", "/stats", undefined, token)).status).toBe(200);
