@@ -53,6 +53,7 @@ import { mailboxStub } from "./stub";
 import { PushDriver, type DeadLetterCopy } from "./push/driver";
 import { PushStore } from "./push/store";
 import { readMailboxConfig } from "./config";
+import { a2aReceiverOp, type A2aReceiverOp } from "./a2a-receiver";
 
 /** Due schedule rows handled per SQL round while catching up. */
 const DUE_BATCH = 256;
@@ -668,6 +669,15 @@ export class Mailbox extends DurableObject<Env> {
       return { ...this.push.create(meta, spec, () => this.startId(spec.deliver), now), ttlSec: meta.ttlSec };
     }));
     return r.ok ? { ...r, reported: await this.telemetry.flush() } : r;
+  }
+
+  /** The mailbox's A2A receiver token: set, delete or check it (a2a-receiver.ts). Error: mailbox missing. */
+  a2aReceiver(address: string, op: A2aReceiverOp): MailboxResult<{ valid: boolean }> | Promise<MailboxResult<{ valid: boolean }>> {
+    return this.whenHere(address, () => this.sends.after(() => this.run(() => {
+      this.catchUp();
+      this.requireMailbox(address);
+      return a2aReceiverOp(this.ctx.storage.sql, op);
+    })));
   }
 
   /** PUSH.LIST: the mailbox's push subscriptions with their counters (never the secret). */
