@@ -53,7 +53,7 @@ import { mailboxStub } from "./stub";
 import { PushDriver, type DeadLetterCopy } from "./push/driver";
 import { PushStore } from "./push/store";
 import { readMailboxConfig } from "./config";
-import { a2aReceiverOp, type A2aReceiverOp } from "./a2a-receiver";
+import { a2aReceiverOp, type A2aReceiverOp } from "./a2a-receiver-store";
 
 /** Due schedule rows handled per SQL round while catching up. */
 const DUE_BATCH = 256;
@@ -671,7 +671,7 @@ export class Mailbox extends DurableObject<Env> {
     return r.ok ? { ...r, reported: await this.telemetry.flush() } : r;
   }
 
-  /** The mailbox's A2A receiver token: set, delete or check it (a2a-receiver.ts). Error: mailbox missing. */
+  /** The mailbox's A2A receiver token: set, delete or check it (a2a-receiver-store.ts). Error: mailbox missing. */
   a2aReceiver(address: string, op: A2aReceiverOp): MailboxResult<{ valid: boolean }> | Promise<MailboxResult<{ valid: boolean }>> {
     return this.whenHere(address, () => this.sends.after(() => this.run(() => {
       this.catchUp();
