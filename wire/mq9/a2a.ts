@@ -53,7 +53,7 @@ export function receiverTokenTenant(token: string): string | null {
 /** Hex SHA-256 of `text` (the stored form of a receiver token; the event key's digest). */
 export async function sha256Hex(text: string | Uint8Array): Promise<string> {
   const data = typeof text === "string" ? new TextEncoder().encode(text) : text;
-  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
+  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>));
   return Array.from(d, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
