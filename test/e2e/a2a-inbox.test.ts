@@ -60,6 +60,12 @@ describe("A2A push notifications into a mailbox", () => {
     const unknown = await fetch(`${ctx.broker.url}/a2a/push/no.such.box`, { method: "POST", body, headers: { "X-A2A-Notification-Token": config.token } });
     expect(unknown.status).toBe(404);
     expect((await client.query(mailAddress, { tags: ["a2a"] })).length).toBe(events.length);
+
+    await client.deleteA2aReceiver(mailAddress);
+    const deleted = await fetch(config.url, { method: "POST", body, headers: { "X-A2A-Notification-Token": config.token } });
+    expect(deleted.status).toBe(401);
+    expect((await client.query(mailAddress, { tags: ["a2a"] })).length).toBe(events.length);
+    await expect(client.a2aPushConfig("no.such.box", { baseUrl: ctx.broker.url })).rejects.toMatchObject({ kind: "mailbox_not_found" });
     await client.close();
   });
 });
