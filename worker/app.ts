@@ -17,6 +17,7 @@ import { registerTenantAdmin } from "./admin/tenants-api";
 import { registerGroupAdmin } from "./admin/groups-api";
 import { registerConsole } from "./console/routes";
 import { fallbackHandler } from "./fallback";
+import { A2A_PUSH_ROUTE, a2aPushHandler } from "./a2a/push";
 
 export const app = new Hono<{ Bindings: Env }>();
 
@@ -71,6 +72,9 @@ for (const path of [MCP_RESOURCE_METADATA_PATH, ROOT_RESOURCE_METADATA_PATH]) {
   app.get(path, resourceMetadataHandler);
   app.options(path, resourceMetadataPreflight);
 }
+
+/** A2A push notifications into a mailbox, with its receiver token (worker/a2a/push.ts, docs/a2a.md). */
+app.post(A2A_PUSH_ROUTE, a2aPushHandler);
 
 /**
  * MortarMQ v0 over WebSocket (DESIGN.md §1): each connection gets its own

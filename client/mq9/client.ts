@@ -10,6 +10,7 @@
  * itself (a SEND that may have been stored is not repeated); consume() and
  * request() retry only their FETCHes.
  */
+import { a2aUpdatesOf, type A2aPushConfig, type A2aUpdate, type A2aUpdatesOptions } from "./a2a";
 import { mailAddressProblem } from "../../wire/mq9/address"; // not the index: that loads zod
 import { echo } from "../../wire/mq9/errors";
 import type { PushInfo } from "../../wire/mq9/push-types";
@@ -122,6 +123,7 @@ export const mq9Subjects = {
   delete: (address: string, msgId: number) => `$mq9.AI.MSG.DELETE.${address}.${msgId}`,
   agent: (verb: "REGISTER" | "UNREGISTER" | "REPORT" | "DISCOVER") => `$mq9.AI.AGENT.${verb}`,
   push: (verb: "CREATE" | "LIST" | "DELETE", address: string) => `$mq9.AI.PUSH.${verb}.${address}`,
+  a2aReceiver: (verb: "CREATE" | "DELETE", address: string) => `$mq9.AI.A2A.RECEIVER.${verb}.${address}`,
 } as const;
 
 /** `address`, checked with the broker's own rules (a bad address must never reach a NATS subject). */
@@ -354,6 +356,34 @@ export class Mq9Client implements MessageOwner {
    */
   async deletePush(address: string, pushId: string, o: { signal?: AbortSignal } = {}): Promise<void> {
     await this.call(mq9Subjects.push("DELETE", checked(address)), { push_id: pushId }, { signal: o.signal });
+  }
+
+  /**
+   * Makes `address` an A2A push-notification receiver ($mq9.AI.A2A.RECEIVER.CREATE,
+   * docs/a2a.md): a new receiver token (replacing an earlier one; shown only
+   * here) and the URL `POST /a2a/push/<address>` on `o.baseUrl` (the broker's
+   * HTTP origin, e.g. `https://broker.example`).
+   * @returns the push config to hand to an A2A server
+   * @throws Mq9ClientError mailbox_not_found
+   */
+  async a2aPushConfig(address: string, o: { baseUrl: string; signal?: AbortSignal }): Promise<A2aPushConfig> {
+    const r = await this.call(mq9Subjects.a2aReceiver("CREATE", checked(address)), {}, { signal: o.signal });
+    return { url: new URL(String(r.path), o.baseUrl).toString(), token: String(r.token) };
+  }
+
+  /** Removes `address`'s A2A receiver token: notifications are then refused 401. @throws Mq9ClientError mailbox_not_found */
+  async deleteA2aReceiver(address: string, o: { signal?: AbortSignal } = {}): Promise<void> {
+    await this.call(mq9Subjects.a2aReceiver("DELETE", checked(address)), {}, { signal: o.signal });
+  }
+
+  /**
+   * The A2A task updates stored in `address`, in order, as an async iterator
+   * (long-poll FETCH of consumer group `o.group`, default `a2a`, from the
+   * earliest; messages without tag `a2a` are skipped; each update is acked
+   * when the next is asked for). Ends on close() or `o.signal`.
+   */
+  a2aUpdates(address: string, o: A2aUpdatesOptions = {}): AsyncGenerator<A2aUpdate> {
+    return a2aUpdatesOf(this.consume(address, { deliver: "earliest", ...o, group: o.group ?? "a2a" }));
   }
 
   /**

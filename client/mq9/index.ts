@@ -9,6 +9,8 @@ export type { CallOptions, FetchOptions, Mq9ConnectOptions, Mq9Reply, PushOption
 export type { DeadLetterInfo, PushInfo } from "../../wire/mq9/push-types";
 export { verifyPushWebhook, verifyPushSignature, parsePushSignature, PUSH_SIGNATURE_HEADER, PUSH_SIGNATURE_TOLERANCE_S } from "./push-signature";
 export type { PushHeaders, VerifyPushOptions } from "./push-signature";
+export { a2aUpdateOf } from "./a2a";
+export type { A2aPushConfig, A2aUpdate, A2aUpdatesOptions } from "./a2a";
 export { Mq9Message } from "./message";
 export type { Mq9WireMessage, SendOptions } from "./message";
 export { Mq9Consumer } from "./consume";

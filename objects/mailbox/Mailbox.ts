@@ -23,6 +23,7 @@ import type { Env } from "../env";
 import type { FetchSpec, Mq9SendOptions, PushCreateSpec, PushInfo, QuerySpec } from "../../wire/mq9";
 import { packSendResult, type MailboxResult, type MessagesResult, type PackedSendResult, type SendResult } from "./rpc";
 import { MailboxCore, run } from "./core";
+import { a2aReceiverOp, type A2aReceiverOp } from "./a2a-receiver-store";
 import { Materializer } from "./materialize";
 import { purgeMailbox } from "./expiry";
 import { cancelHeld, fetchNow } from "./fetch";
@@ -171,6 +172,15 @@ export class Mailbox extends DurableObject<Env> {
     if (f) return f;
     const r = await this.c.sends.after(() => run(() => createPush(this.c, address, spec)));
     return r.ok ? { ...r, reported: await this.c.telemetry.flush() } : r;
+  }
+
+  /** The mailbox's A2A receiver token: set, delete or check it (a2a-receiver-store.ts). Error: mailbox missing. */
+  a2aReceiver(address: string, op: A2aReceiverOp): MailboxResult<{ valid: boolean }> | Promise<MailboxResult<{ valid: boolean }>> {
+    return this.op(address, () => {
+      this.c.catchUp();
+      this.c.requireMailbox(address);
+      return a2aReceiverOp(this.c.storage.sql, op);
+    });
   }
 
   /** PUSH.LIST: the mailbox's push subscriptions with their counters (never the secret). */

@@ -33,6 +33,7 @@ import type { Mailbox } from "../mailbox/Mailbox";
 import type { MailboxResult } from "../mailbox/rpc";
 import type { Env } from "../env";
 import { handleAgentRequest } from "./agents";
+import { handleA2aRequest } from "./a2a";
 import { handlePushRequest } from "./push";
 import { DIRECT, type MailboxCalls } from "./sendbatch";
 import { freshMailboxTarget, type MailboxStubs, type MailboxTarget } from "./stubs";
@@ -167,6 +168,11 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
         allow(ctx, "mq9.push", { name: subject.mailAddress });
         const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
         return await handlePushRequest(env, tenant, subject, req.payload, (rpc) => ordered(ctx, t, () => rpc(t.stub)));
+      }
+      case "A2A.RECEIVER.CREATE":
+      case "A2A.RECEIVER.DELETE": {
+        const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
+        return await handleA2aRequest(tenant, subject, req.payload, (rpc) => ordered(ctx, t, () => rpc(t.stub)));
       }
       default:
         if (subject.verb === "DISCOVER") allow(ctx, "agents.discover", null);

@@ -33,7 +33,7 @@ export function mq9RequestSeries(subject: string, reply: Mq9Reply, transport: "h
   if (s === undefined) {
     let verb = "unknown";
     try {
-      verb = parseMq9Subject(subject).kind.toLowerCase().replace(".", "_");
+      verb = parseMq9Subject(subject).kind.toLowerCase().replaceAll(".", "_");
     } catch {
       /* not an mq9 subject */
     }

@@ -12,3 +12,4 @@ export * from "./push-signature";
 export * from "./push-url";
 export * from "./schemas";
 export * from "./subject";
+export * from "./a2a";

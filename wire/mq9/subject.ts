@@ -26,6 +26,9 @@ export type MsgVerb = "SEND" | "FETCH" | "ACK" | "QUERY";
 /** Verbs of `$mq9.AI.PUSH.<verb>.<mail_address>` (push delivery extension, docs/push.md). */
 export type PushVerb = "CREATE" | "LIST" | "DELETE";
 
+/** Verbs of `$mq9.AI.A2A.RECEIVER.<verb>.<mail_address>` (A2A inbox, docs/a2a.md). */
+export type A2aReceiverVerb = "CREATE" | "DELETE";
+
 /** Verbs of `$mq9.AI.AGENT.<verb>`. */
 export type AgentVerb = "REGISTER" | "UNREGISTER" | "REPORT" | "DISCOVER";
 
@@ -35,6 +38,7 @@ export type Mq9Subject =
   | { kind: `MSG.${MsgVerb}`; mailAddress: string }
   | { kind: "MSG.DELETE"; mailAddress: string; msgId: number }
   | { kind: `PUSH.${PushVerb}`; mailAddress: string }
+  | { kind: `A2A.RECEIVER.${A2aReceiverVerb}`; mailAddress: string }
   | { kind: `AGENT.${AgentVerb}`; verb: AgentVerb };
 
 /** The kind of a parsed subject, e.g. `"MSG.SEND"`. */
@@ -68,6 +72,11 @@ export function parseMq9Subject(subject: string): Mq9Subject {
     const { verb, tail } = verbAndTail(rest.slice("PUSH.".length));
     if (!PUSH_VERBS.includes(verb as PushVerb)) throw unknown(subject);
     return { kind: `PUSH.${verb as PushVerb}`, mailAddress: addressOf(tail, subject) };
+  }
+  if (rest.startsWith("A2A.RECEIVER.")) {
+    const { verb, tail } = verbAndTail(rest.slice("A2A.RECEIVER.".length));
+    if (verb !== "CREATE" && verb !== "DELETE") throw unknown(subject);
+    return { kind: `A2A.RECEIVER.${verb}`, mailAddress: addressOf(tail, subject) };
   }
   if (!rest.startsWith("MSG.")) throw unknown(subject);
   const { verb, tail } = verbAndTail(rest.slice("MSG.".length));
