@@ -101,7 +101,7 @@ describe("mortarmq admin", () => {
       expect.objectContaining({ token_id: expiring.token_id, label: "temp", expires_at: expiring.expires_at, last_used_at: null }),
     ]));
     const listedText = (await cli(["admin", "tokens", "list", "acme"])).stdout;
-    expect(listedText).toMatch(/^TOKEN ID\s+LABEL\s+STATE\s+CREATED\s+EXPIRES\s+LAST USED\s+REVOKED\n/);
+    expect(listedText).toMatch(/^TOKEN ID\s+LABEL\s+STATE\s+CREATED\s+EXPIRES\s+LAST USED\s+REVOKED\s+SCOPES\n/);
     expect(listedText).toMatch(new RegExp(`${expiring.token_id}\\s+temp\\s+active\\s+\\S+\\s+${expiring.expires_at.replace(/[.]/g, "\\.")}\\s+never\\s+-`));
     expect((await cli(["admin", "tokens", "issue", "acme", "--expires-in", "3y"])).stderr).toMatch(/^mortarmq: USAGE: --expires-in must be a duration/);
 

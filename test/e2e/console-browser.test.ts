@@ -162,7 +162,7 @@ describe("the web console in Chromium", () => {
     // the count says what the rows are: one topic listed with its twin
     await page.getByText("1 topic in tenant acme, and its dead-letter (.dlq) twin: 2 listed in all").waitFor();
     expect(await page.getByRole("table", { name: "Topics, by name" }).locator("tbody tr").count()).toBe(2);
-    expect(await row.locator("td").allTextContents()).toEqual(["orders", "2", "0", "0 B", "0", "0", "7 d"]);
+    expect(await row.locator("td").allTextContents()).toEqual(["orders", "2", "0", "0 B", "0", "0", "7 d, 8.0 GiB"]);
 
     const file = join(stateDir, "orders.txt");
     writeFileSync(file, Array.from({ length: 10 }, (_, i) => `order ${i + 1}`).join("\n") + "\n");
@@ -172,7 +172,7 @@ describe("the web console in Chromium", () => {
     expect(sub.code, sub.stderr).toBe(0);
     // The list refreshes every 5 s: 10 records ("order 1" … "order 10": 71 bytes), one group, lag 7.
     await page.waitForFunction(() => Array.from(document.querySelectorAll("tr")).some((tr) =>
-      Array.from(tr.querySelectorAll("td")).map((td) => td.textContent).join("|") === "orders|2|10|71 B|1|7|7 d"), null, { timeout: 20_000 });
+      Array.from(tr.querySelectorAll("td")).map((td) => td.textContent).join("|") === "orders|2|10|71 B|1|7|7 d, 8.0 GiB"), null, { timeout: 20_000 });
 
     await row.getByRole("link", { name: "orders", exact: true }).click();
     await page.getByRole("heading", { name: "Topic orders" }).waitFor();

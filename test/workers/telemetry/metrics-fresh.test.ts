@@ -64,7 +64,7 @@ describe("/metrics of a fresh broker", () => {
     const withSamples = new Set(samples.map((s) => s.name));
     expect(METRICS.map((m) => m.name).filter((n) => !withSamples.has(n)).sort())
       .toEqual(["mortarmq_errors_total", "mortarmq_frames_received_total", "mortarmq_frames_sent_total",
-        "mortarmq_messages_retention_skipped_total", "mortarmq_mq9_requests_total"]); // labels that come with traffic (topic × group)
+        "mortarmq_messages_retention_skipped_total", "mortarmq_mq9_requests_total", "mortarmq_permission_denied_total"]); // labels that come with traffic (topic × group, operation)
 
     expect(await usageIndexStub(testEnv).tenants()).toEqual([]); // the zeros needed no aggregator: none was created
   });

@@ -35,12 +35,16 @@ async function authCalls(fn: () => Promise<void>): Promise<number> {
 }
 
 describe("issued-token checks cached per isolate", () => {
-  it("ten HTTP requests within the bound ask the directory once", async () => {
+  it("HTTP requests ask the directory once per TOKEN_CACHE_MS, not once each", async () => {
     const { token } = await tenantWithToken("tc-calls");
+    const t0 = Date.now();
     const calls = await authCalls(async () => {
       for (let i = 0; i < 10; i++) expect((await mq9As(token, CREATE, {})).status).toBe(200);
     });
-    expect(calls).toBe(1);
+    const elapsed = Date.now() - t0;
+    // one check, then one more per bound that passed while the ten ran (a loaded machine can stretch them past 500 ms)
+    expect(calls).toBeGreaterThanOrEqual(1);
+    expect(calls).toBeLessThanOrEqual(Math.floor(elapsed / CACHE_MS) + 1);
   });
 
   it("a revocation made on the directory (another isolate's admin API) is refused within TOKEN_CACHE_MS", async () => {
