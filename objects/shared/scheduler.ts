@@ -357,7 +357,13 @@ export class AlarmScheduler {
     return true;
   }
 
-  /** Resolves at `untilMs` (null = no limit) or at the next kick, whichever is first. */
+  /**
+   * Resolves at `untilMs` (null = no limit) or at the next kick, whichever is first.
+   * The timer exists only inside an open alarm run while a live part holds it
+   * (push attempts in flight, at most MAX_RUN_MS); `alarm()`'s `finally` clears
+   * it, so an idle object never keeps a pending timer (DESIGN.md §10). This is
+   * the push driver's former run-loop wait, moved here, not a new idle timer.
+   */
   private wait(untilMs: number | null): Promise<void> {
     if (untilMs !== null && untilMs < this.timerAt) {
       if (this.timer !== null) clearTimeout(this.timer);
