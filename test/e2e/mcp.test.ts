@@ -79,12 +79,13 @@ describe("POST /mcp", () => {
     await expect(sdk.connect(new StreamableHTTPClientTransport(new URL(`${broker.url}/mcp`)))).rejects.toThrow(/401|unauthorized/i);
   });
 
-  it("lists the ten mq9 tools with their input schemas", async () => {
+  it("lists the ten mq9 tools and the two A2A inbox tools with their input schemas", async () => {
     const client = await agent("lister", ACME);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual([
       "mq9_create_mailbox", "mq9_send_message", "mq9_fetch_messages", "mq9_ack_message", "mq9_query_messages",
       "mq9_delete_message", "mq9_register_agent", "mq9_unregister_agent", "mq9_report_status", "mq9_discover_agents",
+      "mq9_create_a2a_receiver", "mq9_list_a2a_updates",
     ]);
     for (const t of tools) {
       expect(t.description!.length, t.name).toBeGreaterThan(80);
@@ -150,6 +151,25 @@ describe("POST /mcp", () => {
     expect(await call(planner, "mq9_delete_message", { mail_address: translatorBox, msg_id: 1 })).toEqual({ deleted: true });
     expect(await call(planner, "mq9_unregister_agent", { name: `planner-${s}` })).toEqual({ removed: true });
     expect(await call(planner, "mq9_unregister_agent", { name: `planner-${s}` })).toEqual({ removed: false });
+  });
+
+  it("A2A inbox tools: a receiver made through MCP takes a push notification, listed per task", async () => {
+    const client = await agent("a2a-client", ACME);
+    const box = `a2a.inbox.${suffix()}`;
+    await call(client, "mq9_create_mailbox", { name: box, ttl_seconds: 600 });
+    const { url, token } = (await call(client, "mq9_create_a2a_receiver", { mail_address: box })) as { url: string; token: string };
+    expect(url).toBe(`${broker.url}/a2a/push/${box}`);
+    const notify = (taskId: string, state: string) => fetch(url, {
+      method: "POST", headers: { "content-type": "application/json", "x-a2a-notification-token": token },
+      body: JSON.stringify({ statusUpdate: { taskId, contextId: "c", status: { state } } }),
+    });
+    expect((await notify("t-1", "TASK_STATE_WORKING")).status).toBe(200);
+    expect((await notify("t-2", "TASK_STATE_WORKING")).status).toBe(200);
+    expect((await notify("t-1", "TASK_STATE_COMPLETED")).status).toBe(200);
+    const { updates } = (await call(client, "mq9_list_a2a_updates", { mail_address: box, task_id: "t-1" })) as { updates: Record<string, unknown>[] };
+    expect(updates.map((u) => [u.task_id, u.kind, (u.update as { statusUpdate: { status: { state: string } } }).statusUpdate.status.state]))
+      .toEqual([["t-1", "status-update", "TASK_STATE_WORKING"], ["t-1", "status-update", "TASK_STATE_COMPLETED"]]);
+    expect(((await call(client, "mq9_list_a2a_updates", { mail_address: box })) as { updates: unknown[] }).updates).toHaveLength(3);
   });
 
   it("malformed arguments and mq9 errors are tool errors with the explanation, never HTTP errors", async () => {

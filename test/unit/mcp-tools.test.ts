@@ -2,8 +2,11 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { MCP_MAX_WAIT_MS, MQ9_TOOLS, ToolInputError, messageView, type Mq9Tool } from "../../wire/mcp/tools";
+import { A2A_TOOLS } from "../../wire/mcp/a2a-tools";
 
-const tool = (name: string): Mq9Tool => MQ9_TOOLS.find((t) => t.name === name)!;
+const ALL = [...MQ9_TOOLS, ...A2A_TOOLS];
+const tool = (name: string): Mq9Tool => ALL.find((t) => t.name === name)!;
+const CTX = { origin: "https://mq.example.com" };
 const td = new TextDecoder();
 /** Validates `args` with the tool's schema (as the SDK does), then maps them. */
 function request(name: string, args: Record<string, unknown>) {
@@ -13,9 +16,20 @@ function request(name: string, args: Record<string, unknown>) {
 }
 
 describe("MCP tool → mq9 request", () => {
-  it("one tool per mq9 command, each named mq9_*", () => {
+  it("one tool per mq9 command and two for A2A inboxes, each named mq9_*", () => {
     expect(MQ9_TOOLS.map((t) => t.name)).toHaveLength(10);
-    expect(new Set(MQ9_TOOLS.map((t) => t.name)).size).toBe(10);
+    expect(A2A_TOOLS.map((t) => t.name)).toEqual(["mq9_create_a2a_receiver", "mq9_list_a2a_updates"]);
+    expect(new Set(ALL.map((t) => t.name)).size).toBe(12);
+  });
+
+  it("A2A inbox tools: receiver CREATE with the URL on the caller's origin; updates are a tag-a2a QUERY, bodies parsed", () => {
+    expect(request("mq9_create_a2a_receiver", { mail_address: "a.b" })).toEqual({ subject: "$mq9.AI.A2A.RECEIVER.CREATE.a.b", headers: {}, body: "" });
+    expect(tool("mq9_create_a2a_receiver").result({ error: "", token: "a2a_x", path: "/a2a/push/a.b" }, {}, CTX)).toEqual({ url: "https://mq.example.com/a2a/push/a.b", token: "a2a_x" });
+    expect(request("mq9_list_a2a_updates", { mail_address: "a.b", task_id: "t1" }).body).toBe('{"tags":["a2a"],"correlation_id":"t1","limit":50}');
+    expect(request("mq9_list_a2a_updates", { mail_address: "a.b" }).body).toBe('{"tags":["a2a"],"limit":50}');
+    const body = { statusUpdate: { taskId: "t1", status: { state: "TASK_STATE_WORKING" } } };
+    const m = { msg_id: 4, payload: btoa(JSON.stringify(body)), priority: "normal" as const, create_time: 9, key: "a2a:k", tags: ["a2a", "a2a.status-update"], correlation_id: "t1" };
+    expect(tool("mq9_list_a2a_updates").result({ error: "", messages: [m] }, {}, CTX)).toEqual({ updates: [{ msg_id: 4, task_id: "t1", kind: "status-update", create_time: 9, update: body }] });
   });
 
   it("send: the options become mq9-* headers, the payload the body (text or base64)", () => {
@@ -48,9 +62,9 @@ describe("MCP tool → mq9 request", () => {
   });
 
   it("results: the reply's fields for the model", () => {
-    expect(tool("mq9_send_message").result({ error: "", msg_id: -1 }, {})).toEqual({ msg_id: -1, note: "delayed: the message gets its msg_id when it becomes visible" });
-    expect(tool("mq9_register_agent").result({ error: "" }, { name: "t" })).toEqual({ registered: "t" });
-    expect(tool("mq9_unregister_agent").result({ error: "", removed: false }, {})).toEqual({ removed: false });
+    expect(tool("mq9_send_message").result({ error: "", msg_id: -1 }, {}, CTX)).toEqual({ msg_id: -1, note: "delayed: the message gets its msg_id when it becomes visible" });
+    expect(tool("mq9_register_agent").result({ error: "" }, { name: "t" }, CTX)).toEqual({ registered: "t" });
+    expect(tool("mq9_unregister_agent").result({ error: "", removed: false }, {}, CTX)).toEqual({ removed: false });
   });
 });
 

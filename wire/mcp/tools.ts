@@ -45,7 +45,13 @@ export interface Mq9Tool {
    */
   request(args: Record<string, unknown>): Mq9ToolRequest;
   /** The tool's result for a successful mq9 reply (its parsed JSON, `error` = "") to the call with `args`. */
-  result(reply: Record<string, unknown>, args: Record<string, unknown>): Record<string, unknown>;
+  result(reply: Record<string, unknown>, args: Record<string, unknown>, ctx: ToolContext): Record<string, unknown>;
+}
+
+/** What a tool's result may need from the request that called it. */
+export interface ToolContext {
+  /** The broker's origin as the caller reached it (`https://host[:port]`), for URLs in results. */
+  origin: string;
 }
 
 /** Arguments that pass the schema but cannot be sent (the message is the tool error's text). */
@@ -316,7 +322,7 @@ const discoverAgents: Mq9Tool = {
   result: (r) => ({ agents: Array.isArray(r.agents) ? r.agents : [] }),
 };
 
-/** Every tool, in the order tools/list gives them. */
+/** The tools of the mq9 commands, in the order tools/list gives them (the A2A inbox tools follow: MCP_TOOLS). */
 export const MQ9_TOOLS: readonly Mq9Tool[] = [
   createMailbox, sendMessage, fetchMessages, ackMessage, queryMessages, deleteMessage,
   registerAgent, unregisterAgent, reportStatus, discoverAgents,
@@ -328,4 +334,5 @@ export const MQ9_INSTRUCTIONS =
   "its address (mq9_register_agent), find other agents (mq9_discover_agents) and send to their mailbox (mq9_send_message, " +
   "with reply_to = your mailbox and a correlation_id to get an answer). Read your mailbox with mq9_fetch_messages and a " +
   "group_name, and acknowledge what you handled (mq9_ack_message). Answer a message by sending to its reply_to with its " +
-  "correlation_id. Errors are returned as tool errors with the broker's explanation.";
+  "correlation_id. To receive an A2A agent server's task updates without a public endpoint, make a mailbox its push inbox " +
+  "(mq9_create_a2a_receiver) and read them with mq9_list_a2a_updates. Errors are returned as tool errors with the broker's explanation.";

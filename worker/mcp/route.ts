@@ -82,7 +82,7 @@ export async function mcpHandler(c: Context<{ Bindings: Env }>): Promise<Respons
     const reply = await handleMq9Request(c.env, tenant, req, { signal: AbortSignal.any([signal, clientGone]), waitUntil, quota, permit });
     isolateMeter.add(tenant, mq9RequestSeries(req.subject, reply, "mcp"));
     return replyJson(reply);
-  });
+  }, { origin: new URL(c.req.url).origin });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   // The body read (and decoded) above, handed to the SDK as a request of its own (it checks Accept and

@@ -7,7 +7,8 @@
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { MQ9_INSTRUCTIONS, MQ9_TOOLS, ToolInputError, type Mq9ToolRequest } from "../../wire/mcp/tools";
+import { MQ9_INSTRUCTIONS, MQ9_TOOLS, ToolInputError, type Mq9ToolRequest, type ToolContext } from "../../wire/mcp/tools";
+import { A2A_TOOLS } from "../../wire/mcp/a2a-tools";
 import { VERSION } from "../../wire/version";
 
 /** Runs one mq9 request and returns the reply's JSON text (`{"error": …, …}`). */
@@ -18,10 +19,13 @@ function toolError(text: string): CallToolResult {
   return { content: [{ type: "text", text }], isError: true };
 }
 
-/** A new server (one per HTTP request: the transport is stateless) whose tools run through `run`. */
-export function buildMcpServer(run: RunMq9): McpServer {
+/** Every tool tools/list gives: the 10 mq9 tools, then the 2 A2A inbox tools. */
+export const MCP_TOOLS = [...MQ9_TOOLS, ...A2A_TOOLS];
+
+/** A new server (one per HTTP request: the transport is stateless) whose tools run through `run`; `ctx` is the request's (its origin). */
+export function buildMcpServer(run: RunMq9, ctx: ToolContext): McpServer {
   const server = new McpServer({ name: "mortarmq-edge", title: "MortarMQ Edge mq9", version: VERSION }, { instructions: MQ9_INSTRUCTIONS });
-  for (const tool of MQ9_TOOLS) {
+  for (const tool of MCP_TOOLS) {
     const config = { title: tool.title, description: tool.description, inputSchema: tool.inputSchema, annotations: tool.annotations };
     server.registerTool(tool.name, config, async (args: Record<string, unknown>, extra: { signal: AbortSignal }): Promise<CallToolResult> => {
       let req: Mq9ToolRequest;
@@ -33,7 +37,7 @@ export function buildMcpServer(run: RunMq9): McpServer {
       }
       const reply = JSON.parse(await run(req, extra.signal)) as { error: string } & Record<string, unknown>;
       if (reply.error !== "") return toolError(reply.error);
-      const result = tool.result(reply, args);
+      const result = tool.result(reply, args, ctx);
       return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
     });
   }

@@ -64,7 +64,7 @@ describe("POST /mcp JSON-RPC batches", () => {
       },
     });
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { id: number; result: { tools: unknown[] } }).result.tools).toHaveLength(10);
+    expect(((await res.json()) as { id: number; result: { tools: unknown[] } }).result.tools).toHaveLength(12);
   });
 
   it("a batch of notifications is still 202 with no body", async () => {

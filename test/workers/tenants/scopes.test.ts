@@ -102,6 +102,17 @@ describe("a send-only token", () => {
     expect(fetched).toEqual({ isError: true, content: [{ type: "text", text: "permission denied: mq9.fetch on box.a (no scope of the token allows it)" }] });
   });
 
+  it("A2A receiver CREATE/DELETE need mq9.push on the mailbox (HTTP and the MCP tool)", async () => {
+    const { token, full } = await scopedTenant(["mq9.send:box.*", "mq9.push:box.a"]);
+    for (const name of ["box.a", "box.b"]) await mq9As(full, "$mq9.AI.MAILBOX.CREATE", { name });
+    expect((await mq9As(token, "$mq9.AI.A2A.RECEIVER.CREATE.box.a", "")).body).toMatchObject({ error: "", path: "/a2a/push/box.a" });
+    const refused = await mq9As(token, "$mq9.AI.A2A.RECEIVER.CREATE.box.b", "");
+    expect([refused.status, refused.body.error]).toEqual([403, "permission denied: mq9.push on box.b (no scope of the token allows it)"]);
+    expect((await mq9As(token, "$mq9.AI.A2A.RECEIVER.DELETE.box.b", "")).status).toBe(403);
+    const viaMcp = await mcpCall(token, "mq9_create_a2a_receiver", { mail_address: "box.b" });
+    expect(viaMcp).toEqual({ isError: true, content: [{ type: "text", text: "permission denied: mq9.push on box.b (no scope of the token allows it)" }] });
+  });
+
   it("NATS: SEND allowed, FETCH refused with the mq9 error; deny wins over allow", async () => {
     const { token, full } = await scopedTenant(["mq9.*:box.>"], ["mq9.fetch:box.secret"]);
     await mq9As(full, "$mq9.AI.MAILBOX.CREATE", { name: "box.secret" });
