@@ -12,7 +12,12 @@ installWorkerdNoiseFilter(process.stdout);
 installWorkerdNoiseFilter(process.stderr);
 const ROOT = fileURLToPath(new URL(".", import.meta.url));
 /** In this repository `@mortarmq/mq9` is the workspace's TypeScript source (as tsconfig.json `paths` says), never a build of it. */
-const sourceAliases = { alias: { "@mortarmq/mq9": `${ROOT}client/mq9/index.ts` } };
+const sourceAliases = {
+  alias: [
+    { find: /^@mortarmq\/mq9\/a2a$/, replacement: `${ROOT}client/mq9/a2a-sdk/index.ts` },
+    { find: /^@mortarmq\/mq9$/, replacement: `${ROOT}client/mq9/index.ts` },
+  ],
+};
 // The Workers pools serve the console from wrangler.toml's [assets] directory, which must exist
 // when they start: build it now if its sources changed (~0.1 s; docs/console.md) — unchanged, no file
 // is rewritten under a broker serving them.
