@@ -76,6 +76,8 @@ class ReplyLink {
   private box: Promise<string> | null = null;
   private readonly waiting = new Map<string, AnswerQueue>();
   private polling = false;
+  /** Aborts the poller's long-poll FETCH once no request waits. */
+  private pollAbort: AbortController | null = null;
 
   constructor(
     private readonly mq9: Mq9Client,
@@ -98,6 +100,7 @@ class ReplyLink {
   /** Request `id` wants no more answers. */
   close(id: string): void {
     this.waiting.delete(id);
+    if (this.waiting.size === 0) this.pollAbort?.abort();
   }
 
   private async poll(box: string): Promise<void> {
@@ -106,10 +109,12 @@ class ReplyLink {
     try {
       while (this.waiting.size > 0) {
         let batch: Mq9Message[];
+        const abort = (this.pollAbort = new AbortController());
         try {
-          batch = await this.mq9.fetch(box, { group: this.o.replyGroup, deliver: "earliest", numMsgs: 100, maxWaitMs: 10_000 });
+          batch = await this.mq9.fetch(box, { group: this.o.replyGroup, deliver: "earliest", numMsgs: 100, maxWaitMs: 10_000, signal: abort.signal });
           backoff.reset();
         } catch (e) {
+          if (abort.signal.aborted) continue; // nobody waits any more (the loop ends), or a new request does (it goes on)
           if (e instanceof Mq9ClientError && e.retryable) {
             await sleep(e.retryAfterMs ?? backoff.next());
             continue;
