@@ -5,8 +5,8 @@
 //                  transport and the `ws` fallback replaced by their .browser.ts stubs,
 //   dist/types/    declarations (tsc), their relative imports given `.js` so that
 //                  `moduleResolution: NodeNext` resolves them.
-// The JS is bundled by esbuild (wire/ code the client uses is inlined; `nats`, `nats.ws`
-// and `ws` stay imports, each loaded only when its transport is chosen), with source maps —
+// The JS is bundled by esbuild (wire/ code the client uses is inlined; `nats`, `nats.ws`,
+// `ws` and `@a2a-js/sdk` (the `./a2a` entry's) stay imports, each loaded only when its transport is chosen), with source maps —
 // the sources inside the node build's maps only, which keeps the tarball near half its 100 KB bound.
 // Run by `npm run build -w @mortarmq/mq9` and before `npm pack` (prepack).
 import { execFileSync } from "node:child_process";
@@ -21,7 +21,7 @@ const require = createRequire(import.meta.url);
 const esbuild = require("esbuild");
 
 /** The optional peer dependencies: never bundled. */
-const PEERS = ["nats", "nats.ws", "ws"];
+const PEERS = ["nats", "nats.ws", "ws", "@a2a-js/sdk"]; // @a2a-js/sdk: its subpaths too (esbuild marks a package's subpaths external with it)
 
 /** esbuild plugin: `./x` → `./x.browser.ts` where that stub exists (the `browser` map of package.json). */
 const browserStubs = {
@@ -60,12 +60,16 @@ export async function buildMq9() {
   rmSync(DIST, { recursive: true, force: true });
   const common = {
     absWorkingDir: HERE,
-    entryPoints: { index: join(HERE, "index.ts") },
+    entryPoints: { index: join(HERE, "index.ts"), a2a: join(HERE, "a2a-sdk/index.ts") }, // `.` and `./a2a`
     bundle: true, splitting: true, format: "esm", sourcemap: true,
     target: "es2022", external: PEERS, logLevel: "warning", legalComments: "none",
     chunkNames: "chunks/[name]-[hash]",
   };
   await esbuild.build({ ...common, outdir: join(DIST, "node"), platform: "node", target: "node20" });
+  // the `./a2a` entry's own map without the sources' text (as in the browser build): the tarball stays under its 100 KB bound
+  const a2aMap = join(DIST, "node", "a2a.js.map");
+  const { sourcesContent: _dropped, ...lean } = JSON.parse(readFileSync(a2aMap, "utf8"));
+  writeFileSync(a2aMap, JSON.stringify(lean));
   await esbuild.build({ ...common, outdir: join(DIST, "browser"), platform: "browser", plugins: [browserStubs], sourcesContent: false });
   const tsc = require.resolve("typescript/bin/tsc");
   execFileSync(process.execPath, [tsc, "-p", join(HERE, "tsconfig.build.json")], { stdio: "inherit" });

@@ -2,8 +2,8 @@
  * The documents' shell blocks, run verbatim (issues 16 and 28) against ONE
  * real local broker with tokens (and ADMIN_TOKEN) and its NATS TCP bridge,
  * in a copy of the repository (node_modules linked), as a reader would:
- * - docs/mcp.md's two-agent transcript, docs/mq9.md's conversation and
- *   client/mq9/README.md's example: the `file=` blocks are saved and the
+ * - docs/mcp.md's two-agent transcript, docs/mq9.md's conversation,
+ *   docs/a2a.md's two A2A patterns and client/mq9/README.md's example: the `file=` blocks are saved and the
  *   `sh run` blocks run; each block's output must be the `text` block the
  *   document shows under it;
  * - docs/cli.md's `console run` transcripts, in one shell session in
@@ -115,6 +115,15 @@ describe("docs/mcp.md", () => {
 describe("docs/mq9.md", () => {
   it("the conversation example creates its mailboxes and prints what the page shows", async () => {
     const { exit, pairs } = await runDocument("docs/mq9.md");
+    expect(exit, pairs.map((p) => p[0]).join("\n----\n")).toBe(0);
+    expect(pairs).toHaveLength(1);
+    expect(pairs[0]![0]).toBe(pairs[0]![1]);
+  });
+});
+
+describe("docs/a2a.md", () => {
+  it("one SDK agent's task updates land in a mailbox, then the agent answers over mq9: what the page shows", async () => {
+    const { exit, pairs } = await runDocument("docs/a2a.md");
     expect(exit, pairs.map((p) => p[0]).join("\n----\n")).toBe(0);
     expect(pairs).toHaveLength(1);
     expect(pairs[0]![0]).toBe(pairs[0]![1]);
