@@ -17,6 +17,7 @@ import type { Mq9Client } from "../client";
 import type { Mq9Message } from "../message";
 import { Mq9ClientError } from "../errors";
 import { Backoff, sleep } from "../backoff";
+import { AckTracker } from "./ack-tracker";
 import { A2A_END_TAG, A2A_EVENT_TAG, MQ9_A2A_BINDING, decodeBindingMessage, encodeBindingMessage, serviceParameter, type ServiceParameters } from "./binding";
 
 /** Options of {@link serveA2aOverMq9}. */
@@ -31,40 +32,6 @@ export interface ServeA2aOverMq9Options {
   signal?: AbortSignal;
   /** Called for errors that do not stop serving (an answer that could not be sent, a retryable FETCH error). */
   onError?: (error: unknown) => void;
-}
-
-/**
- * Which fetched requests are done, and the highest msg_id all of whose
- * predecessors are: what may be acknowledged (cumulative ACK).
- */
-class AckTracker {
-  private readonly pending = new Map<number, boolean>(); // msg_id → done
-  highestSeen = -1;
-
-  has(id: number): boolean {
-    return this.pending.has(id);
-  }
-  start(id: number): void {
-    this.pending.set(id, false);
-    this.highestSeen = Math.max(this.highestSeen, id);
-  }
-  get size(): number {
-    return this.pending.size;
-  }
-  /** Marks `id` done; returns the msg_id to acknowledge now (the end of the done prefix), or null. */
-  done(id: number): number | null {
-    this.pending.set(id, true);
-    let ackable: number | null = null;
-    for (const k of [...this.pending.keys()].sort((a, b) => a - b)) {
-      if (!this.pending.get(k)) break;
-      ackable = k;
-    }
-    return ackable;
-  }
-  /** Forgets the ids up to `id` (acknowledged). */
-  acked(id: number): void {
-    for (const k of [...this.pending.keys()]) if (k <= id) this.pending.delete(k);
-  }
 }
 
 const isStream = (v: unknown): v is AsyncIterable<Record<string, unknown>> =>
