@@ -9,6 +9,7 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Miniflare } from "miniflare";
 import { outboundNetwork } from "../../client/local/outbound";
@@ -39,7 +40,7 @@ afterAll(async () => {
 async function fetchesWith(vars: Record<string, string>, targets: string[]): Promise<string[]> {
   const mf = new Miniflare({
     modules: true, script: SCRIPT, outboundService: await outboundNetwork(vars), cf: false,
-    handleRuntimeStdio: (out, err) => { // workerd logs each refused connect() ("blocked by restrictPeers()"): expected here
+    handleRuntimeStdio: (out: Readable, err: Readable) => { // workerd logs each refused connect() ("blocked by restrictPeers()"): expected here
       out.resume();
       err.resume();
     },
