@@ -22,7 +22,7 @@
  *   file under the old name.
  */
 import { existsSync } from "node:fs";
-import { open, readdir, readlink, rename, unlink } from "node:fs/promises";
+import { open, readdir, readlink, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { sqliteHoldsNothing } from "./sqlite-empty";
 
@@ -104,22 +104,42 @@ async function holdsNothing(path: string): Promise<boolean> {
   }
 }
 
+/** Files found holding data, by path: their size and modification time then (a later sweep skips them while both are unchanged). */
+export type HoldingFiles = Map<string, string>;
+
+/** `size:mtime` of `path`, or null when it cannot be read. */
+async function version(path: string): Promise<string | null> {
+  return stat(path).then((s) => `${s.size}:${s.mtimeMs}`, () => null);
+}
+
 /**
  * One sweep (see the module comment). Answers how many files it removed.
  * Errors of single files are skipped (the file stays); with a `runtimePid`
- * whose descriptors cannot be read nothing is removed.
+ * whose descriptors cannot be read nothing is removed. `holding` (kept
+ * between sweeps) spares reading again the files found holding data that
+ * have not changed since.
  */
-export async function reapEmptyObjectFiles(target: ReapTarget): Promise<number> {
+export async function reapEmptyObjectFiles(target: ReapTarget, holding: HoldingFiles = new Map()): Promise<number> {
   const live = target.runtimePid === undefined ? new Set<string>() : await openPaths(target.runtimePid);
   if (live === null) return 0;
   const aside: string[] = [];
-  for (const path of await objectFiles(target.stateDir)) {
+  const files = await objectFiles(target.stateDir);
+  const present = new Set(files);
+  for (const p of holding.keys()) if (!present.has(p)) holding.delete(p); // gone since (a purge, a tenant deleted)
+  for (const path of files) {
     if (path.endsWith(ASIDE)) {
       // left by a sweep that was cut off: back under its name unless the object made a new file since
       if (!existsSync(path.slice(0, -ASIDE.length))) await rename(path, path.slice(0, -ASIDE.length)).catch(() => {});
       continue;
     }
-    if (live.has(path) || !alone(path) || !(await holdsNothing(path))) continue;
+    if (live.has(path) || !alone(path)) continue;
+    const v = await version(path);
+    if (v === null || holding.get(path) === v) continue;
+    if (!(await holdsNothing(path))) {
+      holding.set(path, v);
+      continue;
+    }
+    holding.delete(path);
     try {
       await rename(path, path + ASIDE);
       aside.push(path);
@@ -162,13 +182,14 @@ export interface StateReaper {
  */
 export function startStateReaper(opts: { stateDir: string; runtimePid: number; intervalMs: number; onError?: (e: Error) => void }): StateReaper {
   let removed = 0;
+  const holding: HoldingFiles = new Map();
   let running: Promise<void> = Promise.resolve();
   let stopped = false;
   const timer = setInterval(() => {
     running = running.then(async () => {
       if (stopped) return;
       try {
-        removed += await reapEmptyObjectFiles({ stateDir: opts.stateDir, runtimePid: opts.runtimePid });
+        removed += await reapEmptyObjectFiles({ stateDir: opts.stateDir, runtimePid: opts.runtimePid }, holding);
       } catch (e) {
         opts.onError?.(e as Error);
       }
