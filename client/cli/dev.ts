@@ -39,6 +39,7 @@ interface DevOptions {
   var: string[];
   authTokens?: string;
   allowLoopbackPush?: boolean;
+  reapEvery: string;
   verbose?: boolean;
 }
 
@@ -125,6 +126,7 @@ export function registerDev(program: Command): void {
     .option("--var <NAME=value>", "set a Worker var (repeatable), e.g. --var CORS_ORIGINS=https://app.example", collect, [])
     .option("--auth-tokens <list>", 'require tokens: comma-separated "token:tenant" pairs (same as --var AUTH_TOKENS=<list>)')
     .option("--allow-loopback-push", "allow push endpoints on this machine also when tokens are required (always allowed on an open broker)")
+    .option("--reap-every <seconds>", "remove the files of objects that hold nothing from the state directory this often (0: only at start)", "60")
     .option("--verbose", "log one line per HTTP request")
     .action(async (opts: DevOptions) => {
       let vars: Record<string, string>;
@@ -138,9 +140,10 @@ export function registerDev(program: Command): void {
       } catch (e) {
         throw usageError((e as Error).message, DEV_HELP); // reported by main()
       }
-      let port: number, bridgePort: number | undefined, natsPort: number | undefined;
+      let port: number, bridgePort: number | undefined, natsPort: number | undefined, reapEverySeconds: number;
       try {
         port = parseIntOption("--port", opts.port, 0, 65535);
+        reapEverySeconds = parseIntOption("--reap-every", opts.reapEvery, 0, 86_400);
         bridgePort = opts.bridgePort ? parseIntOption("--bridge-port", opts.bridgePort, 0, 65535) : undefined;
         natsPort = opts.natsPort ? parseIntOption("--nats-port", opts.natsPort, 0, 65535) : undefined;
       } catch (e) {
@@ -153,7 +156,7 @@ export function registerDev(program: Command): void {
       try {
         broker = await startEmbeddedBroker({
           root: PACKAGE_ROOT, host: opts.host, port, stateDir: opts.state, vars, bridgePort, natsPort,
-          verbose: opts.verbose === true, readyTimeoutMs: 60_000,
+          verbose: opts.verbose === true, readyTimeoutMs: 60_000, reapEverySeconds,
           onBridgeError: (kind, e) => console.error(`mortarmq: ${kind === "mortar" ? "MortarMQ v0" : "NATS"} bridge: ${e.message}`),
         });
       } catch (e) {

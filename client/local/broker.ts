@@ -30,6 +30,8 @@ export interface LocalBrokerOptions {
   inheritLogs?: boolean;
   /** `mortarmq dev --verbose`: one log line per HTTP request. */
   verbose?: boolean;
+  /** `mortarmq dev --reap-every`: seconds between sweeps of object files that hold nothing (default 60; client/local/state-reaper.ts). */
+  reapEverySeconds?: number;
   /** How long to wait for /healthz, ms (default 60000). */
   readyTimeoutMs?: number;
   /**
@@ -83,6 +85,7 @@ export async function startLocalBroker(opts: LocalBrokerOptions): Promise<LocalB
   args.push(...(nats === undefined ? ["--no-nats-port"] : ["--nats-port", String(nats)]));
   for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}=${v}`);
   if (opts.verbose) args.push("--verbose");
+  if (opts.reapEverySeconds !== undefined) args.push("--reap-every", String(opts.reapEverySeconds));
   const { child, exited, log } = spawnLauncher(args, { ipc: true, inheritLogs: opts.inheritLogs });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const ready = await Promise.race([

@@ -1,6 +1,7 @@
 /**
  * The local broker as `mortarmq dev` (`npm start`) runs it, in this process:
- * the state directory's lock, the Worker in Miniflare (./miniflare-host.ts)
+ * the state directory's lock and its sweep of object files that hold nothing
+ * (./state-reaper.ts: at start and every `reapEverySeconds`), the Worker in Miniflare (./miniflare-host.ts)
  * and the MortarMQ v0 and NATS TCP bridges (client/bridge/), which reach the
  * Worker over a loopback socket — each TCP connection is one WebSocket
  * straight into workerd (measured against Miniflare's `dispatchFetch`
@@ -24,6 +25,7 @@ import { hostWorker } from "./miniflare-host";
 import { assertPortFree, PortInUseError } from "./ports";
 import { waitForHealthz, type AuthMode } from "./ready";
 import { lockStateDir } from "./state-lock";
+import { reapEmptyObjectFiles, startStateReaper } from "./state-reaper";
 import { ensureStateDir } from "./state-dir";
 
 /** What `startEmbeddedBroker` starts. Ports: 0 picks a free one; an absent bridge is not started. */
@@ -41,6 +43,8 @@ export interface EmbeddedBrokerOptions {
   natsPort?: number;
   /** One log line per HTTP request. */
   verbose: boolean;
+  /** Seconds between sweeps of object files that hold nothing (./state-reaper.ts); 0: only the sweep at start. Default 60. */
+  reapEverySeconds?: number;
   /** How long to wait for /healthz, ms. */
   readyTimeoutMs: number;
   /** Bridge connection failures (e.g. the broker went away). */
@@ -89,6 +93,8 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise<
     await assertPortFree(opts.host, opts.port, "HTTP", "--port");
     if (opts.bridgePort !== undefined) await assertPortFree(opts.host, opts.bridgePort, "MortarMQ v0 bridge", "--bridge-port");
     if (opts.natsPort !== undefined) await assertPortFree(opts.host, opts.natsPort, "NATS bridge", "--nats-port");
+    // workerd is not running yet and the lock is ours: every object file that holds nothing can go
+    await reapEmptyObjectFiles({ stateDir, runtimePid: undefined });
     const bridged = opts.bridgePort !== undefined || opts.natsPort !== undefined;
     const worker = await hostWorker({
       root: opts.root, host: opts.host, port: opts.port, stateDir, vars: opts.vars, verbose: opts.verbose, stdout: opts.stdout, stderr: opts.stderr,
@@ -97,6 +103,12 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise<
     });
     cleanups.push(() => worker.dispose());
     if (worker.runtimePid !== undefined) lock.recordRuntime(worker.runtimePid);
+    const reapEvery = opts.reapEverySeconds ?? 60;
+    if (worker.runtimePid !== undefined && reapEvery > 0) {
+      const reaper = startStateReaper({ stateDir, runtimePid: worker.runtimePid, intervalMs: reapEvery * 1000,
+        onError: (e) => (opts.stderr ?? process.stderr).write(`mortarmq: state directory sweep: ${e.message}\n`) });
+      cleanups.push(() => reaper.stop());
+    }
     const auth = await waitForHealthz(worker.loopbackUrl, { timeoutMs: opts.readyTimeoutMs });
     const { started, failed } = await startBridges({
       url: worker.directUrl ?? worker.loopbackUrl,

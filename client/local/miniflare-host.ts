@@ -37,6 +37,9 @@
  *   A direct socket (`directSocket`, loopback only) can also be opened next to
  *   the entry socket, for the TCP bridges, which name their client's address
  *   themselves (./embedded.ts).
+ * - Outbound `fetch()` (push attempts, an embeddings server) reaches public
+ *   addresses only, checked by workerd on the address it connects to, plus
+ *   loopback with PUSH_ALLOW_LOOPBACK=1 and the EMBEDDINGS_URL host (./outbound.ts).
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -46,6 +49,7 @@ import type { Readable, Writable } from "node:stream";
 import { stripVTControlCharacters } from "node:util";
 import type { Log as MiniflareLog, Miniflare as MiniflareType } from "miniflare";
 import { isHealthProbeLog, isRuntimeNoise } from "./health";
+import { outboundNetwork } from "./outbound";
 import { PortInUseError } from "./ports";
 import { childrenNamed } from "./process-tree";
 import { ensureConsole } from "../scripts/build-console";
@@ -164,6 +168,8 @@ export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
   const sockets: { host: string; port: number; entrypoint: string }[] = [];
   if (peer !== undefined) sockets.push({ host: peer, port: opts.port, entrypoint: DIRECT_ENTRYPOINT }); // peer is the host, unbracketed
   else if (opts.directSocket) sockets.push({ host: "127.0.0.1", port: 0, entrypoint: DIRECT_ENTRYPOINT });
+  const bindings = { ...workerOptions.bindings, ...(peer !== undefined ? { LOCAL_CLIENT_ADDRESS: peer } : {}), ...opts.vars };
+  const outbound = await outboundNetwork(bindings); // public addresses only (push SSRF: ./outbound.ts)
   const signalListeners = { SIGINT: process.listeners("SIGINT"), SIGTERM: process.listeners("SIGTERM") };
   const mf: MiniflareType = new Miniflare({
     // With a direct HTTP port Miniflare's entry socket is still opened (Miniflare needs it): on a free loopback port.
@@ -183,7 +189,8 @@ export async function hostWorker(opts: HostOptions): Promise<HostedWorker> {
       {
         ...workerOptions,
         name,
-        bindings: { ...workerOptions.bindings, ...(peer !== undefined ? { LOCAL_CLIENT_ADDRESS: peer } : {}), ...opts.vars },
+        bindings,
+        outboundService: outbound,
         // One ES module (the bundle imports only runtime built-ins): handed over as is, which spares Miniflare
         // parsing 1.3 MB to find imports (~3 s of a start on a loaded machine); other modules are found by that scan.
         ...(bundle.extraModules

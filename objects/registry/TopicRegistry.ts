@@ -47,7 +47,8 @@ import { groupStub } from "../group/stub";
 import { checkClientFrame, decodeUtf8Strict, dlqSourceName } from "../../wire/mortar/validate";
 import { choosePair, isTwinId, pairOf, purgePage, sourceTopicId, topicInfo, twinTopicId, type StoredTopic } from "./topics";
 import { RegistryStore } from "./store";
-import { maxGroupsPerTopic, maxPartitionsPerTopic, partitionsPerTenant } from "./config";
+import { GROUP_STORAGE_BYTES, maxGroupsPerTopic, maxPartitionsPerTopic, partitionsPerTenant } from "./config";
+import { RegistryTelemetry } from "./telemetry";
 import { tenantStub } from "../tenants/stub";
 import { RetentionStore, type PairRetention } from "./retention-store";
 import {
@@ -63,7 +64,11 @@ import type { DeclareResult, LookupResult, PurgeTargetPage, PurgeTotals, Registe
 const PURGE_FANOUT = 64;
 /** Partitions told new retention settings per alarm run. */
 const PUSH_FANOUT = 64;
-/** How long a read of the tenant's `partitions` quota that admits a new topic is reused, ms (a run of DECLAREs asks the tenant's object about once a second). */
+/**
+ * How long a read of the tenant's `partitions` quota that admits a new topic
+ * is reused, ms (a run of DECLAREs asks the tenant's object about once a
+ * second); also how long "no storage quota" is believed for new groups.
+ */
 const PARTITION_QUOTA_CACHE_MS = 1_000;
 
 export class TopicRegistry extends DurableObject<Env> {
@@ -77,10 +82,14 @@ export class TopicRegistry extends DurableObject<Env> {
   /** The object's name, also when the runtime started it for its alarm (shared/object-name.ts). */
   private readonly name: string | null;
   private readonly schedule: AlarmScheduler;
+  /** Reports the groups' storage (telemetry.ts). */
+  private readonly telemetry: RegistryTelemetry;
   /** Partitions of the live topics together (store.partitionTotal, for the `partitions` quota): counted once, then kept by create/remove; null = not counted. */
   private partitionTotal: number | null = null;
   /** The tenant's `partitions` quota as last read from its TenantDirectory, and when (ms); null = never read. */
   private quotaRead: { partitions: number | null; at: number } | null = null;
+  /** When the tenant was last found without a `storage_bytes` quota (ms; registerGroup then asks again only after QUOTA_CACHE_MS); null = not known. */
+  private noStorageQuotaAt: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -92,7 +101,12 @@ export class TopicRegistry extends DurableObject<Env> {
     this.targets = new PurgeTargetStore(this.sql);
     this.schedule = new AlarmScheduler(ctx.storage, { owner: "TopicRegistry", jobs: true })
       .job("purge", () => this.purgeStep())
-      .job("retention", () => this.pushStep());
+      .job("retention", () => this.pushStep())
+      .job("telemetry", () => this.telemetry.flush());
+    this.telemetry = new RegistryTelemetry({
+      storage: ctx.storage, env, reporter: ctx.id.toString(), schedule: this.schedule,
+      tenant: () => this.tenant, groups: () => this.groups.total(),
+    });
     if (this.store.meta.get("retention_pushed") === 0) {
       // First start of a registry with retention: partitions that registered before it hold no
       // settings (they apply the defaults) and no topic name; tell them once.
@@ -340,27 +354,51 @@ export class TopicRegistry extends DurableObject<Env> {
    * purged (group-store.ts). Idempotent; recorded only while that topic
    * incarnation is live (returns whether it is). A new group of a topic that
    * already has MORTAR_MAX_GROUPS_PER_TOPIC (config.ts) is not recorded:
-   * `{refused}` with the SUB's error message.
+   * `{refused}` with the SUB's error message; nor is one that would take the
+   * tenant past its `storage_bytes` quota, a group counting
+   * GROUP_STORAGE_BYTES (the tenant's stored bytes as its TenantDirectory
+   * last read them; unknown when that call fails, then admitted). A recorded
+   * group's storage is reported (telemetry.ts).
    */
-  registerGroup(incarnation: number, topicId: number, group: string): RegisterGroupResult {
-    const live = this.store.isLive(incarnation, pairOf(topicId));
-    if (!live) return false;
-    if (!this.groups.has(incarnation, topicId, group)) {
-      const max = maxGroupsPerTopic(this.env);
-      const n = this.groups.count(incarnation, topicId);
-      if (n >= max) {
-        const t = this.store.byPair(pairOf(topicId));
-        const name = t ? (isTwinId(topicId) ? `${t.name}.dlq` : t.name) : `topic_id ${topicId}`;
-        return { refused: `topic "${name}" already has ${n} consumer groups, the limit (MORTAR_MAX_GROUPS_PER_TOPIC ${max}): use an existing group or delete one` };
+  async registerGroup(incarnation: number, topicId: number, group: string): Promise<RegisterGroupResult> {
+    if (!this.store.isLive(incarnation, pairOf(topicId))) return false;
+    if (this.groups.has(incarnation, topicId, group)) return true;
+    const full = this.groupsFull(incarnation, topicId);
+    if (full) return full;
+    const now = Date.now();
+    if (this.noStorageQuotaAt === null || now - this.noStorageQuotaAt >= PARTITION_QUOTA_CACHE_MS) {
+      const state = await tenantStub(this.env, this.tenant).state().catch(() => null);
+      const quota = state?.quotas.storage_bytes ?? null;
+      this.noStorageQuotaAt = state && quota === null ? now : null;
+      if (state && quota !== null && state.storedBytes + GROUP_STORAGE_BYTES > quota) {
+        return { refused: `storage quota exceeded: the tenant stores ${state.storedBytes} bytes, quota ${quota}, and a consumer group counts ${GROUP_STORAGE_BYTES}: use an existing group or delete one` };
       }
-      this.groups.add(incarnation, topicId, group, Date.now());
     }
+    // again after the wait: the topic may be gone, the group recorded, the topic full
+    if (!this.store.isLive(incarnation, pairOf(topicId))) return false;
+    if (this.groups.has(incarnation, topicId, group)) return true;
+    const fullNow = this.groupsFull(incarnation, topicId);
+    if (fullNow) return fullNow;
+    this.groups.add(incarnation, topicId, group, Date.now());
+    this.telemetry.groupsChanged();
     return true;
+  }
+
+  /** `{refused}` when topic `topicId` (incarnation) has MORTAR_MAX_GROUPS_PER_TOPIC groups, else null. */
+  private groupsFull(incarnation: number, topicId: number): { refused: string } | null {
+    const max = maxGroupsPerTopic(this.env);
+    const n = this.groups.count(incarnation, topicId);
+    if (n < max) return null;
+    const t = this.store.byPair(pairOf(topicId));
+    const name = t ? (isTwinId(topicId) ? `${t.name}.dlq` : t.name) : `topic_id ${topicId}`;
+    return { refused: `topic "${name}" already has ${n} consumer groups, the limit (MORTAR_MAX_GROUPS_PER_TOPIC ${max}): use an existing group or delete one` };
   }
 
   /** A deleted group is forgotten (ConsumerGroup.deleteGroup). Idempotent. */
   unregisterGroup(incarnation: number, topicId: number, group: string): void {
+    if (!this.groups.has(incarnation, topicId, group)) return;
     this.groups.remove(incarnation, topicId, group);
+    this.telemetry.groupsChanged();
   }
 
   /** True when group `group` of `topicId` (incarnation `incarnation`) is recorded (joined since group registration, not deleted). */
@@ -397,6 +435,7 @@ export class TopicRegistry extends DurableObject<Env> {
   async purge(): Promise<number> {
     const incarnation = this.store.lastIncarnation();
     await this.schedule.stop();
+    await this.telemetry.abandon();
     await this.ctx.storage.deleteAll();
     this.partitionTotal = null;
     if (incarnation > 0) new MetaTable(this.sql, "registry_meta").set("incarnation", incarnation);
@@ -508,6 +547,7 @@ export class TopicRegistry extends DurableObject<Env> {
       if (done) this.store.finishPurge(job);
       else if (fullFanOut) this.store.advancePurge(job, job.next + parts.length);
     });
+    if (groups.length > 0) this.telemetry.groupsChanged();
     this.schedule.put("purge", Date.now());
   }
 }

@@ -34,6 +34,15 @@ export function maxPartitionsPerTopic(env: { MORTAR_MAX_PARTITIONS_PER_TOPIC?: s
 /** Built-in consumer groups per topic: each is a Durable Object with its own database (~50 KB), recorded in the registry. */
 export const DEFAULT_MAX_GROUPS_PER_TOPIC = 1_000;
 
+/**
+ * Bytes a consumer group counts toward its tenant's storage (the
+ * `storage_bytes` quota, `mortarmq_stored_bytes{system="mortar"}`): its
+ * Durable Object's database, measured at ~48–52 KiB for a group with one
+ * member (issue 28 item 3), whatever its records. Reported by the
+ * TopicRegistry, which records every group (telemetry.ts).
+ */
+export const GROUP_STORAGE_BYTES = 48 * 1024;
+
 /** Consumer groups one topic may have: `MORTAR_MAX_GROUPS_PER_TOPIC`, else 1,000. */
 export function maxGroupsPerTopic(env: { MORTAR_MAX_GROUPS_PER_TOPIC?: string }): number {
   return positiveInt(env.MORTAR_MAX_GROUPS_PER_TOPIC, DEFAULT_MAX_GROUPS_PER_TOPIC);

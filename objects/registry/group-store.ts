@@ -32,6 +32,11 @@ export class GroupIndexStore {
     return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM topic_groups WHERE incarnation = ? AND topic_id = ?", incarnation, topicId).one().n;
   }
 
+  /** How many groups are recorded over all of the tenant's topics (their storage is counted: config.ts GROUP_STORAGE_BYTES). */
+  total(): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM topic_groups").one().n;
+  }
+
   /** Forgets a group. */
   remove(incarnation: number, topicId: number, name: string): void {
     this.sql.exec("DELETE FROM topic_groups WHERE incarnation = ? AND topic_id = ? AND name = ?", incarnation, topicId, name);

@@ -5,6 +5,11 @@
  *   here 2/s in bursts of 20) from 24 concurrent clients: every answer is
  *   200 or 429 with Retry-After, never more created than the limit allows;
  *   meanwhile another tenant's MortarMQ PUBs and mq9 SENDs all succeed;
+ * - one tenant declares topics up to its partition quota (here
+ *   MORTAR_PARTITIONS_PER_TENANT = 256) and PUBs a record to every partition,
+ *   and is refused the next topic with QUOTA_EXCEEDED; meanwhile the other
+ *   tenant's PUBs and HTTP SENDs all succeed (#28 item 1: unbounded, ~2,170
+ *   written partitions exhausted workerd's SQLite heap for every tenant);
  * - a MortarMQ connection that never sends CONNECT gets CONNECTION_TIMEOUT
  *   at the CONNECT deadline (MORTAR_CONNECT_TIMEOUT_MS, here 1.5 s) and
  *   the WebSocket close frame right after it.
@@ -16,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { startLocalBroker, type LocalBroker } from "../../client/local/broker";
 import { MortarClient } from "../../client/sdk";
+import { httpOnce } from "../harness/http-once";
 import { ErrorCode, FrameDecoder, Op, type Frame } from "../../wire/mortar";
 
 const CONNECT_TIMEOUT_MS = 1_500;
@@ -23,6 +29,7 @@ const CREATES_PER_S = 2;
 const FLOODER = "flood-token";
 const BYSTANDER = "bystander-token";
 const FLOOD_MS = 8_000;
+const PARTITION_QUOTA = 256;
 let stateDir: string;
 let broker: LocalBroker;
 
@@ -30,7 +37,8 @@ beforeAll(async () => {
   stateDir = mkdtempSync(join(tmpdir(), "mortarmq-e2e-flood-"));
   broker = await startLocalBroker({
     stateDir, port: 0,
-    vars: { MORTAR_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS), MQ9_MAILBOX_CREATES_PER_S: String(CREATES_PER_S), AUTH_TOKENS: `${FLOODER}:flooder,${BYSTANDER}:bystander` },
+    vars: { MORTAR_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS), MQ9_MAILBOX_CREATES_PER_S: String(CREATES_PER_S), AUTH_TOKENS: `${FLOODER}:flooder,${BYSTANDER}:bystander`,
+      MORTAR_PARTITIONS_PER_TENANT: String(PARTITION_QUOTA) },
   });
 });
 
@@ -91,6 +99,47 @@ describe("a mailbox flood of one tenant (#14 item 3)", () => {
     expect(sends).toBe(pubs);
     const q = await mq9(BYSTANDER, `$mq9.AI.MSG.QUERY.${box}`, {});
     expect((q.body.messages as unknown[]).length).toBe(sends);
+  });
+});
+
+describe("a partition flood of one tenant (#28 item 1)", () => {
+  it("stops at the tenant's partition quota, and another tenant's PUBs and SENDs all succeed meanwhile", async () => {
+    const box = "bystander.parts";
+    expect((await mq9(BYSTANDER, "$mq9.AI.MAILBOX.CREATE", { name: box, ttl: 600 })).status).toBe(200);
+    const by = await MortarClient.connect(broker.url, { token: BYSTANDER });
+    const { topicId: byTopic } = await by.declare("bystander.parts", 1);
+    const flood = await MortarClient.connect(broker.url, { token: FLOODER });
+    let flooding = true;
+    const flooder = async () => {
+      try {
+        for (let t = 0; t < PARTITION_QUOTA / 64; t++) {
+          const { topicId } = await flood.declare(`flood.${t}`, 64);
+          await Promise.all(Array.from({ length: 64 }, (_, p) => flood.publish(topicId, p, null, `r${p}`)));
+        }
+        const past = await flood.declare("flood.more", 1).then(() => null, (e: Error & { code?: number }) => e);
+        expect(past?.code).toBe(ErrorCode.QUOTA_EXCEEDED);
+      } finally {
+        flooding = false;
+      }
+    };
+    let pubs = 0;
+    const failures: string[] = [];
+    const bystander = async () => {
+      while (flooding || pubs < 5) {
+        const p = await by.publish(byTopic, 0, null, `event ${pubs}`).then((r) => r.sequence, (e: Error) => e.message);
+        if (p !== BigInt(pubs + 1)) failures.push(`PUB ${pubs}: ${String(p)}`);
+        // a connection per SEND: see test/harness/http-once.ts
+        const r = await httpOnce(`${broker.url}/mq9/$mq9.AI.MSG.SEND.${box}`, {
+          method: "POST", headers: { authorization: `Bearer ${BYSTANDER}` }, body: JSON.stringify({ n: pubs }),
+        }).then((a) => ({ status: a.status, error: (JSON.parse(a.text) as { error: string }).error }), (e: Error) => ({ status: 0, error: e.message }));
+        if (r.status !== 200 || r.error !== "") failures.push(`SEND ${pubs}: ${r.status} ${r.error}`);
+        pubs++;
+      }
+    };
+    await Promise.all([flooder(), bystander()]);
+    await Promise.all([by.close(), flood.close()]);
+    expect(failures).toEqual([]);
+    expect(pubs).toBeGreaterThanOrEqual(5);
   });
 });
 

@@ -59,6 +59,17 @@ describe("push endpoint URL policy (SSRF)", () => {
     expect(checkPushUrl("https://100.128.0.1/", DEPLOYED)).toBe("https://100.128.0.1/"); // just outside 100.64/10
   });
 
+  it("refuses wildcard DNS names that resolve to the address in them or to loopback (#28 item 7), whatever the policy", () => {
+    for (const policy of [DEPLOYED, LOCAL]) {
+      for (const url of ["https://127.0.0.1.nip.io/", "https://app.10-0-0-1.sslip.io/hook", "http://localtest.me:8080/", "https://x.lvh.me/",
+        "https://a.b.localhost.direct/", "https://NIP.IO./", "https://7f000001.nip.io/"]) {
+        expect(refusal(url, policy), url).toContain("is a wildcard DNS name");
+      }
+    }
+    expect(classifyHost("notnip.io")).toBe("public"); // a suffix only after a dot
+    expect(checkPushUrl("https://hooks.nip.io.example.com/", DEPLOYED)).toBe("https://hooks.nip.io.example.com/");
+  });
+
   it("refuses a host with an empty label (localhost.., a.internal..): it would slip past the name rules", () => {
     for (const policy of [DEPLOYED, LOCAL]) {
       for (const url of ["https://localhost../", "https://foo.localhost../", "https://a.internal../", "https://intranet../", "https://.example.com/", "https://a..example.com/"]) {

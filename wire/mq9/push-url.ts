@@ -15,14 +15,19 @@
  *   checked as IPv4; local-use NAT64 and Teredo are refused). A host with
  *   an empty label (`localhost..`) is refused. Host names that only exist inside a network
  *   (`*.localhost`, `*.local`, `*.internal`, `*.home.arpa`, single-label
- *   names) are refused too.
+ *   names) are refused too, and so are the names of public wildcard DNS
+ *   services that answer with the address written in the name or with
+ *   127.0.0.1 (`127.0.0.1.nip.io`, `10-0-0-1.sslip.io`, `*.localtest.me`,
+ *   `*.lvh.me`, … WILDCARD_DNS_SUFFIXES): a name check cannot see where
+ *   they point.
  * - No user name or password in the URL (LIST shows the URL; receivers
  *   authenticate pushes by their signature).
  * - Optionally an allow list of hosts (Worker var `PUSH_ALLOWED_HOSTS`:
  *   `api.example.com,*.hooks.example.com`) narrows the hosts further; it
  *   never lifts a rule above.
  *
- * A host name is checked by name: the Worker cannot resolve it first.
+ * A host name is checked by name: the Worker cannot resolve it first (the
+ * local runtime checks the address it connects to: client/local/outbound.ts).
  * Redirects are never followed (a 3xx answer is a failed attempt), so an
  * allowed host cannot bounce a push elsewhere.
  */
@@ -48,7 +53,7 @@ export function pushUrlPolicy(allowLoopback: string | undefined, allowedHosts: s
 }
 
 /** Address classes a push may not reach ("public" may). */
-export type HostClass = "public" | "loopback" | "private" | "link-local" | "reserved" | "internal-name";
+export type HostClass = "public" | "loopback" | "private" | "link-local" | "reserved" | "internal-name" | "wildcard-dns";
 
 /**
  * Checks `url` against `policy`; returns the normalized URL (WHATWG
@@ -74,7 +79,9 @@ export function checkPushUrl(url: string, policy: PushUrlPolicy): string {
   } else if (cls !== "public") {
     throw refuse(cls === "internal-name"
       ? `host ${echo(host)} is a local network name, not a public host`
-      : `${echo(host)} is a ${cls} address, not a public one`);
+      : cls === "wildcard-dns"
+        ? `host ${echo(host)} is a wildcard DNS name (it resolves to the address in it or to loopback), not a public host`
+        : `${echo(host)} is a ${cls} address, not a public one`);
   } else if (u.protocol !== "https:") {
     throw refuse(policy.allowLoopback ? "the scheme must be https (http:// only to loopback hosts)" : "the scheme must be https");
   }
@@ -94,6 +101,16 @@ export function hostMatches(host: string, pattern: string): boolean {
 const INTERNAL_SUFFIXES = [".localhost", ".local", ".internal", ".home.arpa", ".lan", ".intranet", ".corp"];
 
 /**
+ * Public wildcard DNS services whose names resolve to the address written
+ * in them (`127.0.0.1.nip.io`, `app.10-0-0-1.sslip.io`) or to 127.0.0.1
+ * (`anything.localtest.me`): the domain and every name under it are refused.
+ */
+export const WILDCARD_DNS_SUFFIXES: readonly string[] = [
+  "nip.io", "sslip.io", "xip.io", "traefik.me", "backname.io", "localtest.me", "lvh.me", "vcap.me", "lacolhost.com",
+  "localh.st", "fuf.me", "localhost.direct",
+];
+
+/**
  * Classifies a URL host as parsed by WHATWG URL (lower case, IPv4 in
  * dotted-quad form, IPv6 in brackets).
  */
@@ -103,6 +120,7 @@ export function classifyHost(host: string): HostClass {
   if (v4 !== null) return classifyIpv4(v4);
   if (host === "localhost" || host.endsWith(".localhost")) return "loopback";
   if (!host.includes(".") || INTERNAL_SUFFIXES.some((s) => host.endsWith(s))) return "internal-name";
+  if (WILDCARD_DNS_SUFFIXES.some((s) => host === s || host.endsWith(`.${s}`))) return "wildcard-dns";
   return "public";
 }
 

@@ -29,8 +29,8 @@ describe("consumer groups per topic", () => {
     const topic = (await reg.find(name)) as TopicInfo | null;
     const { topicId, incarnation } = topic!;
     // 999 groups recorded as their first joins record them, and one more by a real SUB
-    await runInDurableObject(reg, (r: TopicRegistry) => {
-      for (let i = 0; i < 999; i++) expect(r.registerGroup(incarnation, topicId, `g${i}`)).toBe(true);
+    await runInDurableObject(reg, async (r: TopicRegistry) => {
+      for (let i = 0; i < 999; i++) expect(await r.registerGroup(incarnation, topicId, `g${i}`)).toBe(true);
     });
     expectOk(await p.request(sub(topicId, "g999")), Op.SUB);
 

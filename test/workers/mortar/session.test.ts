@@ -10,7 +10,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import {
-  DeclareFlags, ErrorCode, MAX_VALUE_LEN, Op, PubResultFlags, encodeFrame, encodeFrames, utf8Bytes,
+  DeclareFlags, ErrorCode, MAX_VALUE_LEN, Op, PubResultFlags, SUB_PARTITION_ANY, encodeFrame, encodeFrames, utf8Bytes,
   type Frame,
 } from "../../../wire/mortar";
 import type { MortarSession } from "../../../objects/session/MortarSession";
@@ -236,11 +236,24 @@ describe("session storage", () => {
   it("is deleted when the client closes the connection (no SQLite rows or alarm left behind)", async () => {
     const { stub, c } = await directSession();
     await c.connect();
-    expect(await tables(stub)).toMatchObject({ tables: ["subs"] });
+    expect(await tables(stub)).toMatchObject({ tables: [] }); // `subs` comes with the first group membership (#28 item 2)
     expect((await tables(stub)).alarm).not.toBeNull();
     c.close();
     for (let i = 0; i < 40 && (await tables(stub)).tables.length > 0; i++) await new Promise((r) => setTimeout(r, 25));
     expect(await tables(stub)).toEqual({ tables: [], alarm: null });
+  });
+
+  it("records a group membership in `subs`, created by the first one (a session without groups writes no table)", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    const { topicId } = await c.declare(`subs-${Date.now().toString(36)}`, 1);
+    c.send([{ op: Op.SUB, group: utf8Bytes("g"), topicId, partition: SUB_PARTITION_ANY, startPolicy: 0, creditCount: 1, creditBytes: 0, flags: 0 }]);
+    const rows = () => runInDurableObject(stub, async (_s, ctx) =>
+      ctx.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'subs'").toArray().length > 0
+        ? ctx.storage.sql.exec<{ grp: string }>("SELECT grp FROM subs").toArray().map((r) => r.grp) : null);
+    for (let i = 0; i < 80 && (await rows()) === null; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(await rows()).toEqual(["g"]);
+    c.close();
   });
 
   it("is deleted when the broker closes the connection (after a closing ERR)", async () => {

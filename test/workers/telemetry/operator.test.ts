@@ -6,6 +6,7 @@
  * The tests of this file run in order and share tenant `default`, so every
  * counter check compares values before and after its own traffic.
  */
+import { GROUP_STORAGE_BYTES } from "../../../objects/registry/config";
 import { SELF, createExecutionContext, env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ErrorCode, Op, PubResultFlags, type MsgFrame } from "../../../wire/mortar";
@@ -134,7 +135,9 @@ describe("/metrics", () => {
       after = (await scrape()).samples;
       return (["mortar", "nats"] as const).every((protocol) =>
         v(after, "mortarmq_connections_opened_total", { protocol }) === v(before, "mortarmq_connections_opened_total", { protocol }) + 1 &&
-        v(after, "mortarmq_open_connections", { protocol }) === v(before, "mortarmq_open_connections", { protocol }));
+        v(after, "mortarmq_open_connections", { protocol }) === v(before, "mortarmq_open_connections", { protocol }))
+        // the group's storage, reported by the registry (its alarm, right after the group was recorded)
+        && v(after, "mortarmq_stored_bytes", { system: "mortar" }) - v(before, "mortarmq_stored_bytes", { system: "mortar" }) >= 50 + GROUP_STORAGE_BYTES;
     }, 10_000, 50).catch((e: Error) => {
       const show = (s: Sample[]) => s.filter((x) => /connections/.test(x.name)).map((x) => `${x.name}${JSON.stringify(x.labels)}=${x.value}`);
       throw new Error(`${e.message}: before ${show(before).join(" ")} after ${show(after).join(" ")}`);
@@ -181,7 +184,7 @@ describe("/metrics", () => {
       mortarBytes: [mortarIn, mortarOut],
       published: 5, publishedBytes: 50, nonIdempotent: 3, deduplicated: 1,
       delivered: 5, deliveredBytes: 50, acked: 3, redelivered: 0, deadLettered: 0,
-      storedMortar: 50,
+      storedMortar: 50 + GROUP_STORAGE_BYTES, // the records' keys + values, and the one consumer group (#28 item 3)
       mq9Requests: { create: 1, send: 2, fetch: 1, query: 1, missing: 1, unknown: 1, nats: 1 },
       httpBytes: [http.reduce((s, r) => s + r.sent, 0), http.reduce((s, r) => s + r.received, 0)],
       natsBytes: [natsIn, natsReceived],

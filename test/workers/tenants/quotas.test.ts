@@ -2,14 +2,18 @@
  * Each quota trips and recovers (docs/tenants.md "Quotas"): publish rate in
  * messages and bytes (MortarMQ PUB, mq9 SEND over HTTP and NATS), storage
  * bytes (through the counting pipeline, 100 ms flush here), connections
- * (MortarMQ and NATS, released at close, expiring after a crash) and
- * mailboxes. Nothing accepted is lost: every OK is stored.
+ * (MortarMQ and NATS, released at close, expiring after a crash),
+ * mailboxes, and consumer groups' storage (GROUP_STORAGE_BYTES each). Nothing accepted is lost: every OK is stored.
  */
 import { SELF, env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { Env } from "../../../objects/env";
 import { tenantStub } from "../../../objects/tenants/stub";
-import { DeclareFlags, ErrorCode, Op, utf8Bytes, type Frame } from "../../../wire/mortar";
+import { DeclareFlags, ErrorCode, Op, SUB_PARTITION_ANY, decodeDeclareResult, utf8Bytes, type Frame } from "../../../wire/mortar";
+import { GROUP_STORAGE_BYTES } from "../../../objects/registry/config";
+import { registryStub } from "../../../objects/registry/stub";
+import type { TopicInfo } from "../../../objects/registry/rpc";
+import { Peer } from "../helpers/peer";
 import { WsConn, connectFrame, expectErr, expectOk, pubFrame } from "../helpers/mortar-ws";
 import { openNats } from "../helpers/nats-ws";
 import { ADMIN, mq9As, setQuotas, sleep, tenantWithToken } from "./helpers";
@@ -256,5 +260,43 @@ describe("mailbox quota", () => {
     await n.waitFor(/MSG r\.2 1 \d+\r\n\{"error":"","mail_address":"box\.y"\}\r\n/);
     n.ws.close();
     expect((await mq9As(token, "$mq9.AI.MAILBOX.CREATE", { name: "box.z" })).status).toBe(429);
+  });
+});
+
+describe("storage quota and consumer groups (#28 item 3)", () => {
+  it("each recorded group counts GROUP_STORAGE_BYTES: new groups past the quota are QUOTA_EXCEEDED, existing ones still join", async () => {
+    const { token } = await tenantWithToken("groups", { storage_bytes: 2 * GROUP_STORAGE_BYTES + 1000 }); // two groups fit, not three
+    const p = await Peer.open(token);
+    const { topicId } = decodeDeclareResult(expectOk(await p.request({ op: Op.DECLARE, topic: utf8Bytes("grouped"), partitionCount: 1, flags: 0 }), Op.DECLARE).result);
+    const sub = (group: string) => p.request({
+      op: Op.SUB, group: utf8Bytes(group), topicId, partition: SUB_PARTITION_ANY, startPolicy: 0, creditCount: 1, creditBytes: 0, flags: 0,
+    });
+    expectOk(await sub("g1"), Op.SUB);
+    expectOk(await sub("g2"), Op.SUB);
+    // within the pipeline's staleness bound (flush 100 ms + state refresh ≤ 1 s) the groups are counted: a new group is refused
+    let refused: Frame | undefined;
+    let extra = 0;
+    await eventually(async () => {
+      const f = await sub(`more${extra++}`);
+      if (f.op === Op.ERR) refused = f;
+      return f.op === Op.ERR;
+    });
+    const err = expectErr(refused, ErrorCode.QUOTA_EXCEEDED, Op.SUB);
+    expect(new TextDecoder().decode(err.message)).toMatch(
+      new RegExp(`^storage quota exceeded: the tenant stores \\d+ bytes, quota ${2 * GROUP_STORAGE_BYTES + 1000}, and a consumer group counts ${GROUP_STORAGE_BYTES}`));
+    expectOk(await sub("g1"), Op.SUB); // an existing group joins
+    p.close();
+  });
+
+  it("a quota smaller than one group refuses the first group and records nothing", async () => {
+    const { tenant, token } = await tenantWithToken("groups-small", { storage_bytes: 10_000 });
+    const p = await Peer.open(token);
+    const { topicId } = decodeDeclareResult(expectOk(await p.request({ op: Op.DECLARE, topic: utf8Bytes("tiny"), partitionCount: 1, flags: 0 }), Op.DECLARE).result);
+    const f = await p.request({ op: Op.SUB, group: utf8Bytes("g"), topicId, partition: SUB_PARTITION_ANY, startPolicy: 0, creditCount: 1, creditBytes: 0, flags: 0 });
+    expectErr(f, ErrorCode.QUOTA_EXCEEDED, Op.SUB);
+    const reg = registryStub(testEnv, tenant);
+    const info = (await reg.find("tiny")) as TopicInfo;
+    expect(await reg.groupNames(info.incarnation, info.topicId)).toEqual([]);
+    p.close();
   });
 });
