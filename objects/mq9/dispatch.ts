@@ -171,6 +171,7 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
       }
       case "A2A.RECEIVER.CREATE":
       case "A2A.RECEIVER.DELETE": {
+        allow(ctx, "mq9.push", { name: subject.mailAddress });
         const t = (target = mailboxTarget(env, tenant, subject.mailAddress, ctx));
         return await handleA2aRequest(tenant, subject, req.payload, (rpc) => ordered(ctx, t, () => rpc(t.stub)));
       }

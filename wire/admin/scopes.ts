@@ -131,7 +131,8 @@ export function matchPattern(pattern: readonly string[], name: string): boolean 
   return tokens.length === pattern.length;
 }
 
-function opMatches(pattern: string, op: Operation): boolean {
+/** True when the operation pattern of a scope (`op`, `family.*`, `*`) covers `op`. */
+export function opMatches(pattern: string, op: Operation): boolean {
   return pattern === "*" || pattern === op || (pattern.endsWith(".*") && op.startsWith(pattern.slice(0, -1)));
 }
 
