@@ -33,13 +33,15 @@ export function deniedSeriesOf(op: Operation): string {
 
 /**
  * May `who` perform `op` on `r`? Null = yes; else the refusal text
- * (`permission denied: <op> on <resource> (…)`), already logged and counted.
+ * (`permission denied: <op> on <resource> (…)`), already logged and counted
+ * (not when `quiet`: the caller only asks, e.g. whether a DECLARE may create).
  * Without scopes this is one property read.
  */
-export function permit(who: Permit, op: Operation, r: Resource | null): string | null {
+export function permit(who: Permit, op: Operation, r: Resource | null, quiet = false): string | null {
   if (!who.scopes) return null;
   const d = decide(who.scopes, op, r);
   if (d.allowed) return null;
+  if (quiet) return d.reason;
   who.count?.(deniedSeriesOf(op));
   console.warn(`mortarmq: ${d.reason} — tenant ${who.tenant}, token ${who.tokenId ?? "(static)"}`);
   return d.reason;

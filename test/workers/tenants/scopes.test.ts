@@ -6,7 +6,7 @@
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DeclareFlags, ErrorCode, Op, decodeDeclareResult, utf8Bytes, type Frame } from "../../../wire/mortar";
+import { DeclareCreated, DeclareFlags, ErrorCode, Op, decodeDeclareResult, utf8Bytes, type Frame } from "../../../wire/mortar";
 import { expectErr, expectOk, pubFrame } from "../helpers/mortar-ws";
 import { Peer } from "../helpers/peer";
 import { admin, freshTenant, mortarSession, mq9As, natsCheckedOnce, recheck } from "./helpers";
@@ -113,6 +113,19 @@ describe("a send-only token", () => {
   });
 });
 
+describe("NATS SUB", () => {
+  it("only to subjects the token may receive: nats-server's Permissions Violation, the connection stays open", async () => {
+    const { token } = await scopedTenant(["mq9.send:box.a", "mq9.fetch:box.b"]);
+    const { conn } = await natsCheckedOnce(token);
+    conn.send("SUB $mq9.AI.MSG.SEND.box.a 1\r\n");
+    await conn.waitFor(/-ERR 'Permissions Violation for Subscription to "\$mq9\.AI\.MSG\.SEND\.box\.a"'\r\n$/);
+    conn.send("SUB > 2\r\n");
+    await conn.waitFor(/-ERR 'Permissions Violation for Subscription to ">"'\r\n$/);
+    conn.send("SUB $mq9.AI.MSG.SEND.box.b 3\r\nSUB _INBOX.r 4\r\nPUB _INBOX.r 2\r\nok\r\n");
+    await conn.waitFor(/MSG _INBOX\.r 4 2\r\nok\r\n$/);
+  });
+});
+
 describe("scope changes reach open connections", () => {
   it("NATS: PUT …/scopes takes effect at the connection's next re-check (TENANT_REVALIDATE_MS)", async () => {
     const { tenant, token, tokenId, full } = await scopedTenant(["mq9.*"]);
@@ -155,6 +168,20 @@ describe("MortarMQ", () => {
     expect(errText(other)).toBe("permission denied: mortar.consume on orders/audit (no scope of the token allows it)");
     expectOk(await worker.request(subFrame(topicId, "billing")), Op.SUB);
     expectOk(await worker.request({ op: Op.PING } as Frame), Op.PING); // still open
+  });
+
+  it("a DECLARE that would create a topic needs mortar.admin; declaring an existing one needs publish or consume", async () => {
+    const { token, full } = await scopedTenant(["mortar.publish:feed.>", "mortar.consume:feed.>"]);
+    const producer = await Peer.open(token);
+    const refused = expectErr(await declare(producer, "feed.new"), ErrorCode.PERMISSION_DENIED, Op.DECLARE);
+    expect(errText(refused)).toBe("permission denied: mortar.admin on feed.new (no scope of the token allows it)");
+    const owner = await Peer.open(full);
+    const created = decodeDeclareResult(expectOk(await declare(owner, "feed.new"), Op.DECLARE).result);
+    const again = decodeDeclareResult(expectOk(await declare(producer, "feed.new"), Op.DECLARE).result);
+    expect([again.topicId, again.created]).toEqual([created.topicId, DeclareCreated.IDEMPOTENT_OK]);
+    expectOk(await producer.request(pubFrame(again.topicId, 0, "x")), Op.PUB);
+    const admin = await Peer.open((await scopedTenant(["mortar.admin:feed.>"])).token);
+    expectOk(await declare(admin, "feed.other"), Op.DECLARE); // mortar.admin creates
   });
 
   it("a scope change reaches an open connection at its next re-check", async () => {
