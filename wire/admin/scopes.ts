@@ -174,3 +174,35 @@ export function decide(scopes: Scopes | null | undefined, op: Operation, r: Reso
   for (const a of scopes.allow) if (scopeMatches(a, op, r)) return ALLOWED;
   return { allowed: false, reason: `permission denied: ${what} (no scope of the token allows it)` };
 }
+
+/**
+ * What a caller whose `GET /v0/whoami` answered `allow` / `deny` (scope
+ * texts) may do — for the console, which hides what a token cannot use
+ * (the broker decides again on every request). `r`: the resource, or
+ * `"any"` to ask whether `op` is allowed on some resource at all (the
+ * "Create topic" form, before a name is typed); a `mortar.consume` or
+ * `mq9.fetch` question without a group is asked for any group. A scope
+ * that does not parse (never expected: the broker validated it) is
+ * ignored, so the answer may show a button the broker then refuses.
+ */
+export function mayUse(who: { allow: readonly string[]; deny: readonly string[] }, op: Operation, r: Resource | "any"): boolean {
+  const parse = (list: readonly string[]) => list.flatMap((t) => {
+    try {
+      return [parseScope(t)];
+    } catch {
+      return [];
+    }
+  });
+  const allow = parse(who.allow);
+  const deny = parse(who.deny);
+  if (who.allow.length === 0 && who.deny.length === 0) return true;
+  const anyGroup = r !== "any" && r.group === undefined;
+  const covers = (s: Scope, whole: boolean) => {
+    if (!opMatches(s.op, op)) return false;
+    if (r === "any") return !whole || s.name === null;
+    return scopeMatches(anyGroup ? { ...s, group: null } : s, op, r);
+  };
+  // "any": one allow covering some resource, no deny covering them all; a named resource: decide() without groups narrowing
+  if (deny.some((d) => (r === "any" || !anyGroup || d.group === null) && covers(d, true))) return false;
+  return who.allow.length === 0 || allow.some((a) => covers(a, false));
+}

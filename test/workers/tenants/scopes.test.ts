@@ -220,6 +220,27 @@ describe("a read-only token", () => {
   });
 });
 
+describe("console topic APIs", () => {
+  const call = async (token: string, method: string, path: string, body?: unknown) => {
+    const r = await SELF.fetch(`http://broker${path}`, { method, headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    return [r.status, ((await r.json()) as { error?: string }).error ?? "ok"];
+  };
+  it("403 per scope, decided before the topic is looked up (a forbidden caller learns nothing)", async () => {
+    const { token, full } = await scopedTenant(["mortar.publish:shop.>", "mortar.consume:shop.orders/billing"]);
+    expect(await call(full, "POST", "/v0/topics", { name: "shop.orders", partitions: 1 })).toEqual([201, "ok"]);
+    const denied = (op: string, name: string) => [403, `permission denied: ${op} on ${name} (no scope of the token allows it)`];
+    expect(await call(token, "POST", "/v0/topics", { name: "shop.new", partitions: 1 })).toEqual(denied("mortar.admin", "shop.new"));
+    expect(await call(token, "DELETE", "/v0/topics/shop.orders")).toEqual(denied("mortar.admin", "shop.orders"));
+    expect(await call(token, "DELETE", "/v0/topics/shop.missing")).toEqual(denied("mortar.admin", "shop.missing")); // not 404
+    expect(await call(token, "POST", "/v0/topics/other/partitions/0/records", { value: "x" })).toEqual(denied("mortar.publish", "other"));
+    expect(await call(token, "GET", "/v0/topics/other/partitions/0/records")).toEqual(denied("mortar.consume", "other"));
+    expect((await call(token, "POST", "/v0/topics/shop.orders/partitions/0/records", { value: "x" }))[0]).toBe(201);
+    expect((await call(token, "GET", "/v0/topics/shop.orders/partitions/0/records?last=1"))[0]).toBe(200); // peek: consume on any group
+    expect((await call(token, "GET", "/v0/topics/shop.orders"))[0]).toBe(200); // details stay open
+    expect(await call(token, "POST", "/v0/topics/shop.missing/partitions/0/records", { value: "x" })).toEqual([404, 'topic "shop.missing" does not exist']); // allowed: then looked up
+  });
+});
+
 describe("groups admin API", () => {
   it("a consume-only token may read groups but not reset or delete them (403)", async () => {
     const { token } = await scopedTenant(["mortar.consume:orders/billing"]);
