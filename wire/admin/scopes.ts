@@ -167,6 +167,24 @@ export function describeResource(r: Resource | null): string {
  */
 export function decide(scopes: Scopes | null | undefined, op: Operation, r: Resource | null): Decision {
   if (!scopes || (scopes.allow.length === 0 && scopes.deny.length === 0)) return ALLOWED;
+  // every message of a connection asks the same few questions: answered from a small per-Scopes memo
+  let memo = decisions.get(scopes);
+  if (memo === undefined) decisions.set(scopes, (memo = new Map()));
+  const key = r === null ? op : r.group === undefined ? `${op}\0${r.name}` : `${op}\0${r.name}\0${r.group}`;
+  let d = memo.get(key);
+  if (d === undefined) {
+    if (memo.size >= DECISION_MEMO) memo.clear();
+    memo.set(key, (d = decideOnce(scopes, op, r)));
+  }
+  return d;
+}
+
+/** Decisions remembered per parsed Scopes (a token's scopes are parsed once per check, so a change starts afresh). */
+const decisions = new WeakMap<Scopes, Map<string, Decision>>();
+/** Most decisions remembered per Scopes; beyond, the memo starts over. */
+const DECISION_MEMO = 1024;
+
+function decideOnce(scopes: Scopes, op: Operation, r: Resource | null): Decision {
   const target = describeResource(r);
   const what = target === "" ? op : `${op} on ${target}`;
   for (const d of scopes.deny) if (scopeMatches(d, op, r)) return { allowed: false, reason: `permission denied: ${what} (denied by "${d.text}")` };
