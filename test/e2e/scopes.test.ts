@@ -4,12 +4,14 @@
  * through the TCP bridge), MCP, MortarMQ (the SDK), the console APIs: a
  * send-only token SENDs to its mailbox and nothing else, a consume-only
  * token consumes its group and cannot publish or reset, a read-only token
- * sees the console and /stats but changes nothing, and a scope change
+ * sees the console and /stats but changes nothing (and, in Chromium, the
+ * console hides the buttons a token cannot use), and a scope change
  * reaches an open NATS and an open MortarMQ connection within the
  * documented bound (TENANT_REVALIDATE_MS + one call; polled, no clock
  * assertion).
  */
 import { connect, type NatsConnection, type NatsError } from "nats";
+import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MortarClient } from "../../client/sdk";
 import { ErrorCode } from "../../wire/mortar/errors";
@@ -154,6 +156,41 @@ describe("a read-only token (usage.read, mq9.query)", () => {
     }
     expect((await mq9(full, "$mq9.AI.MSG.QUERY.orders.inbox")).json.messages).toHaveLength(before);
   });
+});
+
+describe("the console in a browser", () => {
+  let browser: Browser | undefined;
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it("hides what the token cannot use: read-only sees topics and messages without buttons, a consumer gets Peek only", async () => {
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"] });
+    const signedIn = async (token: string) => {
+      const page = await browser!.newPage();
+      await page.goto(`${ctx.broker.url}/console`);
+      await page.getByLabel("Token").fill(token);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("heading", { name: /^Overview of tenant / }).waitFor();
+      return page;
+    };
+    const buttons = async (page: import("playwright-core").Page) => (await page.getByRole("button").allTextContents()).filter((b) => b !== "Sign out");
+    const reader = await signedIn((await issue(["usage.read", "mq9.query"])).token);
+    await reader.goto(`${ctx.broker.url}/console#/topics`);
+    await reader.getByRole("link", { name: "orders", exact: true }).waitFor();
+    expect(await reader.getByRole("button", { name: "Create topic" }).count()).toBe(0);
+    await reader.goto(`${ctx.broker.url}/console#/topics/orders`);
+    await reader.getByRole("heading", { name: "Group billing" }).waitFor();
+    expect(await buttons(reader)).toEqual([]); // no publish, peek, group actions or delete
+    await reader.goto(`${ctx.broker.url}/console#/mailboxes/orders.inbox`);
+    await reader.getByRole("heading", { name: "Mailbox orders.inbox" }).waitFor();
+    await reader.getByText("still open").waitFor(); // messages (QUERY) shown
+    expect(await buttons(reader)).toEqual([]); // no send, no delete
+    const consumer = await signedIn((await issue(["mortar.consume:orders/billing"])).token);
+    await consumer.goto(`${ctx.broker.url}/console#/topics/orders`);
+    await consumer.getByRole("heading", { name: "Group billing" }).waitFor();
+    expect(await buttons(consumer)).toEqual(["Peek"]);
+  }, 60_000);
 });
 
 describe("a scope change", () => {
