@@ -95,3 +95,18 @@ describe("mayUse (the console hides what a token cannot use)", () => {
     [["mq9.send:a..b"], [], "mq9.send", { name: "a" }, false], // an unparsable scope is ignored (the token has no usable scope left)
   ])("allow %j deny %j: %s on %j → %s", (allow, deny, op, r, ok) => expect(mayUse(who(allow, deny), op, r)).toBe(ok));
 });
+
+describe("decide memo", () => {
+  it("answers a repeated question the same, and a new parse of changed scopes afresh", () => {
+    const before = parseScopes(["mortar.publish:orders"]);
+    expect(decide(before, "mortar.publish", { name: "orders" })).toEqual({ allowed: true });
+    expect(decide(before, "mortar.publish", { name: "orders" })).toEqual({ allowed: true });
+    expect(decide(before, "mortar.publish", { name: "orders.eu" }).allowed).toBe(false);
+    expect(decide(before, "mortar.consume", { name: "orders", group: "g" }).allowed).toBe(false);
+    const after = parseScopes(["mortar.consume:orders/g"], ["mortar.publish"]);
+    expect(decide(after, "mortar.publish", { name: "orders" })).toEqual({ allowed: false, reason: 'permission denied: mortar.publish on orders (denied by "mortar.publish")' });
+    expect(decide(after, "mortar.consume", { name: "orders", group: "g" })).toEqual({ allowed: true });
+    for (let i = 0; i < 3000; i++) decide(after, "mq9.send", { name: `box.${i}` }); // past the memo's bound: still right
+    expect(decide(after, "mortar.consume", { name: "orders", group: "g" })).toEqual({ allowed: true });
+  });
+});
