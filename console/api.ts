@@ -4,6 +4,7 @@
  * the operator's chosen tenant added as `?tenant=`; errors as exceptions
  * carrying the broker's `error` text and the HTTP status.
  */
+import { mayUse, type Operation, type Resource } from "../wire/admin/scopes";
 import type { WhoamiAnswer } from "../wire/admin/console";
 
 const TOKEN_KEY = "mortarmq.token";
@@ -33,6 +34,16 @@ let tenantChoice = sessionStorage.getItem(TENANT_KEY) ?? "";
 /** Who the token is, once `whoami` answered. */
 export function identity(): WhoamiAnswer | null {
   return who;
+}
+
+/**
+ * May the signed-in token use `op` on `r` (`"any"`: on some resource)?
+ * From its scopes in `whoami` (wire/admin/scopes.ts mayUse): the pages hide
+ * what it cannot use; the broker still decides every request. The operator
+ * and tokens without scopes may do everything.
+ */
+export function can(op: Operation, r: Resource | "any"): boolean {
+  return !who || who.role === "operator" || mayUse(who, op, r);
 }
 
 /** The tenant the pages show: the token's, or the operator's choice. */

@@ -7,7 +7,7 @@
 import { useState } from "preact/hooks";
 import type { MailboxDetail, MailboxPage } from "../../wire/admin/console";
 import type { PushInfo } from "../../wire/mq9/push";
-import { ApiError, get, mq9, seg } from "../api";
+import { ApiError, can, get, mq9, seg } from "../api";
 import { bytes, count, payloadText, plural, time } from "../format";
 import { pushStatus } from "../push-status";
 import { LongText, Pager, Status, Table, useAction, usePages, usePoll } from "../ui";
@@ -35,8 +35,11 @@ interface Msg { msg_id: number; payload: string; priority: string; create_time: 
 
 export function Mailbox({ tenant, address }: { tenant: string; address: string }) {
   const detail = usePoll(() => get<MailboxDetail>(`/v0/mailboxes/${seg(address)}`), 5000, [tenant, address]);
-  const msgs = usePoll(() => mq9<{ messages: Msg[] }>(`$mq9.AI.MSG.QUERY.${address}`, { limit: 200 }), 5000, [tenant, address]);
+  // what the token may not use is neither shown nor asked (each refusal would be counted)
+  const box = { name: address };
+  const msgs = usePoll(async () => (can("mq9.query", box) ? mq9<{ messages: Msg[] }>(`$mq9.AI.MSG.QUERY.${address}`, { limit: 200 }) : null), 5000, [tenant, address]);
   const push = usePoll(async () => {
+    if (!can("mq9.push", box)) return null;
     try {
       return await mq9<{ pushes: PushInfo[] }>(`$mq9.AI.PUSH.LIST.${address}`, {});
     } catch (e) {
@@ -59,7 +62,7 @@ export function Mailbox({ tenant, address }: { tenant: string; address: string }
       <h2 id="mailbox-h">Mailbox {d.mail_address}</h2>
       <p>Created {time(d.created_at)}, expires {time(d.expires_at)}{d.ttl ? ` (TTL ${count(d.ttl)} s)` : ""}; next msg_id {d.next_msg_id}; {count(d.delayed)} delayed.</p>
       <Status error={act.error ?? msgs.error}>{act.note}</Status>
-      <form class="box" aria-labelledby="send-h" onSubmit={(e) => {
+      {can("mq9.send", box) && <form class="box" aria-labelledby="send-h" onSubmit={(e) => {
         e.preventDefault();
         void act.run(async () => {
           const r = await mq9<{ msg_id: number }>(`$mq9.AI.MSG.SEND.${address}`, payload, { "mq9-priority": priority });
@@ -74,13 +77,13 @@ export function Mailbox({ tenant, address }: { tenant: string; address: string }
           <option>normal</option><option>urgent</option><option>critical</option>
         </select></label>
         <button disabled={act.busy}>Send</button>
-      </form>
+      </form>}
       {(["critical", "urgent", "normal"] as const).map((lane) => (
         <Table caption={`${lane} lane: ${plural(d.lanes[lane].messages, "message")}, ${bytes(d.lanes[lane].bytes)}`} numeric={[0]} long={[1]}
           head={["msg_id", "Payload", "Key", "Tags", "Created", ""]}
           rows={byLane(lane).map((m) => [m.msg_id, <LongText text={payloadText(m.payload)} label={`message ${m.msg_id}`} />, m.key ?? "–", m.tags.join(", ") || "–",
             unixTime(m.create_time),
-            <button class="danger" aria-label={`Delete message ${m.msg_id}`} onClick={() => void act.run(async () => {
+            !can("mq9.delete", box) ? "" : <button class="danger" aria-label={`Delete message ${m.msg_id}`} onClick={() => void act.run(async () => {
               await mq9(`$mq9.AI.MSG.DELETE.${address}.${m.msg_id}`, "");
               reload();
               return `deleted msg_id ${m.msg_id}`;

@@ -7,7 +7,7 @@
 import { useRef, useState } from "preact/hooks";
 import type { PeekAnswer, PublishAnswer, TopicDetail } from "../../wire/admin/console";
 import type { GroupDoc } from "../../wire/admin/groups";
-import { get, request, seg } from "../api";
+import { can, get, request, seg } from "../api";
 import { Chart } from "../chart";
 import { bytes, count, payloadText, plural, retention, time } from "../format";
 import { LongText, Status, Table, useAction, usePoll } from "../ui";
@@ -43,10 +43,10 @@ export function Topic({ tenant, name }: { tenant: string; name: string }) {
       {data.groups.length === 0 && <p>No consumer group has read this topic yet.</p>}
       {data.groups.map((g) => <Group key={g.group} g={g} base={base} history={history.current.get(g.group)} act={act} reload={reload} />)}
 
-      {!data.dlq && <Publish base={base} partitions={data.partition_count} reload={reload} />}
-      <Peek base={base} partitions={data.partition_count} />
+      {!data.dlq && can("mortar.publish", { name: data.name }) && <Publish base={base} partitions={data.partition_count} reload={reload} />}
+      {can("mortar.consume", { name: data.name }) && <Peek base={base} partitions={data.partition_count} />}
 
-      {!data.dlq && (
+      {!data.dlq && can("mortar.admin", { name: data.name }) && (
         <p><button class="danger" onClick={() => {
           if (!confirm(`Delete topic ${data.name} and ${data.name}.dlq with all their records?`)) return;
           void act.run(async () => {
@@ -110,7 +110,7 @@ function Group({ g, base, history, act, reload }: { g: GroupDoc; base: string; h
         <Table caption={`Members of group ${g.group}`} head={["Member", "Membership epoch", "Partitions"]}
           rows={g.members.map((m) => [m.member_id, m.membership_epoch, m.partitions.join(", ")])} />
       )}
-      <div class="row">
+      {can("mortar.admin", { name: g.topic, group: g.group }) && <div class="row">
         <label>Reset to <select value={to} onChange={(e) => setTo(e.currentTarget.value)}>
           <option value="earliest">earliest</option><option value="latest">latest</option>
         </select></label>
@@ -121,7 +121,7 @@ function Group({ g, base, history, act, reload }: { g: GroupDoc; base: string; h
         <button class="danger" disabled={act.busy} onClick={() => {
           if (confirm(`Delete group ${g.group}${g.members.length ? ` and remove its ${g.members.length} members` : ""}?`)) void doIt("deleted", () => request("DELETE", `${path}?force=1`));
         }}>Delete group {g.group}</button>
-      </div>
+      </div>}
     </article>
   );
 }

@@ -1,7 +1,7 @@
 /** Topics: a page of topics (GET /v0/topics, by name, prefix filter, cursor paging) and a create form. */
 import { useState } from "preact/hooks";
 import type { TopicPage } from "../../wire/admin/console";
-import { get, request } from "../api";
+import { can, get, request } from "../api";
 import { bytes, count, plural, retention, topicsSummary } from "../format";
 import { Pager, Status, Table, useAction, usePages, usePoll } from "../ui";
 
@@ -14,7 +14,7 @@ export function Topics({ tenant }: { tenant: string }) {
   return (
     <section aria-labelledby="topics-h">
       <h2 id="topics-h">Topics</h2>
-      <form class="row" onSubmit={(e) => {
+      {can("mortar.admin", "any") && <form class="row" onSubmit={(e) => {
         e.preventDefault();
         void act.run(async () => {
           const r = await request<{ name: string; created: boolean; partition_count: number }>("POST", "/v0/topics", { name, partitions: Number(parts) });
@@ -25,7 +25,7 @@ export function Topics({ tenant }: { tenant: string }) {
         <label>New topic <input name="topic-name" value={name} required maxLength={255} onInput={(e) => setName(e.currentTarget.value)} /></label>
         <label>Partitions <input name="partitions" type="number" min={1} max={1024} value={parts} required onInput={(e) => setParts(e.currentTarget.value)} /></label>
         <button disabled={act.busy}>Create topic</button>
-      </form>
+      </form>}
       <Status error={act.error}>{act.note}</Status>
       <form class="row" role="search" onSubmit={(e) => e.preventDefault()}>
         <label>Filter by prefix <input type="search" value={pages.prefix} onInput={(e) => pages.setPrefix(e.currentTarget.value)} /></label>

@@ -45,6 +45,7 @@
  * the runtime's auto-response time, `autoAnsweredMidOperation`).
  */
 import { bearerToken, type AuthResult } from "../tenants/auth";
+import { permitSubscribe } from "../tenants/permissions";
 import type { Env } from "../env";
 import { handleMq9Request, type Mq9RequestContext } from "../mq9/dispatch";
 import { errorReply, replyJson, type Mq9Reply } from "../mq9/reply";
@@ -56,6 +57,7 @@ import {
   initialState,
   newOutbox,
   type ConnectAuth,
+  type ConnectionConfig,
   type ConnectionState,
   type Outbox,
   type PendingConnect,
@@ -199,7 +201,7 @@ export class NatsSession extends SocketSession<ConnectionState> {
   /** Sends INFO; refuses at once when the upgrade was refused, else waits AUTH_TIMEOUT_MS for CONNECT if the tenant is unknown. */
   protected override onOpen(): void {
     const { tenant, refusal, clientIp } = this.upgrade;
-    this.conn = new NatsConnection({ maxPayload: DEFAULT_MAX_PAYLOAD }, initialState(tenant));
+    this.conn = new NatsConnection(this.connConfig, initialState(tenant));
     this.parser = new NatsParser({ maxPayload: DEFAULT_MAX_PAYLOAD });
     this.send(encodeInfo(this.info(tenant === undefined, clientIp)));
     this.saveState(this.conn.state);
@@ -212,9 +214,18 @@ export class NatsSession extends SocketSession<ConnectionState> {
     }
   }
 
+  /** The connection's limits, and its SUB permission: the token's current scopes (objects/tenants/permissions.ts permitSubscribe). */
+  private readonly connConfig: ConnectionConfig = {
+    maxPayload: DEFAULT_MAX_PAYLOAD,
+    maySubscribe: (subject) => {
+      const p = this.scopedPermit();
+      return p === undefined || permitSubscribe(p, subject) === null;
+    },
+  };
+
   /** Rebuilds the connection after hibernation (attachment + stored subscriptions). */
   protected override onResume(state: ConnectionState | null): void {
-    this.conn = new NatsConnection({ maxPayload: DEFAULT_MAX_PAYLOAD }, state ?? initialState(), this.store.load());
+    this.conn = new NatsConnection(this.connConfig, state ?? initialState(), this.store.load());
     this.parser = new NatsParser({ maxPayload: DEFAULT_MAX_PAYLOAD });
   }
 

@@ -156,8 +156,13 @@ export class TopicRegistry extends DurableObject<Env> {
    * answered `created` = ALTERED when that changed them — and
    * partition_count may be 0 (= whatever the topic has). `topic.retention`
    * always holds the settings in force.
+   *
+   * `mayCreate` false (a caller whose token scopes lack `mortar.admin` on
+   * the name, docs/tenants.md "Permissions"): a topic that does not exist
+   * is not created — answered PERMISSION_DENIED — while declaring an
+   * existing one (or its twin) works as ever.
    */
-  async declare(topic: Uint8Array | string, partitionCount: number, flags = 0, retention?: DeclareRetention): Promise<DeclareResult> {
+  async declare(topic: Uint8Array | string, partitionCount: number, flags = 0, retention?: DeclareRetention, mayCreate = true): Promise<DeclareResult> {
     const bytes = typeof topic === "string" ? new TextEncoder().encode(topic) : topic;
     if (!Number.isInteger(partitionCount) || partitionCount < 0 || partitionCount > 0xffff) {
       return fail(ErrorCode.INVALID_PARTITION_COUNT, `partition_count ${partitionCount} must be 1..65535`);
@@ -178,6 +183,7 @@ export class TopicRegistry extends DurableObject<Env> {
     }
     const found = this.store.byName(name);
     if (found) return this.existing(found, false, partitionCount, patch);
+    if (!mayCreate) return fail(ErrorCode.PERMISSION_DENIED, `permission denied: mortar.admin on ${name} (creating a topic needs mortar.admin; topic "${name}" does not exist)`);
     if (partitionCount === 0) return fail(ErrorCode.UNKNOWN_TOPIC, `topic "${name}" does not exist (partition_count 0 alters an existing topic)`);
     if (partitionCount > this.maxPartitions) {
       return fail(ErrorCode.INVALID_PARTITION_COUNT,

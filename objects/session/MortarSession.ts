@@ -72,9 +72,9 @@ export class MortarSession extends SocketSession implements SessionCallbacks {
         return a;
       },
       admitPublish: (bytes) => this.auth.admitPublish(bytes),
-      permit: (op, r) => {
+      permit: (op, r, quiet) => {
         const p = this.scopedPermit();
-        return p ? permit(p, op, r) : null;
+        return p ? permit(p, op, r, quiet) : null;
       },
       permitAny: (ops, name) => {
         const p = this.scopedPermit();

@@ -363,12 +363,15 @@ export class Connection {
   /**
    * Scopes of a DECLARE: deleting or altering (RETENTION) a topic needs
    * `mortar.admin`; a plain DECLARE (how clients learn a topic's id) is
-   * allowed to a token that may administer, publish to or consume the topic.
+   * allowed to a token that may administer, publish to or consume the
+   * topic, but only `mortar.admin` may create it (`mayCreate`: the registry
+   * answers PERMISSION_DENIED for a missing topic, see declare()).
    */
-  private declarePermit(f: DeclareFrame): string | null {
+  private declarePermit(f: DeclareFrame): { refused: string | null; name: string; mayCreate: boolean } {
     const name = new TextDecoder().decode(f.topic);
-    if (f.flags & (DeclareFlags.DELETE | DeclareFlags.RETENTION)) return this.port.permit("mortar.admin", { name });
-    return this.port.permitAny(["mortar.admin", "mortar.publish", "mortar.consume"], name);
+    if (f.flags & (DeclareFlags.DELETE | DeclareFlags.RETENTION)) return { refused: this.port.permit("mortar.admin", { name }), name, mayCreate: true };
+    const refused = this.port.permitAny(["mortar.admin", "mortar.publish", "mortar.consume"], name);
+    return { refused, name, mayCreate: refused === null && this.port.permit("mortar.admin", { name }, true) === null };
   }
 
   private async lookupThenPub(f: PubFrame, body: Uint8Array, slot: number): Promise<void> {
@@ -393,12 +396,14 @@ export class Connection {
   }
 
   private async declare(f: DeclareFrame, slot: number): Promise<void> {
-    const refused = this.declarePermit(f);
+    const { refused, name, mayCreate } = this.declarePermit(f);
     if (refused !== null) return this.respondErr(slot, ErrorCode.PERMISSION_DENIED, Op.DECLARE, refused);
     try {
-      const r = await withDeadline(this.port.declare(f.topic.slice(), f.partitionCount, f.flags, f.retention));
+      const r = await withDeadline(this.port.declare(f.topic.slice(), f.partitionCount, f.flags, f.retention, mayCreate));
       if (!r.ok) {
-        this.respondErr(slot, r.code, Op.DECLARE, r.message);
+        // a DECLARE that would have created the topic without mortar.admin: the refusal is logged and counted now
+        const message = r.code === ErrorCode.PERMISSION_DENIED ? (this.port.permit("mortar.admin", { name }) ?? r.message) : r.message;
+        this.respondErr(slot, r.code, Op.DECLARE, message);
         return;
       }
       if (f.flags & DeclareFlags.DELETE) this.topics.forgetPair(r.topicId);

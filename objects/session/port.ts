@@ -32,9 +32,10 @@ export interface MortarPort {
   /**
    * May the connection's token perform `op` on `r` (docs/tenants.md
    * "Permissions")? Null = yes, else the refusal text (logged and counted);
-   * decided in memory from what the last token check returned.
+   * decided in memory from what the last token check returned. `quiet`:
+   * a refusal is neither logged nor counted (a question, not a refusal).
    */
-  permit(op: Operation, r: Resource | null): string | null;
+  permit(op: Operation, r: Resource | null, quiet?: boolean): string | null;
   /** As `permit`, allowed when any of `ops` is allowed on topic `name` for some group (objects/tenants/permissions.ts permitAny). */
   permitAny(ops: readonly Operation[], name: string): string | null;
 
@@ -43,9 +44,10 @@ export interface MortarPort {
   lookup(topicId: number): Promise<LookupResult>;
   /**
    * DECLARE (spec §2): create, check or delete (`flags`) topic `topic` (UTF-8 bytes);
-   * `retention` is the RETENTION tail (extension, docs/protocol.md "Topic retention"), present with that flag.
+   * `retention` is the RETENTION tail (extension, docs/protocol.md "Topic retention"), present with that flag;
+   * `mayCreate` false: a missing topic is not created (PERMISSION_DENIED; the token lacks mortar.admin).
    */
-  declare(topic: Uint8Array, partitionCount: number, flags: number, retention?: DeclareRetention): Promise<DeclareResult>;
+  declare(topic: Uint8Array, partitionCount: number, flags: number, retention?: DeclareRetention, mayCreate?: boolean): Promise<DeclareResult>;
 
   // ---------------------------------------------------------------- Partition of (topic, partition)
   /** Appends a batch of PUB frames (objects/partition/batch.ts). */

@@ -23,7 +23,7 @@ export function stubCalls(env: Env, tenant: () => string): ObjectCalls {
   const group = (t: TopicInfo, g: string) => groupStub(env, tenant(), t.incarnation, t.topicId, g);
   return {
     lookup: (topicId) => registryStub(env, tenant()).lookup(topicId) as Promise<LookupResult>,
-    declare: (topic, partitionCount, flags, retention) => registryStub(env, tenant()).declare(topic, partitionCount, flags, retention) as Promise<DeclareResult>,
+    declare: (topic, partitionCount, flags, retention, mayCreate) => registryStub(env, tenant()).declare(topic, partitionCount, flags, retention, mayCreate) as Promise<DeclareResult>,
     append: (t, p, batch) => partition(t, p).append(batch) as Promise<AppendResult>,
     deliver: (t, p, req) => partition(t, p).deliver(req) as Promise<DeliverResult>,
     settle: (t, p, req) => partition(t, p).settle(req) as Promise<SettleResult>,

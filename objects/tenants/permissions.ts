@@ -7,6 +7,7 @@
  * and counted for `/metrics` (`mortarmq_permission_denied_total`).
  */
 import { decide, scopeMatches, type Operation, type Resource, type Scopes } from "../../wire/admin/scopes";
+import { decideSubscribe } from "../../wire/admin/subscribe-scope";
 import { series } from "../usage/catalog";
 
 /**
@@ -32,13 +33,15 @@ export function deniedSeriesOf(op: Operation): string {
 
 /**
  * May `who` perform `op` on `r`? Null = yes; else the refusal text
- * (`permission denied: <op> on <resource> (…)`), already logged and counted.
+ * (`permission denied: <op> on <resource> (…)`), already logged and counted
+ * (not when `quiet`: the caller only asks, e.g. whether a DECLARE may create).
  * Without scopes this is one property read.
  */
-export function permit(who: Permit, op: Operation, r: Resource | null): string | null {
+export function permit(who: Permit, op: Operation, r: Resource | null, quiet = false): string | null {
   if (!who.scopes) return null;
   const d = decide(who.scopes, op, r);
   if (d.allowed) return null;
+  if (quiet) return d.reason;
   who.count?.(deniedSeriesOf(op));
   console.warn(`mortarmq: ${d.reason} — tenant ${who.tenant}, token ${who.tokenId ?? "(static)"}`);
   return d.reason;
@@ -60,4 +63,18 @@ export function permitAny(who: Permit, ops: readonly Operation[], name: string):
     if (s.allow.length === 0 || s.allow.some((a) => covers(a, op))) return null;
   }
   return permit(who, ops[0]!, r) ?? `permission denied: ${ops[0]} on ${name}`;
+}
+
+/**
+ * May `who` subscribe (NATS SUB) to `subject` (wire/admin/subscribe-scope.ts:
+ * only to subjects it may receive)? Null = yes; else the refusal text,
+ * logged and counted as `mq9.fetch`.
+ */
+export function permitSubscribe(who: Permit, subject: string): string | null {
+  if (!who.scopes) return null;
+  const d = decideSubscribe(who.scopes, subject);
+  if (d.allowed) return null;
+  who.count?.(deniedSeriesOf("mq9.fetch"));
+  console.warn(`mortarmq: ${d.reason} — tenant ${who.tenant}, token ${who.tokenId ?? "(static)"}`);
+  return d.reason;
 }

@@ -1,6 +1,6 @@
 /** Token scopes: parsing and the one decision function (wire/admin/scopes.ts), over a table. */
 import { describe, expect, it } from "vitest";
-import { ScopeError, decide, matchPattern, parseScope, parseScopes, type Operation, type Resource } from "../../wire/admin/scopes";
+import { ScopeError, decide, matchPattern, mayUse, parseScope, parseScopes, type Operation, type Resource } from "../../wire/admin/scopes";
 
 describe("matchPattern (NATS-style: * one token, > the rest)", () => {
   it.each([
@@ -76,5 +76,37 @@ describe("decide", () => {
     expect(decide(parseScopes(["mq9.*"], ["mq9.*:secret.*"]), "mq9.send", box("secret.x"))).toEqual({ allowed: false, reason: 'permission denied: mq9.send on secret.x (denied by "mq9.*:secret.*")' });
     expect(decide(parseScopes(["mq9.send:a"]), "mortar.consume", box("orders", "billing"))).toEqual({ allowed: false, reason: "permission denied: mortar.consume on orders/billing (no scope of the token allows it)" });
     expect(decide(null, "usage.read", null)).toEqual({ allowed: true });
+  });
+});
+
+describe("mayUse (the console hides what a token cannot use)", () => {
+  const who = (allow: string[], deny: string[] = []) => ({ allow, deny });
+  it.each<[string[], string[], Operation, Resource | "any", boolean]>([
+    [[], [], "mortar.admin", "any", true],
+    [["mortar.publish:shop.>"], [], "mortar.admin", "any", false],
+    [["mortar.admin:shop.>"], [], "mortar.admin", "any", true],
+    [["mortar.*"], ["mortar.admin"], "mortar.admin", "any", false],
+    [["mortar.*"], ["mortar.admin:x"], "mortar.admin", "any", true],
+    [["mortar.consume:orders/billing"], [], "mortar.consume", { name: "orders" }, true], // any group
+    [["mortar.consume:orders/billing"], [], "mortar.admin", { name: "orders", group: "billing" }, false],
+    [["mortar.*"], ["mortar.consume:orders/audit"], "mortar.consume", { name: "orders" }, true],
+    [["mq9.send:box.a"], [], "mq9.send", { name: "box.a" }, true],
+    [["mq9.send:box.a"], [], "mq9.query", { name: "box.a" }, false],
+    [["mq9.send:a..b"], [], "mq9.send", { name: "a" }, false], // an unparsable scope is ignored (the token has no usable scope left)
+  ])("allow %j deny %j: %s on %j → %s", (allow, deny, op, r, ok) => expect(mayUse(who(allow, deny), op, r)).toBe(ok));
+});
+
+describe("decide memo", () => {
+  it("answers a repeated question the same, and a new parse of changed scopes afresh", () => {
+    const before = parseScopes(["mortar.publish:orders"]);
+    expect(decide(before, "mortar.publish", { name: "orders" })).toEqual({ allowed: true });
+    expect(decide(before, "mortar.publish", { name: "orders" })).toEqual({ allowed: true });
+    expect(decide(before, "mortar.publish", { name: "orders.eu" }).allowed).toBe(false);
+    expect(decide(before, "mortar.consume", { name: "orders", group: "g" }).allowed).toBe(false);
+    const after = parseScopes(["mortar.consume:orders/g"], ["mortar.publish"]);
+    expect(decide(after, "mortar.publish", { name: "orders" })).toEqual({ allowed: false, reason: 'permission denied: mortar.publish on orders (denied by "mortar.publish")' });
+    expect(decide(after, "mortar.consume", { name: "orders", group: "g" })).toEqual({ allowed: true });
+    for (let i = 0; i < 3000; i++) decide(after, "mq9.send", { name: `box.${i}` }); // past the memo's bound: still right
+    expect(decide(after, "mortar.consume", { name: "orders", group: "g" })).toEqual({ allowed: true });
   });
 });

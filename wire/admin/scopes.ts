@@ -131,7 +131,8 @@ export function matchPattern(pattern: readonly string[], name: string): boolean 
   return tokens.length === pattern.length;
 }
 
-function opMatches(pattern: string, op: Operation): boolean {
+/** True when the operation pattern of a scope (`op`, `family.*`, `*`) covers `op`. */
+export function opMatches(pattern: string, op: Operation): boolean {
   return pattern === "*" || pattern === op || (pattern.endsWith(".*") && op.startsWith(pattern.slice(0, -1)));
 }
 
@@ -166,10 +167,60 @@ export function describeResource(r: Resource | null): string {
  */
 export function decide(scopes: Scopes | null | undefined, op: Operation, r: Resource | null): Decision {
   if (!scopes || (scopes.allow.length === 0 && scopes.deny.length === 0)) return ALLOWED;
+  // every message of a connection asks the same few questions: answered from a small per-Scopes memo
+  let memo = decisions.get(scopes);
+  if (memo === undefined) decisions.set(scopes, (memo = new Map()));
+  const key = r === null ? op : r.group === undefined ? `${op}\0${r.name}` : `${op}\0${r.name}\0${r.group}`;
+  let d = memo.get(key);
+  if (d === undefined) {
+    if (memo.size >= DECISION_MEMO) memo.clear();
+    memo.set(key, (d = decideOnce(scopes, op, r)));
+  }
+  return d;
+}
+
+/** Decisions remembered per parsed Scopes (a token's scopes are parsed once per check, so a change starts afresh). */
+const decisions = new WeakMap<Scopes, Map<string, Decision>>();
+/** Most decisions remembered per Scopes; beyond, the memo starts over. */
+const DECISION_MEMO = 1024;
+
+function decideOnce(scopes: Scopes, op: Operation, r: Resource | null): Decision {
   const target = describeResource(r);
   const what = target === "" ? op : `${op} on ${target}`;
   for (const d of scopes.deny) if (scopeMatches(d, op, r)) return { allowed: false, reason: `permission denied: ${what} (denied by "${d.text}")` };
   if (scopes.allow.length === 0) return ALLOWED;
   for (const a of scopes.allow) if (scopeMatches(a, op, r)) return ALLOWED;
   return { allowed: false, reason: `permission denied: ${what} (no scope of the token allows it)` };
+}
+
+/**
+ * What a caller whose `GET /v0/whoami` answered `allow` / `deny` (scope
+ * texts) may do — for the console, which hides what a token cannot use
+ * (the broker decides again on every request). `r`: the resource, or
+ * `"any"` to ask whether `op` is allowed on some resource at all (the
+ * "Create topic" form, before a name is typed); a `mortar.consume` or
+ * `mq9.fetch` question without a group is asked for any group. A scope
+ * that does not parse (never expected: the broker validated it) is
+ * ignored, so the answer may show a button the broker then refuses.
+ */
+export function mayUse(who: { allow: readonly string[]; deny: readonly string[] }, op: Operation, r: Resource | "any"): boolean {
+  const parse = (list: readonly string[]) => list.flatMap((t) => {
+    try {
+      return [parseScope(t)];
+    } catch {
+      return [];
+    }
+  });
+  const allow = parse(who.allow);
+  const deny = parse(who.deny);
+  if (who.allow.length === 0 && who.deny.length === 0) return true;
+  const anyGroup = r !== "any" && r.group === undefined;
+  const covers = (s: Scope, whole: boolean) => {
+    if (!opMatches(s.op, op)) return false;
+    if (r === "any") return !whole || s.name === null;
+    return scopeMatches(anyGroup ? { ...s, group: null } : s, op, r);
+  };
+  // "any": one allow covering some resource, no deny covering them all; a named resource: decide() without groups narrowing
+  if (deny.some((d) => (r === "any" || !anyGroup || d.group === null) && covers(d, true))) return false;
+  return who.allow.length === 0 || allow.some((a) => covers(a, false));
 }

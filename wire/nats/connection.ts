@@ -12,7 +12,7 @@
  */
 import { connectToken, parseConnect, type ConnectOptions } from "./connect";
 import { encodeErr, encodeHmsg, encodeMsg, msgText, utf8Length, OK, PONG } from "./encoder";
-import { NatsErr, NatsProtocolError, fatal } from "./errors";
+import { NatsErr, NatsProtocolError, fatal, subscribeViolation } from "./errors";
 import { encodeHeaderBlock, parseHeaderBlock, toMq9Headers } from "./headers";
 import type { ClientOp } from "./parser";
 import { isValidPublishSubject, isValidSubject } from "./subject";
@@ -40,6 +40,14 @@ export interface ConnectionConfig {
   maxOutboxBytes?: number;
   /** Subjects the broker serves; default: those starting with `$mq9.AI.`. */
   isServed?: (subject: string) => boolean;
+  /**
+   * May this connection subscribe to `subject` (valid; `queue` for a queue
+   * subscription)? False → `-ERR 'Permissions Violation for Subscription to
+   * "<subject>"'`, nothing subscribed, the connection stays open (as
+   * nats-server). Default: every subject. The NatsSession asks the token's
+   * scopes (wire/admin/subscribe-scope.ts).
+   */
+  maySubscribe?: (subject: string, queue: string | undefined) => boolean;
 }
 
 /**
@@ -242,6 +250,7 @@ export class NatsConnection {
     if (!isValidSubject(subject) || (queue !== undefined && !isValidPublishSubject(queue))) {
       return void box.out.push(encodeErr(NatsErr.InvalidSubject));
     }
+    if (this.config.maySubscribe && !this.config.maySubscribe(subject, queue)) return void box.out.push(encodeErr(subscribeViolation(subject, queue)));
     if (this.subs.add(sid, subject, queue) === "limit") return void box.out.push(encodeErr(NatsErr.MaxSubscriptions));
     if (this.state.verbose) box.out.push(OK);
   }

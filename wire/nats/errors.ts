@@ -50,6 +50,16 @@ export const NatsErr = {
 } as const;
 
 /**
+ * The `-ERR` text of a SUB the connection's permissions refuse (non-fatal;
+ * nothing subscribed), worded as nats-server's (server/client.go
+ * processSub): `Permissions Violation for Subscription to "<subject>"`,
+ * with ` using queue "<queue>"` for a queue subscription.
+ */
+export function subscribeViolation(subject: string, queue?: string): string {
+  return `Permissions Violation for Subscription to "${subject}"${queue === undefined ? "" : ` using queue "${queue}"`}`;
+}
+
+/**
  * A protocol error: `text` goes on the wire as `-ERR '<text>'`; `fatal`
  * errors close the connection after the `-ERR`.
  */

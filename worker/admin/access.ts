@@ -12,7 +12,7 @@ import { OPEN_TENANT, TENANT_ID_RE, authenticateToken, bearerToken, isOpen, isSt
 import { tenantStub } from "../../objects/tenants/stub";
 import type { DirectoryRow } from "../../objects/tenants/rpc";
 import type { Env } from "../../objects/env";
-import { permit } from "../../objects/tenants/permissions";
+import { permit, permitAny, type Permit } from "../../objects/tenants/permissions";
 import { isolateMeter } from "../telemetry";
 import type { Operation, Resource, Scopes } from "../../wire/admin/scopes";
 
@@ -100,5 +100,15 @@ export async function scopedTenant(
  */
 export function scopeRefusal(access: Access, op: Operation, r: Resource | null): string | null {
   if (access.kind !== "tenant" || !access.scopes) return null;
-  return permit({ tenant: access.tenant, tokenId: access.tokenId, scopes: access.scopes, count: (s) => isolateMeter.add(access.tenant, s) }, op, r);
+  return permit(permitOf(access), op, r);
+}
+
+/** As {@link scopeRefusal} for `op` on topic or mailbox `name` through any group (a peek: permitAny). */
+export function scopeRefusalAnyGroup(access: Access, op: Operation, name: string): string | null {
+  if (access.kind !== "tenant" || !access.scopes) return null;
+  return permitAny(permitOf(access), [op], name);
+}
+
+function permitOf(access: Extract<Access, { kind: "tenant" }>): Permit {
+  return { tenant: access.tenant, tokenId: access.tokenId, scopes: access.scopes, count: (s) => isolateMeter.add(access.tenant, s) };
 }

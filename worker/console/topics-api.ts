@@ -10,6 +10,12 @@
  * | `DELETE /v0/topics/:topic` | 200 `{deleted: true}`; 400 a `.dlq` twin; 404 |
  * | `POST /v0/topics/:topic/partitions/:p/records` `{key?, value}` | 201 `{sequence}`; 400; 404; 429 quota |
  * | `GET /v0/topics/:topic/partitions/:p/records?last=N` | 200 PeekAnswer (newest N ≤ 100, oldest first); 400; 404 |
+ *
+ * Token scopes (docs/tenants.md "Permissions"): creating and deleting a
+ * topic need `mortar.admin`, a test publish `mortar.publish`, a peek
+ * `mortar.consume` (any group) on the topic — else 403 `{error}`, decided
+ * before the topic is looked up (a forbidden caller learns nothing of it).
+ * Listings and details stay open to every token of the tenant.
  */
 import type { Hono } from "hono";
 import type { Env } from "../../objects/env";
@@ -28,6 +34,8 @@ import { withDeadline } from "../../objects/session/faults";
 import { httpQuota } from "../quota";
 import { bodyError, jsonBody } from "../admin/json-body";
 import { pathName } from "../admin/path-name";
+import { scopeRefusal, scopeRefusalAnyGroup } from "../admin/access";
+import type { Operation } from "../../wire/admin/scopes";
 import { intParam, tenantRoute, type Ctx, type TenantScope } from "./scope";
 
 const te = new TextEncoder();
@@ -44,6 +52,8 @@ export function registerTopicRoutes(app: Hono<{ Bindings: Env }>): void {
   app.post("/v0/topics", tenantRoute(async (c, s) => {
     const body = await jsonBody(c, createTopicSchema);
     if ("error" in body) return bodyError(c, body);
+    const refused = scopeRefusal(s.access, "mortar.admin", { name: body.value.name });
+    if (refused !== null) return c.json({ error: refused }, 403);
     const r = await withDeadline(registryStub(c.env, s.tenant).declare(body.value.name, body.value.partitions) as Promise<DeclareResult>);
     if (!r.ok) return c.json({ error: r.message, code: r.code }, declareStatus(r.code));
     const row: Pick<TopicRow, "name" | "topic_id" | "partition_count" | "created_at"> & { created: boolean } = {
@@ -52,16 +62,16 @@ export function registerTopicRoutes(app: Hono<{ Bindings: Env }>): void {
     return c.json(row, row.created ? 201 : 200);
   }));
 
-  app.get("/v0/topics/:topic", topicRoute(async (c, s, topic) => c.json(await topicDetail(c.env, s.tenant, topic))));
+  app.get("/v0/topics/:topic", topicRoute(null, async (c, s, topic) => c.json(await topicDetail(c.env, s.tenant, topic))));
 
-  app.delete("/v0/topics/:topic", topicRoute(async (c, s, topic) => {
+  app.delete("/v0/topics/:topic", topicRoute("mortar.admin", async (c, s, topic) => {
     if (topic.dlq) return c.json({ error: `"${topic.name}" is a dead-letter twin: it is deleted with its source topic` }, 400);
     const r = await withDeadline(registryStub(c.env, s.tenant).deleteTopic(topic.name) as Promise<DeclareResult>);
     if (!r.ok) return c.json({ error: r.message, code: r.code }, declareStatus(r.code));
     return c.json({ tenant: s.tenant, topic: topic.name, deleted: true });
   }));
 
-  app.post("/v0/topics/:topic/partitions/:p/records", topicRoute(async (c, s, topic) => {
+  app.post("/v0/topics/:topic/partitions/:p/records", topicRoute("mortar.publish", async (c, s, topic) => {
     const p = partitionParam(c, topic);
     if (typeof p === "string") return c.json({ error: p }, 400);
     const body = await jsonBody(c, publishSchema);
@@ -77,7 +87,7 @@ export function registerTopicRoutes(app: Hono<{ Bindings: Env }>): void {
     return c.json(answer, 201);
   }));
 
-  app.get("/v0/topics/:topic/partitions/:p/records", topicRoute(async (c, s, topic) => {
+  app.get("/v0/topics/:topic/partitions/:p/records", topicRoute("mortar.consume", async (c, s, topic) => {
     const p = partitionParam(c, topic);
     if (typeof p === "string") return c.json({ error: p }, 400);
     const last = intParam(c.req.query("last"), 10, 1, MAX_PEEK);
@@ -94,11 +104,17 @@ export function registerTopicRoutes(app: Hono<{ Bindings: Env }>): void {
   }));
 }
 
-/** A route under `/v0/topics/:topic`: the name checked (400) and resolved (404). */
-function topicRoute(fn: (c: Ctx, s: TenantScope, topic: TopicInfo) => Promise<Response>): (c: Ctx) => Promise<Response> {
+/**
+ * A route under `/v0/topics/:topic`: the name checked (400), the token's
+ * scope for `op` on it (403; null = open; `mortar.consume` on any group),
+ * then the topic resolved (404).
+ */
+function topicRoute(op: Operation | null, fn: (c: Ctx, s: TenantScope, topic: TopicInfo) => Promise<Response>): (c: Ctx) => Promise<Response> {
   return tenantRoute(async (c, s) => {
     const name = pathName(c, 3, "topic", MAX_TOPIC_LEN);
     if ("error" in name) return c.json({ error: name.error }, 400);
+    const refused = op === null ? null : op === "mortar.consume" ? scopeRefusalAnyGroup(s.access, op, name.name) : scopeRefusal(s.access, op, { name: name.name });
+    if (refused !== null) return c.json({ error: refused }, 403);
     const topic = await withDeadline(registryStub(c.env, s.tenant).find(name.name) as Promise<TopicInfo | null>);
     if (!topic) return c.json({ error: `topic "${name.name}" does not exist` }, 404);
     return fn(c, s, topic);

@@ -6,7 +6,7 @@
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DeclareFlags, ErrorCode, Op, decodeDeclareResult, utf8Bytes, type Frame } from "../../../wire/mortar";
+import { DeclareCreated, DeclareFlags, ErrorCode, Op, decodeDeclareResult, utf8Bytes, type Frame } from "../../../wire/mortar";
 import { expectErr, expectOk, pubFrame } from "../helpers/mortar-ws";
 import { Peer } from "../helpers/peer";
 import { admin, freshTenant, mortarSession, mq9As, natsCheckedOnce, recheck } from "./helpers";
@@ -124,6 +124,19 @@ describe("a send-only token", () => {
   });
 });
 
+describe("NATS SUB", () => {
+  it("only to subjects the token may receive: nats-server's Permissions Violation, the connection stays open", async () => {
+    const { token } = await scopedTenant(["mq9.send:box.a", "mq9.fetch:box.b"]);
+    const { conn } = await natsCheckedOnce(token);
+    conn.send("SUB $mq9.AI.MSG.SEND.box.a 1\r\n");
+    await conn.waitFor(/-ERR 'Permissions Violation for Subscription to "\$mq9\.AI\.MSG\.SEND\.box\.a"'\r\n$/);
+    conn.send("SUB > 2\r\n");
+    await conn.waitFor(/-ERR 'Permissions Violation for Subscription to ">"'\r\n$/);
+    conn.send("SUB $mq9.AI.MSG.SEND.box.b 3\r\nSUB _INBOX.r 4\r\nPUB _INBOX.r 2\r\nok\r\n");
+    await conn.waitFor(/MSG _INBOX\.r 4 2\r\nok\r\n$/);
+  });
+});
+
 describe("scope changes reach open connections", () => {
   it("NATS: PUT …/scopes takes effect at the connection's next re-check (TENANT_REVALIDATE_MS)", async () => {
     const { tenant, token, tokenId, full } = await scopedTenant(["mq9.*"]);
@@ -168,6 +181,20 @@ describe("MortarMQ", () => {
     expectOk(await worker.request({ op: Op.PING } as Frame), Op.PING); // still open
   });
 
+  it("a DECLARE that would create a topic needs mortar.admin; declaring an existing one needs publish or consume", async () => {
+    const { token, full } = await scopedTenant(["mortar.publish:feed.>", "mortar.consume:feed.>"]);
+    const producer = await Peer.open(token);
+    const refused = expectErr(await declare(producer, "feed.new"), ErrorCode.PERMISSION_DENIED, Op.DECLARE);
+    expect(errText(refused)).toBe("permission denied: mortar.admin on feed.new (no scope of the token allows it)");
+    const owner = await Peer.open(full);
+    const created = decodeDeclareResult(expectOk(await declare(owner, "feed.new"), Op.DECLARE).result);
+    const again = decodeDeclareResult(expectOk(await declare(producer, "feed.new"), Op.DECLARE).result);
+    expect([again.topicId, again.created]).toEqual([created.topicId, DeclareCreated.IDEMPOTENT_OK]);
+    expectOk(await producer.request(pubFrame(again.topicId, 0, "x")), Op.PUB);
+    const admin = await Peer.open((await scopedTenant(["mortar.admin:feed.>"])).token);
+    expectOk(await declare(admin, "feed.other"), Op.DECLARE); // mortar.admin creates
+  });
+
   it("a scope change reaches an open connection at its next re-check", async () => {
     const { tenant, token, tokenId, full } = await scopedTenant(["mortar.*"]);
     const owner = await Peer.open(full);
@@ -201,6 +228,27 @@ describe("a read-only token", () => {
     expectErr(await declare(reader, "dash.topic"), ErrorCode.PERMISSION_DENIED, Op.DECLARE);
     expect((await mq9As(full, "$mq9.AI.MSG.QUERY.dash.box", {})).body.messages).toHaveLength(1);
     expect(tenant).toBeTruthy();
+  });
+});
+
+describe("console topic APIs", () => {
+  const call = async (token: string, method: string, path: string, body?: unknown) => {
+    const r = await SELF.fetch(`http://broker${path}`, { method, headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    return [r.status, ((await r.json()) as { error?: string }).error ?? "ok"];
+  };
+  it("403 per scope, decided before the topic is looked up (a forbidden caller learns nothing)", async () => {
+    const { token, full } = await scopedTenant(["mortar.publish:shop.>", "mortar.consume:shop.orders/billing"]);
+    expect(await call(full, "POST", "/v0/topics", { name: "shop.orders", partitions: 1 })).toEqual([201, "ok"]);
+    const denied = (op: string, name: string) => [403, `permission denied: ${op} on ${name} (no scope of the token allows it)`];
+    expect(await call(token, "POST", "/v0/topics", { name: "shop.new", partitions: 1 })).toEqual(denied("mortar.admin", "shop.new"));
+    expect(await call(token, "DELETE", "/v0/topics/shop.orders")).toEqual(denied("mortar.admin", "shop.orders"));
+    expect(await call(token, "DELETE", "/v0/topics/shop.missing")).toEqual(denied("mortar.admin", "shop.missing")); // not 404
+    expect(await call(token, "POST", "/v0/topics/other/partitions/0/records", { value: "x" })).toEqual(denied("mortar.publish", "other"));
+    expect(await call(token, "GET", "/v0/topics/other/partitions/0/records")).toEqual(denied("mortar.consume", "other"));
+    expect((await call(token, "POST", "/v0/topics/shop.orders/partitions/0/records", { value: "x" }))[0]).toBe(201);
+    expect((await call(token, "GET", "/v0/topics/shop.orders/partitions/0/records?last=1"))[0]).toBe(200); // peek: consume on any group
+    expect((await call(token, "GET", "/v0/topics/shop.orders"))[0]).toBe(200); // details stay open
+    expect(await call(token, "POST", "/v0/topics/shop.missing/partitions/0/records", { value: "x" })).toEqual([404, 'topic "shop.missing" does not exist']); // allowed: then looked up
   });
 });
 
