@@ -50,6 +50,7 @@ import { handleMq9Request, type Mq9RequestContext } from "../mq9/dispatch";
 import { errorReply, replyJson, type Mq9Reply } from "../mq9/reply";
 import { MailboxLanes } from "../mq9/sendbatch";
 import { MailboxStubs } from "../mq9/stubs";
+import { LongPollBudget } from "../mq9/long-poll";
 import { VERSION } from "../../wire/version";
 import {
   NatsConnection,
@@ -75,6 +76,9 @@ import { mq9RequestSeries } from "../mq9/request-metrics";
 export const PARTIAL_OP_TIMEOUT_MS = 30_000;
 /** Without a valid CONNECT within this many ms (auth required), the connection is closed. */
 export const AUTH_TIMEOUT_MS = 5_000;
+
+/** Long-poll FETCHes one connection waits for on parked sockets at once (the rest are held in their Mailboxes). */
+export const NATS_LONG_POLL_SOCKETS = 4;
 
 /** Deadline kinds of this protocol. */
 const PARTIAL = "partial";
@@ -128,6 +132,13 @@ export class NatsSession extends SocketSession<ConnectionState> {
   private readonly closing = new AbortController();
   /** The connection's requests to each mailbox, in order; same-mailbox SENDs of one inbound message as one RPC. */
   private readonly sends = new MailboxLanes();
+  /**
+   * Long-poll FETCHes this connection waits for on sockets parked at their
+   * Mailboxes (objects/mq9/long-poll.ts: the Mailbox can be evicted); more
+   * at once are held in the Mailbox's memory (each socket is one of the
+   * connections an invocation may keep open).
+   */
+  private readonly longPolls = new LongPollBudget(NATS_LONG_POLL_SOCKETS);
   /** Mailbox stubs reused across this connection's requests. */
   private readonly stubs: MailboxStubs;
   /** What every mq9 request of this connection runs with (made on the first). */
@@ -369,7 +380,10 @@ export class NatsSession extends SocketSession<ConnectionState> {
     try {
       // permit: the connection's current scopes (each re-check may change them)
       const permitOf = () => this.scopedPermit();
-      this.mq9Context ??= { signal: this.closing.signal, sends: this.sends, stubs: this.stubs, quota: this.auth.mq9Quota(), get permit() { return permitOf(); } };
+      this.mq9Context ??= {
+        signal: this.closing.signal, sends: this.sends, stubs: this.stubs, quota: this.auth.mq9Quota(), longPolls: this.longPolls,
+        get permit() { return permitOf(); },
+      };
       reply = await handleMq9Request(this.env, req.tenant, req, this.mq9Context);
     } catch (err) {
       reply = errorReply(err); // never expected (handleMq9Request answers every failure itself)
