@@ -52,6 +52,7 @@ import { series } from "../usage/catalog";
 import { Tally } from "../usage/tally";
 import type { Permit } from "../tenants/permissions";
 import { telemetryFlushMs } from "../usage/config";
+import { IDLE_RECHECK_FACTOR, revalidateMs } from "../tenants/config";
 import { echoCloseCode } from "./close";
 import { Deadlines, type DeadlineMode, type DeadlinesSnapshot } from "./deadlines";
 import { AlarmScheduler } from "../shared/scheduler";
@@ -66,6 +67,8 @@ const PIN_INTERVAL_MS = 20_000;
 
 /** The deadline kind of the token re-check (the base's own). */
 const RECHECK = "tenant-recheck";
+
+
 
 /** What the base keeps in the socket attachment. */
 interface BaseAttachment {
@@ -355,6 +358,7 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
     if (this.ending) return;
     this.bytesIn += bytes.length;
     this.telemetry.touch();
+    this.activeRecheck();
     try {
       const r = this.onMessage(bytes, text);
       if (r) return r.then(() => this.persist(), (e) => this.crash(e));
@@ -424,7 +428,7 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
       this.savedAuth = base.auth;
       this.telemetry.start(base.auth.tenant, false);
     }
-    const lost = this.deadlines.restore(base?.deadlines);
+    const lost = this.deadlines.restore(base?.deadlines, [RECHECK]);
     if (base?.auth && !this.deadlines.has(RECHECK)) this.deadlines.set(RECHECK, this.auth.nextCheckAt);
     this.state = a?.session ?? null;
     this.savedState = JSON.stringify(this.state);
@@ -441,13 +445,36 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
       if (kind === RECHECK) {
         const r = await this.auth.revalidate(now);
         if (!r.ok) this.onRevoked(r.message);
-        else this.deadline(RECHECK, this.auth.nextCheckAt);
+        else this.deadline(RECHECK, this.idleCheckAt());
       } else {
         await this.onTimeout(kind);
       }
     }
     this.scheduleResident();
     this.persist();
+  }
+
+  /**
+   * The next re-check while nothing arrives (issue #26 §2 (f)):
+   * IDLE_RECHECK_FACTOR × TENANT_REVALIDATE_MS after the last, so an idle
+   * connection costs one alarm and one TenantDirectory request per 2
+   * minutes; the first message after TENANT_REVALIDATE_MS pulls it in
+   * (activeRecheck), so a connection in use keeps the usual bound, and a
+   * revoked one that stays silent stays open up to 4 × (docs/tenants.md).
+   */
+  private idleCheckAt(): number {
+    return this.auth.nextCheckAt + (IDLE_RECHECK_FACTOR - 1) * revalidateMs(this.env);
+  }
+
+  /**
+   * A message arrived: the re-check of an idle connection moves in to its
+   * usual time (TENANT_REVALIDATE_MS after the last one; now when that has
+   * passed). Once per re-check at most: afterwards the deadline is there.
+   */
+  private activeRecheck(): void {
+    const at = this.deadlines.get(RECHECK);
+    const due = this.auth.nextCheckAt;
+    if (at !== undefined && due < at) this.deadline(RECHECK, Math.max(due, Date.now()));
   }
 
   /** Arms the storage alarm for `at` (not awaited by callers on hot paths; fetch and alarm await `arming`). */
