@@ -21,13 +21,13 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { FetchSpec, Mq9SendOptions, PushCreateSpec, PushInfo, QuerySpec } from "../../wire/mq9";
-import { packSendResult, type MailboxResult, type MessagesResult, type PackedSendResult, type SendResult } from "./rpc";
+import { packSendResult, type MailboxResult, type MessagesResult, type PackedSendResult, type SendResult, type WaitRequest } from "./rpc";
 import { MailboxCore, run } from "./core";
 import { a2aReceiverOp, type A2aReceiverOp } from "./a2a-receiver-store";
 import { Materializer } from "./materialize";
 import { purgeMailbox } from "./expiry";
 import { cancelHeld, fetchNow, probeFetch } from "./fetch";
-import { answerResponse, park, parkedSocketEnded, waitRequestOf, type WaitRequest } from "./wait-sockets";
+import { answerResponse, park, parkedSocketEnded, waitRequestOf } from "./wait-sockets";
 import { ack, deleteMessage, describe, query, type MailboxDescription } from "./message-ops";
 import { createPush, deletePush, listPushes, storeDeadLetter } from "./push-rpc";
 import type { DeadLetterCopy } from "./push/dead-letter";

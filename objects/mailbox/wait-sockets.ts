@@ -19,29 +19,7 @@
  * answer carries WAIT_FLOORS_HEADER (a stateless FETCH's position, JSON
  * number[]: the next probe reads from there, so `latest` does not move).
  */
-import type { FetchSpec } from "../../wire/mq9";
-import type { MessagesResult } from "./rpc";
-
-/** Path of the wait upgrade (any host). */
-export const WAIT_PATH = "/wait";
-/** Tag of parked sockets among the Mailbox's hibernatable WebSockets. */
-export const WAIT_TAG = "mq9-wait";
-/** Request header: the FETCH, JSON {@link WaitRequest}. */
-export const WAIT_HEADER = "x-mq9-wait";
-/** 101 answer header: a stateless FETCH's per-lane floors, JSON number[] (absent for a group). */
-export const WAIT_FLOORS_HEADER = "x-mq9-wait-floors";
-/** The Mailbox's one message on a parked socket: something changed, probe again. */
-export const WAKE = "wake";
-
-/** A long-poll FETCH's probe as sent in WAIT_HEADER. */
-export interface WaitRequest {
-  address: string;
-  spec: FetchSpec;
-  /** A stateless FETCH's floors from its first probe; null on the first. */
-  floors: number[] | null;
-  /** When the caller stops waiting (unix ms): at or after it, an empty probe answers `[]` instead of parking. */
-  deadline: number;
-}
+import { WAIT_FLOORS_HEADER, WAIT_HEADER, WAIT_PATH, WAIT_TAG, WAKE, type MessagesResult, type WaitRequest } from "./rpc";
 
 /** The WaitRequest of a `GET /wait` upgrade, or null when `request` is not one. */
 export function waitRequestOf(request: Request): WaitRequest | null {

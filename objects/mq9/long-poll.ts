@@ -17,8 +17,7 @@
  */
 import type { FetchSpec } from "../../wire/mq9";
 import type { Mailbox } from "../mailbox/Mailbox";
-import type { MessagesResult } from "../mailbox/rpc";
-import { WAIT_FLOORS_HEADER, WAIT_HEADER, WAIT_PATH, type WaitRequest } from "../mailbox/wait-sockets";
+import { WAIT_FLOORS_HEADER, WAIT_HEADER, WAIT_PATH, type MessagesResult, type WaitRequest } from "../mailbox/rpc";
 
 /** The wait upgrade's URL (the host is not used). */
 const WAIT_URL = `https://mailbox${WAIT_PATH}`;
