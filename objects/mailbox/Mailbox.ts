@@ -131,7 +131,9 @@ export class Mailbox extends DurableObject<Env> {
     const p = probeFetch(this.c, w.address, w.spec, w.floors, this.c.parked());
     if ("answer" in p) return answerResponse(p.answer);
     if (w.deadline <= Date.now()) return answerResponse({ ok: true, messages: [] });
-    return park(this.ctx, w.deadline, p.park.group === null ? p.park.floors : null);
+    const parked = park(this.ctx, w.deadline, p.park.group === null ? p.park.floors : null);
+    this.c.telemetry.held(this.c.waiters.size + this.c.parked());
+    return parked;
   }
 
   /** Parked sockets never send (wait-sockets.ts). */

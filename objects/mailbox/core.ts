@@ -154,7 +154,7 @@ export class MailboxCore {
     this.nextDueMs = this.store.earliestDue();
     this.laneTops = this.store.laneTops();
     if (this.meta) this.push.load(Date.now());
-    this.telemetry.resume();
+    this.telemetry.resume(this.parked());
     this.index.resume();
     this.rearm(); // a subscription with work found on load gets its alarm
   }
