@@ -34,10 +34,12 @@
  * (`PING\r\n`) is answered `PONG\r\n` (a text message) by the runtime
  * (`setWebSocketAutoResponse`) without waking the object (issue #26 (f)):
  * such a client's keep-alive costs no request and lets it hibernate. The
- * runtime matches text messages only: clients that send binary frames
- * (nats.ws, the Go client, the bridge) are answered by the session as
- * before, as are PINGs inside a larger message; the client's PONGs to our
- * flow-control PINGs are never auto-answered. A text message `PING\r\n`
+ * runtime matches text messages only: a binary `PING\r\n` message (nats.ws,
+ * the Go client, the bridge) wakes the session, which answers it at once
+ * counting nothing, as the runtime would (`keepaliveAnswer`: no telemetry
+ * report, no token re-check pulled in); PINGs inside a larger message are
+ * handled as any operation; the client's PONGs to our flow-control PINGs
+ * are never auto-answered. A text message `PING\r\n`
  * can only be data if an operation was split so that its next message is
  * exactly `PING\r\n` (a payload "PING"): the runtime then answered it and
  * it never reached the parser, so the session closes the connection with
@@ -62,7 +64,7 @@ import {
   type PendingConnect,
   type ServedRequest,
 } from "../../wire/nats/connection";
-import { PING, encodeInfo, encodeOut, type ServerInfo } from "../../wire/nats/encoder";
+import { PING, PONG, encodeInfo, encodeOut, type ServerInfo } from "../../wire/nats/encoder";
 import { DEFAULT_MAX_PENDING_OUTPUT, DEFAULT_WRITE_DEADLINE_MS, OutputFlow } from "../../wire/nats/flow";
 import { DEFAULT_MAX_PAYLOAD, NatsErr, fatal } from "../../wire/nats/errors";
 import { clientAddress, newClientId, serverInfo } from "../../wire/nats/info";
@@ -221,6 +223,24 @@ export class NatsSession extends SocketSession<ConnectionState> {
     } else if (tenant === undefined) {
       this.deadline(AUTH, Date.now() + AUTH_TIMEOUT_MS);
     }
+  }
+
+  /**
+   * A client's keep-alive `PING\r\n` sent as a whole binary message
+   * (nats.ws, the Go client, the bridge: the runtime's auto-response
+   * matches text messages only) is answered `PONG\r\n` at once and counts
+   * nothing, exactly like the auto-answered text PING: an idle client's
+   * PING every 2 minutes then costs no telemetry report and does not pull
+   * the token re-check in (issue #26 §2 (f)). Only between operations, on
+   * a connected connection with no output queued (the PONG must not
+   * overtake a reply).
+   */
+  protected override keepaliveAnswer(bytes: Uint8Array): Uint8Array | null {
+    if (bytes.length !== PING.length || !bytes.every((b, i) => b === PING[i])) return null;
+    const conn = this.conn;
+    if (!conn || !conn.state.connected || conn.state.closed || !this.parser || this.parser.partial || this.outQueue.length > 0 || this.replies) return null;
+    this.lastArrival = this.arrivals.shift() ?? Date.now();
+    return PONG;
   }
 
   /** Rebuilds the connection after hibernation (attachment + stored subscriptions). */

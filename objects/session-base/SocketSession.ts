@@ -197,6 +197,17 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
     return s?.scopes ? { tenant: s.tenant, tokenId: s.tokenId, scopes: s.scopes, count: this.countDenied } : undefined;
   }
 
+  /**
+   * The answer to a bare keep-alive message (`bytes`, `text` as received),
+   * when the protocol can give it without its state: sent as it is, with
+   * nothing counted, no telemetry and no re-check pulled in — as the
+   * runtime's WebSocket auto-response would (issue #26 §2 (f)). Null: the
+   * message is handled as any other.
+   */
+  protected keepaliveAnswer(_bytes: Uint8Array, _text: boolean): Uint8Array | null {
+    return null;
+  }
+
   /** Moves the subclass's counts (frames, requests) into `add(series, n)` for a telemetry report. */
   protected drainCounts(_add: (series: string, n: number) => void): void {}
 
@@ -231,6 +242,15 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
         ws.send(m);
         this.bytesOut += m.length;
       }
+    } catch {
+      void this.end(); // the client is gone
+    }
+  }
+
+  /** Writes `bytes` as one message, counting nothing (keepaliveAnswer). */
+  private sendRaw(bytes: Uint8Array): void {
+    try {
+      this.socket?.send(bytes);
     } catch {
       void this.end(); // the client is gone
     }
@@ -356,6 +376,8 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
   /** One inbound message, in order (webSocketMessage chains them). */
   private handleMessage(bytes: Uint8Array, text: boolean): void | Promise<void> {
     if (this.ending) return;
+    const pong = this.keepaliveAnswer(bytes, text);
+    if (pong) return this.sendRaw(pong);
     this.bytesIn += bytes.length;
     this.telemetry.touch();
     this.activeRecheck();
