@@ -21,12 +21,13 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { FetchSpec, Mq9SendOptions, PushCreateSpec, PushInfo, QuerySpec } from "../../wire/mq9";
-import { packSendResult, type MailboxResult, type MessagesResult, type PackedSendResult, type SendResult } from "./rpc";
+import { packSendResult, type MailboxResult, type MessagesResult, type PackedSendResult, type SendResult, type WaitRequest } from "./rpc";
 import { MailboxCore, run } from "./core";
 import { a2aReceiverOp, type A2aReceiverOp } from "./a2a-receiver-store";
 import { Materializer } from "./materialize";
 import { purgeMailbox } from "./expiry";
-import { cancelHeld, fetchNow } from "./fetch";
+import { cancelHeld, fetchNow, probeFetch } from "./fetch";
+import { answerResponse, park, parkedSocketEnded, waitRequestOf } from "./wait-sockets";
 import { ack, deleteMessage, describe, query, type MailboxDescription } from "./message-ops";
 import { createPush, deletePush, listPushes, storeDeadLetter } from "./push-rpc";
 import type { DeadLetterCopy } from "./push/dead-letter";
@@ -107,9 +108,44 @@ export class Mailbox extends DurableObject<Env> {
     return this.c.sends.after(() => cancelHeld(this.c, waiterId));
   }
 
-  /** Long-poll FETCHes held right now (at most MAX_PENDING_FETCHES); for diagnostics and tests. */
+  /** Long-poll FETCHes held right now, in memory or parked on sockets (at most MAX_PENDING_FETCHES together); for diagnostics and tests. */
   heldFetches(): number {
-    return this.c.waiters.size;
+    return this.c.waiters.size + this.c.parked();
+  }
+
+  /**
+   * `GET /wait` (WebSocket upgrade, wait-sockets.ts): a long-poll FETCH's
+   * probe. The first batch or an error as a JSON MessagesResult (200);
+   * nothing to deliver before the request's deadline: 101, the socket parked
+   * with hibernation until a message becomes visible (WAKE, then closed).
+   * Anything else: 404.
+   */
+  override async fetch(request: Request): Promise<Response> {
+    const w = waitRequestOf(request);
+    if (!w) return new Response("not found", { status: 404 });
+    return await this.here.whenHere(w.address, () => this.c.sends.after(() => this.probe(w)), (f) => answerResponse(f));
+  }
+
+  /** One probe (synchronous: no SEND lands between the empty read and the park). */
+  private probe(w: WaitRequest): Response {
+    const p = probeFetch(this.c, w.address, w.spec, w.floors, this.c.parked());
+    if ("answer" in p) return answerResponse(p.answer);
+    if (w.deadline <= Date.now()) return answerResponse({ ok: true, messages: [] });
+    const parked = park(this.ctx, w.deadline, p.park.group === null ? p.park.floors : null);
+    this.c.telemetry.held(this.c.waiters.size + this.c.parked());
+    return parked;
+  }
+
+  /** Parked sockets never send (wait-sockets.ts). */
+  override webSocketMessage(): void {}
+
+  /** A parked caller left (its deadline, its client gone): the socket goes. */
+  override webSocketClose(ws: WebSocket): void {
+    parkedSocketEnded(ws);
+  }
+
+  override webSocketError(ws: WebSocket): void {
+    parkedSocketEnded(ws);
   }
 
   /**

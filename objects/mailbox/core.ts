@@ -16,6 +16,7 @@ import { AlarmScheduler, earliest } from "../shared/scheduler";
 import { MailboxStore, type MailboxMeta, type StoredMessage } from "./store";
 import type { MailboxResult, SendResult } from "./rpc";
 import { WaiterSet } from "./waiters";
+import { parkedCount, wakeParked } from "./wait-sockets";
 import { MailboxTelemetry } from "./telemetry";
 import { IndexSync } from "./index-sync";
 import { nameToRemember } from "../shared/object-name";
@@ -51,7 +52,8 @@ export class MailboxCore {
   laneTops: number[] = [-1, -1, -1];
   /** The one alarm (shared/scheduler.ts): due schedule rows, long-poll deadlines, telemetry, index retries, push. */
   readonly scheduler: AlarmScheduler;
-  readonly waiters = new WaiterSet();
+  /** Held FETCHes in memory; a wake-up also wakes the long-polls parked on sockets (wait-sockets.ts). */
+  readonly waiters: WaiterSet;
   /** SENDs arriving while a commit is in flight share the next one (send-apply.ts). */
   readonly sends: GroupCommit<SendItem, SendResult>;
   /** Counters for /metrics and usage (telemetry.ts). */
@@ -73,6 +75,7 @@ export class MailboxCore {
 
   constructor(readonly ctx: DurableObjectState, readonly env: Env) {
     this.storage = ctx.storage;
+    this.waiters = new WaiterSet(() => wakeParked(ctx));
     this.store = new MailboxStore(ctx.storage.sql);
     this.pushStore = new PushStore(ctx.storage.sql);
     this.cap = new MailboxByteCap(mailboxMaxBytes(env), () => this.store.storedBytes());
@@ -83,7 +86,7 @@ export class MailboxCore {
     this.telemetry = new MailboxTelemetry({
       storage: ctx.storage, env, reporter: ctx.id.toString(), name: this.name ?? undefined,
       levels: () => ({
-        exists: this.meta !== null, heldFetches: this.waiters.size, storedBytes: this.meta ? this.store.storedBytes() : 0,
+        exists: this.meta !== null, heldFetches: this.waiters.size + this.parked(), storedBytes: this.meta ? this.store.storedBytes() : 0,
         pushes: this.push.size, pushInFlight: this.push.attemptsInFlight, pushBacklog: this.meta ? this.push.backlog(Date.now()) : 0,
       }),
       schedule: (at) => {
@@ -151,9 +154,14 @@ export class MailboxCore {
     this.nextDueMs = this.store.earliestDue();
     this.laneTops = this.store.laneTops();
     if (this.meta) this.push.load(Date.now());
-    this.telemetry.resume();
+    this.telemetry.resume(this.parked());
     this.index.resume();
     this.rearm(); // a subscription with work found on load gets its alarm
+  }
+
+  /** Long-poll FETCHes parked on sockets now (wait-sockets.ts). */
+  parked(): number {
+    return parkedCount(this.ctx);
   }
 
   /** Runs every schedule row due now (if any, expiry.ts runDue); returns now (ms). */

@@ -19,7 +19,8 @@ export async function fetchNow(c: MailboxCore, address: string, spec: FetchSpec,
   try {
     const now = c.catchUp();
     c.requireMailbox(address);
-    const read = openFetch(c, address, spec);
+    const target = openFetch(c, address, spec, null);
+    const read = () => readTarget(c, target);
     const first = read();
     if (first || spec.maxWaitMs === 0) return { ok: true, messages: first ?? [] };
     return await hold(c, address, waiterId, now + spec.maxWaitMs, read);
@@ -29,19 +30,28 @@ export async function fetchNow(c: MailboxCore, address: string, spec: FetchSpec,
 }
 
 /**
- * Opens a FETCH's position and returns its reader (the next batch, or
- * null when nothing is there). Stateless: a fixed start from `deliver`.
- * Stateful: the group per {@link openGroup} — a new or force_deliver'd
- * group's cursor is saved now (so a `latest` group sees what is sent
- * after its first FETCH), a new group past MAX_GROUPS_PER_MAILBOX is
- * refused (too_many_requests).
+ * Where a FETCH reads: a consumer group (its stored floors, read again each
+ * time), or fixed per-lane floors (stateless). Structured-cloneable: a
+ * parked long-poll keeps it in its wait socket's attachment (wait-sockets.ts).
  */
-function openFetch(c: MailboxCore, address: string, spec: FetchSpec): () => Mq9Message[] | null {
+export interface ReadTarget {
+  group: string | null;
+  /** Stateless: the per-lane floors fixed when the FETCH opened; [] for a group. */
+  floors: number[];
+  numMsgs: number;
+}
+
+/**
+ * Opens a FETCH's position. Stateless: a fixed start from `deliver`, or
+ * `floors` when given (a long-poll re-probing after a wake-up keeps the
+ * position of its first probe). Stateful: the group per {@link openGroup} —
+ * a new or force_deliver'd group's cursor is saved now (so a `latest`
+ * group sees what is sent after its first FETCH), a new group past
+ * MAX_GROUPS_PER_MAILBOX is refused (too_many_requests).
+ */
+function openFetch(c: MailboxCore, address: string, spec: FetchSpec, floors: number[] | null): ReadTarget {
   const group = spec.group;
-  if (group === null) {
-    const floors = cursorAt(c.startId(spec.deliver)).floors;
-    return () => readStateless(c, floors, spec.numMsgs);
-  }
+  if (group === null) return { group, floors: floors ?? cursorAt(c.startId(spec.deliver)).floors, numMsgs: spec.numMsgs };
   c.refusePushed(address, group, "FETCH");
   const opening = openGroup(
     c.store.loadGroup(group), spec.forceDeliver,
@@ -54,7 +64,41 @@ function openFetch(c: MailboxCore, address: string, spec: FetchSpec): () => Mq9M
     );
   }
   if (opening.kind === "start") c.storage.transactionSync(() => c.store.saveGroup(group, opening.cursor));
-  return () => readForGroup(c, group, spec.numMsgs);
+  return { group, floors: [], numMsgs: spec.numMsgs };
+}
+
+/** One FETCH attempt at `t`: the next batch, or null when nothing is there. */
+function readTarget(c: MailboxCore, t: ReadTarget): Mq9Message[] | null {
+  return t.group === null ? readStateless(c, t.floors, t.numMsgs) : readForGroup(c, t.group, t.numMsgs);
+}
+
+/** Outcome of {@link probeFetch}: answered now, or nothing yet (park the request at `target`). */
+export type Probe = { answer: MessagesResult } | { park: ReadTarget };
+
+/**
+ * A long-poll FETCH's probe (the `GET /wait` upgrade, wait-sockets.ts):
+ * the first batch when there is one (or the error), else where to wait —
+ * the caller parks without a waiter in memory. Synchronous, so no SEND
+ * lands between the empty read and the park. `floors`: a stateless FETCH's
+ * position from its first probe. Refused (too_many_requests) while
+ * `parked` + held FETCHes reach MAX_PENDING_FETCHES.
+ */
+export function probeFetch(c: MailboxCore, address: string, spec: FetchSpec, floors: number[] | null, parked: number): Probe {
+  try {
+    c.catchUp();
+    c.requireMailbox(address);
+    const target = openFetch(c, address, spec, floors);
+    const first = readTarget(c, target);
+    if (first) return { answer: { ok: true, messages: first } };
+    if (parked + c.waiters.size >= MAX_PENDING_FETCHES) throw tooManyHeld(address);
+    return { park: target };
+  } catch (e) {
+    return { answer: failure(e) };
+  }
+}
+
+function tooManyHeld(address: string): Mq9Error {
+  return new Mq9Error("too_many_requests", `mailbox ${echo(address)} already holds ${MAX_PENDING_FETCHES} waiting FETCH requests`);
 }
 
 /** One stateless FETCH attempt from fixed `floors`; counts what it returns. */
@@ -92,9 +136,7 @@ function readForGroup(c: MailboxCore, group: string, numMsgs: number): Mq9Messag
 async function hold(
   c: MailboxCore, address: string, waiterId: string | null, deadline: number, read: () => Mq9Message[] | null,
 ): Promise<MessagesResult> {
-  if (c.waiters.size >= MAX_PENDING_FETCHES) {
-    throw new Mq9Error("too_many_requests", `mailbox ${echo(address)} already holds ${MAX_PENDING_FETCHES} waiting FETCH requests`);
-  }
+  if (c.waiters.size + c.parked() >= MAX_PENDING_FETCHES) throw tooManyHeld(address);
   c.telemetry.touch(); // a long-poll is held (and again when it is answered, below)
   const held = await new Promise<MessagesResult>((resolve) => {
     c.waiters.add({

@@ -3,7 +3,7 @@
  * the mq9 service, objects/mq9/dispatch.ts). Request shapes are the
  * decoded mq9 requests of wire/mq9 (FetchSpec, QuerySpec, Mq9SendOptions).
  */
-import type { Mq9ErrorCode, Mq9Message } from "../../wire/mq9";
+import type { FetchSpec, Mq9ErrorCode, Mq9Message } from "../../wire/mq9";
 
 /**
  * Result of a Mailbox RPC: success fields, or an mq9 error kind and its
@@ -35,4 +35,27 @@ export function packSendResult(r: SendResult): PackedSendResult {
 /** Inverse of {@link packSendResult}. */
 export function unpackSendResult(r: PackedSendResult): SendResult {
   return typeof r === "number" ? { ok: true, msgId: r } : r;
+}
+
+// ---- the long-poll wait socket (`GET /wait`, wait-sockets.ts; its caller objects/mq9/long-poll.ts)
+
+/** Path of the wait upgrade (any host). */
+export const WAIT_PATH = "/wait";
+/** Tag of parked sockets among the Mailbox's hibernatable WebSockets. */
+export const WAIT_TAG = "mq9-wait";
+/** Request header: the FETCH, JSON {@link WaitRequest}. */
+export const WAIT_HEADER = "x-mq9-wait";
+/** 101 answer header: a stateless FETCH's per-lane floors, JSON number[] (absent for a group). */
+export const WAIT_FLOORS_HEADER = "x-mq9-wait-floors";
+/** The Mailbox's one message on a parked socket: something changed, probe again. */
+export const WAKE = "wake";
+
+/** A long-poll FETCH's probe as sent in WAIT_HEADER. */
+export interface WaitRequest {
+  address: string;
+  spec: FetchSpec;
+  /** A stateless FETCH's floors from its first probe; null on the first. */
+  floors: number[] | null;
+  /** When the caller stops waiting (unix ms): at or after it, an empty probe answers `[]` instead of parking. */
+  deadline: number;
 }

@@ -69,14 +69,29 @@ export class MailboxTelemetry {
           [PUSHES]: l.pushes, [PUSH_IN_FLIGHT]: l.pushInFlight, [PUSH_BACKLOG]: l.pushBacklog,
         };
       },
-      memoryLevels: [WAITING, PUSH_IN_FLIGHT],
+      // WAITING is not: long-polls parked on sockets (wait-sockets.ts) outlive a restart; resume() checks it
+      memoryLevels: [PUSH_IN_FLIGHT],
       schedule: (at) => host.schedule(at),
     });
   }
 
-  /** Asks for a flush if something was left unreported before a restart (call once loaded). */
-  resume(): void {
+  /**
+   * Asks for a flush if something was left unreported before a restart
+   * (call once loaded), or if `held` (the long-polls waiting now: parked
+   * sockets) is not what was last reported.
+   */
+  resume(held: number): void {
     this.meter?.resume();
+    this.held(held);
+  }
+
+  /**
+   * `n` long-poll FETCHes wait now: a flush is asked for only when that is
+   * not the level last reported, so a consumer polling an idle mailbox again
+   * and again (parked each time) causes no report, no alarm and no row.
+   */
+  held(n: number): void {
+    if (this.meter && this.meter.reportedLevel(WAITING) !== n) this.meter.touch();
   }
 
   /** SENDs stored `count` messages (default 1) of `bytes` payload bytes in all (memory, until the next report). */

@@ -24,6 +24,12 @@ export class WaiterSet {
   private readonly waiters = new Set<Waiter>();
   private readonly byId = new Map<string, Waiter>();
 
+  /**
+   * @param onWake called on every {@link wake} and {@link failAll}, after
+   * the waiters: the long-polls parked outside memory (wait-sockets.ts).
+   */
+  constructor(private readonly onWake: () => void = () => {}) {}
+
   /** Number of held requests. */
   get size(): number {
     return this.waiters.size;
@@ -77,6 +83,7 @@ export class WaiterSet {
       }
       if (done) this.remove(w);
     }
+    this.onWake();
   }
 
   /** Answers every waiter whose deadline is ≤ `nowMs`. */
@@ -98,5 +105,6 @@ export class WaiterSet {
     this.waiters.clear();
     this.byId.clear();
     for (const w of all) w.fail(error);
+    this.onWake();
   }
 }

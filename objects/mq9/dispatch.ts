@@ -46,6 +46,7 @@ import type { IndexCreate } from "../mailbox-index/rpc";
 import { permit, type Permit } from "../tenants/permissions";
 import type { Operation, Resource } from "../../wire/admin/scopes";
 import { mailboxKey } from "../../wire/mq9/agent-requests";
+import { longPollFetch, type LongPollBudget } from "./long-poll";
 
 /** One mq9 request as every transport sees it. */
 export interface Mq9Request {
@@ -78,6 +79,12 @@ export interface Mq9RequestContext {
   quota?: Mq9Quota;
   /** The caller's token scopes (objects/tenants/permissions.ts); absent = full tenant access. */
   permit?: Permit;
+  /**
+   * Long-poll FETCHes this caller may wait for itself, each on a socket
+   * parked at the Mailbox (long-poll.ts: the Mailbox can be evicted while
+   * they wait); beyond it, or absent, they are held in the Mailbox's memory.
+   */
+  longPolls?: LongPollBudget;
 }
 
 /** Throws the mq9 `forbidden` error (HTTP 403) when the caller's scopes refuse `op` on `r`. */
@@ -269,7 +276,8 @@ function createRefused(r: Refusal): Mq9Reply {
 }
 
 /**
- * FETCH that releases its long-poll slot when `ctx.signal` aborts: the held
+ * FETCH: a long-poll waited for by the caller while `ctx.longPolls` has
+ * room (long-poll.ts). Otherwise one that releases its slot when `ctx.signal` aborts: the held
  * request gets a random waiter id, and an abort calls `cancelFetch(id)` on
  * the same stub (calls on one stub are delivered in order, so the cancel
  * never overtakes the FETCH). A client already gone does not wait at all.
@@ -280,6 +288,13 @@ async function fetchCancellable(
   spec: FetchSpec,
   ctx: Mq9RequestContext,
 ): Promise<MailboxResult<{ messages: Mq9Message[] }>> {
+  if (spec.maxWaitMs > 0 && ctx.longPolls?.take()) {
+    try {
+      return await longPollFetch(stub, address, spec, ctx.signal);
+    } finally {
+      ctx.longPolls.give();
+    }
+  }
   const signal = ctx.signal;
   if (!signal || spec.maxWaitMs === 0) return stub.fetchMessages(address, spec);
   if (signal.aborted) return stub.fetchMessages(address, { ...spec, maxWaitMs: 0 });

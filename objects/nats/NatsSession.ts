@@ -34,10 +34,12 @@
  * (`PING\r\n`) is answered `PONG\r\n` (a text message) by the runtime
  * (`setWebSocketAutoResponse`) without waking the object (issue #26 (f)):
  * such a client's keep-alive costs no request and lets it hibernate. The
- * runtime matches text messages only: clients that send binary frames
- * (nats.ws, the Go client, the bridge) are answered by the session as
- * before, as are PINGs inside a larger message; the client's PONGs to our
- * flow-control PINGs are never auto-answered. A text message `PING\r\n`
+ * runtime matches text messages only: a binary `PING\r\n` message (nats.ws,
+ * the Go client, the bridge) wakes the session, which answers it at once
+ * counting nothing, as the runtime would (`keepaliveAnswer`: no telemetry
+ * report, no token re-check pulled in); PINGs inside a larger message are
+ * handled as any operation; the client's PONGs to our flow-control PINGs
+ * are never auto-answered. A text message `PING\r\n`
  * can only be data if an operation was split so that its next message is
  * exactly `PING\r\n` (a payload "PING"): the runtime then answered it and
  * it never reached the parser, so the session closes the connection with
@@ -51,6 +53,7 @@ import { handleMq9Request, type Mq9RequestContext } from "../mq9/dispatch";
 import { errorReply, replyJson, type Mq9Reply } from "../mq9/reply";
 import { MailboxLanes } from "../mq9/sendbatch";
 import { MailboxStubs } from "../mq9/stubs";
+import { LongPollBudget } from "../mq9/long-poll";
 import { VERSION } from "../../wire/version";
 import {
   NatsConnection,
@@ -63,7 +66,7 @@ import {
   type PendingConnect,
   type ServedRequest,
 } from "../../wire/nats/connection";
-import { PING, encodeInfo, encodeOut, type ServerInfo } from "../../wire/nats/encoder";
+import { PING, PONG, encodeInfo, encodeOut, type ServerInfo } from "../../wire/nats/encoder";
 import { DEFAULT_MAX_PENDING_OUTPUT, DEFAULT_WRITE_DEADLINE_MS, OutputFlow } from "../../wire/nats/flow";
 import { DEFAULT_MAX_PAYLOAD, NatsErr, fatal } from "../../wire/nats/errors";
 import { clientAddress, newClientId, serverInfo } from "../../wire/nats/info";
@@ -77,6 +80,9 @@ import { mq9RequestSeries } from "../mq9/request-metrics";
 export const PARTIAL_OP_TIMEOUT_MS = 30_000;
 /** Without a valid CONNECT within this many ms (auth required), the connection is closed. */
 export const AUTH_TIMEOUT_MS = 5_000;
+
+/** Long-poll FETCHes one connection waits for on parked sockets at once (the rest are held in their Mailboxes). */
+export const NATS_LONG_POLL_SOCKETS = 4;
 
 /** Deadline kinds of this protocol. */
 const PARTIAL = "partial";
@@ -130,6 +136,13 @@ export class NatsSession extends SocketSession<ConnectionState> {
   private readonly closing = new AbortController();
   /** The connection's requests to each mailbox, in order; same-mailbox SENDs of one inbound message as one RPC. */
   private readonly sends = new MailboxLanes();
+  /**
+   * Long-poll FETCHes this connection waits for on sockets parked at their
+   * Mailboxes (objects/mq9/long-poll.ts: the Mailbox can be evicted); more
+   * at once are held in the Mailbox's memory (each socket is one of the
+   * connections an invocation may keep open).
+   */
+  private readonly longPolls = new LongPollBudget(NATS_LONG_POLL_SOCKETS);
   /** Mailbox stubs reused across this connection's requests. */
   private readonly stubs: MailboxStubs;
   /** What every mq9 request of this connection runs with (made on the first). */
@@ -222,6 +235,24 @@ export class NatsSession extends SocketSession<ConnectionState> {
       return p === undefined || permitSubscribe(p, subject) === null;
     },
   };
+
+  /**
+   * A client's keep-alive `PING\r\n` sent as a whole binary message
+   * (nats.ws, the Go client, the bridge: the runtime's auto-response
+   * matches text messages only) is answered `PONG\r\n` at once and counts
+   * nothing, exactly like the auto-answered text PING: an idle client's
+   * PING every 2 minutes then costs no telemetry report and does not pull
+   * the token re-check in (issue #26 §2 (f)). Only between operations, on
+   * a connected connection with no output queued (the PONG must not
+   * overtake a reply).
+   */
+  protected override keepaliveAnswer(bytes: Uint8Array): Uint8Array | null {
+    if (bytes.length !== PING.length || !bytes.every((b, i) => b === PING[i])) return null;
+    const conn = this.conn;
+    if (!conn || !conn.state.connected || conn.state.closed || !this.parser || this.parser.partial || this.outQueue.length > 0 || this.replies) return null;
+    this.lastArrival = this.arrivals.shift() ?? Date.now();
+    return PONG;
+  }
 
   /** Rebuilds the connection after hibernation (attachment + stored subscriptions). */
   protected override onResume(state: ConnectionState | null): void {
@@ -380,7 +411,10 @@ export class NatsSession extends SocketSession<ConnectionState> {
     try {
       // permit: the connection's current scopes (each re-check may change them)
       const permitOf = () => this.scopedPermit();
-      this.mq9Context ??= { signal: this.closing.signal, sends: this.sends, stubs: this.stubs, quota: this.auth.mq9Quota(), get permit() { return permitOf(); } };
+      this.mq9Context ??= {
+        signal: this.closing.signal, sends: this.sends, stubs: this.stubs, quota: this.auth.mq9Quota(), longPolls: this.longPolls,
+        get permit() { return permitOf(); },
+      };
       reply = await handleMq9Request(this.env, req.tenant, req, this.mq9Context);
     } catch (err) {
       reply = errorReply(err); // never expected (handleMq9Request answers every failure itself)

@@ -52,6 +52,7 @@ import { series } from "../usage/catalog";
 import { Tally } from "../usage/tally";
 import type { Permit } from "../tenants/permissions";
 import { telemetryFlushMs } from "../usage/config";
+import { IDLE_RECHECK_FACTOR, revalidateMs } from "../tenants/config";
 import { echoCloseCode } from "./close";
 import { Deadlines, type DeadlineMode, type DeadlinesSnapshot } from "./deadlines";
 import { AlarmScheduler } from "../shared/scheduler";
@@ -66,6 +67,8 @@ const PIN_INTERVAL_MS = 20_000;
 
 /** The deadline kind of the token re-check (the base's own). */
 const RECHECK = "tenant-recheck";
+
+
 
 /** What the base keeps in the socket attachment. */
 interface BaseAttachment {
@@ -194,6 +197,17 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
     return s?.scopes ? { tenant: s.tenant, tokenId: s.tokenId, scopes: s.scopes, count: this.countDenied } : undefined;
   }
 
+  /**
+   * The answer to a bare keep-alive message (`bytes`, `text` as received),
+   * when the protocol can give it without its state: sent as it is, with
+   * nothing counted, no telemetry and no re-check pulled in — as the
+   * runtime's WebSocket auto-response would (issue #26 §2 (f)). Null: the
+   * message is handled as any other.
+   */
+  protected keepaliveAnswer(_bytes: Uint8Array, _text: boolean): Uint8Array | null {
+    return null;
+  }
+
   /** Moves the subclass's counts (frames, requests) into `add(series, n)` for a telemetry report. */
   protected drainCounts(_add: (series: string, n: number) => void): void {}
 
@@ -228,6 +242,15 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
         ws.send(m);
         this.bytesOut += m.length;
       }
+    } catch {
+      void this.end(); // the client is gone
+    }
+  }
+
+  /** Writes `bytes` as one message, counting nothing (keepaliveAnswer). */
+  private sendRaw(bytes: Uint8Array): void {
+    try {
+      this.socket?.send(bytes);
     } catch {
       void this.end(); // the client is gone
     }
@@ -353,8 +376,11 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
   /** One inbound message, in order (webSocketMessage chains them). */
   private handleMessage(bytes: Uint8Array, text: boolean): void | Promise<void> {
     if (this.ending) return;
+    const pong = this.keepaliveAnswer(bytes, text);
+    if (pong) return this.sendRaw(pong);
     this.bytesIn += bytes.length;
     this.telemetry.touch();
+    this.activeRecheck();
     try {
       const r = this.onMessage(bytes, text);
       if (r) return r.then(() => this.persist(), (e) => this.crash(e));
@@ -424,7 +450,7 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
       this.savedAuth = base.auth;
       this.telemetry.start(base.auth.tenant, false);
     }
-    const lost = this.deadlines.restore(base?.deadlines);
+    const lost = this.deadlines.restore(base?.deadlines, [RECHECK]);
     if (base?.auth && !this.deadlines.has(RECHECK)) this.deadlines.set(RECHECK, this.auth.nextCheckAt);
     this.state = a?.session ?? null;
     this.savedState = JSON.stringify(this.state);
@@ -441,13 +467,36 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
       if (kind === RECHECK) {
         const r = await this.auth.revalidate(now);
         if (!r.ok) this.onRevoked(r.message);
-        else this.deadline(RECHECK, this.auth.nextCheckAt);
+        else this.deadline(RECHECK, this.idleCheckAt());
       } else {
         await this.onTimeout(kind);
       }
     }
     this.scheduleResident();
     this.persist();
+  }
+
+  /**
+   * The next re-check while nothing arrives (issue #26 §2 (f)):
+   * IDLE_RECHECK_FACTOR × TENANT_REVALIDATE_MS after the last, so an idle
+   * connection costs one alarm and one TenantDirectory request per 2
+   * minutes; the first message after TENANT_REVALIDATE_MS pulls it in
+   * (activeRecheck), so a connection in use keeps the usual bound, and a
+   * revoked one that stays silent stays open up to 4 × (docs/tenants.md).
+   */
+  private idleCheckAt(): number {
+    return this.auth.nextCheckAt + (IDLE_RECHECK_FACTOR - 1) * revalidateMs(this.env);
+  }
+
+  /**
+   * A message arrived: the re-check of an idle connection moves in to its
+   * usual time (TENANT_REVALIDATE_MS after the last one; now when that has
+   * passed). Once per re-check at most: afterwards the deadline is there.
+   */
+  private activeRecheck(): void {
+    const at = this.deadlines.get(RECHECK);
+    const due = this.auth.nextCheckAt;
+    if (at !== undefined && due < at) this.deadline(RECHECK, Math.max(due, Date.now()));
   }
 
   /** Arms the storage alarm for `at` (not awaited by callers on hot paths; fetch and alarm await `arming`). */

@@ -110,13 +110,17 @@ export class Deadlines {
 
   /**
    * A session rebuilt from `s` (woken from hibernation, or restarted):
-   * restores the durable deadlines with `granularityMs` of slack; returns
-   * the resident kinds that were pending — what they guarded is lost.
+   * restores the durable deadlines with `granularityMs` of slack, except
+   * the kinds in `exact` (ones that firing early does no harm, e.g. the
+   * token re-check: with slack, the alarm armed for the stored time would
+   * wake the rebuilt session, find nothing expired and fire a second time
+   * a second later); returns the resident kinds that were pending — what
+   * they guarded is lost.
    */
-  restore(s: DeadlinesSnapshot | undefined): string[] {
+  restore(s: DeadlinesSnapshot | undefined, exact: readonly string[] = []): string[] {
     this.due.clear();
     if (!s) return [];
-    for (const [k, at] of Object.entries(s.durable)) this.due.set(k, { at: at + this.granularityMs, mode: "durable" });
+    for (const [k, at] of Object.entries(s.durable)) this.due.set(k, { at: exact.includes(k) ? at : at + this.granularityMs, mode: "durable" });
     this.saved = { durable: { ...s.durable }, resident: [] };
     this.changed = s.resident.length > 0; // the lost resident deadlines are gone from the copy too
     return [...s.resident];

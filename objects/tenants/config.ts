@@ -6,7 +6,7 @@
  * | var | default | meaning |
  * |---|---|---|
  * | TENANT_REVALIDATE_MS | 30000 | open connections re-check their token and renew their lease this often (> 0) |
- * | TENANT_PURGE_DELAY_MS | 2 × TENANT_REVALIDATE_MS + 10000 | a deleted tenant's purge starts this long after the delete (≥ 0) |
+ * | TENANT_PURGE_DELAY_MS | 5 × TENANT_REVALIDATE_MS + 10000 | a deleted tenant's purge starts this long after the delete (≥ 0) |
  * | TOKEN_CACHE_MS | 5000 | a Worker isolate trusts a good issued-token check this long for HTTP requests (≥ 0; 0 = no cache; token-cache.ts) |
  *
  * A var that is empty or not a whole number in range means its default
@@ -38,15 +38,22 @@ export function revalidateMs(env: TenantVars): number {
 }
 
 /**
- * How long after a tenant's delete its purge starts, ms: `TENANT_PURGE_DELAY_MS`, else two
- * re-check intervals (every open connection has been refused and closed by then) plus 10 s (the
- * call deadline: their last calls have landed). docs/tenants.md "Deleting a tenant".
+ * An idle connection (nothing received since its last re-check) re-checks its token every this
+ * many re-check intervals (issue #26 §2 (f): one TenantDirectory request per 2 minutes, not per
+ * 30 s); its first message pulls the re-check in (objects/session-base/SocketSession.ts).
+ */
+export const IDLE_RECHECK_FACTOR = 4;
+
+/**
+ * How long after a tenant's delete its purge starts, ms: `TENANT_PURGE_DELAY_MS`, else an idle
+ * connection's re-check interval plus one (every open connection has been refused and closed by
+ * then) plus 10 s (the call deadline: their last calls have landed). docs/tenants.md "Deleting a tenant".
  */
 export function purgeDelayMs(env: TenantVars): number {
-  return nonNegativeInt(env.TENANT_PURGE_DELAY_MS, 2 * revalidateMs(env) + 10_000);
+  return nonNegativeInt(env.TENANT_PURGE_DELAY_MS, (IDLE_RECHECK_FACTOR + 1) * revalidateMs(env) + 10_000);
 }
 
-/** A connection lease expires this long after its last renewal (3 revalidation intervals), ms. */
+/** A connection lease expires this long after its last renewal (an idle connection's re-check interval plus one), ms. */
 export function leaseTtlMs(env: TenantVars): number {
-  return 3 * revalidateMs(env);
+  return (IDLE_RECHECK_FACTOR + 1) * revalidateMs(env);
 }

@@ -45,10 +45,10 @@ describe("integer vars", () => {
 
   it("every setting parses its var the same way", () => {
     // fractional: the default everywhere (TENANT_PURGE_DELAY_MS used to take 1.5 ms)
-    expect(purgeDelayMs({ TENANT_PURGE_DELAY_MS: "1.5" })).toBe(2 * 30_000 + 10_000);
+    expect(purgeDelayMs({ TENANT_PURGE_DELAY_MS: "1.5" })).toBe(5 * 30_000 + 10_000);
     expect(purgeDelayMs({ TENANT_PURGE_DELAY_MS: "0" })).toBe(0);
     expect(purgeDelayMs({ TENANT_PURGE_DELAY_MS: " 250 ", TENANT_REVALIDATE_MS: "1000" })).toBe(250);
-    expect(purgeDelayMs({ TENANT_REVALIDATE_MS: "1000" })).toBe(12_000);
+    expect(purgeDelayMs({ TENANT_REVALIDATE_MS: "1000" })).toBe(15_000);
     expect(revalidateMs({ TENANT_REVALIDATE_MS: "0" })).toBe(30_000);
     expect(retentionDefaults({ MORTAR_RETENTION_MS: "1.5", MORTAR_RETENTION_BYTES: "0" })).toMatchObject({ ms: DEFAULT_RETENTION_MS, bytes: 0 });
     expect(readConfig({ MORTAR_MAX_DELIVERY_ATTEMPTS: "100000", MORTAR_ACK_WAIT_MS: "2.5" })).toMatchObject({ maxAttempts: 0xffff, ackWaitMs: 30_000 });

@@ -54,6 +54,17 @@ describe("Deadlines (the session timers' one scheme)", () => {
     expect(new Deadlines().restore(undefined)).toEqual([]);
   });
 
+  it("restore: `exact` kinds come back at their stored time (one alarm per re-check after hibernation, not two)", () => {
+    const before = new Deadlines();
+    before.set("keepalive", 70_000);
+    before.set("tenant-recheck", 60_000);
+    const after = new Deadlines();
+    after.restore(before.snapshot(), ["tenant-recheck"]);
+    expect(after.get("tenant-recheck")).toBe(60_000);
+    expect(after.get("keepalive")).toBe(70_000 + ATTACH_GRANULARITY_MS);
+    expect(after.expired(60_000)).toEqual(["tenant-recheck"]);
+  });
+
   it("clearAll empties every mode", () => {
     const d = new Deadlines();
     d.set("a", 1);

@@ -20,6 +20,7 @@ import { mq9RequestSeries } from "../../objects/mq9/request-metrics";
 import { httpQuota } from "../quota";
 import { answerDiscardingRest, readLimitedBody } from "../body-limit";
 import { tokenRefusal } from "../admin/access";
+import { LongPollBudget } from "../../objects/mq9/long-poll";
 
 const BYTES_IN = series("mortarmq_bytes_received_total", { protocol: "http" });
 const BYTES_OUT = series("mortarmq_bytes_sent_total", { protocol: "http" });
@@ -73,7 +74,7 @@ export async function answerMq9(c: Context<{ Bindings: Env }>, tenant: string, s
     const headers = new Map<string, string>();
     for (const [name, value] of c.req.raw.headers) if (name.toLowerCase().startsWith("mq9-")) headers.set(name, value);
     const quota = httpQuota(c.env, tenant, state);
-    reply = await handleMq9Request(c.env, tenant, { subject, headers, payload: body.bytes }, { signal: c.req.raw.signal, waitUntil, quota, permit });
+    reply = await handleMq9Request(c.env, tenant, { subject, headers, payload: body.bytes }, { signal: c.req.raw.signal, waitUntil, quota, permit, longPolls: new LongPollBudget(1) });
   }
   const answer = te.encode(replyJson(reply));
   isolateMeter.add(tenant, mq9RequestSeries(subject ?? "", reply, "http"));

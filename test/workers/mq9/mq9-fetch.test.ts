@@ -4,6 +4,7 @@ import { MAX_GROUPS_PER_MAILBOX } from "../../../wire/mq9";
 import type { Env } from "../../../objects/env";
 import { mailboxStub } from "../../../objects/mailbox/stub";
 import { createMailbox, fetchMsgs, mq9, send, text } from "../helpers/mq9";
+import { until } from "../../fixtures/until";
 
 async function ack(address: string, group: string, msgId: number) {
   return mq9(`$mq9.AI.MSG.ACK.${address}`, { group_name: group, mail_address: address, msg_id: msgId });
@@ -95,6 +96,17 @@ describe("MSG.FETCH and MSG.ACK", () => {
     expect(r.status).toBe(200);
     expect((r.body.messages as { payload: string }[]).map((m) => atob(m.payload))).toEqual(["wake up"]);
     expect(Date.now() - t0).toBeLessThan(10_000);
+  });
+
+  it("a stateless long-poll from latest keeps its position while it waits (parked at the Mailbox, woken by the SENDs)", async () => {
+    const a = await createMailbox();
+    await send(a, "before");
+    const pending = mq9(`$mq9.AI.MSG.FETCH.${a}`, { deliver: "latest", config: { max_wait_ms: 20_000 } });
+    await until(async () => (await mailboxStub(env as unknown as Env, "default", a).heldFetches()) === 1);
+    await send(a, "while waiting");
+    const r = await pending;
+    expect((r.body.messages as { payload: string }[]).map((m) => atob(m.payload))).toEqual(["while waiting"]);
+    await until(async () => (await mailboxStub(env as unknown as Env, "default", a).heldFetches()) === 0); // the parked socket went with the wake-up
   });
 
   it("long-poll ends empty at max_wait_ms; 0 returns at once", async () => {

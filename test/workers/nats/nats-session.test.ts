@@ -294,6 +294,23 @@ describe("NatsSession state across hibernation", () => {
     c.ws.close();
   });
 
+  it("a binary PING on its own is answered at once and counts nothing, as the auto-response; split from a PUB it is the payload", async () => {
+    const { stub, c } = await openDirect();
+    c.send(CONNECT + "SUB echo 1\r\nPING\r\n");
+    await c.waitFor(/PONG\r\n$/);
+    const counted = () => runInDurableObject(stub, (o) => (o as unknown as { bytesIn: number }).bytesIn);
+    const before = await counted();
+    c.clear();
+    c.send("PING\r\n"); // binary: the session answers, without telemetry or the re-check pulled in
+    await c.waitFor(/^PONG\r\n$/);
+    expect(await counted()).toBe(before);
+    c.clear();
+    c.send("PUB echo 4\r\n");
+    c.send("PING\r\n"); // the PUB's payload, not a keep-alive
+    await c.waitFor(/^MSG echo 1 4\r\nPING\r\n$/);
+    c.ws.close();
+  });
+
   it("a payload split so that its own message is exactly PING\\r\\n (auto-answered, never parsed) closes the connection instead of misreading the stream", async () => {
     const { c } = await openDirect();
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

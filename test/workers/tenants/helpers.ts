@@ -10,6 +10,7 @@ import type { MortarSession } from "../../../objects/session/MortarSession";
 import type { NatsSession } from "../../../objects/nats/NatsSession";
 import { WsConn } from "../helpers/mortar-ws";
 import { wrap } from "../helpers/nats-ws";
+import { IDLE_RECHECK_FACTOR } from "../../../objects/tenants/config";
 
 export const ADMIN = "test-admin-token";
 export const STATIC_TOKEN = "test-static-token";
@@ -84,9 +85,13 @@ export async function natsSession() {
   return { stub, conn: c };
 }
 
-/** Lets the token re-check come due, then runs the session's alarm (unless it already ran). */
+/**
+ * Lets the token re-check come due, then runs the session's alarm (unless it already ran). An idle
+ * connection's re-check comes every IDLE_RECHECK_FACTOR × REVALIDATE_MS (objects/tenants/config.ts),
+ * so that long: a re-check has run after whatever the test changed before the call.
+ */
 export async function recheck(stub: DurableObjectStub): Promise<void> {
-  await sleep(REVALIDATE_MS + 50);
+  await sleep(IDLE_RECHECK_FACTOR * REVALIDATE_MS + 50);
   await runDurableObjectAlarm(stub);
 }
 

@@ -154,7 +154,7 @@ describe("scope changes reach open connections", () => {
     await recheck(stub);
     conn.send("PUB $mq9.AI.MSG.QUERY.box.c _INBOX.r 2\r\n{}\r\n");
     await conn.waitFor(/denied[^]*\{"error":"","messages":\[\]\}\r\n$/);
-  });
+  }, 15_000);
 
   it("PUT …/scopes validates like issue (400) and 404s an unknown token", async () => {
     const { tenant, tokenId } = await scopedTenant(["mq9.*"]);
