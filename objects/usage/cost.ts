@@ -6,10 +6,9 @@
  * no extra request, no row per message. docs/tenants.md "What a tenant costs".
  *
  * - Rows: every cursor `ctx.storage.sql.exec` returns, its `rowsWritten` /
- *   `rowsRead` as the runtime reports them (read a microtask after the
- *   statement ran, and again when drained for the last few cursors, which a
- *   caller may still have been iterating); `setAlarm` counts as one row
- *   written (Cloudflare bills it so).
+ *   `rowsRead` as the runtime reports them (read in batches of 256 and when
+ *   drained, the last few again, which a caller may still have been
+ *   iterating); `setAlarm` counts as one row written (Cloudflare bills it so).
  * - Requests: every call the runtime makes into the object — RPC methods,
  *   `fetch`, `alarm` one each, incoming WebSocket events (messages, close,
  *   error) 1/20 each (billed 20:1). An object's calls to its own
@@ -42,7 +41,9 @@ const REQUEST_SERIES: Readonly<Record<RequestKind, string>> = {
   websocket: series("mortarmq_tenant_do_requests_total", { kind: "websocket" }),
 };
 
-/** Cursors re-read when drained (a caller may iterate a cursor after the microtask that first read it). */
+/** Cursors kept unread before their rows are added up (a batch: no work per statement). */
+const SETTLE_EVERY = 256;
+/** Cursors re-read when drained (the last ones of a batch may still have been iterated when it was read). */
 const RECENT_CURSORS = 8;
 
 interface Tracked {
@@ -58,7 +59,6 @@ export class CostCounter {
   private readonly requests: Record<RequestKind, number> = { rpc: 0, fetch: 0, alarm: 0, websocket: 0 };
   private pending: Tracked[] = [];
   private recent: Tracked[] = [];
-  private queued = false;
 
   /** One request of `kind` received (`n` billed requests: 1/20 per WebSocket message). */
   request(kind: RequestKind, n = 1): void {
@@ -70,13 +70,14 @@ export class CostCounter {
     this.rowsWritten += n;
   }
 
-  /** A cursor returned by `sql.exec`; its rows are read a microtask later. */
+  /**
+   * A cursor returned by `sql.exec`; its rows are read later, in batches
+   * (no work per statement beyond keeping it): by the time they are read a
+   * caller has iterated it, so its `rowsRead` is complete.
+   */
   cursor(c: Tracked["cursor"]): void {
     this.pending.push({ cursor: c, read: 0, written: 0 });
-    if (!this.queued) {
-      this.queued = true;
-      queueMicrotask(() => this.settle());
-    }
+    if (this.pending.length >= SETTLE_EVERY) this.settle();
   }
 
   /**
@@ -97,7 +98,6 @@ export class CostCounter {
   }
 
   private settle(): void {
-    this.queued = false;
     if (this.pending.length === 0) return;
     for (const t of this.pending) this.readCursor(t);
     this.recent.push(...this.pending);

@@ -50,7 +50,7 @@ describe("UsageAggregator state row", () => {
       return rows;
     });
     expect(written).toBe(1);
-    expect(withoutCosts(await agg.metrics())).toEqual({ [PUBLISHED]: 5, [PUB_BYTES]: 50, [DELIVERED]: 5, [STORED]: 500, [APPLIED]: 2 });
+    expect(withoutCosts((await agg.metrics()) as [string, number][])).toEqual({ [PUBLISHED]: 5, [PUB_BYTES]: 50, [DELIVERED]: 5, [STORED]: 500, [APPLIED]: 2 });
     expect(await agg.seriesValue(PUB_BYTES)).toBe(50);
     const [hour] = await agg.usage(h, h + 3_600_000);
     expect([hour!.messages_in, hour!.bytes_in, hour!.messages_out, hour!.storage_bytes]).toEqual([5, 50, 5, 500]);

@@ -27,16 +27,18 @@ async function mq9(tenant: string, subject: string, body: unknown = "") {
 }
 
 async function seriesOf(tenant: string): Promise<Record<string, number>> {
-  return Object.fromEntries(await usageStub(testEnv, tenant).metrics());
+  return Object.fromEntries((await usageStub(testEnv, tenant).metrics()) as [string, number][]);
 }
 
-/** The tenant's series once its objects' reports stopped changing them (TELEMETRY_FLUSH_MS is 100 ms here). */
+/** The tenant's series once its objects' reports stopped changing them for 3 reads in a row (TELEMETRY_FLUSH_MS is 100 ms here). */
 async function settled(tenant: string, ok: (s: Record<string, number>) => boolean = () => true): Promise<Record<string, number>> {
   let last = JSON.stringify(await seriesOf(tenant));
-  for (let i = 0; i < 100; i++) {
+  let same = 0;
+  for (let i = 0; i < 150; i++) {
     await sleep(400);
     const now = await seriesOf(tenant);
-    if (JSON.stringify(now) === last && ok(now)) return now;
+    same = JSON.stringify(now) === last && ok(now) ? same + 1 : 0;
+    if (same >= 3) return now;
     last = JSON.stringify(now);
   }
   throw new Error(`${tenant}: series never settled: ${last}`);
