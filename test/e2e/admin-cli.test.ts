@@ -94,7 +94,7 @@ describe("mortarmq admin", () => {
     expect(usage.totals.do_requests).toBeGreaterThan(0);
     const text = (await cli(["admin", "usage", "acme"])).stdout;
     expect(text).toMatch(/^usage of acme from /);
-    expect(text).toMatch(/rows written +rows read +DO requests/);
+    expect(text).toMatch(/ROWS WRITTEN +ROWS READ +DO REQUESTS/);
 
     // A token with an expiry; the list shows expiry and last use.
     const expiring = await json(["admin", "tokens", "issue", "acme", "--label", "temp", "--expires-in", "1h"]);
