@@ -29,13 +29,24 @@ export class DirectHttp extends WorkerEntrypoint<Env> {
   }
 }
 
-export { MortarSession } from "../objects/session/MortarSession";
+import { metered } from "../objects/usage/cost";
+import { MortarSession as MortarSessionObject } from "../objects/session/MortarSession";
+import { Partition as PartitionObject } from "../objects/partition/Partition";
+import { Mailbox as MailboxObject } from "../objects/mailbox/Mailbox";
+import { NatsSession as NatsSessionObject } from "../objects/nats/NatsSession";
+import { UsageAggregator as UsageAggregatorObject } from "../objects/usage/UsageAggregator";
+import { MailboxIndex as MailboxIndexObject } from "../objects/mailbox-index/MailboxIndex";
+
+// Objects whose traffic belongs to one tenant have their billable units counted (rows written and
+// read, requests received) and reported with their telemetry: objects/usage/cost.ts, docs/tenants.md
+// "What a tenant costs". The others' costs are the broker's.
+export const MortarSession = metered(MortarSessionObject);
+export const Partition = metered(PartitionObject);
+export const Mailbox = metered(MailboxObject);
+export const NatsSession = metered(NatsSessionObject);
+export const UsageAggregator = metered(UsageAggregatorObject);
+export const MailboxIndex = metered(MailboxIndexObject);
 export { TopicRegistry } from "../objects/registry/TopicRegistry";
-export { Partition } from "../objects/partition/Partition";
 export { ConsumerGroup } from "../objects/group/ConsumerGroup";
-export { Mailbox } from "../objects/mailbox/Mailbox";
 export { AgentRegistry } from "../objects/agents/AgentRegistry";
-export { NatsSession } from "../objects/nats/NatsSession";
 export { TenantDirectory } from "../objects/tenants/TenantDirectory";
-export { UsageAggregator } from "../objects/usage/UsageAggregator";
-export { MailboxIndex } from "../objects/mailbox-index/MailboxIndex";

@@ -243,7 +243,7 @@ export function registerAdmin(program: Command): void {
     }));
 
   admin.command("usage <tenant>")
-    .description("metering per hour (GET /admin/tenants/:id/usage): requests, messages and bytes in/out, storage, connection-seconds")
+    .description("metering per hour (GET /admin/tenants/:id/usage): requests, messages and bytes in/out, storage, connection-seconds, and its cost units: SQLite rows written/read, Durable Object requests")
     .option("--from <time>", "unix ms or ISO 8601 (default: 24 hours before --to)")
     .option("--to <time>", "unix ms or ISO 8601 (default: now)")
     .action(action(async (g, tenant: string, o: { from?: string; to?: string }, cmd: Command) => {
@@ -275,8 +275,11 @@ function camel(s: string): string {
 /** Human text of a usage answer: hours with any traffic or storage, then the totals. */
 export function renderUsage(u: UsageAnswer): string {
   const row = (label: string, h: UsageHours): Cell[] =>
-    [label, h.requests, h.messages_in, h.messages_out, formatBytes(h.bytes_in), formatBytes(h.bytes_out), formatBytes(h.storage_bytes), h.connection_seconds];
-  const rows = u.hours.filter((h) => h.requests || h.messages_in || h.messages_out || h.storage_bytes || h.connection_seconds).map((h) => row(h.hour, h));
+    [label, h.requests, h.messages_in, h.messages_out, formatBytes(h.bytes_in), formatBytes(h.bytes_out), formatBytes(h.storage_bytes), h.connection_seconds,
+      h.rows_written, h.rows_read, h.do_requests];
+  const rows = u.hours.filter((h) => h.requests || h.messages_in || h.messages_out || h.storage_bytes || h.connection_seconds || h.rows_written || h.do_requests)
+    .map((h) => row(h.hour, h));
   rows.push(row("total", u.totals));
-  return `usage of ${u.tenant} from ${u.from} to ${u.to}\n` + formatTable(["hour", "requests", "msgs in", "msgs out", "bytes in", "bytes out", "storage", "conn s"], rows);
+  return `usage of ${u.tenant} from ${u.from} to ${u.to}\n`
+    + formatTable(["hour", "requests", "msgs in", "msgs out", "bytes in", "bytes out", "storage", "conn s", "rows written", "rows read", "DO requests"], rows);
 }

@@ -10,6 +10,9 @@
  * list of tenants that ever reported (a Worker cannot enumerate Durable
  * Objects), and the storage probe of `/healthz`.
  *
+ * Applying a report writes one row (store.ts; issue #26 (g)), and the
+ * object's own rows and requests (cost.ts) are added to the tenant's with it.
+ *
  * One alarm: daily pruning of reporters silent for 7 days before the latest
  * report (their numbers are only needed while a retry could still arrive)
  * and of usage older than 400 days.
@@ -18,7 +21,8 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { AggregateStore, RECENT_KEEP_MS, type RecentBucket } from "./store";
 import type { HourUsage, ReportAck } from "./rpc";
-import { checkReport, type UsageReport } from "./report";
+import { checkReport, hourOf, type ReportEntry, type UsageReport } from "./report";
+import { costCounterOf } from "./cost";
 import { tenantOfName, usageIndexStub } from "./stub";
 import { rememberedName } from "../shared/object-name";
 import { AlarmScheduler } from "../shared/scheduler";
@@ -67,7 +71,10 @@ export class UsageAggregator extends DurableObject<Env> {
     const acceptsFrom = this.store.meta("accepts_from");
     if (acceptsFrom > 0 && (r.countedUntil ?? r.at) < acceptsFrom) return { applied: false };
     const now = Date.now();
-    const applied = this.store.apply(r, now);
+    // This object's own cost (earlier reports' writes, these requests) is the tenant's too: it rides along with each report.
+    const own: ReportEntry[] = [];
+    costCounterOf(this.ctx.storage)?.drain((k, n) => own.push([hourOf(now), k, n]));
+    const applied = this.store.apply(r, now, own);
     if (!this.alarmArmed) {
       if ((await this.scheduler.armed()) === null) {
         this.pruneAt = now + PRUNE_EVERY_MS;

@@ -22,8 +22,13 @@
  *   deleted once acknowledged (that would be a second row per report): a
  *   restarted object resends it with its next report, as a duplicate.
  *
+ * - What the object costs on Cloudflare's bill (rows written and read,
+ *   requests received: cost.ts, when its class is wrapped) rides along with
+ *   every report built, and never asks for one.
+ *
  * Storage: table `telemetry(k, v)`, one row, all SQL in meter-store.ts.
  */
+import { costCounterOf, type CostCounter } from "./cost";
 import { MeterStore } from "./meter-store";
 import { Buckets, hourOf, levelDeltas, type UsageReport } from "./report";
 
@@ -65,12 +70,15 @@ export class Meter {
   private scheduled = false;
   private flushing: Promise<boolean> | null = null;
   private readonly store: MeterStore<MeterState>;
+  /** The object's billable units (cost.ts), drained into each report; undefined for an unwrapped class. */
+  private readonly cost: CostCounter | undefined;
   private discarded = false;
   /** A final flush was asked for: levels are withdrawn from now on, whatever flush runs. */
   private ended = false;
 
   constructor(storage: DurableObjectStorage, private readonly opts: MeterOptions) {
     this.store = new MeterStore<MeterState>(storage);
+    this.cost = costCounterOf(storage);
     const stored = this.store.load();
     if (stored.pending) this.buckets.addEntries(stored.pending);
     if (stored.state) this.state = stored.state;
@@ -237,6 +245,7 @@ export class Meter {
     const levels = final || this.ended ? {} : (this.opts.levels?.() ?? {});
     const deltas = levelDeltas(levels, this.state.reported);
     if (this.buckets.empty && deltas.length === 0) return false;
+    this.cost?.drain((k, n) => this.buckets.add(k, n, now));
     const entries = this.buckets.entries();
     const hour = hourOf(now);
     for (const [k, d] of deltas) entries.push([hour, k, d]);

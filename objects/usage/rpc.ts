@@ -20,6 +20,12 @@ export interface HourUsage {
   bytes_in: number;
   bytes_out: number;
   connection_seconds: number;
+  /** SQLite rows written by the tenant's objects (issue #26 §3; docs/tenants.md "What a tenant costs"). */
+  rows_written: number;
+  /** SQLite rows read by the tenant's objects. */
+  rows_read: number;
+  /** Durable Object requests the tenant's objects received, as billed (WebSocket messages 20:1). */
+  do_requests: number;
   /** Highest stored bytes (MortarMQ + mq9) seen during the hour. */
   storage_bytes: number;
 }

@@ -90,7 +90,11 @@ describe("mortarmq admin", () => {
     const usage = await json(["admin", "usage", "acme"]);
     expect(usage.tenant).toBe("acme");
     expect(usage.totals.requests).toBeGreaterThan(0);
-    expect((await cli(["admin", "usage", "acme"])).stdout).toMatch(/^usage of acme from /);
+    expect(usage.totals.rows_written).toBeGreaterThan(0); // what the tenant cost (docs/tenants.md "What a tenant costs")
+    expect(usage.totals.do_requests).toBeGreaterThan(0);
+    const text = (await cli(["admin", "usage", "acme"])).stdout;
+    expect(text).toMatch(/^usage of acme from /);
+    expect(text).toMatch(/ROWS WRITTEN +ROWS READ +DO REQUESTS/);
 
     // A token with an expiry; the list shows expiry and last use.
     const expiring = await json(["admin", "tokens", "issue", "acme", "--label", "temp", "--expires-in", "1h"]);

@@ -45,6 +45,9 @@ const ZERO_SERIES = [
   "mortarmq_long_polls_waiting{kind=mq9_fetch}", "mortarmq_long_polls_waiting{kind=mortar_pull}",
   "mortarmq_stored_bytes{system=mortar}", "mortarmq_stored_bytes{system=mq9}",
   "mortarmq_telemetry_reports_total{result=applied}", "mortarmq_telemetry_reports_total{result=duplicate}",
+  "mortarmq_tenant_rows_written_total{}", "mortarmq_tenant_rows_read_total{}",
+  "mortarmq_tenant_do_requests_total{kind=rpc}", "mortarmq_tenant_do_requests_total{kind=fetch}",
+  "mortarmq_tenant_do_requests_total{kind=alarm}", "mortarmq_tenant_do_requests_total{kind=websocket}",
 ];
 
 /** `name{a=x,b=y}` of a sample without its tenant label (labels in output order). */

@@ -10,6 +10,7 @@ import { series } from "../../../objects/usage/catalog";
 import { Meter } from "../../../objects/usage/meter";
 import { HOUR_MS, hourOf, type UsageReport } from "../../../objects/usage/report";
 import { usageIndexStub, usageStub } from "../../../objects/usage/stub";
+import type { AggregateStore } from "../../../objects/usage/store";
 
 const testEnv = env as unknown as Env;
 const PUBLISHED = series("mortarmq_messages_published_total");
@@ -21,9 +22,13 @@ const DUPLICATE = series("mortarmq_telemetry_reports_total", { result: "duplicat
 let n = 0;
 const tenant = (base: string) => `${base}-${++n}-${Math.random().toString(36).slice(2, 8)}`;
 
+/** The tenant's series but the aggregator's own cost ones (cost.test.ts checks those). */
 async function seriesOf(t: string): Promise<Record<string, number>> {
-  return Object.fromEntries((await usageStub(testEnv, t).metrics()) as [string, number][]);
+  return Object.fromEntries(((await usageStub(testEnv, t).metrics()) as [string, number][]).filter(([k]) => !k.startsWith("mortarmq_tenant_")));
 }
+
+/** The aggregator's store (its reporters live in its state row and its `reporters` table). */
+const storeOf = (o: unknown) => (o as { store: AggregateStore }).store;
 
 describe("UsageAggregator", () => {
   it("applies each (reporter, number) once; later numbers apply; hours and storage high-water", async () => {
@@ -70,18 +75,14 @@ describe("UsageAggregator after a long outage", () => {
     expect(await agg.report(r)).toEqual({ applied: true }); // its answer is lost; the Meter resends it after the outage
     expect(await agg.report({ reporter: "m2", no: 4, at: h, entries: [[h, PUBLISHED, 1]] })).toEqual({ applied: true });
     // the broker is down 8 days: every report the aggregator knows is that old when its prune alarm runs first
-    await runInDurableObject(agg, (_o, state) => {
-      state.storage.sql.exec("UPDATE reporters SET seen_ms = seen_ms - ?", 8 * 24 * HOUR_MS);
-    });
+    await runInDurableObject(agg, (o) => storeOf(o).ageReporters(8 * 24 * HOUR_MS));
     expect(await runDurableObjectAlarm(agg)).toBe(true);
     expect(await agg.report(r)).toEqual({ applied: false });
     expect((await seriesOf(t))[PUBLISHED]).toBe(8);
     // reporters silent for 7 days while others report are still forgotten
-    await runInDurableObject(agg, (_o, state) => {
-      state.storage.sql.exec("UPDATE reporters SET seen_ms = seen_ms - ? WHERE id = 'm2'", 8 * 24 * HOUR_MS);
-    });
+    await runInDurableObject(agg, (o) => storeOf(o).ageReporters(8 * 24 * HOUR_MS, "m2"));
     expect(await runDurableObjectAlarm(agg)).toBe(true);
-    const left = await runInDurableObject(agg, (_o, state) => state.storage.sql.exec<{ id: string }>("SELECT id FROM reporters ORDER BY id").toArray().map((x) => x.id));
+    const left = await runInDurableObject(agg, (o) => storeOf(o).reporters().map(([id]) => id));
     expect(left).toEqual(["m1"]);
   });
 });

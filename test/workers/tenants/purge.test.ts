@@ -138,7 +138,9 @@ describe("tenant purge", () => {
     const late = await usageStub(testEnv, tenant).report({ reporter: "worker:late", no: 1, at: Date.now(), countedUntil: Date.parse(final.started_at!), entries: [[0, series("mortarmq_mq9_requests_total", { verb: "msg_send", outcome: "ok", transport: "http" }), 9]] });
     expect(late).toEqual({ applied: false });
     const usage = await admin("GET", `/admin/tenants/${tenant}/usage`);
-    expect(usage.json.totals).toEqual({ requests: 0, messages_in: 0, messages_out: 0, bytes_in: 0, bytes_out: 0, connection_seconds: 0, storage_bytes: 0 });
+    expect(usage.json.totals).toEqual({
+      requests: 0, messages_in: 0, messages_out: 0, bytes_in: 0, bytes_out: 0, connection_seconds: 0, rows_written: 0, rows_read: 0, do_requests: 0, storage_bytes: 0,
+    });
     expect((await admin("GET", "/metrics")).json).not.toContain(`tenant="${tenant}",`); // nothing re-registered it
     expect(await usageIndexStub(testEnv).tenants()).not.toContain(tenant);
 

@@ -1,0 +1,214 @@
+/**
+ * Cost attribution (issue #26 §3): what each Durable Object costs on
+ * Cloudflare's bill — SQLite rows written and read, and requests received —
+ * counted per object instance in memory and shipped to its tenant's
+ * UsageAggregator with the object's existing telemetry reports (meter.ts):
+ * no extra request, no row per message. docs/tenants.md "What a tenant costs".
+ *
+ * - Rows: every cursor `ctx.storage.sql.exec` returns, its `rowsWritten` /
+ *   `rowsRead` as the runtime reports them (read in batches of 256 and when
+ *   drained, the last few again, which a caller may still have been
+ *   iterating); `setAlarm` counts as one row written (Cloudflare bills it so).
+ * - Requests: every call the runtime makes into the object — RPC methods,
+ *   `fetch`, `alarm` one each, incoming WebSocket events (messages, close,
+ *   error) 1/20 each (billed 20:1). An object's calls to its own
+ *   methods are not requests (an AsyncLocalStorage scope names the instance
+ *   an incoming call runs for).
+ *
+ * {@link metered} wraps a Durable Object class from the outside (worker/index.ts),
+ * so counting is uniform and no method of the object changes. Counts are
+ * telemetry: they ride along with the object's next report and never ask for
+ * one of their own (a report would write a row, which would be counted, …);
+ * an object evicted before its next report loses them. Objects without a
+ * meter (ConsumerGroup, TopicRegistry, AgentRegistry, TenantDirectory) are
+ * not wrapped: their costs are the broker's, not attributed.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { series } from "./catalog";
+
+/** Request kinds of `mortarmq_tenant_do_requests_total{kind}`. */
+export type RequestKind = "rpc" | "fetch" | "alarm" | "websocket";
+
+/** Billed requests per incoming WebSocket message (Cloudflare bills 20 messages as one request). */
+export const WS_MESSAGE_REQUESTS = 1 / 20;
+
+export const ROWS_WRITTEN = series("mortarmq_tenant_rows_written_total");
+export const ROWS_READ = series("mortarmq_tenant_rows_read_total");
+const REQUEST_SERIES: Readonly<Record<RequestKind, string>> = {
+  rpc: series("mortarmq_tenant_do_requests_total", { kind: "rpc" }),
+  fetch: series("mortarmq_tenant_do_requests_total", { kind: "fetch" }),
+  alarm: series("mortarmq_tenant_do_requests_total", { kind: "alarm" }),
+  websocket: series("mortarmq_tenant_do_requests_total", { kind: "websocket" }),
+};
+
+/** Cursors kept unread before their rows are added up (a batch: no work per statement). */
+const SETTLE_EVERY = 256;
+/** Cursors re-read when drained (the last ones of a batch may still have been iterated when it was read). */
+const RECENT_CURSORS = 8;
+
+interface Tracked {
+  cursor: { rowsRead: number; rowsWritten: number };
+  read: number;
+  written: number;
+}
+
+/** The billable units of one object instance since they were last drained. */
+export class CostCounter {
+  private rowsWritten = 0;
+  private rowsRead = 0;
+  private readonly requests: Record<RequestKind, number> = { rpc: 0, fetch: 0, alarm: 0, websocket: 0 };
+  private pending: Tracked[] = [];
+  private recent: Tracked[] = [];
+
+  /** One request of `kind` received (`n` billed requests: 1/20 per WebSocket message). */
+  request(kind: RequestKind, n = 1): void {
+    this.requests[kind] += n;
+  }
+
+  /** One row written outside SQL (`setAlarm`). */
+  rowWritten(n = 1): void {
+    this.rowsWritten += n;
+  }
+
+  /**
+   * A cursor returned by `sql.exec`; its rows are read later, in batches
+   * (no work per statement beyond keeping it): by the time they are read a
+   * caller has iterated it, so its `rowsRead` is complete.
+   */
+  cursor(c: Tracked["cursor"]): void {
+    this.pending.push({ cursor: c, read: 0, written: 0 });
+    if (this.pending.length >= SETTLE_EVERY) this.settle();
+  }
+
+  /**
+   * Hands every count since the last drain to `add(series, n)` (series of
+   * the catalog; zeros left out) and resets.
+   */
+  drain(add: (series: string, n: number) => void): void {
+    this.settle();
+    for (const t of this.recent) this.readCursor(t);
+    if (this.rowsWritten !== 0) add(ROWS_WRITTEN, this.rowsWritten);
+    if (this.rowsRead !== 0) add(ROWS_READ, this.rowsRead);
+    for (const k of Object.keys(this.requests) as RequestKind[]) {
+      if (this.requests[k] !== 0) add(REQUEST_SERIES[k], this.requests[k]);
+      this.requests[k] = 0;
+    }
+    this.rowsWritten = 0;
+    this.rowsRead = 0;
+  }
+
+  private settle(): void {
+    if (this.pending.length === 0) return;
+    for (const t of this.pending) this.readCursor(t);
+    this.recent.push(...this.pending);
+    this.pending = [];
+    if (this.recent.length > RECENT_CURSORS) this.recent.splice(0, this.recent.length - RECENT_CURSORS);
+  }
+
+  private readCursor(t: Tracked): void {
+    let read: number, written: number;
+    try {
+      read = t.cursor.rowsRead;
+      written = t.cursor.rowsWritten;
+    } catch {
+      return; // a cursor of a statement that failed
+    }
+    this.rowsRead += read - t.read;
+    this.rowsWritten += written - t.written;
+    t.read = read;
+    t.written = written;
+  }
+}
+
+/** Counters by the storage (and SQL handle) of their object. */
+const byStorage = new WeakMap<object, CostCounter>();
+const bySql = new WeakMap<object, CostCounter>();
+/** The instance an incoming call runs for: its own calls to its methods are not requests. */
+const inside = new AsyncLocalStorage<CostCounter>();
+
+/** The cost counter of the object owning `storage`, if its class is {@link metered}. */
+export function costCounterOf(storage: DurableObjectStorage): CostCounter | undefined {
+  return byStorage.get(storage);
+}
+
+let patched = false;
+/** Wraps `exec` and `setAlarm` of the storage classes once (every object's storage shares their prototypes). */
+function patchStorage(storage: DurableObjectStorage): void {
+  if (patched) return;
+  patched = true;
+  const sqlProto = Object.getPrototypeOf(storage.sql) as { exec: (...a: unknown[]) => Tracked["cursor"] };
+  const exec = sqlProto.exec;
+  sqlProto.exec = function (this: object, ...args: unknown[]) {
+    const cursor = exec.apply(this, args);
+    bySql.get(this)?.cursor(cursor);
+    return cursor;
+  };
+  const storageProto = Object.getPrototypeOf(storage) as { setAlarm: (...a: unknown[]) => Promise<void> };
+  const setAlarm = storageProto.setAlarm;
+  storageProto.setAlarm = function (this: object, ...args: unknown[]) {
+    byStorage.get(this)?.rowWritten();
+    return setAlarm.apply(this, args);
+  };
+}
+
+/** The request kind a method name is billed as, and how many requests one call is. */
+function billed(name: string): [RequestKind, number] {
+  if (name === "fetch" || name === "alarm") return [name, 1];
+  if (name === "webSocketMessage" || name === "webSocketClose" || name === "webSocketError") return ["websocket", WS_MESSAGE_REQUESTS];
+  return ["rpc", 1];
+}
+
+/** Every method name on the prototype chain of `cls` below Object.prototype, but the constructor. */
+function methodNames(cls: { prototype: object }): Set<string> {
+  const names = new Set<string>();
+  for (let p: object | null = cls.prototype; p && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null) {
+    for (const k of Object.getOwnPropertyNames(p)) {
+      if (k === "constructor") continue;
+      const d = Object.getOwnPropertyDescriptor(p, k);
+      if (d && typeof d.value === "function") names.add(k);
+    }
+  }
+  return names;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type DurableObjectClass = abstract new (ctx: DurableObjectState, env: any) => object;
+
+/**
+ * `Base` with its billable units counted (see the module doc): a subclass
+ * whose constructor registers the instance's storage before `Base`'s runs
+ * and whose every method counts the call as a request when it comes from
+ * outside. Its `name` is `Base`'s; the class is otherwise the same.
+ */
+export function metered<C extends DurableObjectClass>(Base: C): C {
+  const counters = new WeakMap<object, CostCounter>();
+  // A function, not a class: the constructor of `Base` runs inside the instance's scope (a class
+  // constructor cannot call super() from a callback), so what it starts are the object's own calls.
+  function Metered(this: unknown, ctx: DurableObjectState, env: unknown): object {
+    const counter = new CostCounter();
+    patchStorage(ctx.storage);
+    byStorage.set(ctx.storage, counter);
+    bySql.set(ctx.storage.sql, counter);
+    const self = inside.run(counter, () => Reflect.construct(Base, [ctx, env], new.target ?? Metered) as object);
+    counters.set(self, counter);
+    return self;
+  }
+  Object.setPrototypeOf(Metered, Base);
+  Metered.prototype = Object.create(Base.prototype as object, { constructor: { value: Metered, writable: true, configurable: true } });
+  for (const name of methodNames(Base)) {
+    const orig = (Base.prototype as Record<string, (...a: unknown[]) => unknown>)[name]!;
+    const [kind, n] = billed(name);
+    Object.defineProperty(Metered.prototype, name, {
+      configurable: true,
+      writable: true,
+      value: function (this: object, ...args: unknown[]) {
+        const c = counters.get(this);
+        if (!c || inside.getStore() === c) return orig.apply(this, args);
+        c.request(kind, n);
+        return inside.run(c, () => orig.apply(this, args));
+      },
+    });
+  }
+  Object.defineProperty(Metered, "name", { value: Base.name });
+  return Metered as unknown as C;
+}
