@@ -35,7 +35,7 @@ import type { AlarmScheduler } from "../shared/scheduler";
 import { sessionStub } from "../session/stub";
 import { PubBatchBuilder, packFrames } from "./batch";
 import { DeliveryState, GroupLedger } from "./ledger";
-import { LedgerStore } from "./ledger-store";
+import { LedgerStore, type LoadFixes } from "./ledger-store";
 import type { LogStore } from "./log-store";
 import {
   SettleKind, type AppendResult, type AssignResult, type DeliverRequest, type DeliverResult, type GroupCursorInfo,
@@ -98,19 +98,20 @@ export class Consumers {
 
   constructor(private readonly host: ConsumersHost) {
     this.store = new LedgerStore(host.storage.sql);
-    const repaired = { count: 0 };
-    this.ledgers = this.store.loadAll(host.config.maxAttempts, repaired);
+    const fixes: LoadFixes = { count: 0 };
+    this.ledgers = this.store.loadAll(host.config.maxAttempts, fixes);
     this.pauses = this.store.loadPauses();
     this.deliveryEpoch = host.meta("delivery_epoch") + 1;
     host.setMeta("delivery_epoch", this.deliveryEpoch);
     this.deadlineDue = host.schedule.get("deadlines");
-    if (repaired.count > 0) {
-      // Deliveries an earlier version left waiting after their last attempt: dead-letter them now.
+    if (fixes.count > 0 || fixes.migrated) {
+      // Per-delivery rows of an earlier release become runs; deliveries it left waiting after their last attempt are dead-lettered now.
       host.storage.transactionSync(() => {
         for (const l of this.ledgers.values()) this.store.flush(l);
-        host.schedule.put("dlq", Date.now());
+        if (fixes.migrated) this.store.dropLegacy();
+        if (fixes.count > 0) host.schedule.put("dlq", Date.now());
       });
-      void host.schedule.rearm();
+      if (fixes.count > 0) void host.schedule.rearm();
     }
   }
 
