@@ -184,7 +184,9 @@ export class Consumers {
    * sequence first), then new records, up to maxMsgs and maxBytes of values
    * (the first may be larger only with allowOversize) and MAX_DELIVER_BYTES
    * of frames (past the first record). Each gets a new delivery id,
-   * attempt + 1 and a work deadline of ack wait + holdMs.
+   * attempt + 1 and a work deadline of ack wait + holdMs. `drained` says
+   * nothing else is deliverable now: the owner is woken (MortarSession.wake)
+   * when something is, instead of asking again.
    */
   async deliver(req: DeliverRequest): Promise<DeliverResult> {
     if (this.host.deleted()) return empty(ErrorCode.TOPIC_DELETED, "the topic was deleted");
@@ -250,7 +252,9 @@ export class Consumers {
       });
     }
     if (seqs.length > 0) blocked = 0;
-    else if (!blocked) l.waiting = true;
+    // Nothing left after these (no redelivery waiting, every stored record taken): the next append wakes the owner.
+    const drained = !blocked && !l.hasRetries() && l.next > this.host.lastSeq();
+    if (drained || (seqs.length === 0 && !blocked)) l.waiting = true;
     this.host.storage.transactionSync(() => this.store.flush(l));
     if (seqs.length > 0) this.host.delivered(seqs.length, bytes); // same turn: stored with the deliveries
     if (seqs.length > 0 && (this.deadlineDue === null || deadline < this.deadlineDue)) {
@@ -259,7 +263,7 @@ export class Consumers {
     }
     return {
       code: 0, frames: packFrames(out), sequences: Float64Array.from(seqs), deliveryIds: Float64Array.from(ids),
-      sizes: Uint32Array.from(sizes), blockedBytes: blocked,
+      sizes: Uint32Array.from(sizes), blockedBytes: blocked, drained,
     };
   }
 

@@ -150,6 +150,13 @@ export interface DeliverResult {
   sizes: Uint32Array;
   /** When nothing was delivered because the next record's value is larger than maxBytes: its size; else 0. */
   blockedBytes: number;
+  /**
+   * True when these records were all there was to deliver (no redelivery
+   * waiting, nothing newer stored): the Partition wakes the caller when
+   * more become deliverable, so asking again before that finds nothing.
+   * Absent (older Partitions) = unknown: ask again.
+   */
+  drained?: boolean;
 }
 
 /** Kinds of settle operations (ACK, ACK+PROGRESS, NACK RETRY, NACK REJECT). */

@@ -10,8 +10,9 @@
  * but fits what is free gets that record's size (planFetches). Push mode
  * waits up to LOW_WATER_WAIT_MS for a quarter of the window to be free
  * while deliveries are outstanding, then asks with what is free. A
- * partition whose last call found nothing is "parked" until the Partition
- * wakes the session (MortarSession.wake) — nothing polls. A partition
+ * partition whose last call found nothing, or said it handed out all there
+ * was (`drained`), is "parked" until the Partition wakes the session
+ * (MortarSession.wake) — nothing polls. A partition
  * whose next record fits nothing free is skipped until credit returns, or
  * until nothing is outstanding: then it alone may take one record larger
  * than the window (so a big message cannot wedge a
@@ -202,7 +203,7 @@ export class FetchLoop {
         pull.oversizeUsed = false;
       }
       o.blockedBytes = r.blockedBytes;
-      o.parked = n === 0 && r.blockedBytes === 0 && !o.woken;
+      o.parked = (n === 0 || r.drained === true) && r.blockedBytes === 0 && !o.woken;
     }, () => this.backoff(sub, o)).finally(() => {
       o.fetching = false;
       if (pull) {
