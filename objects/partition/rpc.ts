@@ -131,6 +131,13 @@ export interface DeliverRequest {
   allowOversize: boolean;
   /** Extra ms added to the work deadline (a PULL that holds the records before answering). */
   holdMs: number;
+  /**
+   * When the answer is `drained`, what is left of this budget stands: the
+   * next records are delivered at once and carried in the wake
+   * (MortarSession.carry) instead of waking the caller to ask. Push mode
+   * only (a PULL's budget ends with it).
+   */
+  carry?: boolean;
 }
 
 /**
