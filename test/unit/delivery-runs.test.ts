@@ -35,4 +35,21 @@ describe("delivery runs", () => {
       for (let i = 1; i < runs.length; i++) expect(runs[i]![0]).toBeGreaterThan(runs[i - 1]![1]);
     }));
   });
+
+  it("a carried delivery the session declined is taken back: same attempt next time, counters as if never made", () => {
+    const l = new GroupLedger(1, "g", 1);
+    l.assign(1, owner);
+    l.delivered(1, 101, 5000);
+    expect(l.settle(SettleKind.RETRY, 1, 101, 1, owner, 0, limits)).toBe(0);
+    l.delivered(1, 102, 5000); // attempt 2
+    l.delivered(2, 103, 5000); // attempt 1
+    expect(l.returned([1, 2, 3], [102, 103, 104])).toBe(2);
+    expect(l.counters).toMatchObject({ delivered: 1, redelivered: 0 });
+    expect(l.retries()).toEqual([1, 2]);
+    expect(l.ackFloor()).toBe(1);
+    expect([l.delivered(1, 105, 6000), l.delivered(2, 106, 6000)]).toEqual([2, 1]);
+    expect(l.counters).toMatchObject({ delivered: 3, redelivered: 1 });
+    expect(l.returned([1], [102])).toBe(0); // an old delivery id: nothing
+  });
 });
+
