@@ -27,10 +27,18 @@ export const INLINE_RUNS = 8;
 
 /**
  * The runs covering `pending` (any order), ascending by start, each as
- * long as possible. Cost: O(n log n) for n pending deliveries.
+ * long as possible. Cost: O(n) for n pending deliveries given in ascending
+ * order (a GroupLedger's `pending` map is: deliveries are added at `next`),
+ * else O(n log n).
  */
 export function toRuns(pending: Iterable<PendingDelivery>): DeliveryRun[] {
-  const all = [...pending].sort((a, b) => a.seq - b.seq);
+  const all = [...pending];
+  for (let i = 1; i < all.length; i++) {
+    if (all[i]!.seq < all[i - 1]!.seq) {
+      all.sort((a, b) => a.seq - b.seq);
+      break;
+    }
+  }
   const out: DeliveryRun[] = [];
   let r: DeliveryRun | null = null;
   for (const d of all) {
