@@ -115,7 +115,7 @@ export class Partition extends DurableObject<Env> {
       tenant: () => this.identity().tenant,
       log: this.log,
       groups: () => this.consumers.info(),
-      nonIdempotent: () => this.meta("non_idempotent"),
+      nonIdempotent: () => this.log.nonIdempotent(),
       topic: () => this.keeper.topic,
     });
     this.keeper = new RetentionKeeper({
@@ -240,11 +240,10 @@ export class Partition extends DurableObject<Env> {
       const ts = Date.now();
       try {
         this.ctx.storage.transactionSync(() => {
-          this.log.appendSegments(batch, layout.segments, ts);
+          this.log.appendSegments(batch, layout.segments, ts, plan.nonIdempotent);
           if (plan.producerAppends.length) {
             this.producerStore.commit(plan.producerAppends, plan.producers, (pid) => this.producers.get(pid)?.highest);
           }
-          if (plan.nonIdempotent) this.setMeta("non_idempotent", this.meta("non_idempotent") + plan.nonIdempotent);
         });
       } catch (e) {
         return this.commitFailed(n, e);
@@ -353,7 +352,7 @@ export class Partition extends DurableObject<Env> {
       records: this.log.count(),
       retainedBytes: this.log.payloadBytes(),
       retention: { ...this.keeper.settings, version: this.keeper.version, topic: this.keeper.topic },
-      nonIdempotentPublishes: this.meta("non_idempotent"),
+      nonIdempotentPublishes: this.log.nonIdempotent(),
       deleted: this.deleted,
       durability: this.durability,
       groups: this.consumers.info(),

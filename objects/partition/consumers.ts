@@ -35,11 +35,11 @@ import type { AlarmScheduler } from "../shared/scheduler";
 import { sessionStub } from "../session/stub";
 import { PubBatchBuilder, packFrames } from "./batch";
 import { DeliveryState, GroupLedger } from "./ledger";
-import { LedgerStore } from "./ledger-store";
+import { LedgerStore, type LoadFixes } from "./ledger-store";
 import type { LogStore } from "./log-store";
 import {
   SettleKind, type AppendResult, type AssignResult, type DeliverRequest, type DeliverResult, type GroupCursorInfo,
-  type OwnerRef, type SettleRequest, type SettleResult,
+  type OwnerRef, type SettleRequest, type SettleResult, type SubscriberRef,
 } from "./rpc";
 import { partitionStub } from "./stub";
 
@@ -83,11 +83,22 @@ export interface ConsumersHost {
 
 const NONE = new Uint8Array(0);
 
+/** What a waiting owner's session can take without asking (the rest of its last drained deliver's budget). */
+interface Standing {
+  caller: SubscriberRef;
+  epoch: number;
+  maxMsgs: number;
+  /** Value bytes. */
+  maxBytes: number;
+}
+
 export class Consumers {
   private readonly store: LedgerStore;
   private readonly ledgers: Map<string, GroupLedger>;
   /** Paused groups (by name) and the end of their pause, unix ms (consumer-group management). */
   private readonly pauses: Map<string, number>;
+  /** Owners waiting with a standing budget (their last deliver was drained and allowed carrying), by ledger. */
+  private readonly standing = new Map<GroupLedger, Standing>();
   private deliveryEpoch: number;
   private deliveryCounter = 0;
   private deadlineDue: number | null;
@@ -98,19 +109,20 @@ export class Consumers {
 
   constructor(private readonly host: ConsumersHost) {
     this.store = new LedgerStore(host.storage.sql);
-    const repaired = { count: 0 };
-    this.ledgers = this.store.loadAll(host.config.maxAttempts, repaired);
+    const fixes: LoadFixes = { count: 0 };
+    this.ledgers = this.store.loadAll(host.config.maxAttempts, fixes);
     this.pauses = this.store.loadPauses();
     this.deliveryEpoch = host.meta("delivery_epoch") + 1;
     host.setMeta("delivery_epoch", this.deliveryEpoch);
     this.deadlineDue = host.schedule.get("deadlines");
-    if (repaired.count > 0) {
-      // Deliveries an earlier version left waiting after their last attempt: dead-letter them now.
+    if (fixes.count > 0 || fixes.migrated) {
+      // Per-delivery rows of an earlier release become runs; deliveries it left waiting after their last attempt are dead-lettered now.
       host.storage.transactionSync(() => {
         for (const l of this.ledgers.values()) this.store.flush(l);
-        host.schedule.put("dlq", Date.now());
+        if (fixes.migrated) this.store.dropLegacy();
+        if (fixes.count > 0) host.schedule.put("dlq", Date.now());
       });
-      void host.schedule.rearm();
+      if (fixes.count > 0) void host.schedule.rearm();
     }
   }
 
@@ -167,6 +179,7 @@ export class Consumers {
       this.store.setPause(group, null);
     });
     this.ledgers.delete(group);
+    if (l) this.standing.delete(l);
     if (this.pauses.delete(group)) await this.schedulePauses();
     return l !== undefined;
   }
@@ -183,7 +196,9 @@ export class Consumers {
    * sequence first), then new records, up to maxMsgs and maxBytes of values
    * (the first may be larger only with allowOversize) and MAX_DELIVER_BYTES
    * of frames (past the first record). Each gets a new delivery id,
-   * attempt + 1 and a work deadline of ack wait + holdMs.
+   * attempt + 1 and a work deadline of ack wait + holdMs. `drained` says
+   * nothing else is deliverable now: the owner is woken (MortarSession.wake)
+   * when something is, instead of asking again.
    */
   async deliver(req: DeliverRequest): Promise<DeliverResult> {
     if (this.host.deleted()) return empty(ErrorCode.TOPIC_DELETED, "the topic was deleted");
@@ -191,13 +206,30 @@ export class Consumers {
     if (!l) return empty(ErrorCode.NOT_OWNER, `group "${req.group}" has no owner for this partition`);
     const bad = l.check(req.ownershipEpoch, req.caller);
     if (bad) return empty(bad, bad === ErrorCode.STALE_OWNERSHIP_EPOCH ? `ownership epoch ${req.ownershipEpoch} is older than ${l.ownershipEpoch}` : "the subscription does not own this partition");
+    this.standing.delete(l);
     if (this.paused(req.group, Date.now())) {
       l.waiting = true; // woken when the pause ends
       return empty(0);
     }
+    const t = this.take(l, req.caller, Math.max(1, req.maxMsgs), req.maxBytes, req.allowOversize, req.holdMs);
+    const r = t.result;
+    if (req.carry && r.drained) {
+      const left = { maxMsgs: Math.max(1, req.maxMsgs) - r.sequences.length, maxBytes: req.maxBytes - t.bytes };
+      if (left.maxMsgs > 0 && left.maxBytes > 0) this.standing.set(l, { caller: req.caller, epoch: l.ownershipEpoch, ...left });
+    }
+    await this.armDeadline(t.deadline);
+    return r;
+  }
+
+  /**
+   * Takes deliverable records for `caller` (deliver, carry): redeliveries
+   * first, then new records, within the budget; records them in the ledger
+   * and flushes it. `drained`: nothing else is deliverable now (the owner
+   * is then marked waiting, so the next append wakes it).
+   */
+  private take(l: GroupLedger, caller: SubscriberRef, maxMsgs: number, maxBytes: number, allowOversize: boolean, holdMs: number): { result: DeliverResult; bytes: number; deadline: number | null } {
     const { topicId, partition } = this.host.identity();
-    const deadline = Date.now() + this.host.config.ackWaitMs + Math.max(0, req.holdMs);
-    const maxMsgs = Math.max(1, req.maxMsgs);
+    const deadline = Date.now() + this.host.config.ackWaitMs + Math.max(0, holdMs);
     const out: Frame[] = [];
     const seqs: number[] = [], ids: number[] = [], sizes: number[] = [];
     let bytes = 0;
@@ -205,14 +237,14 @@ export class Consumers {
     let blocked = 0;
     const fits = (f: PubFrame) => {
       const size = f.value.length;
-      if (seqs.length === 0) return req.allowOversize || size <= req.maxBytes;
-      return bytes + size <= req.maxBytes && frameBytes + f.key.length + size + MSG_OVERHEAD_BYTES <= MAX_DELIVER_BYTES;
+      if (seqs.length === 0) return allowOversize || size <= maxBytes;
+      return bytes + size <= maxBytes && frameBytes + f.key.length + size + MSG_OVERHEAD_BYTES <= MAX_DELIVER_BYTES;
     };
     const take = (seq: number, f: PubFrame) => {
       const id = this.nextDeliveryId();
       const attempt = l.delivered(seq, id, deadline);
       out.push({
-        op: Op.MSG, subscriptionId: req.caller.subscriptionId, topicId, partition, sequence: BigInt(seq),
+        op: Op.MSG, subscriptionId: caller.subscriptionId, topicId, partition, sequence: BigInt(seq),
         deliveryId: BigInt(id), attempt: Math.min(attempt, 0xffff), ownershipEpoch: BigInt(l.ownershipEpoch),
         producerId: f.producerId, producerSeq: f.producerSeq, flags: 0, key: f.key, value: f.value,
       });
@@ -249,17 +281,75 @@ export class Consumers {
       });
     }
     if (seqs.length > 0) blocked = 0;
-    else if (!blocked) l.waiting = true;
+    // Nothing left after these (no redelivery waiting, every stored record taken): the next append wakes the owner.
+    const drained = !blocked && !l.hasRetries() && l.next > this.host.lastSeq();
+    if (drained || (seqs.length === 0 && !blocked)) l.waiting = true;
     this.host.storage.transactionSync(() => this.store.flush(l));
     if (seqs.length > 0) this.host.delivered(seqs.length, bytes); // same turn: stored with the deliveries
-    if (seqs.length > 0 && (this.deadlineDue === null || deadline < this.deadlineDue)) {
+    return {
+      result: {
+        code: 0, frames: packFrames(out), sequences: Float64Array.from(seqs), deliveryIds: Float64Array.from(ids),
+        sizes: Uint32Array.from(sizes), blockedBytes: blocked, drained,
+      },
+      bytes,
+      deadline: seqs.length > 0 ? deadline : null,
+    };
+  }
+
+  /** Arms the "deadlines" job for a new work deadline when it is the earliest. */
+  private async armDeadline(deadline: number | null): Promise<void> {
+    if (deadline !== null && (this.deadlineDue === null || deadline < this.deadlineDue)) {
       this.deadlineDue = deadline;
       await this.host.schedule.set("deadlines", deadline);
     }
-    return {
-      code: 0, frames: packFrames(out), sequences: Float64Array.from(seqs), deliveryIds: Float64Array.from(ids),
-      sizes: Uint32Array.from(sizes), blockedBytes: blocked,
-    };
+  }
+
+  /**
+   * New records for an owner that is waiting and left a standing budget
+   * (deliver with `carry`): they are delivered now and carried in the wake
+   * (MortarSession.carry) — one call instead of a wake and a deliver. The
+   * session takes all or none: declined ones are taken back
+   * (GroupLedger.returned; the session, told, asks again by itself). When
+   * the call fails, the deliveries stay in flight (their deadline
+   * redelivers them), as for a lost deliver answer.
+   */
+  private async carry(l: GroupLedger, st: Standing): Promise<void> {
+    const o = l.owner!;
+    l.waiting = false;
+    this.standing.delete(l);
+    const t = this.take(l, st.caller, st.maxMsgs, st.maxBytes, false, 0);
+    const r = t.result;
+    const n = r.sequences.length;
+    if (n === 0) {
+      if (r.drained) this.standing.set(l, st);
+      else {
+        l.waiting = true;
+        this.wake(l); // a record larger than the budget: the session asks with what it has
+      }
+      return;
+    }
+    l.waiting = false; // take() marked it when drained: not before the session answered
+    await this.armDeadline(t.deadline);
+    const partition = this.host.identity().partition;
+    let accepted: boolean;
+    try {
+      accepted = await sessionStub(this.host.env, o.sessionId).carry(st.caller.subscriptionId, partition, st.epoch, r);
+    } catch {
+      if (l.owner === o) l.waiting = true; // unknown whether it arrived: the deliveries expire if not
+      return;
+    }
+    if (!accepted) {
+      const seqs = [...r.sequences], ids = [...r.deliveryIds];
+      if (l.returned(seqs, ids) > 0) {
+        this.host.storage.transactionSync(() => this.store.flush(l));
+        this.host.settled();
+      }
+      return; // the session was told (woken) by its own answer, or is gone
+    }
+    if (l.owner !== o || l.ownershipEpoch !== st.epoch) return;
+    l.waiting = true;
+    if (r.drained) this.standing.set(l, { ...st, maxMsgs: st.maxMsgs - n, maxBytes: st.maxBytes - t.bytes });
+    if (l.hasRetries() || l.next <= this.host.lastSeq()) this.offer(l); // appended while the call was out
   }
 
   /**
@@ -315,9 +405,19 @@ export class Consumers {
     };
   }
 
-  /** New records were appended: wake every owner that is waiting for some. */
+  /** New records were appended: every owner that is waiting for some gets them carried, or is woken. */
   appended(): void {
-    for (const l of this.ledgers.values()) this.wake(l);
+    for (const l of this.ledgers.values()) this.offer(l);
+  }
+
+  /** Carries deliverable records to a waiting owner that left a standing budget (still the owner, same epoch), else wakes it. */
+  private offer(l: GroupLedger): void {
+    const st = this.standing.get(l);
+    if (st && l.waiting && l.owner && !this.paused(l.name, Date.now()) && l.check(st.epoch, st.caller) === 0) {
+      void this.carry(l, st).catch(() => {});
+      return;
+    }
+    this.wake(l);
   }
 
   /**

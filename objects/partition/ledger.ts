@@ -195,8 +195,8 @@ export class GroupLedger {
     let d = this.pending.get(seq);
     if (d) {
       if (d.state === DeliveryState.RETRY) this.unqueue(seq);
+      if (d.attempt > 0) this.counters.redelivered++; // attempt 0: a delivery taken back (returned) before the consumer saw it
       d.attempt++;
-      this.counters.redelivered++;
     } else {
       d = { seq, deliveryId, attempt: 1, deadline, state: DeliveryState.IN_FLIGHT, reason: 0 };
       this.pending.set(seq, d);
@@ -209,6 +209,31 @@ export class GroupLedger {
     this.dirty.add(seq);
     this.metaDirty = true;
     return d.attempt;
+  }
+
+  /**
+   * Deliveries the owner's session declined (a delivery carried in a wake
+   * that found no room or no subscription, Consumers.carry): each one still
+   * in flight under that delivery id is taken back as if it had not been
+   * made — its attempt and the counters go back down and it waits for
+   * redelivery (lowest first), so its next delivery has the attempt number
+   * this one had. Returns how many were taken back.
+   */
+  returned(seqs: readonly number[], deliveryIds: readonly number[]): number {
+    let n = 0;
+    for (let i = 0; i < seqs.length; i++) {
+      const d = this.pending.get(seqs[i]!);
+      if (!d || d.state !== DeliveryState.IN_FLIGHT || d.deliveryId !== deliveryIds[i]) continue;
+      if (d.attempt > 1) this.counters.redelivered--;
+      this.counters.delivered--;
+      d.attempt--;
+      d.state = DeliveryState.RETRY;
+      insertSorted(this.retryQueue, d.seq);
+      this.dirty.add(d.seq);
+      n++;
+    }
+    if (n > 0) this.metaDirty = true;
+    return n;
   }
 
   /**

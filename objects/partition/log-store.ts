@@ -12,10 +12,18 @@
  *   larger than that (only a single record over 1 MiB) continues in
  *   `log_chunk(first_seq, idx, data)`, so no row nears the 2 MB row limit.
  * - Producer state (dedupe.ts) lives in producer-store.ts.
- * - Totals (`partition_meta`): `log_count` records, `log_bytes` encoded
- *   bytes, kept with every append and delete, so size checks (retention,
- *   /stats) never scan the log (a log a release wrote without them is
- *   summed once when the object starts).
+ * - Totals (`partition_meta`): `log_count` records and `log_bytes` encoded
+ *   bytes of the segments up to the one starting at `log_through`, and
+ *   `non_idempotent` (PUBs without a producer id ever appended; a batch's
+ *   count is also kept in its first segment's `nonidem` column), stored
+ *   with every delete and every TOTALS_EVERY appended segment rows (not
+ *   per append: one row fewer per commit); the segments after
+ *   `log_through` are summed when the object starts (at most
+ *   TOTALS_EVERY primary-key rows, no value read). In memory the totals
+ *   are always exact, so size checks (retention, /stats) never scan the
+ *   log. A log a release wrote without totals is summed once when the
+ *   object starts; one whose totals were exact but had no `log_through`
+ *   gets it then.
  * - The log start (`partition_meta.log_start`, docs/protocol.md "Topic
  *   retention"): retention by count hides the records below it, which may
  *   begin inside the oldest stored segment; reads never return them, and
@@ -51,7 +59,11 @@ export const CHUNK_BYTES = 1024 * 1024;
 export function ensureLogSchema(sql: SqlStorage): void {
   sql.exec(`CREATE TABLE IF NOT EXISTS log(
     first_seq INTEGER PRIMARY KEY, last_seq INTEGER NOT NULL, count INTEGER NOT NULL,
-    bytes INTEGER NOT NULL, ts INTEGER NOT NULL, data BLOB NOT NULL)`);
+    bytes INTEGER NOT NULL, ts INTEGER NOT NULL, data BLOB NOT NULL, nonidem INTEGER NOT NULL DEFAULT 0)`);
+  // Logs a release wrote before the totals were checkpointed have no nonidem column (their non_idempotent was stored per append).
+  if (sql.exec("SELECT 1 FROM pragma_table_info('log') WHERE name = 'nonidem'").toArray().length === 0) {
+    sql.exec("ALTER TABLE log ADD COLUMN nonidem INTEGER NOT NULL DEFAULT 0");
+  }
   sql.exec(`CREATE TABLE IF NOT EXISTS log_chunk(
     first_seq INTEGER NOT NULL, idx INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(first_seq, idx)) WITHOUT ROWID`);
 }
@@ -68,6 +80,9 @@ interface SegmentMeta extends Record<string, SqlStorageValue> {
 /** Decoded segments kept in memory (each ≤ CHUNK_BYTES). */
 const SEGMENT_CACHE = 8;
 
+/** Segment rows appended between two stores of the log totals. */
+export const TOTALS_EVERY = 256;
+
 /** SQL access to one partition log. */
 export class LogStore {
   private readonly cache = new Map<number, PubFrame[]>();
@@ -78,6 +93,12 @@ export class LogStore {
   private first = 0;
   /** The log start set by retention (`log_start`): no record below it is visible; 0 = none set. */
   private start = 0;
+  /** Highest stored first_seq (the newest segment), 0 when empty. */
+  private newest = 0;
+  /** Segment rows appended since the totals were last stored. */
+  private unsaved = 0;
+  /** PUBs without a producer id ever appended (never decreases; `non_idempotent`). */
+  private nonIdem = 0;
 
   /**
    * `meta`: the partition's `partition_meta`, where the totals are kept. A
@@ -86,17 +107,29 @@ export class LogStore {
    */
   constructor(private readonly sql: SqlStorage, private readonly meta: MetaTable) {
     if (meta.get("log_count", -1) === -1) {
-      const r = sql.exec<{ n: number | null; b: number | null }>("SELECT sum(count) AS n, sum(bytes) AS b FROM log").one();
-      if ((r.n ?? 0) > 0) meta.set2("log_count", r.n!, "log_bytes", r.b ?? 0);
+      const r = sql.exec<{ n: number | null; b: number | null; s: number | null; x: number | null }>(
+        "SELECT sum(count) AS n, sum(bytes) AS b, max(first_seq) AS s, sum(nonidem) AS x FROM log").one();
+      if ((r.n ?? 0) > 0) {
+        meta.setMany([["log_count", r.n!], ["log_bytes", r.b ?? 0], ["log_through", r.s ?? 0], ["non_idempotent", meta.get("non_idempotent") + (r.x ?? 0)]]);
+      }
+    } else if (meta.get("log_through", -1) === -1) {
+      const newest = sql.exec<{ s: number | null }>("SELECT max(first_seq) AS s FROM log").one().s ?? 0;
+      if (newest > 0) meta.set("log_through", newest); // totals a release kept with every append: exact through the newest segment
     }
     this.reloadTotals();
   }
 
   /** Reads the totals back from storage (after a failed transaction rolled back what memory had counted). */
   reloadTotals(): void {
-    this.records = this.meta.get("log_count");
-    this.encoded = this.meta.get("log_bytes");
-    this.first = this.sql.exec<{ s: number | null }>("SELECT min(first_seq) AS s FROM log").one().s ?? 0;
+    const after = this.sql.exec<{ rows: number; n: number | null; b: number | null; x: number | null }>(
+      "SELECT count(*) AS rows, sum(count) AS n, sum(bytes) AS b, sum(nonidem) AS x FROM log WHERE first_seq > ?", this.meta.get("log_through")).one();
+    this.records = this.meta.get("log_count") + (after.n ?? 0);
+    this.encoded = this.meta.get("log_bytes") + (after.b ?? 0);
+    this.nonIdem = this.meta.get("non_idempotent") + (after.x ?? 0);
+    this.unsaved = after.rows;
+    const ends = this.sql.exec<{ lo: number | null; hi: number | null }>("SELECT min(first_seq) AS lo, max(first_seq) AS hi FROM log").one();
+    this.first = ends.lo ?? 0;
+    this.newest = ends.hi ?? 0;
     this.start = this.meta.get("log_start");
   }
 
@@ -108,6 +141,11 @@ export class LogStore {
   /** Lowest visible sequence (the log start: the lowest stored one, or the retention's log start above it), 0 when nothing is visible. */
   firstSequence(): number {
     return this.records === 0 ? 0 : Math.max(this.first, this.start);
+  }
+
+  /** PUBs without a producer id ever appended to this log (the partition's non-idempotent publish counter). */
+  nonIdempotent(): number {
+    return this.nonIdem;
   }
 
   /** Stored records and their encoded bytes (whole PUB frames; records hidden below the log start included). */
@@ -167,18 +205,19 @@ export class LogStore {
 
   /**
    * Stores the records of `batch` as laid out in `segments` (segments.ts):
-   * one row (plus chunks) per segment, and the new totals. Call inside
+   * one row (plus chunks) per segment, and the new totals; `nonIdempotent`
+   * of the records are PUBs without a producer id (counted). Call inside
    * `transactionSync`; if that transaction fails, call reloadTotals().
    */
-  appendSegments(batch: Uint8Array, segments: readonly Segment[], ts: number): void {
+  appendSegments(batch: Uint8Array, segments: readonly Segment[], ts: number, nonIdempotent = 0): void {
     let n = 0, b = 0;
     for (const s of segments) {
       const frames = segmentBytes(batch, s);
-      this.insertSegment(s.firstSeq, s.count, frames, ts);
+      this.insertSegment(s.firstSeq, s.count, frames, ts, n === 0 ? nonIdempotent : 0);
       n += s.count;
       b += frames.length;
     }
-    if (segments.length > 0) this.counted(n, b, segments[0]!.firstSeq);
+    if (segments.length > 0) this.counted(n, b, segments[0]!.firstSeq, segments[segments.length - 1]!.firstSeq, segments.length, nonIdempotent);
   }
 
   /**
@@ -186,26 +225,35 @@ export class LogStore {
    * the first with sequence `firstSeq`. Call inside `transactionSync`.
    */
   appendSegment(firstSeq: number, count: number, frames: Uint8Array, ts: number): void {
-    this.insertSegment(firstSeq, count, frames, ts);
-    this.counted(count, frames.length, firstSeq);
+    this.insertSegment(firstSeq, count, frames, ts, 0);
+    this.counted(count, frames.length, firstSeq, firstSeq, 1, 0);
   }
 
-  /** Adds `n` records of `b` encoded bytes, the first with sequence `firstSeq`, to the totals. */
-  private counted(n: number, b: number, firstSeq: number): void {
-    this.storeTotals(this.records + n, this.encoded + b);
+  /**
+   * Adds `n` records of `b` encoded bytes in `rows` new segments, the
+   * first with sequence `firstSeq`, the newest starting at `newest`, `x`
+   * of them without a producer id, to the totals; stores them once
+   * TOTALS_EVERY rows went unstored.
+   */
+  private counted(n: number, b: number, firstSeq: number, newest: number, rows: number, x: number): void {
+    if (this.unsaved + rows >= TOTALS_EVERY) this.storeTotals(this.records + n, this.encoded + b, newest, this.nonIdem + x);
+    else this.unsaved += rows;
     this.records += n;
     this.encoded += b;
+    this.nonIdem += x;
+    this.newest = newest;
     if (this.first === 0) this.first = firstSeq;
   }
 
-  /** Writes both totals in one statement. */
-  private storeTotals(records: number, encoded: number): void {
-    this.meta.set2("log_count", records, "log_bytes", encoded);
+  /** Writes the totals and the newest segment they count, in one statement. */
+  private storeTotals(records: number, encoded: number, through: number, nonIdem: number): void {
+    this.meta.setMany([["log_count", records], ["log_bytes", encoded], ["log_through", through], ["non_idempotent", nonIdem]]);
+    this.unsaved = 0;
   }
 
-  private insertSegment(firstSeq: number, count: number, frames: Uint8Array, ts: number): void {
-    this.sql.exec("INSERT INTO log(first_seq, last_seq, count, bytes, ts, data) VALUES (?,?,?,?,?,?)",
-      firstSeq, firstSeq + count - 1, count, frames.length, ts, frames.subarray(0, CHUNK_BYTES));
+  private insertSegment(firstSeq: number, count: number, frames: Uint8Array, ts: number, nonIdem: number): void {
+    this.sql.exec("INSERT INTO log(first_seq, last_seq, count, bytes, ts, data, nonidem) VALUES (?,?,?,?,?,?,?)",
+      firstSeq, firstSeq + count - 1, count, frames.length, ts, frames.subarray(0, CHUNK_BYTES), nonIdem);
     for (let off = CHUNK_BYTES, idx = 1; off < frames.length; off += CHUNK_BYTES, idx++) {
       this.sql.exec("INSERT INTO log_chunk(first_seq, idx, data) VALUES (?,?,?)", firstSeq, idx, frames.subarray(off, off + CHUNK_BYTES));
     }
@@ -306,11 +354,12 @@ export class LogStore {
   deleteThrough(lastFirstSeq: number, records: number, bytes: number, nextSeq: number, chunked = true): void {
     if (chunked) this.sql.exec("DELETE FROM log_chunk WHERE first_seq <= ?", lastFirstSeq);
     this.sql.exec("DELETE FROM log WHERE first_seq <= ?", lastFirstSeq);
-    this.storeTotals(this.records - records, this.encoded - bytes);
+    this.storeTotals(this.records - records, this.encoded - bytes, this.newest, this.nonIdem);
     this.records -= records;
     this.encoded -= bytes;
     if (this.cache.size > 0) for (const k of [...this.cache.keys()]) if (k <= lastFirstSeq) this.cache.delete(k);
     this.first = this.records === 0 ? 0 : nextSeq;
+    if (this.records === 0) this.newest = 0;
   }
 
   /**

@@ -143,7 +143,9 @@ export class ProducerStore {
 
   /** Upserts the state of `pid`. */
   put(pid: bigint, s: ProducerState): void {
-    this.sql.exec("INSERT OR REPLACE INTO producer_window(pid, highest, seen) VALUES (?,?,?)", u64Bytes(pid), u64Bytes(s.highest), s.seen);
+    // An upsert updates the row in place (one row written); INSERT OR REPLACE would delete and insert it.
+    this.sql.exec("INSERT INTO producer_window(pid, highest, seen) VALUES (?,?,?) ON CONFLICT(pid) DO UPDATE SET highest = excluded.highest, seen = excluded.seen",
+      u64Bytes(pid), u64Bytes(s.highest), s.seen);
   }
 
   /** The window bitmap of `pid` at `highest`, rebuilt from its stored appends (migration). */

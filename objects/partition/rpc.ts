@@ -131,6 +131,13 @@ export interface DeliverRequest {
   allowOversize: boolean;
   /** Extra ms added to the work deadline (a PULL that holds the records before answering). */
   holdMs: number;
+  /**
+   * When the answer is `drained`, what is left of this budget stands: the
+   * next records are delivered at once and carried in the wake
+   * (MortarSession.carry) instead of waking the caller to ask. Push mode
+   * only (a PULL's budget ends with it).
+   */
+  carry?: boolean;
 }
 
 /**
@@ -150,6 +157,13 @@ export interface DeliverResult {
   sizes: Uint32Array;
   /** When nothing was delivered because the next record's value is larger than maxBytes: its size; else 0. */
   blockedBytes: number;
+  /**
+   * True when these records were all there was to deliver (no redelivery
+   * waiting, nothing newer stored): the Partition wakes the caller when
+   * more become deliverable, so asking again before that finds nothing.
+   * Absent (older Partitions) = unknown: ask again.
+   */
+  drained?: boolean;
 }
 
 /** Kinds of settle operations (ACK, ACK+PROGRESS, NACK RETRY, NACK REJECT). */

@@ -8,9 +8,9 @@
  * - retention-store.ts: `retention_settings` (what the registry told it);
  * - here: `partition_meta(k, v)` — `leader_epoch` (starts of the object),
  *   `last_seq` (kept once records may be deleted: purge, retention), `deleted`,
- *   `registered` (with the TopicRegistry), `non_idempotent` (PUB counter),
- *   `delivery_epoch` (consumers.ts), `log_count` / `log_bytes`
- *   (log-store.ts).
+ *   `registered` (with the TopicRegistry), `delivery_epoch` (consumers.ts),
+ *   `log_count` / `log_bytes` / `log_through` / `non_idempotent` (the log
+ *   totals and the PUB counter, checkpointed by log-store.ts).
  */
 import { MetaTable } from "../shared/meta-table";
 import { LogStore, ensureLogSchema } from "./log-store";

@@ -38,6 +38,7 @@ import { connectTimeoutMs } from "./config";
 import { SocketSession } from "../session-base/SocketSession";
 import { CloseCode, Connection } from "./connection";
 import type { NoticeDelivery } from "../group/rpc";
+import type { DeliverResult } from "../partition/rpc";
 import { groupStub } from "../group/stub";
 import { withDeadline } from "./faults";
 import type { MortarPort } from "./port";
@@ -170,6 +171,11 @@ export class MortarSession extends SocketSession implements SessionCallbacks {
   /** A Partition has records for `partition` of subscription `subscriptionId`. False when the subscription is gone. */
   wake(subscriptionId: number, partition: number): boolean {
     return this.live()?.consumer.wake(subscriptionId, partition) ?? false;
+  }
+
+  /** Deliveries a Partition carried in its wake (SessionCallbacks.carry): true when all were taken, false when none was. */
+  carry(subscriptionId: number, partition: number, ownershipEpoch: number, r: DeliverResult): boolean {
+    return this.live()?.consumer.carry(subscriptionId, partition, ownershipEpoch, r) ?? false;
   }
 
   /**

@@ -21,7 +21,7 @@ import { ErrorCode } from "../../wire/mortar/errors";
 import type { AckFrame, ControlAckFrame, CreditFrame, HeartbeatFrame, NackFrame, PullFrame, SubFrame } from "../../wire/mortar/frames";
 import { encodeCreditResult, encodeSubResult, okFrame } from "../../wire/mortar/results";
 import type { NoticeDelivery } from "../group/rpc";
-import { SettleKind, type SettleResult } from "../partition/rpc";
+import { SettleKind, type DeliverResult, type SettleResult } from "../partition/rpc";
 import type { TopicInfo } from "../registry/rpc";
 import { faultOf, withDeadline } from "./faults";
 import { FetchLoop } from "./fetch-loop";
@@ -281,6 +281,13 @@ export class Consumer {
     if (this.closed || !sub) return false;
     this.loop.wake(sub, partition);
     return true;
+  }
+
+  /** Deliveries a Partition carried in its wake (FetchLoop.carried); false when the subscription is gone or took none. */
+  carry(subscriptionId: number, partition: number, ownershipEpoch: number, r: DeliverResult): boolean {
+    const sub = this.subs.get(subscriptionId);
+    if (this.closed || !sub) return false;
+    return this.loop.carried(sub, partition, ownershipEpoch, r);
   }
 
   /**

@@ -10,8 +10,12 @@
  * but fits what is free gets that record's size (planFetches). Push mode
  * waits up to LOW_WATER_WAIT_MS for a quarter of the window to be free
  * while deliveries are outstanding, then asks with what is free. A
- * partition whose last call found nothing is "parked" until the Partition
- * wakes the session (MortarSession.wake) — nothing polls. A partition
+ * partition whose last call found nothing, or said it handed out all there
+ * was (`drained`), is "parked" until the Partition wakes the session
+ * (MortarSession.wake) — nothing polls. A push-mode fetch leaves the rest
+ * of its budget standing at the Partition (DeliverRequest.carry): the
+ * Partition then carries the next records in its wake (carried), one call
+ * instead of a wake and a deliver. A partition
  * whose next record fits nothing free is skipped until credit returns, or
  * until nothing is outstanding: then it alone may take one record larger
  * than the window (so a big message cannot wedge a
@@ -25,7 +29,7 @@ import type { OwnedPartition, PendingPull, Subscription } from "./subscription";
 /** What the loop needs from the connection. */
 export interface FetchIO {
   /** Partition.deliver for `partition` of the subscription's topic (group, caller and epoch filled in). */
-  deliver(sub: Subscription, partition: number, req: Pick<DeliverRequest, "ownershipEpoch" | "maxMsgs" | "maxBytes" | "allowOversize" | "holdMs">): Promise<DeliverResult>;
+  deliver(sub: Subscription, partition: number, req: Pick<DeliverRequest, "ownershipEpoch" | "maxMsgs" | "maxBytes" | "allowOversize" | "holdMs" | "carry">): Promise<DeliverResult>;
   /** Writes MSG frames of a push subscription (held until the SUB's OK went out). */
   push(sub: Subscription, frames: Uint8Array): void;
   /** Answers a PULL: its MSG frames, then OK. */
@@ -59,6 +63,33 @@ export class FetchLoop {
     if (o.fetching) o.woken = true;
     else o.parked = false;
     this.schedule(sub);
+  }
+
+  /**
+   * Deliveries of `partition` the Partition made within the budget a
+   * drained push-mode fetch left standing, carried in its wake. Taken whole
+   * when the partition is still owned under `epoch`, no fetch of it is out
+   * and the window has room for them (then pushed like a fetch's answer);
+   * else none is taken (the Partition takes them back) and the partition is
+   * asked again as after a wake. Returns whether they were taken.
+   */
+  carried(sub: Subscription, partition: number, epoch: number, r: DeliverResult): boolean {
+    const o = sub.owned.get(partition);
+    if (!o) return false;
+    const n = r.sequences.length;
+    let bytes = 0;
+    for (let i = 0; i < n; i++) bytes += r.sizes[i]!;
+    const avail = sub.credit.available();
+    if (sub.pullMode || sub.removed || !this.io.open(sub) || !o.active || o.fetching || o.ownershipEpoch !== epoch || n > avail.count || bytes > avail.bytes) {
+      this.wake(sub, partition);
+      return false;
+    }
+    for (let i = 0; i < n; i++) sub.credit.delivered(partition, r.sequences[i]!, r.deliveryIds[i]!, r.sizes[i]!, epoch);
+    this.io.push(sub, r.frames);
+    o.blockedBytes = 0;
+    o.parked = r.drained === true;
+    this.schedule(sub);
+    return true;
   }
 
   /** Queues a PULL; it is answered when satisfied, or at its deadline (wait_ms) with what it has. */
@@ -172,7 +203,7 @@ export class FetchLoop {
     o.fetching = true;
     o.woken = false;
     const epoch = o.ownershipEpoch;
-    this.io.deliver(sub, p, { ownershipEpoch: epoch, maxMsgs, maxBytes, allowOversize, holdMs }).then((r) => {
+    this.io.deliver(sub, p, { ownershipEpoch: epoch, maxMsgs, maxBytes, allowOversize, holdMs, carry: pull === null }).then((r) => {
       if (r.code !== 0) {
         if (r.code === ErrorCode.STALE_OWNERSHIP_EPOCH || r.code === ErrorCode.NOT_OWNER || r.code === ErrorCode.TOPIC_DELETED) {
           if (o.ownershipEpoch === epoch) o.active = false; // fenced: wait for the group's NOTICEs
@@ -202,7 +233,7 @@ export class FetchLoop {
         pull.oversizeUsed = false;
       }
       o.blockedBytes = r.blockedBytes;
-      o.parked = n === 0 && r.blockedBytes === 0 && !o.woken;
+      o.parked = (n === 0 || r.drained === true) && r.blockedBytes === 0 && !o.woken;
     }, () => this.backoff(sub, o)).finally(() => {
       o.fetching = false;
       if (pull) {

@@ -7,6 +7,7 @@
  * connection asks of other objects is its port (port.ts).
  */
 import type { NoticeDelivery } from "../group/rpc";
+import type { DeliverResult } from "../partition/rpc";
 
 /** The calls ConsumerGroups and Partitions make back to a connection. A call for a connection that is gone answers false (or nothing). */
 export interface SessionCallbacks {
@@ -14,6 +15,14 @@ export interface SessionCallbacks {
   groupNotice(n: NoticeDelivery): boolean;
   /** A Partition has records for `partition` of subscription `subscriptionId`. False when the subscription is gone. */
   wake(subscriptionId: number, partition: number): boolean;
+  /**
+   * A Partition's deliveries made under `ownershipEpoch` within the budget
+   * the subscription left standing (DeliverRequest.carry), carried in the
+   * wake. True when all were taken (pushed to the client); false when none
+   * was (no room, not owned under that epoch, or the subscription is gone):
+   * the Partition takes them back and the session asks again by itself.
+   */
+  carry(subscriptionId: number, partition: number, ownershipEpoch: number, r: DeliverResult): boolean;
   /**
    * A Partition's deliveries (`seqs[i]`, `deliveryIds[i]`) to
    * `subscriptionId` passed their work deadline: their credit returns.

@@ -9,6 +9,7 @@ export class MetaTable {
   private readonly select: string;
   private readonly upsert: string;
   private readonly upsert2: string;
+  private readonly upserts = new Map<number, string>();
 
   /**
    * Creates `table` if missing. `table` is a fixed identifier chosen by the
@@ -18,9 +19,13 @@ export class MetaTable {
   constructor(private readonly sql: SqlStorage, table: string, valueType: "INTEGER" | "REAL" = "INTEGER") {
     sql.exec(`CREATE TABLE IF NOT EXISTS ${table}(k TEXT PRIMARY KEY, v ${valueType} NOT NULL)`);
     this.select = `SELECT v FROM ${table} WHERE k = ?`;
-    this.upsert = `INSERT OR REPLACE INTO ${table}(k, v) VALUES (?, ?)`;
-    this.upsert2 = `INSERT OR REPLACE INTO ${table}(k, v) VALUES (?, ?), (?, ?)`;
+    // An upsert updates the row in place (one row written); INSERT OR REPLACE would delete and insert it.
+    this.upsertN = (n) => `INSERT INTO ${table}(k, v) VALUES ${Array.from({ length: n }, () => "(?, ?)").join(", ")} ON CONFLICT(k) DO UPDATE SET v = excluded.v`;
+    this.upsert = this.upsertN(1);
+    this.upsert2 = this.upsertN(2);
   }
+
+  private readonly upsertN: (n: number) => string;
 
   /** The value of `k`, or `dflt` when unset. */
   get(k: string, dflt = 0): number {
@@ -33,8 +38,16 @@ export class MetaTable {
     this.sql.exec(this.upsert, k, v);
   }
 
-  /** Sets `k1` to `v1` and `k2` to `v2` in one statement (a value kept on every append). */
+  /** Sets `k1` to `v1` and `k2` to `v2` in one statement. */
   set2(k1: string, v1: number, k2: string, v2: number): void {
     this.sql.exec(this.upsert2, k1, v1, k2, v2);
+  }
+
+  /** Sets every key of `entries` to its value in one statement (one row written per key). */
+  setMany(entries: readonly (readonly [string, number])[]): void {
+    if (entries.length === 0) return;
+    let q = this.upserts.get(entries.length);
+    if (q === undefined) this.upserts.set(entries.length, (q = this.upsertN(entries.length)));
+    this.sql.exec(q, ...entries.flat());
   }
 }

@@ -59,4 +59,25 @@ describe("FetchLoop", () => {
     expect(sub.credit.outstanding).toEqual({ count: 0, bytes: 0 });
     expect(calls.slice(1).map((c) => [c.partition, c.epoch])).toEqual([[0, 2]]);
   });
+
+  it("carried deliveries are taken whole when the window has room and the epoch holds; else none, and the partition is asked again", async () => {
+    const sub = new Subscription(1, "g", topic, false, 3, 0);
+    const { loop, calls, pushed } = harness(sub);
+    sub.assign(0, 1);
+    loop.schedule(sub);
+    await tick();
+    calls[0]!.answer({ ...records([1], 10), drained: true }); // all there was: parked, nothing asked again
+    await tick();
+    expect([calls.length, pushed.length]).toEqual([1, 1]);
+    expect(loop.carried(sub, 0, 1, { ...records([2], 10), drained: true })).toBe(true);
+    await tick();
+    expect([calls.length, pushed.length, sub.credit.outstanding.count]).toEqual([1, 2, 2]);
+    // Two more do not fit a window of 3 with 2 outstanding: none is taken, the partition is asked with what is free.
+    expect(loop.carried(sub, 0, 1, records([3, 4], 10))).toBe(false);
+    await tick();
+    expect([pushed.length, sub.credit.outstanding.count]).toEqual([2, 2]);
+    expect(calls.slice(1).map((c) => [c.partition, c.epoch])).toEqual([[0, 1]]);
+    // An older epoch's are never taken.
+    expect(loop.carried(sub, 0, 0, records([3], 10))).toBe(false);
+  });
 });

@@ -132,6 +132,22 @@ describe("Partition.append", () => {
     });
   });
 
+  it("stores the log totals every 256 segments, not per append; a restart sums the segments after them", async () => {
+    const p = await fresh();
+    for (let i = 0; i < 3; i++) await p.append(batch(pub("ab"), pub("c", 9n, BigInt(i + 1))));
+    const meta = (sql: SqlStorage) => Object.fromEntries(sql.exec<{ k: string; v: number }>("SELECT k, v FROM partition_meta WHERE k IN ('log_count', 'log_through', 'non_idempotent')").toArray().map((r) => [r.k, r.v]));
+    await runInDurableObject(p, async (_inst, ctx) => {
+      expect(meta(ctx.storage.sql)).toEqual({}); // nothing stored yet: fewer than 256 segments
+      const restarted = new Partition(ctx, env);
+      expect(await restarted.info()).toMatchObject({ records: 6, retainedBytes: 9, nonIdempotentPublishes: 3 });
+      for (let i = 0; i < 256; i++) await restarted.append(batch(pub("x")));
+      expect(meta(ctx.storage.sql)).toEqual({ log_count: 262, log_through: 262, non_idempotent: 259 });
+      await restarted.append(batch(pub("yz"), pub("w")));
+      const again = new Partition(ctx, env);
+      expect(await again.info()).toMatchObject({ records: 264, retainedBytes: 268, lastSequence: 264, nonIdempotentPublishes: 261 });
+    });
+  });
+
   it("keeps producer state and sequences across a restart; the leader epoch goes up each start", async () => {
     const p = await fresh();
     await p.append(batch(pub("a", 5n, 10n)));
@@ -200,3 +216,4 @@ describe("Partition.append", () => {
     expect(await p.info()).toMatchObject({ records: 0, deleted: true });
   });
 });
+
