@@ -5,7 +5,8 @@
  * lane, key and correlation_id) with one `schedule` row (kind `expire`,
  * ref = msg_id) per message with a TTL. When such a mailbox loads, its
  * messages move into segments — in msg_id order, in batches of at most
- * {@link BATCH_ROWS} rows, each batch its own transaction (the moved rows
+ * {@link BATCH_ROWS} rows and about {@link BATCH_BYTES} of payload, each
+ * batch its own transaction (the moved rows
  * deleted, their schedule rows replaced by their segments') — and the
  * table is dropped once empty. A start cut short (a huge mailbox) leaves
  * a consistent state: the next start carries on where it stopped.
@@ -15,8 +16,11 @@ import { cutSegments, type SegmentEntry } from "./segment-pack";
 import { ScheduleKind } from "./schedule";
 import type { SegmentStore } from "./segment-store";
 
-/** Legacy rows moved per transaction (≤ ~1 MiB each: at most a few segments per batch). */
+/** Most legacy rows moved per transaction. */
 export const BATCH_ROWS = 512;
+
+/** A batch stops at the row that takes its payloads to this many bytes (rows of up to 1 MiB each). */
+export const BATCH_BYTES = 4 * 1024 * 1024;
 
 /** True when the mailbox still has the per-message table. */
 export function hasLegacyMessages(sql: SqlStorage): boolean {
@@ -41,9 +45,16 @@ export function migrateLegacyMessages(sql: SqlStorage, segments: SegmentStore, t
   for (;;) {
     let n = 0;
     transact(() => {
+      let upTo = -1;
+      let bytes = 0;
+      for (const r of sql.exec("SELECT msg_id, length(payload) AS n FROM messages ORDER BY msg_id LIMIT ?", BATCH_ROWS).toArray()) {
+        upTo = r.msg_id as number;
+        bytes += r.n as number;
+        if (bytes >= BATCH_BYTES) break; // large messages: fewer rows a batch
+      }
       const rows = sql.exec(
         `SELECT msg_id, lane, key, tags, payload, create_ms, expires_ms, reply_to, correlation_id, dead_letter
-           FROM messages ORDER BY msg_id LIMIT ?`, BATCH_ROWS,
+           FROM messages WHERE msg_id <= ? ORDER BY msg_id`, upTo,
       ).toArray();
       n = rows.length;
       if (n === 0) return;
@@ -68,7 +79,7 @@ export function migrateLegacyMessages(sql: SqlStorage, segments: SegmentStore, t
       }
       moved += n;
     });
-    if (n < BATCH_ROWS) break;
+    if (n === 0) break;
   }
   transact(() => sql.exec("DROP TABLE IF EXISTS messages"));
   return moved;

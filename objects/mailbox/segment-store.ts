@@ -37,9 +37,6 @@ export const SEGMENT_SCHEMA = [
 ];
 export const SEGMENT_TABLES = ["segments", "keys"];
 
-/** A message to store as a segment entry (a NewMessage with its msg_id and create time). */
-export type EntryInput = SegmentEntry;
-
 /** Bytes one entry adds to the mailbox's stored bytes (byte-cap.ts storedSize of the message). */
 export function entryStoredBytes(e: SegmentEntry): number {
   let n = e.payload.byteLength;
@@ -59,6 +56,9 @@ interface Segment {
 }
 
 type Row = Record<string, SqlStorageValue>;
+
+/** Most segments one read of {@link SegmentStore.ascending} takes (≤ 16 MiB of bodies). */
+const PAGE_MAX = 16;
 
 /** The segment and key tables of one mailbox. */
 export class SegmentStore {
@@ -93,12 +93,6 @@ export class SegmentStore {
   /** Stores `run` (msg_id ascending, above every stored id, ≤ SEGMENT_MAX_BYTES or one message) as one new segment, as it is (no key compaction). */
   adopt(run: readonly SegmentEntry[]): void {
     this.write({ segId: run[0]!.msgId, lastId: run[run.length - 1]!.msgId, minExp: null, entries: run }, true);
-  }
-
-  /** True when {@link append} of `entries` is one SQL statement: no key, no TTL, one segment. */
-  appendIsOneStatement(entries: readonly { key: string | null; expiresMs: number | null }[], segments: number): boolean {
-    for (const e of entries) if (e.key !== null || e.expiresMs !== null) return false;
-    return segments <= 1;
   }
 
   /**
@@ -169,26 +163,37 @@ export class SegmentStore {
   /**
    * Stored messages with msg_id ≥ `fromId` in msg_id order, of the lanes
    * in `laneMask` (1 << lane), from segments whose create times reach
-   * `sinceMs`; read lazily, one segment at a time.
+   * `sinceMs`; read lazily, in pages of 1, 2, 4 … 16 segments (each page
+   * read whole, so no SQL cursor stays open when the caller stops early).
    */
   *ascending(fromId: number, laneMask: number, sinceMs = 0): Generator<SegmentEntry> {
-    const cursor = this.sql.exec(
-      `SELECT seg_id, last_id, min_exp, body FROM segments
-        WHERE seg_id >= COALESCE((SELECT MAX(seg_id) FROM segments WHERE seg_id <= ?1), ?1) AND (lanes & ?2) <> 0 AND last_ms >= ?3
-        ORDER BY seg_id`,
-      fromId, laneMask, sinceMs,
-    );
-    for (const row of cursor) {
-      for (const e of toSegment(row).entries) if (e.msgId >= fromId && (laneMask & (1 << e.lane)) !== 0) yield e;
+    let from = (this.sql.exec("SELECT MAX(seg_id) AS s FROM segments WHERE seg_id <= ?", fromId).one().s as number | null) ?? fromId;
+    for (let page = 1; ; page = Math.min(2 * page, PAGE_MAX)) {
+      const rows = this.sql.exec(
+        "SELECT seg_id, last_id, min_exp, body FROM segments WHERE seg_id >= ? AND (lanes & ?) <> 0 AND last_ms >= ? ORDER BY seg_id LIMIT ?",
+        from, laneMask, sinceMs, page,
+      ).toArray();
+      for (const row of rows) {
+        for (const e of toSegment(row).entries) if (e.msgId >= fromId && (laneMask & (1 << e.lane)) !== 0) yield e;
+      }
+      if (rows.length < page) return;
+      from = (rows[rows.length - 1]!.seg_id as number) + 1;
     }
   }
 
-  /** Stored messages of segments whose create times reach `sinceMs`, newest first; read lazily. */
+  /** Stored messages of segments whose create times reach `sinceMs`, newest first; read lazily in pages as {@link ascending}. */
   *descending(sinceMs: number): Generator<SegmentEntry> {
-    const cursor = this.sql.exec("SELECT seg_id, last_id, min_exp, body FROM segments WHERE last_ms >= ? ORDER BY seg_id DESC", sinceMs);
-    for (const row of cursor) {
-      const es = toSegment(row).entries;
-      for (let i = es.length - 1; i >= 0; i--) yield es[i]!;
+    let below = Number.MAX_SAFE_INTEGER;
+    for (let page = 1; ; page = Math.min(2 * page, PAGE_MAX)) {
+      const rows = this.sql.exec(
+        "SELECT seg_id, last_id, min_exp, body FROM segments WHERE seg_id < ? AND last_ms >= ? ORDER BY seg_id DESC LIMIT ?", below, sinceMs, page,
+      ).toArray();
+      for (const row of rows) {
+        const es = toSegment(row).entries;
+        for (let i = es.length - 1; i >= 0; i--) yield es[i]!;
+      }
+      if (rows.length < page) return;
+      below = rows[rows.length - 1]!.seg_id as number;
     }
   }
 

@@ -2,7 +2,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MailboxStore, toMq9Message, type NewMessage } from "../../../objects/mailbox/store";
-import { BATCH_ROWS } from "../../../objects/mailbox/legacy-messages-store";
+import { BATCH_BYTES, BATCH_ROWS } from "../../../objects/mailbox/legacy-messages-store";
 import { SEGMENT_MAX_BYTES } from "../../../objects/mailbox/segment-pack";
 import type { Env } from "../../../objects/env";
 import type { QuerySpec } from "../../../wire/mq9";
@@ -140,7 +140,7 @@ describe("legacy per-message mailboxes", () => {
       }
       const batches: number[] = [];
       const meta = store.loadMeta((fn) => { batches.push(1); fn(); });
-      expect(batches.length).toBe(4); // three of ≤ BATCH_ROWS rows, then the DROP
+      expect(batches.length).toBe(5); // three of ≤ BATCH_ROWS rows, an empty one, then the DROP
       expect(meta?.nextMsgId).toBe(2 * (n - 1) + 1);
       expect(sql.exec("SELECT name FROM sqlite_master WHERE name = 'messages'").toArray()).toEqual([]);
       const rows = messageRows(sql);
@@ -154,6 +154,21 @@ describe("legacy per-message mailboxes", () => {
       expect(store.earliestDue()).toBe(90_000);
       const top = (lane: number) => 2 * Math.max(...Array.from({ length: n }, (_, i) => i).filter((i) => i % 3 === lane));
       expect(store.laneTops()).toEqual([top(0), top(1), top(2)]);
+    });
+  });
+
+  it("a batch of large legacy rows stops near BATCH_BYTES; each large message gets a segment alone", async () => {
+    await withStore((store, sql) => {
+      sql.exec(`CREATE TABLE messages (msg_id INTEGER PRIMARY KEY, lane INTEGER NOT NULL, key TEXT, tags TEXT, payload BLOB NOT NULL,
+        size INTEGER NOT NULL, create_ms INTEGER NOT NULL, expires_ms INTEGER)`);
+      const big = new Uint8Array(1024 * 1024);
+      for (let i = 0; i < 5; i++) sql.exec("INSERT INTO messages VALUES (?, 2, NULL, NULL, ?, ?, 1000, NULL)", i, big.buffer, big.byteLength);
+      let batches = 0;
+      store.loadMeta((fn) => { batches++; fn(); });
+      expect(BATCH_BYTES).toBe(4 * big.byteLength);
+      expect(batches).toBe(4); // 4 rows, 1 row, an empty one, the DROP
+      expect(messageTableRows(sql).segments).toBe(5);
+      expect([...store.readLane(2, 0, 10, 2000)].map((m) => m.size)).toEqual(Array(5).fill(big.byteLength));
     });
   });
 });
