@@ -57,7 +57,8 @@ export interface StoredMessage {
   lane: Lane;
   key: string | null;
   tags: string | null;
-  payload: ArrayBuffer;
+  /** The payload: a view into the segment's body as read (copy it before keeping it or sending it over RPC). */
+  payload: Uint8Array;
   size: number;
   createMs: number;
   replyTo: string | null;
@@ -113,7 +114,7 @@ export function decodeTags(col: string | null): string[] {
 export function toMq9Message(m: StoredMessage): Mq9Message {
   return {
     msg_id: m.msgId,
-    payload: bytesToBase64(new Uint8Array(m.payload)),
+    payload: bytesToBase64(m.payload),
     priority: priorityOfLane(m.lane),
     create_time: Math.floor(m.createMs / 1000),
     key: m.key,
@@ -130,14 +131,14 @@ function blob(bytes: Uint8Array): ArrayBuffer {
     : (bytes.slice().buffer as ArrayBuffer);
 }
 
-/** The reply form of a segment entry (its payload copied out of the segment's body). */
+/** The reply form of a segment entry (its payload a view into the segment's body). */
 function toStored(e: SegmentEntry): StoredMessage {
   return {
     msgId: e.msgId,
     lane: e.lane,
     key: e.key,
     tags: e.tags,
-    payload: e.payload.slice().buffer as ArrayBuffer,
+    payload: e.payload,
     size: e.payload.byteLength,
     createMs: e.createMs,
     replyTo: e.replyTo,
