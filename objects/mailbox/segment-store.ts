@@ -143,8 +143,8 @@ export class SegmentStore {
       const expired = seg.entries.filter((e) => e.expiresMs !== null && e.expiresMs <= nowMs);
       for (const e of expired) if (e.key !== null) this.sql.exec("DELETE FROM keys WHERE key = ? AND msg_id = ?", e.key, e.msgId);
       const left = expired.length ? seg.entries.filter((e) => !(e.expiresMs !== null && e.expiresMs <= nowMs)) : seg.entries;
-      if (expired.length) this.write({ ...seg, entries: left }, false);
-      this.setExpiry(segId, left.length ? minExpiry(left) : null);
+      if (expired.length) this.write({ ...seg, entries: left }, false); // moves the schedule row with the earliest expiry
+      else this.setExpiry(segId, minExpiry(left)); // a stale row: move it to the segment's earliest expiry
     }
     return refs.length;
   }
