@@ -150,7 +150,7 @@ export class MailboxCore {
   /** Object start (inside blockConcurrencyWhile): the alarm's state, the mailbox row, its schedule and subscriptions. */
   async load(): Promise<void> {
     await this.scheduler.armed();
-    this.meta = this.store.loadMeta();
+    this.meta = this.store.loadMeta((fn) => this.storage.transactionSync(fn)); // moves a legacy per-message table into segments, batch by batch
     this.nextDueMs = this.store.earliestDue();
     this.laneTops = this.store.laneTops();
     if (this.meta) this.push.load(Date.now());

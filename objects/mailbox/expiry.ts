@@ -24,11 +24,9 @@ export function runDue(c: MailboxCore, now: number): void {
   let nextId = meta.nextMsgId;
   c.storage.transactionSync(() => {
     for (let due = c.store.takeDueDelayed(now, DUE_BATCH); due.length; due = c.store.takeDueDelayed(now, DUE_BATCH)) {
-      for (const { m, dueMs } of due) {
-        if (m.expiresMs !== null && m.expiresMs <= now) continue; // expired before anyone could see it
-        c.store.appendVisible(nextId, m, dueMs);
-        c.laneTops[m.lane] = nextId++;
-      }
+      const live = due.filter(({ m }) => m.expiresMs === null || m.expiresMs > now); // the others expired before anyone could see them
+      c.store.appendVisibleMany(nextId, live.map((d) => d.m), live.map((d) => d.dueMs)); // one segment for the batch
+      for (const { m } of live) c.laneTops[m.lane] = nextId++;
     }
     while (c.store.expireDue(now, DUE_BATCH, nextId) === DUE_BATCH);
   });

@@ -44,8 +44,8 @@ export function sendCommit(c: MailboxCore): GroupCommit<SendItem, SendResult> {
 /**
  * Several SENDs in one turn (a `sendMany`, or a group commit's waiting
  * SENDs), in order, with the results applySend would give each: every
- * run of plain SENDs (no key, no delay) is stored with one statement per
- * 11 messages (MailboxStore.appendVisibleMany); the others one at a time.
+ * run of plain SENDs (no delay) is stored as one segment row
+ * (MailboxStore.appendVisibleMany); delayed ones one at a time.
  */
 function applySends(c: MailboxCore, items: readonly SendItem[]): SendResult[] {
   const out: SendResult[] = [];
@@ -56,7 +56,7 @@ function applySends(c: MailboxCore, items: readonly SendItem[]): SendResult[] {
   return out;
 }
 
-/** Plain SENDs (no key, no delay) stored together; all fail alike when the mailbox is missing or the write fails. */
+/** Plain SENDs (no delay) stored together; all fail alike when the mailbox is missing or the write fails. */
 function appendPlain(c: MailboxCore, items: readonly SendItem[]): SendResult[] {
   let first: number;
   let ms: NewMessage[];

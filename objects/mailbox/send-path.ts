@@ -36,15 +36,19 @@ export function newMessage(opts: Mq9SendOptions, payload: Uint8Array, now: numbe
   };
 }
 
-/** A plain SEND (no key, no delay): stored at once and never replaces another, so runs of them can be written together. */
+/**
+ * A plain SEND (no delay): stored at once, so runs of them are written
+ * together as one segment (a keyed one replaces an older message with its
+ * key inside that write, segment-store.ts).
+ */
 export function isPlain(opts: Mq9SendOptions): boolean {
-  return opts.key === null && !(opts.delaySec > 0);
+  return !(opts.delaySec > 0);
 }
 
 /**
  * One write of a run of SENDs: `plain` — SENDs [from, to) (at least two,
- * all plain) in one multi-row append; `one` — SEND `at` alone (keyed,
- * delayed, or a plain SEND with no plain neighbour).
+ * all plain) in one multi-message append; `one` — SEND `at` alone (delayed,
+ * or a plain SEND with no plain neighbour).
  */
 export type SendWrite = { kind: "plain"; from: number; to: number } | { kind: "one"; at: number };
 

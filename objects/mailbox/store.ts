@@ -7,21 +7,22 @@
  *              floor for the next msg_id written only when messages are
  *              removed (the next id is max(next_msg_id, MAX(msg_id) + 1), so
  *              an append needs no second write).
- * - `messages` visible messages: msg_id (PK), lane, key (unique when set),
- *              tags (",a,b,"), payload BLOB, create_ms, expires_ms,
- *              reply_to and correlation_id (the conversation extension;
- *              columns added later, see upgradeSchema; partial index on
- *              correlation_id for QUERY).
+ * - `segments`, `keys` visible messages, many to a row: the messages of
+ *              one SEND commit in one segment, a `keys` row only for a
+ *              message with a key (segment-store.ts, issue #26). Mailboxes
+ *              from before them had one `messages` row per message; they
+ *              are moved into segments on load (legacy-messages-store.ts).
  * - `delayed`  messages waiting for their delay; get a msg_id when due
  *              (reply_to, correlation_id as in `messages`).
- * - `schedule` (kind, ref, due_ms): every timed event; drives the one alarm.
+ * - `schedule` (kind, ref, due_ms): every timed event; drives the one alarm
+ *              (message TTLs: one row per segment, ref = seg_id).
  * - `groups`   consumer-group cursors (see cursor.ts): floors, last batch,
  *              highest delivered msg_id per lane (`delivered`, added after
  *              the first release: rows from before it read as null).
  * - `pushes`, `push_open`, `dead_letter_refs`: push subscriptions
  *              (push/store.ts; created on load in mailboxes from before
- *              them). `messages.dead_letter` (JSON, added later) is set on
- *              the copies a dead-letter mailbox holds.
+ *              them). A segment entry's dead_letter (JSON) is set on the
+ *              copies a dead-letter mailbox holds.
  *
  * Adding a column: add it to SCHEMA (new mailboxes) and to ADDED_COLUMNS
  * (mailboxes a released version created without it; added when the object
@@ -31,9 +32,9 @@ import { LANE_COUNT, bytesToBase64, priorityOfLane, type DeadLetterInfo, type La
 import { decodeCursor, encodeCursor, type GroupCursor } from "./cursor";
 import { ScheduleKind } from "./schedule";
 import { PUSH_SCHEMA, PUSH_TABLES } from "./push/store";
-import { encodeTags, planInserts, statementCount } from "./insert-store";
-
-export { encodeTags } from "./insert-store";
+import { SEGMENT_MAX_BYTES, entryBound, type SegmentEntry } from "./segment-pack";
+import { SEGMENT_SCHEMA, SEGMENT_TABLES, SegmentStore } from "./segment-store";
+import { migrateLegacyMessages } from "./legacy-messages-store";
 
 /** The mailbox row, cached in memory by the object. */
 export interface MailboxMeta {
@@ -56,7 +57,8 @@ export interface StoredMessage {
   lane: Lane;
   key: string | null;
   tags: string | null;
-  payload: ArrayBuffer;
+  /** The payload: a view into the segment's body as read (copy it before keeping it or sending it over RPC). */
+  payload: Uint8Array;
   size: number;
   createMs: number;
   replyTo: string | null;
@@ -65,11 +67,7 @@ export interface StoredMessage {
   deadLetter: string | null;
 }
 
-type Row = Record<string, SqlStorageValue>;
-
-const CORRELATION_INDEX = "CREATE INDEX IF NOT EXISTS messages_by_correlation ON messages (correlation_id) WHERE correlation_id IS NOT NULL";
-
-/** Columns added after the first release, per table: created by upgradeSchema in mailboxes that predate them. */
+/** Columns added after the first release, per table: created by upgradeSchema in mailboxes that predate them (`messages`: the legacy table, read once by its migration). */
 const ADDED_COLUMNS: readonly { table: string; column: string; type: string }[] = [
   { table: "groups", column: "delivered", type: "TEXT" }, // released main 8e7de12 … 70ff807 had groups(name, floors, batch)
   { table: "messages", column: "reply_to", type: "TEXT" },
@@ -83,12 +81,7 @@ const ADDED_COLUMNS: readonly { table: string; column: string; type: string }[] 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS mailbox (id INTEGER PRIMARY KEY CHECK (id = 1), address TEXT NOT NULL,
      created_ms INTEGER NOT NULL, ttl_s INTEGER NOT NULL, expires_ms INTEGER, next_msg_id INTEGER NOT NULL)`,
-  `CREATE TABLE IF NOT EXISTS messages (msg_id INTEGER PRIMARY KEY, lane INTEGER NOT NULL, key TEXT, tags TEXT,
-     payload BLOB NOT NULL, size INTEGER NOT NULL, create_ms INTEGER NOT NULL, expires_ms INTEGER,
-     reply_to TEXT, correlation_id TEXT, dead_letter TEXT)`,
-  `CREATE INDEX IF NOT EXISTS messages_by_lane ON messages (lane, msg_id)`,
-  `CREATE UNIQUE INDEX IF NOT EXISTS messages_by_key ON messages (key) WHERE key IS NOT NULL`,
-  CORRELATION_INDEX,
+  ...SEGMENT_SCHEMA,
   `CREATE TABLE IF NOT EXISTS delayed (seq INTEGER PRIMARY KEY, lane INTEGER NOT NULL, key TEXT, tags TEXT,
      payload BLOB NOT NULL, size INTEGER NOT NULL, sent_ms INTEGER NOT NULL, expires_ms INTEGER,
      reply_to TEXT, correlation_id TEXT)`,
@@ -98,13 +91,18 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS groups (name TEXT PRIMARY KEY, floors TEXT NOT NULL, batch TEXT, delivered TEXT)`,
   ...PUSH_SCHEMA,
 ];
-const TABLES = ["mailbox", "messages", "delayed", "schedule", "groups", ...PUSH_TABLES];
+const TABLES = ["mailbox", ...SEGMENT_TABLES, "messages", "delayed", "schedule", "groups", ...PUSH_TABLES];
 
 /**
  * Tables added after a release created mailboxes without them: created
  * (IF NOT EXISTS) when such a mailbox loads (upgradeSchema).
  */
-const ADDED_TABLES: readonly string[] = [...PUSH_SCHEMA]; // push delivery (issue 17)
+const ADDED_TABLES: readonly string[] = [...PUSH_SCHEMA, ...SEGMENT_SCHEMA]; // push delivery (issue 17), segments (issue 26)
+
+/** Tags column form: ",a,b," (so a tag is matched whole, `,a,`), or null. */
+export function encodeTags(tags: readonly string[]): string | null {
+  return tags.length ? `,${tags.join(",")},` : null;
+}
 
 
 /** Inverse of encodeTags. */
@@ -116,7 +114,7 @@ export function decodeTags(col: string | null): string[] {
 export function toMq9Message(m: StoredMessage): Mq9Message {
   return {
     msg_id: m.msgId,
-    payload: bytesToBase64(new Uint8Array(m.payload)),
+    payload: bytesToBase64(m.payload),
     priority: priorityOfLane(m.lane),
     create_time: Math.floor(m.createMs / 1000),
     key: m.key,
@@ -133,29 +131,38 @@ function blob(bytes: Uint8Array): ArrayBuffer {
     : (bytes.slice().buffer as ArrayBuffer);
 }
 
-function toStored(r: Row): StoredMessage {
+/** The reply form of a segment entry (its payload a view into the segment's body). */
+function toStored(e: SegmentEntry): StoredMessage {
   return {
-    msgId: r.msg_id as number,
-    lane: r.lane as Lane,
-    key: r.key as string | null,
-    tags: r.tags as string | null,
-    payload: r.payload as ArrayBuffer,
-    size: r.size as number,
-    createMs: r.create_ms as number,
-    replyTo: r.reply_to as string | null,
-    correlationId: r.correlation_id as string | null,
-    deadLetter: (r.dead_letter as string | null) ?? null,
+    msgId: e.msgId,
+    lane: e.lane,
+    key: e.key,
+    tags: e.tags,
+    payload: e.payload,
+    size: e.payload.byteLength,
+    createMs: e.createMs,
+    replyTo: e.replyTo,
+    correlationId: e.correlationId,
+    deadLetter: e.deadLetter,
   };
 }
 
-/** Schedule rows per INSERT (3 bound values a row; a Durable Object SQL statement takes at most 100). */
-const SCHEDULE_ROWS_PER_INSERT = 33;
+/** True when `e` has not expired at `nowMs`. */
+function unexpired(e: SegmentEntry, nowMs: number): boolean {
+  return e.expiresMs === null || e.expiresMs > nowMs;
+}
 
-const SELECT_MSG = "SELECT msg_id, lane, key, tags, payload, size, create_ms, reply_to, correlation_id, dead_letter FROM messages";
+/** Lane bitmask of every lane (segment-store.ts `lanes`). */
+const ALL_LANES = (1 << LANE_COUNT) - 1;
 
 /** Storage access for one mailbox. */
 export class MailboxStore {
-  constructor(private readonly sql: SqlStorage) {}
+  /** The visible messages (segments and keys). */
+  private readonly segments: SegmentStore;
+
+  constructor(private readonly sql: SqlStorage) {
+    this.segments = new SegmentStore(sql);
+  }
 
   /** True when the schema exists (a mailbox was created and not purged). */
   hasSchema(): boolean {
@@ -181,15 +188,20 @@ export class MailboxStore {
     for (const { table, column, type } of ADDED_COLUMNS) {
       if (tables.has(table) && !present.has(`${table}.${column}`)) this.sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
     }
-    if (tables.has("messages")) this.sql.exec(CORRELATION_INDEX);
   }
 
-  /** Loads the mailbox row (upgrading an older schema first), or null when there is no mailbox. */
-  loadMeta(): MailboxMeta | null {
+  /**
+   * Loads the mailbox row, or null when there is no mailbox. Upgrades an
+   * older schema first and moves a legacy per-message table into segments
+   * (legacy-messages-store.ts; `transact` runs each of its batches all or
+   * nothing: pass storage.transactionSync).
+   */
+  loadMeta(transact: (fn: () => void) => void = (fn) => fn()): MailboxMeta | null {
     if (!this.hasSchema()) return null;
     this.upgradeSchema();
+    migrateLegacyMessages(this.sql, this.segments, transact);
     const r = this.sql.exec(
-      "SELECT address, created_ms, ttl_s, expires_ms, MAX(next_msg_id, (SELECT COALESCE(MAX(msg_id) + 1, 0) FROM messages)) AS next_id FROM mailbox WHERE id = 1",
+      "SELECT address, created_ms, ttl_s, expires_ms, MAX(next_msg_id, (SELECT COALESCE(MAX(last_id) + 1, 0) FROM segments)) AS next_id FROM mailbox WHERE id = 1",
     ).toArray()[0];
     if (!r) return null;
     return {
@@ -219,11 +231,11 @@ export class MailboxStore {
    * `mortarmq_stored_bytes`); it matches sendMetadataBytes (wire/mq9).
    */
   storedBytes(): number {
-    const sum = (t: string) => this.sql.exec<{ b: number | null }>(
+    const delayed = this.sql.exec<{ b: number | null }>(
       `SELECT sum(size + coalesce(length(CAST(key AS BLOB)), 0) + coalesce(length(CAST(tags AS BLOB)), 0)
-         + coalesce(length(reply_to), 0) + coalesce(length(correlation_id), 0)) AS b FROM ${t}`,
+         + coalesce(length(reply_to), 0) + coalesce(length(correlation_id), 0)) AS b FROM delayed`,
     ).one().b ?? 0;
-    return sum("messages") + sum("delayed");
+    return this.segments.storedBytes() + delayed;
   }
 
   /** Drops every table: the mailbox and all its data are gone. */
@@ -234,58 +246,46 @@ export class MailboxStore {
   /**
    * True when appending `ms` (appendVisible for one message,
    * appendVisibleMany for several) is ONE SQL statement — no key to
-   * compact, no TTL to schedule, rows for one INSERT of insert-store.ts
-   * (at least 19, 97 without headers) — which is atomic by itself: the
-   * caller needs no `transactionSync` around it (a savepoint and its
-   * release were a visible part of a SEND's CPU).
+   * compact, no TTL to schedule, one segment (≤ SEGMENT_MAX_BYTES) — which
+   * is atomic by itself: the caller needs no `transactionSync` around it (a
+   * savepoint and its release were a visible part of a SEND's CPU).
    */
   appendIsOneStatement(ms: readonly NewMessage[]): boolean {
-    for (const m of ms) if (m.key !== null || m.expiresMs !== null) return false;
-    return statementCount(ms) <= 1;
+    let bytes = 0;
+    for (const m of ms) {
+      if (m.key !== null || m.expiresMs !== null) return false;
+      bytes += entryBound({ ...m, createMs: 0, tags: encodeTags(m.tags), deadLetter: m.deadLetter ?? null });
+    }
+    return ms.length <= 1 || bytes <= SEGMENT_MAX_BYTES;
   }
 
-  /**
-   * Appends a visible message with msg_id `msgId` (greater than every stored
-   * id): applies key compaction (deletes the older message with the same
-   * key; the new message stays the highest id, so no counter write is
-   * needed) and schedules its TTL.
-   */
+  /** Appends one visible message with msg_id `msgId` (greater than every stored id); see appendVisibleMany. */
   appendVisible(msgId: number, m: NewMessage, createMs: number): void {
-    if (m.key !== null) {
-      for (const r of this.sql.exec("DELETE FROM messages WHERE key = ? RETURNING msg_id", m.key).toArray()) {
-        this.unschedule(ScheduleKind.expire, r.msg_id as number);
-      }
-    }
-    this.sql.exec(
-      "INSERT INTO messages (msg_id, lane, key, tags, payload, size, create_ms, expires_ms, reply_to, correlation_id, dead_letter) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      msgId, m.lane, m.key, encodeTags(m.tags), blob(m.payload), m.payload.byteLength, createMs, m.expiresMs, m.replyTo, m.correlationId, m.deadLetter ?? null,
-    );
-    if (m.expiresMs !== null) this.schedule(ScheduleKind.expire, msgId, m.expiresMs);
+    this.appendVisibleMany(msgId, [m], createMs);
   }
 
   /**
-   * Appends visible messages without keys, msg_ids `firstId`, `firstId + 1`,
-   * … (greater than every stored id), as appendVisible would one at a time,
-   * in the multi-row INSERTs of insert-store.ts (one statement for a
-   * pipelined round of SENDs instead of one per SEND, binding only what
-   * differs between rows: the SQL calls and their bound values were the
-   * largest part of a pipelined SEND's CPU) and their TTL schedule rows.
-   * @throws Error when a message has a key (use appendVisible: compaction)
+   * Appends visible messages with msg_ids `firstId`, `firstId + 1`, …
+   * (greater than every stored id), created at `createMs` (one time for
+   * all, or one per message), as ONE segment row (more past
+   * SEGMENT_MAX_BYTES; segment-store.ts): a message with a key replaces the
+   * older one with that key (key compaction; the newest of the run wins),
+   * and the segment's earliest TTL is scheduled.
    */
-  appendVisibleMany(firstId: number, ms: readonly NewMessage[], createMs: number): void {
-    for (const m of ms) if (m.key !== null) throw new Error("appendVisibleMany: a message with a key");
-    for (const st of planInserts(firstId, ms, createMs, blob)) this.sql.exec(st.sql, ...st.args);
-    const timed: number[] = [];
-    ms.forEach((m, i) => {
-      if (m.expiresMs !== null) timed.push(firstId + i, m.expiresMs);
-    });
-    for (let o = 0; o < timed.length; o += 2 * SCHEDULE_ROWS_PER_INSERT) {
-      const part = timed.slice(o, o + 2 * SCHEDULE_ROWS_PER_INSERT);
-      this.sql.exec(
-        `INSERT INTO schedule (kind, ref, due_ms) VALUES ${",(?, ?, ?)".repeat(part.length / 2).slice(1)} ON CONFLICT (kind, ref) DO UPDATE SET due_ms = excluded.due_ms`,
-        ...part.flatMap((v, i) => (i % 2 === 0 ? [ScheduleKind.expire, v] : [v])),
-      );
-    }
+  appendVisibleMany(firstId: number, ms: readonly NewMessage[], createMs: number | readonly number[]): void {
+    if (ms.length === 0) return;
+    this.segments.append(ms.map((m, i) => ({
+      msgId: firstId + i,
+      lane: m.lane,
+      createMs: typeof createMs === "number" ? createMs : createMs[i]!,
+      expiresMs: m.expiresMs,
+      key: m.key,
+      tags: encodeTags(m.tags),
+      replyTo: m.replyTo,
+      correlationId: m.correlationId,
+      deadLetter: m.deadLetter ?? null,
+      payload: m.payload,
+    })));
   }
 
   /** Stores a delayed message due at `dueMs`. */
@@ -331,17 +331,14 @@ export class MailboxStore {
   }
 
   /**
-   * Deletes up to `limit` messages whose TTL ended at `nowMs`; returns how
-   * many. `nextMsgId` is persisted when anything was removed.
+   * Deletes the messages whose TTL ended at `nowMs` from up to `limit`
+   * segments due; returns how many segments. `nextMsgId` is persisted when
+   * any was handled.
    */
   expireDue(nowMs: number, limit: number, nextMsgId: number): number {
-    const refs = this.sql.exec(
-      "DELETE FROM schedule WHERE rowid IN (SELECT rowid FROM schedule WHERE kind = ? AND due_ms <= ? LIMIT ?) RETURNING ref",
-      ScheduleKind.expire, nowMs, limit,
-    ).toArray();
-    for (const r of refs) this.sql.exec("DELETE FROM messages WHERE msg_id = ?", r.ref);
-    if (refs.length) this.saveNextId(nextMsgId);
-    return refs.length;
+    const n = this.segments.expireDue(nowMs, limit);
+    if (n) this.saveNextId(nextMsgId);
+    return n;
   }
 
   /** Earliest due time in the schedule, push rows left out (the push driver keeps its own, push/store.ts), or null. */
@@ -352,8 +349,8 @@ export class MailboxStore {
 
   /** The visible, unexpired message `msgId`, or null. */
   message(msgId: number, nowMs: number): StoredMessage | null {
-    const r = this.sql.exec(`${SELECT_MSG} WHERE msg_id = ? AND (expires_ms IS NULL OR expires_ms > ?)`, msgId, nowMs).toArray()[0];
-    return r ? toStored(r) : null;
+    const e = this.segments.entry(msgId);
+    return e && unexpired(e, nowMs) ? toStored(e) : null;
   }
 
   /**
@@ -361,39 +358,37 @@ export class MailboxStore {
    * at most `limit`; read lazily so the caller can stop at its byte budget.
    */
   *readLane(lane: Lane, fromId: number, limit: number, nowMs: number): Generator<StoredMessage> {
-    const cursor = this.sql.exec(
-      `${SELECT_MSG} WHERE lane = ? AND msg_id >= ? AND (expires_ms IS NULL OR expires_ms > ?) ORDER BY msg_id LIMIT ?`,
-      lane, fromId, nowMs, limit,
-    );
-    for (const r of cursor) yield toStored(r);
+    if (limit <= 0) return;
+    let n = 0;
+    for (const e of this.segments.ascending(fromId, 1 << lane)) {
+      if (!unexpired(e, nowMs)) continue;
+      yield toStored(e);
+      if (++n >= limit) return;
+    }
   }
 
   /** Highest stored msg_id per lane (index = lane), -1 for an empty lane. */
   laneTops(): number[] {
     const tops = Array.from({ length: LANE_COUNT }, () => -1);
     if (!this.hasSchema()) return tops;
-    for (const r of this.sql.exec("SELECT lane, MAX(msg_id) AS top FROM messages GROUP BY lane")) tops[r.lane as number] = r.top as number;
-    return tops;
+    return tops.map((_, lane) => this.segments.laneTop(lane as Lane));
   }
 
   /** First msg_id whose create time is ≥ `ms`, or null. */
   firstIdCreatedAtOrAfter(ms: number): number | null {
-    return (this.sql.exec("SELECT MIN(msg_id) AS id FROM messages WHERE create_ms >= ?", ms).one().id as number | null) ?? null;
+    for (const e of this.segments.ascending(0, ALL_LANES, ms)) if (e.createMs >= ms) return e.msgId;
+    return null;
   }
 
   /** Lane of a stored message, or null. */
   laneOf(msgId: number): Lane | null {
-    const r = this.sql.exec("SELECT lane FROM messages WHERE msg_id = ?", msgId).toArray()[0];
-    return r ? (r.lane as Lane) : null;
+    return this.segments.entry(msgId)?.lane ?? null;
   }
 
   /** Deletes one visible message; false when there is none with that id. Persists `nextMsgId` when it did. */
   deleteMessage(msgId: number, nextMsgId: number): boolean {
-    const gone = this.sql.exec("DELETE FROM messages WHERE msg_id = ? RETURNING msg_id", msgId).toArray().length > 0;
-    if (gone) {
-      this.unschedule(ScheduleKind.expire, msgId);
-      this.saveNextId(nextMsgId);
-    }
+    const gone = this.segments.remove([msgId]).length > 0;
+    if (gone) this.saveNextId(nextMsgId);
     return gone;
   }
 
@@ -408,26 +403,24 @@ export class MailboxStore {
    * the byte budget and reverses to msg_id order).
    */
   *queryNewestFirst(spec: QuerySpec, nowMs: number): Generator<StoredMessage> {
-    const where = ["(expires_ms IS NULL OR expires_ms > ?)"];
-    const args: SqlStorageValue[] = [nowMs];
+    const sinceMs = spec.sinceSec !== null ? spec.sinceSec * 1000 : null;
+    const tags = spec.tags.map((t) => `,${t},`);
+    const matches = (e: SegmentEntry) => unexpired(e, nowMs)
+      && (sinceMs === null || e.createMs >= sinceMs)
+      && tags.every((t) => e.tags !== null && e.tags.includes(t))
+      && (spec.correlationId === null || e.correlationId === spec.correlationId);
+    if (spec.limit <= 0) return;
     if (spec.key !== null) {
-      where.push("key = ?");
-      args.push(spec.key);
+      const e = this.segments.keyed(spec.key); // a key is held by one message at most
+      if (e && matches(e)) yield toStored(e);
+      return;
     }
-    if (spec.sinceSec !== null) {
-      where.push("create_ms >= ?");
-      args.push(spec.sinceSec * 1000);
+    let n = 0;
+    for (const e of this.segments.descending(sinceMs ?? 0)) {
+      if (!matches(e)) continue;
+      yield toStored(e);
+      if (++n >= spec.limit) return;
     }
-    for (const tag of spec.tags) {
-      where.push("instr(tags, ?) > 0");
-      args.push(`,${tag},`);
-    }
-    if (spec.correlationId !== null) {
-      where.push("correlation_id = ?");
-      args.push(spec.correlationId);
-    }
-    const cursor = this.sql.exec(`${SELECT_MSG} WHERE ${where.join(" AND ")} ORDER BY msg_id DESC LIMIT ?`, ...args, spec.limit);
-    for (const r of cursor) yield toStored(r);
   }
 
   /** A group's cursor, or null when the group never fetched. */
@@ -436,13 +429,9 @@ export class MailboxStore {
     return r ? decodeCursor(r.floors as string, r.batch as string | null, r.delivered as string | null) : null;
   }
 
-  /** Unexpired visible messages and their payload bytes per lane (index = lane); a scan of `messages`. */
+  /** Unexpired visible messages and their payload bytes per lane (index = lane); a scan of the segments' counts. */
   laneCounts(nowMs: number): { messages: number; bytes: number }[] {
-    const out = Array.from({ length: LANE_COUNT }, () => ({ messages: 0, bytes: 0 }));
-    for (const r of this.sql.exec("SELECT lane, count(*) AS n, sum(size) AS b FROM messages WHERE expires_ms IS NULL OR expires_ms > ? GROUP BY lane", nowMs)) {
-      out[r.lane as number] = { messages: r.n as number, bytes: (r.b as number | null) ?? 0 };
-    }
-    return out;
+    return this.segments.laneCounts(nowMs, LANE_COUNT);
   }
 
   /** Delayed messages not yet visible. */

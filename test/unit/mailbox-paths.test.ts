@@ -20,16 +20,17 @@ describe("send path", () => {
     expect(newMessage({ ...opts(), replyTo: undefined, correlationId: undefined } as unknown as Mq9SendOptions, new Uint8Array(), 5).replyTo).toBeNull();
   });
 
-  it("a plain SEND has no key and no delay", () => {
-    expect([isPlain(P), isPlain(K), isPlain(D)]).toEqual([true, false, false]);
+  it("a plain SEND has no delay (a keyed one is plain: compaction happens inside the segment write)", () => {
+    expect([isPlain(P), isPlain(K), isPlain(D)]).toEqual([true, true, false]);
   });
 
   it("writes runs of two or more plain SENDs together, every other SEND alone, in order", () => {
     expect(planSendWrites([])).toEqual([]);
     expect(planSendWrites([P])).toEqual([{ kind: "one", at: 0 }]);
     expect(planSendWrites([P, P, P])).toEqual([{ kind: "plain", from: 0, to: 3 }]);
-    expect(planSendWrites([P, K, P, P, D, P])).toEqual([
-      { kind: "one", at: 0 }, { kind: "one", at: 1 }, { kind: "plain", from: 2, to: 4 }, { kind: "one", at: 4 }, { kind: "one", at: 5 },
+    expect(planSendWrites([P, K, P, P, D, P])).toEqual([{ kind: "plain", from: 0, to: 4 }, { kind: "one", at: 4 }, { kind: "one", at: 5 }]);
+    expect(planSendWrites([P, D, K, D, P])).toEqual([
+      { kind: "one", at: 0 }, { kind: "one", at: 1 }, { kind: "one", at: 2 }, { kind: "one", at: 3 }, { kind: "one", at: 4 },
     ]);
   });
 

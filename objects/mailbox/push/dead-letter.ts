@@ -31,7 +31,7 @@ export function deadLetterCopy(meta: MailboxMeta, cfg: PushConfig, row: OpenRow,
     reason: row.lastError ?? "", attempts: row.attempts, time: Math.floor(now / 1000),
   };
   const copy: DeadLetterCopy = {
-    lane: m.lane, key: m.key, tags: decodeTags(m.tags), payload: new Uint8Array(m.payload),
+    lane: m.lane, key: m.key, tags: decodeTags(m.tags), payload: m.payload.slice(), // a copy: an RPC would send the whole segment body the view lies in
     replyTo: m.replyTo, correlationId: m.correlationId, info,
     ref: `${meta.address}/${cfg.pushId}/${m.msgId}`,
   };

@@ -287,7 +287,7 @@ export class PushDriver {
       },
       o.row.attempts, run.cfg.pushId,
     );
-    const body = new Uint8Array(m.payload);
+    const body = m.payload;
     const refused = refusedByPolicy(run.cfg.url, h.urlPolicy);
     (refused !== null ? Promise.resolve<AttemptOutcome>({ kind: "connection_error", detail: refused }) : run.key
       .then((key) => sendAttempt({ url: run.cfg.url, headers, body, key, timeoutMs: run.cfg.timeoutMs }, cancel.signal)))

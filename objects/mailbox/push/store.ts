@@ -24,6 +24,7 @@
  * - `schedule` rows of kind `push` (ref = seq, due_ms = when the alarm must
  *   look at the subscription next).
  */
+import { SegmentStore } from "../segment-store";
 import type { Lane } from "../../../wire/mq9";
 import { ScheduleKind } from "../schedule";
 
@@ -210,11 +211,7 @@ export class PushStore {
    * group has not acknowledged yet.
    */
   backlog(floors: readonly number[], nowMs: number): number {
-    return this.sql.exec(
-      `SELECT count(*) AS n FROM messages WHERE (expires_ms IS NULL OR expires_ms > ?)
-         AND ((lane = 0 AND msg_id >= ?) OR (lane = 1 AND msg_id >= ?) OR (lane = 2 AND msg_id >= ?))`,
-      nowMs, floors[0] ?? 0, floors[1] ?? 0, floors[2] ?? 0,
-    ).one().n as number;
+    return new SegmentStore(this.sql).countFrom(floors, nowMs);
   }
 
   /** The msg_id a dead-letter copy with source `ref` was stored as, or null. */

@@ -32,7 +32,7 @@ async function breakMailbox(address: string, table: string): Promise<void> {
 describe("internal errors are answered without their text", () => {
   it("mq9 over HTTP: a SEND failing inside its mailbox → 500 with a reference, no SQLite text", async () => {
     const address = await createMailbox(freshAddress("ie"));
-    await breakMailbox(address, "messages");
+    await breakMailbox(address, "segments");
     const r = await mq9(`$mq9.AI.MSG.SEND.${address}`, "hello");
     expect(r.status).toBe(500);
     expect(r.body.error).toMatch(GENERIC);
@@ -41,7 +41,7 @@ describe("internal errors are answered without their text", () => {
 
   it("mq9 over NATS: the same request gets the same generic reply", async () => {
     const address = await createMailbox(freshAddress("ie"));
-    await breakMailbox(address, "messages");
+    await breakMailbox(address, "segments");
     const c = await openNats();
     c.send(`CONNECT {"verbose":false,"headers":true}\r\nSUB _INBOX.ie 1\r\nPUB $mq9.AI.MSG.SEND.${address} _INBOX.ie 5\r\nhello\r\nPING\r\n`);
     const [, body] = await c.waitFor(/MSG _INBOX\.ie 1 \d+\r\n(\{.*\})\r\n/);

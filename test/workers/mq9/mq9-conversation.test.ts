@@ -5,6 +5,7 @@
  * `correlation_id` — over HTTP and over the NATS protocol alike.
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { MailboxStore } from "../../../objects/mailbox/store";
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../../objects/env";
 import { mailboxStub } from "../../../objects/mailbox/stub";
@@ -74,10 +75,7 @@ describe("mq9-reply-to / mq9-correlation-id over HTTP", () => {
     const a = await createMailbox();
     await send(a, "abc", { "mq9-reply-to": "r.box", "mq9-correlation-id": "id-1" });
     await send(a, "later", { "mq9-delay": "3600", "mq9-correlation-id": "id-22" });
-    const bytes = await runInDurableObject(stubOf(a), (_obj, state) =>
-      state.storage.sql.exec<{ b: number }>(
-        "SELECT (SELECT sum(size + length(reply_to) + length(correlation_id)) FROM messages) + (SELECT sum(size + length(correlation_id)) FROM delayed) AS b",
-      ).one().b);
+    const bytes = await runInDurableObject(stubOf(a), (_obj, state) => new MailboxStore(state.storage.sql).storedBytes());
     expect(bytes).toBe(3 + 5 + 4 + 5 + 5);
   });
 });

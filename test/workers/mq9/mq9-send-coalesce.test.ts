@@ -16,6 +16,7 @@ import type { Env } from "../../../objects/env";
 import { MailboxLanes } from "../../../objects/mq9/sendbatch";
 import { MailboxStubs } from "../../../objects/mq9/stubs";
 import { createMailbox, freshAddress, query, text } from "../helpers/mq9";
+import { messageRows, messageTableRows } from "../helpers/mailbox-rows";
 import { testEnv as env } from "../helpers/nats-ws";
 
 const enc = new TextEncoder();
@@ -48,7 +49,7 @@ describe("SEND coalescing", () => {
   });
 });
 
-describe("SENDs of one group stored together (Mailbox.appendPlain: one INSERT per 11 plain SENDs)", () => {
+describe("SENDs of one group stored together (Mailbox.appendPlain: one segment row per commit)", () => {
   it("a pipelined run of 25 SENDs (13 plain ones in a row) with TTLs, tags, reply-to and a keyed and a delayed SEND among them: ids, rows and TTL schedule as one at a time", async () => {
     const a = await createMailbox();
     const sends = new MailboxLanes();
@@ -59,9 +60,14 @@ describe("SENDs of one group stored together (Mailbox.appendPlain: one INSERT pe
     const ids = replies.map((r) => r.body.msg_id);
     expect(ids).toEqual([...Array.from({ length: 20 }, (_, i) => i), -1, ...Array.from({ length: 4 }, (_, i) => 20 + i)]);
     const stub = mailboxStub(env as unknown as Env, "default", a);
-    const { messages, schedule } = await runInDurableObject(stub, (_o: Mailbox, state) => ({
-      messages: state.storage.sql.exec("SELECT msg_id, key, tags, size, expires_ms - create_ms AS ttl_ms, reply_to, correlation_id FROM messages ORDER BY msg_id").toArray(),
-      schedule: state.storage.sql.exec("SELECT kind, ref FROM schedule ORDER BY kind, ref").toArray(),
+    const { messages, schedule, segments, rows } = await runInDurableObject(stub, (_o: Mailbox, state) => ({
+      messages: messageRows(state.storage.sql).map((r) => ({
+        msg_id: r.msg_id, key: r.key, tags: r.tags, size: r.size, ttl_ms: r.expires_ms === null ? null : r.expires_ms - r.create_ms,
+        reply_to: r.reply_to, correlation_id: r.correlation_id,
+      })),
+      schedule: state.storage.sql.exec("SELECT kind, ref, due_ms FROM schedule ORDER BY kind, ref").toArray(),
+      segments: state.storage.sql.exec("SELECT seg_id, last_id, min_exp FROM segments ORDER BY seg_id").toArray(),
+      rows: messageTableRows(state.storage.sql),
     }));
     const sent = Array.from({ length: 25 }, (_, i) => i).filter((i) => i !== 20);
     expect(messages).toEqual(sent.map((i, n) => ({
@@ -69,9 +75,12 @@ describe("SENDs of one group stored together (Mailbox.appendPlain: one INSERT pe
       ttl_ms: i % 3 === 0 ? 60_000 : null,
       reply_to: i % 3 !== 0 && i % 5 === 0 ? "back.box" : null, correlation_id: i % 3 !== 0 && i % 5 === 0 ? `c${i}` : null,
     })));
-    const expiring = sent.map((i, n) => (i % 3 === 0 ? n : -1)).filter((n) => n >= 0);
     expect(schedule.filter((r) => r.kind === "deliver").length).toBe(1); // the delayed one
-    expect(schedule.filter((r) => r.kind === "expire").map((r) => r.ref)).toEqual(expiring);
+    // one TTL schedule row per segment holding messages with a TTL, due at its earliest expiry
+    const expiring = segments.filter((g) => sent.some((i, n) => i % 3 === 0 && n >= (g.seg_id as number) && n <= (g.last_id as number)));
+    expect(schedule.filter((r) => r.kind === "expire").map((r) => [r.ref, r.due_ms])).toEqual(expiring.map((g) => [g.seg_id, g.min_exp]));
+    expect(rows.segments).toBeLessThan(messages.length); // SENDs sharing a commit share a segment row
+    expect(rows.keys).toBe(1);
     expect((await query(a)).map(text)).toEqual(sent.map((i) => `m${i}`));
   });
 });
