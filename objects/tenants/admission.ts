@@ -48,9 +48,10 @@ export class Admission {
   /** The tenant's quotas and storage state (stored bytes read only while a storage quota is set). */
   async state(now: number): Promise<TenantState> {
     const quotas = this.store.quotas();
-    if (quotas.storage_bytes === null) return { quotas, storageFull: false, storedBytes: 0 };
+    const jurisdiction = this.store.record()?.jurisdiction ?? null;
+    if (quotas.storage_bytes === null) return { quotas, storageFull: false, storedBytes: 0, jurisdiction };
     const { stored } = await this.usage.read(now);
-    return { quotas, storageFull: stored >= quotas.storage_bytes, storedBytes: stored };
+    return { quotas, storageFull: stored >= quotas.storage_bytes, storedBytes: stored, jurisdiction };
   }
 
   /** Takes a connection slot while a connection quota is set (refused `connections` when all are taken). */

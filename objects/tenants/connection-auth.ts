@@ -43,6 +43,7 @@ export interface Mq9Quota {
 }
 import { revalidateMs } from "./config";
 import { tenantStub } from "./stub";
+import { noteJurisdiction } from "../shared/jurisdiction";
 import { RETRY_AFTER_S, faultKind, logOverload } from "../shared/platform-faults";
 
 /** A failed renewal (tenant object unreachable) is retried after this long, ms. */
@@ -111,6 +112,7 @@ export class ConnectionAuth {
 
   /** Restores what `snapshot` returned (the object woke from hibernation). */
   restore(s: ConnectionAuthSnapshot): void {
+    noteJurisdiction(s.tenant, s.state.jurisdiction);
     this.adopt(s);
   }
 
@@ -140,6 +142,7 @@ export class ConnectionAuth {
       // An issued token's scopes come with each re-check (a change reaches the connection within TENANT_REVALIDATE_MS);
       // a static token's are configuration and stay.
       this.snap = { ...s, checkedAt: now, state: a.state, scopes: s.tokenId !== undefined ? issuedScopes(a.scopes) : s.scopes };
+      noteJurisdiction(s.tenant, a.state.jurisdiction);
       this.gateOf?.setState(a.state, now);
       this.dueAt = now + revalidateMs(this.env);
     } catch {
