@@ -34,6 +34,7 @@ import { Directory } from "./directory";
 import { Purger } from "./purger";
 import { TenantStore } from "./store";
 import { TenantIndex } from "./tenant-index";
+import type { CreateLease } from "./create-gate";
 import { noteJurisdiction, parseTenantJurisdictions, type Jurisdiction } from "../shared/jurisdiction";
 import { tenantHoldsData } from "./holds-data";
 import type { AdminResult, AdmitAnswer, DirectoryRow, PushAdmitAnswer, ConnectAnswer, ConnectRequest, LeaseAnswer, ScopeLists, TenantState } from "./rpc";
@@ -196,6 +197,11 @@ export class TenantDirectory extends DurableObject<Env> {
    */
   admitMailbox(address: string, now = Date.now()): Promise<AdmitAnswer> {
     return this.admission.admitMailbox(address, now);
+  }
+
+  /** Mailbox-creation tokens for a Worker isolate's CreateGate (create-gate.ts; Admission.leaseCreates). */
+  leaseCreates(want: number, now = Date.now()): Promise<CreateLease> {
+    return this.admission.leaseCreates(want, now);
   }
 
   /**
