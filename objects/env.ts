@@ -6,6 +6,8 @@
 export interface Env {
   /** Comma-separated `token:tenant` pairs; empty/unset = open broker, tenant `default`. */
   AUTH_TOKENS?: string;
+  /** Jurisdictions of statically configured tenants: `tenant=eu,other=fedramp` (objects/shared/jurisdiction.ts). */
+  TENANT_JURISDICTION?: string;
   /**
    * Comma-separated browser origins (`https://app.example`; `*` = any) that
    * may call the broker besides its own origin; empty/unset = none, open

@@ -11,6 +11,7 @@ import { z } from "zod";
 import {
   DEFAULTED_QUOTA_FIELDS, QUOTA_FIELDS, TENANT_ID_RE, TOKEN_ID_RE, issuedTokenSchema, quotasAnswerSchema, tenantListSchema, tenantSchema,
   tokenListSchema, usageAnswerSchema, type PurgeDoc, type Quotas, type TenantDoc, type TokenInfo, type UsageAnswer, type UsageHours,
+  jurisdictionSchema,
 } from "../../wire/admin/tenants";
 import { action, printJson, printLine, type GlobalOptions } from "./context";
 import { usageError } from "./errors";
@@ -79,6 +80,13 @@ export function renderQuotas(q: Quotas): string {
   return formatFields(QUOTA_FIELDS.map((f) => [f.replace(/_/g, " "), show(f)]));
 }
 
+/** A `--jurisdiction` value, checked (a usage error otherwise). */
+function jurisdictionArg(v: string): string {
+  const ok = jurisdictionSchema.options as readonly string[];
+  if (!ok.includes(v)) throw usageError(`jurisdiction must be one of ${ok.join(", ")}, not "${v}"`);
+  return v;
+}
+
 /** Human text of one tenant. */
 export function renderTenant(t: TenantDoc): string {
   let out = formatFields([
@@ -87,6 +95,7 @@ export function renderTenant(t: TenantDoc): string {
     ["source", t.source === "static" ? "static (AUTH_TOKENS / open broker)" : "directory"],
     ["created", t.created_at ?? "-"],
     ["deleted", t.deleted_at ?? "-"],
+    ["jurisdiction", t.jurisdiction ?? "none"],
   ]);
   if (t.purge) out += "\n" + renderPurge(t.purge);
   out += "\n" + renderQuotas(t.quotas);
@@ -144,11 +153,21 @@ export function registerAdmin(program: Command): void {
   tenants.command("create <id>")
     .description("create a tenant (a deleted tenant's id only once its purge is done: the new tenant starts empty)")
     .option("--name <text>", "free text shown in lists")
-    .action(action(async (g, id: string, o: { name?: string }, cmd: Command) => {
+    .option("--jurisdiction <j>", "create every object of the tenant in this Cloudflare jurisdiction: eu, fedramp or fedramp-high (default: none)")
+    .action(action(async (g, id: string, o: { name?: string; jurisdiction?: string }, cmd: Command) => {
+      const body = { id: tenantId(id), ...(o.name ? { name: o.name } : {}), ...(o.jurisdiction ? { jurisdiction: jurisdictionArg(o.jurisdiction) } : {}) };
       const t = await adminRequest(g, tokenOf(cmd), "/admin/tenants",
-        { method: "POST", body: JSON.stringify({ id: tenantId(id), ...(o.name ? { name: o.name } : {}) }), headers: { "content-type": "application/json" } }, tenantSchema);
+        { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } }, tenantSchema);
       if (g.json) printJson(t);
-      else printLine(`created tenant ${t.id}; issue a token with: mortarmq admin tokens issue ${t.id}`);
+      else printLine(`created tenant ${t.id}${t.jurisdiction ? ` (jurisdiction ${t.jurisdiction})` : ""}; issue a token with: mortarmq admin tokens issue ${t.id}`);
+    }));
+  tenants.command("set-jurisdiction <id> <jurisdiction>")
+    .description("move a tenant's future objects to a jurisdiction (eu, fedramp, fedramp-high, or none): refused while the tenant holds data")
+    .action(action(async (g, id: string, j: string, _o: unknown, cmd: Command) => {
+      const t = await adminRequest(g, tokenOf(cmd), `/admin/tenants/${tenantId(id)}/jurisdiction`,
+        { method: "PUT", body: JSON.stringify({ jurisdiction: j === "none" ? null : jurisdictionArg(j) }), headers: { "content-type": "application/json" } }, tenantSchema);
+      if (g.json) printJson(t);
+      else printLine(`tenant ${t.id}: jurisdiction ${t.jurisdiction ?? "none"}`);
     }));
   tenants.command("list")
     .description("every tenant: directory tenants (deleted ones too) and static ones")

@@ -1,8 +1,9 @@
 import type { Env } from "../env";
+import { tenantObject } from "../shared/jurisdiction";
 import { objectName } from "../shared/names";
 import type { AgentRegistry } from "./AgentRegistry";
 
 /** The AgentRegistry of `tenant` (object name `agents/<tenant>`). */
 export function agentRegistryStub(env: Env, tenant: string): DurableObjectStub<AgentRegistry> {
-  return env.AGENTS.get(env.AGENTS.idFromName(objectName("agents", tenant)));
+  return tenantObject(env, env.AGENTS, tenant, objectName("agents", tenant));
 }

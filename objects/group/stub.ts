@@ -1,4 +1,5 @@
 import type { Env } from "../env";
+import { tenantObject } from "../shared/jurisdiction";
 import { groupName } from "../shared/names";
 import type { ConsumerGroup } from "./ConsumerGroup";
 
@@ -7,5 +8,5 @@ import type { ConsumerGroup } from "./ConsumerGroup";
  * name). The incarnation makes a group of a recreated topic start afresh.
  */
 export function groupStub(env: Env, tenant: string, incarnation: number, topicId: number, group: string): DurableObjectStub<ConsumerGroup> {
-  return env.GROUP.get(env.GROUP.idFromName(groupName({ tenant, incarnation, topicId, group })));
+  return tenantObject(env, env.GROUP, tenant, groupName({ tenant, incarnation, topicId, group }));
 }

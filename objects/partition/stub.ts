@@ -1,4 +1,5 @@
 import type { Env } from "../env";
+import { tenantObject } from "../shared/jurisdiction";
 import { partitionName } from "../shared/names";
 import type { Partition } from "./Partition";
 
@@ -8,5 +9,5 @@ import type { Partition } from "./Partition";
  * the same recycled topic_id) use fresh objects.
  */
 export function partitionStub(env: Env, tenant: string, incarnation: number, topicId: number, partition: number): DurableObjectStub<Partition> {
-  return env.PARTITION.get(env.PARTITION.idFromName(partitionName({ tenant, incarnation, topicId, partition })));
+  return tenantObject(env, env.PARTITION, tenant, partitionName({ tenant, incarnation, topicId, partition }));
 }

@@ -1,8 +1,9 @@
 import type { Env } from "../env";
+import { tenantObject } from "../shared/jurisdiction";
 import { objectName } from "../shared/names";
 import type { TopicRegistry } from "./TopicRegistry";
 
 /** The TopicRegistry of `tenant` (object name `registry/<tenant>`). */
 export function registryStub(env: Env, tenant: string): DurableObjectStub<TopicRegistry> {
-  return env.REGISTRY.get(env.REGISTRY.idFromName(objectName("registry", tenant)));
+  return tenantObject(env, env.REGISTRY, tenant, objectName("registry", tenant));
 }

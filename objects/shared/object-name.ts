@@ -10,7 +10,12 @@
  * partition, group) from their name would then fail every call until they
  * are evicted again. So the name is stored the first time the object runs
  * with it, and read back when it runs without it.
+ *
+ * Both readers also note the object's jurisdiction for its tenant
+ * (jurisdiction.ts), so the object addresses its tenant's other objects in
+ * the same one.
  */
+import { noteOwnJurisdiction } from "./jurisdiction";
 
 /**
  * Returns the object's name: `ctx.id.name`, remembered in table
@@ -24,6 +29,7 @@ export function rememberedName(ctx: DurableObjectState): string | null {
   let stored: string | null = null;
   for (const r of sql.exec<{ name: string }>("SELECT name FROM object_name WHERE k = 0")) stored = r.name;
   const name = ctx.id.name;
+  noteOwnJurisdiction(ctx.id, name ?? stored);
   if (!name) return stored;
   if (stored !== name) sql.exec("INSERT OR REPLACE INTO object_name(k, name) VALUES (0, ?)", name);
   return name;
@@ -46,6 +52,7 @@ export function nameToRemember(ctx: DurableObjectState): { name: string | null; 
     for (const r of sql.exec<{ name: string }>("SELECT name FROM object_name WHERE k = 0")) stored = r.name;
   }
   const name = ctx.id.name;
+  noteOwnJurisdiction(ctx.id, name ?? stored);
   if (!name) return { name: stored, unsaved: false };
   return { name, unsaved: stored !== name };
 }

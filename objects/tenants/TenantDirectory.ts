@@ -34,6 +34,9 @@ import { Directory } from "./directory";
 import { Purger } from "./purger";
 import { TenantStore } from "./store";
 import { TenantIndex } from "./tenant-index";
+import type { CreateLease } from "./create-gate";
+import { noteJurisdiction, parseTenantJurisdictions, type Jurisdiction } from "../shared/jurisdiction";
+import { tenantHoldsData } from "./holds-data";
 import type { AdminResult, AdmitAnswer, DirectoryRow, PushAdmitAnswer, ConnectAnswer, ConnectRequest, LeaseAnswer, ScopeLists, TenantState } from "./rpc";
 
 export class TenantDirectory extends DurableObject<Env> {
@@ -51,7 +54,8 @@ export class TenantDirectory extends DurableObject<Env> {
     // named calls that follow reach this same instance: its record knows the id. (Not stored as a
     // name: a lookup of a tenant that does not exist must leave no storage behind, store.ts.)
     this.tenant = tenantOfName(ctx.id.name) ?? this.store.record()?.id ?? "";
-    this.directory = new Directory(this.store, this.tenant);
+    this.directory = new Directory(this.store, this.tenant, parseTenantJurisdictions(env.TENANT_JURISDICTION).get(this.tenant) ?? null);
+    noteJurisdiction(this.tenant, this.directory.jurisdiction()); // the purge addresses the tenant's objects there
     this.admission = new Admission(env, this.store, this.tenant);
     this.purger = new Purger(env, ctx.storage, this.store, this.tenant);
     this.index = new TenantIndex(this.store);
@@ -59,10 +63,27 @@ export class TenantDirectory extends DurableObject<Env> {
 
   // ---------------------------------------------------------------- directory role (admin)
 
-  /** Creates the directory tenant (Directory.create: 409 while it exists or its id's purge runs). */
-  create(name: string, quotas: Quotas | null, now = Date.now()): AdminResult<TenantDoc> {
-    const r = this.directory.create(name, quotas, now);
-    if (r.ok) this.admission.quotasChanged();
+  /** Creates the directory tenant (Directory.create: 409 while it exists or its id's purge runs), its objects in `jurisdiction`. */
+  create(name: string, quotas: Quotas | null, now = Date.now(), jurisdiction: Jurisdiction | null = null): AdminResult<TenantDoc> {
+    const r = this.directory.create(name, quotas, now, jurisdiction);
+    if (r.ok) {
+      this.admission.quotasChanged();
+      noteJurisdiction(this.tenant, jurisdiction);
+    }
+    return r;
+  }
+
+  /**
+   * Changes the jurisdiction of the tenant's objects (Directory.setJurisdiction):
+   * 409 while the tenant holds data — any topic, mailbox, agent or stored
+   * byte, asked of its objects in the current jurisdiction.
+   * @throws when one of those objects does not answer
+   */
+  async setJurisdiction(j: Jurisdiction | null): Promise<AdminResult<TenantDoc>> {
+    const current = this.directory.jurisdiction();
+    const holds = current === j ? false : await tenantHoldsData(this.env, this.tenant);
+    const r = this.directory.setJurisdiction(j, holds);
+    if (r.ok) noteJurisdiction(this.tenant, j);
     return r;
   }
 
@@ -176,6 +197,11 @@ export class TenantDirectory extends DurableObject<Env> {
    */
   admitMailbox(address: string, now = Date.now()): Promise<AdmitAnswer> {
     return this.admission.admitMailbox(address, now);
+  }
+
+  /** Mailbox-creation tokens for a Worker isolate's CreateGate (create-gate.ts; Admission.leaseCreates). */
+  leaseCreates(want: number, now = Date.now()): Promise<CreateLease> {
+    return this.admission.leaseCreates(want, now);
   }
 
   /**

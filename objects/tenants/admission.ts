@@ -18,6 +18,7 @@ import { RateBucket } from "./bucket";
 import { leaseTtlMs } from "./config";
 import { CREATE_BURST_S, mailboxLimits } from "./mailbox-limits";
 import type { TenantStore } from "./store";
+import type { CreateLease } from "./create-gate";
 import { STATE_CACHE_MS, UsageReader } from "./usage-read";
 import type { AdmitAnswer, ConnectAnswer, ConnectRequest, LeaseAnswer, PushAdmitAnswer, TenantState } from "./rpc";
 
@@ -48,9 +49,10 @@ export class Admission {
   /** The tenant's quotas and storage state (stored bytes read only while a storage quota is set). */
   async state(now: number): Promise<TenantState> {
     const quotas = this.store.quotas();
-    if (quotas.storage_bytes === null) return { quotas, storageFull: false, storedBytes: 0 };
+    const jurisdiction = this.store.record()?.jurisdiction ?? null;
+    if (quotas.storage_bytes === null) return { quotas, storageFull: false, storedBytes: 0, jurisdiction };
     const { stored } = await this.usage.read(now);
-    return { quotas, storageFull: stored >= quotas.storage_bytes, storedBytes: stored };
+    return { quotas, storageFull: stored >= quotas.storage_bytes, storedBytes: stored, jurisdiction };
   }
 
   /** Takes a connection slot while a connection quota is set (refused `connections` when all are taken). */
@@ -105,6 +107,19 @@ export class Admission {
       };
     }
     return this.admitCount(address, limits.maxMailboxes, now, "nothing was created");
+  }
+
+  /**
+   * Up to `want` mailbox-creation tokens from the creation bucket (a Worker
+   * isolate's CreateGate, create-gate.ts), the limit they come under and
+   * the tenant's state; the isolate then asks the MailboxIndex for the
+   * count itself.
+   */
+  async leaseCreates(want: number, now: number): Promise<CreateLease> {
+    const rate = mailboxLimits(this.env, this.store.quotas()).createsPerS;
+    if (!this.createBucket || !this.createBucket.sameRates(rate, null)) this.createBucket = new RateBucket(rate, null, now, CREATE_BURST_S);
+    const granted = want > 0 ? this.createBucket.grant(Math.min(want, Math.ceil(rate)), 0, now).msgs : 0;
+    return { granted, ratePerS: rate, state: await this.state(now) };
   }
 
   /**

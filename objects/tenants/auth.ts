@@ -33,6 +33,7 @@ import type { AuthResult, ConnectionProtocol, ScopeLists } from "./rpc";
 import { logOverload } from "../shared/platform-faults";
 import { TokenCache } from "./token-cache";
 import { tokenCacheMs } from "./config";
+import { noteJurisdiction } from "../shared/jurisdiction";
 
 export { TENANT_ID_RE, timingSafeEqualStr };
 
@@ -142,13 +143,17 @@ export async function authenticateToken(env: Env, token: string | undefined, con
     const ttl = connection ? 0 : tokenCacheMs(env);
     if (ttl > 0) {
       const hit = issuedChecks.get(hash, Date.now());
-      if (hit) return { ok: true, tenant: hit.tenant, open: false, tokenId: hit.tokenId, state: hit.state, scopes: hit.scopes };
+      if (hit) {
+        noteJurisdiction(hit.tenant, hit.state?.jurisdiction);
+        return { ok: true, tenant: hit.tenant, open: false, tokenId: hit.tokenId, state: hit.state, scopes: hit.scopes };
+      }
     }
     const stub = tenantStub(env, issued.tenant);
     const a = connection
       ? await stub.openConnection({ tokenId: issued.tokenId, tokenHash: hash, leaseId: connection.leaseId, protocol: connection.protocol })
       : await stub.authenticate(issued.tokenId, hash);
     if (!a.ok) return { ok: false, reason: a.reason, message: a.message };
+    noteJurisdiction(issued.tenant, a.state.jurisdiction); // this isolate addresses the tenant's objects there
     const parsed = issuedScopes(a.scopes);
     issuedChecks.set(hash, { tenant: issued.tenant, tokenId: issued.tokenId, state: a.state, scopes: parsed }, Date.now(), ttl, a.expiresAt ?? null);
     return { ok: true, tenant: issued.tenant, open: false, tokenId: issued.tokenId, state: a.state, scopes: parsed };

@@ -43,6 +43,11 @@ export interface Mq9Quota {
 }
 import { revalidateMs } from "./config";
 import { tenantStub } from "./stub";
+import { noteJurisdiction } from "../shared/jurisdiction";
+import { CreateGate } from "./create-gate";
+import { mailboxLimits } from "./mailbox-limits";
+import { MAILBOX_QUOTA_RETRY_MS } from "./admission";
+import { mailboxIndexStub } from "../mailbox-index/stub";
 import { RETRY_AFTER_S, faultKind, logOverload } from "../shared/platform-faults";
 
 /** A failed renewal (tenant object unreachable) is retried after this long, ms. */
@@ -111,6 +116,7 @@ export class ConnectionAuth {
 
   /** Restores what `snapshot` returned (the object woke from hibernation). */
   restore(s: ConnectionAuthSnapshot): void {
+    noteJurisdiction(s.tenant, s.state.jurisdiction);
     this.adopt(s);
   }
 
@@ -140,6 +146,7 @@ export class ConnectionAuth {
       // An issued token's scopes come with each re-check (a change reaches the connection within TENANT_REVALIDATE_MS);
       // a static token's are configuration and stay.
       this.snap = { ...s, checkedAt: now, state: a.state, scopes: s.tokenId !== undefined ? issuedScopes(a.scopes) : s.scopes };
+      noteJurisdiction(s.tenant, a.state.jurisdiction);
       this.gateOf?.setState(a.state, now);
       this.dueAt = now + revalidateMs(this.env);
     } catch {
@@ -197,20 +204,45 @@ export class ConnectionAuth {
   }
 }
 
+/** Per-isolate creation gates, by tenant (bounded: the least recently created are dropped). */
+const createGates = new Map<string, CreateGate>();
+const MAX_CREATE_GATES = 1_000;
+
+/** The isolate's CreateGate of `tenant` (create-gate.ts), leasing from its directory object. */
+function createGateOf(env: Env, tenant: string): CreateGate {
+  let g = createGates.get(tenant);
+  if (!g) {
+    if (createGates.size >= MAX_CREATE_GATES) createGates.delete(createGates.keys().next().value!);
+    g = new CreateGate((want) => tenantStub(env, tenant).leaseCreates(want), Date.now());
+    createGates.set(tenant, g);
+  }
+  return g;
+}
+
 /**
- * Asks `tenant`'s directory object to admit one mailbox CREATE
- * (mailbox-limits.ts). When the object cannot be reached the CREATE is
- * admitted (a directory outage must not stop a tenant) — unless the broker
- * is overloaded (out of memory, the object over its limits): then it is
- * refused, since admitting more objects is what an overload cannot take.
+ * Admits one mailbox CREATE of `address` in `tenant` (mailbox-limits.ts):
+ * a creation token of the isolate's CreateGate (leased from the tenant's
+ * directory object about once a second while CREATEs keep coming), then a
+ * slot of the mailbox count, asked of the tenant's MailboxIndex. When an
+ * object cannot be reached the CREATE is admitted (a directory outage must
+ * not stop a tenant) — unless the broker is overloaded (out of memory, the
+ * object over its limits): then it is refused, since admitting more objects
+ * is what an overload cannot take.
  */
 export async function admitMailbox(env: Env, tenant: string, address: string): Promise<CreateAdmission> {
   try {
-    const a = await tenantStub(env, tenant).admitMailbox(address);
-    if (!a.ok) return { ok: false, refuse: { kind: a.kind ?? "mailboxes", message: a.message, retryAfterMs: a.retryAfterMs } };
+    const gate = createGateOf(env, tenant);
+    const v = await gate.admit();
+    if (!v.ok) return { ok: false, refuse: v.refuse };
+    const max = mailboxLimits(env, (v.state ?? gate.state)?.quotas ?? UNLIMITED).maxMailboxes;
+    const index = mailboxIndexStub(env, tenant);
+    const a = await index.admit(address, max, Date.now());
+    if (!a.ok) {
+      return { ok: false, refuse: { kind: "mailboxes", message: `mailbox quota exceeded: the tenant has ${a.count} mailboxes, quota ${max}; nothing was created`, retryAfterMs: MAILBOX_QUOTA_RETRY_MS } };
+    }
     const at = a.at;
     if (at === undefined) return CREATE_ADMITTED;
-    return { ok: true, undo: () => tenantStub(env, tenant).unadmitMailbox(address, at).catch(() => {}) };
+    return { ok: true, undo: () => mailboxIndexStub(env, tenant).release(address, at).catch(() => {}) };
   } catch (e) {
     const kind = faultKind(e);
     if (kind !== "overloaded" && kind !== "out_of_memory") return CREATE_ADMITTED;

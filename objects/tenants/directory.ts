@@ -14,12 +14,19 @@ import { newIssuedToken } from "./crypto";
 import { newPurge, purgeDoc } from "./purge";
 import type { AdminResult, ConnectAnswer, DirectoryRow, ScopeLists } from "./rpc";
 import type { TenantRecord, TenantStore, TokenRow } from "./store";
+import type { Jurisdiction } from "../../wire/admin/tenants";
 
 const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
 
 /** Records and tokens of one tenant (`tenants/<id>`). */
 export class Directory {
-  constructor(private readonly store: TenantStore, private readonly tenant: string) {}
+  /** `staticJurisdiction`: the tenant's jurisdiction in TENANT_JURISDICTION (static tenants), else null. */
+  constructor(private readonly store: TenantStore, private readonly tenant: string, private readonly staticJurisdiction: Jurisdiction | null = null) {}
+
+  /** The jurisdiction of the tenant's objects: the record's, else TENANT_JURISDICTION's; null = none. */
+  jurisdiction(): Jurisdiction | null {
+    return this.store.record()?.jurisdiction ?? this.staticJurisdiction;
+  }
 
   /**
    * Creates the directory tenant. 409 when it exists, or when the id belonged
@@ -27,7 +34,7 @@ export class Directory {
    * done the id may be taken again and the new tenant starts empty (no
    * topics, groups, mailboxes, agents, usage or tokens: docs/tenants.md).
    */
-  create(name: string, quotas: Quotas | null, now: number): AdminResult<TenantDoc> {
+  create(name: string, quotas: Quotas | null, now: number, jurisdiction: Jurisdiction | null = null): AdminResult<TenantDoc> {
     const existing = this.store.record();
     if (existing) {
       if (existing.deleted_at === null) return { ok: false, status: 409, error: `tenant ${this.tenant} already exists` };
@@ -40,7 +47,7 @@ export class Directory {
       this.store.dropTokens();
       this.store.dropLeases();
       this.store.setPurge(null);
-      this.store.setRecord({ id: this.tenant, name, created_at: now, deleted_at: null });
+      this.store.setRecord({ id: this.tenant, name, created_at: now, deleted_at: null, jurisdiction });
       this.store.setQuotas(quotas ?? { ...UNLIMITED });
     });
     return { ok: true, value: this.doc(this.store.record()!) };
@@ -149,7 +156,30 @@ export class Directory {
   /** The tenant's row for the directory index (null: never created). */
   directoryRow(): DirectoryRow | null {
     const rec = this.store.record();
-    return rec ? { id: rec.id, name: rec.name, created_at: rec.created_at, deleted_at: rec.deleted_at } : null;
+    return rec ? { id: rec.id, name: rec.name, created_at: rec.created_at, deleted_at: rec.deleted_at, jurisdiction: rec.jurisdiction ?? null } : null;
+  }
+
+  /**
+   * Moves the tenant's future objects to jurisdiction `j` (null: none).
+   * Unchanged → the document. 404 for no (or a deleted) directory tenant;
+   * 409 for a static tenant (TENANT_JURISDICTION decides), and while the
+   * tenant `holdsData` (its objects in the current jurisdiction would be
+   * left behind: docs/tenants.md "Jurisdiction").
+   */
+  setJurisdiction(j: Jurisdiction | null, holdsData: boolean): AdminResult<TenantDoc> {
+    const rec = this.store.record();
+    if (!rec || rec.deleted_at !== null) {
+      if (!rec && this.staticJurisdiction !== null) return { ok: false, status: 409, error: `tenant ${this.tenant} is configured statically: its jurisdiction is set in TENANT_JURISDICTION` };
+      return { ok: false, status: 404, error: `tenant ${this.tenant} does not exist` };
+    }
+    const current = rec.jurisdiction ?? null;
+    if (current === j) return { ok: true, value: this.doc(rec) };
+    if (holdsData) {
+      return { ok: false, status: 409, error: `tenant ${this.tenant} holds data in ${current ?? "no jurisdiction"}: its jurisdiction cannot change to ${j ?? "none"} (delete its topics, mailboxes and agents first, or create a new tenant)` };
+    }
+    const next = { ...rec, jurisdiction: j };
+    this.store.setRecord(next);
+    return { ok: true, value: this.doc(next) };
   }
 
   /**
@@ -185,6 +215,7 @@ export class Directory {
       deleted_at: iso(rec?.deleted_at ?? null),
       quotas: this.store.quotas(),
       tokens: this.store.tokens().map(tokenInfo),
+      jurisdiction: rec ? rec.jurisdiction ?? null : this.staticJurisdiction,
     };
   }
 }

@@ -6,10 +6,16 @@
  *
  * - No publish quota (the default): `admit` is one branch; no call is made.
  * - Publish rate: the gate holds budget leased from the tenant's bucket
- *   (bucket.ts) in chunks of about 1/10 s of the rate, and asks for the
- *   next chunk in the background when half of one is left, so a publisher
- *   under its rate never waits for a call and the bucket sees ~10 calls per
- *   second per busy publisher, whatever the message rate. A publish that
+ *   (bucket.ts) and asks for the next lease in the background when half of
+ *   the last one is left, so a publisher under its rate never waits for a
+ *   call. A lease adapts to the rate the gate observed since its previous
+ *   lease: LEASE_S seconds of it, at least 1/10 s of the quota (CHUNK_S) and
+ *   at most LEASE_S of the quota — so a steady publisher makes about one
+ *   lease call per second whatever its message rate (issue 27 item 4: ≤ 1
+ *   request/s to the TenantDirectory), and a starting or bursting one ten.
+ *   Budget held unused by gates is bounded by LEASE_S of the quota each, so
+ *   what a tenant publishes over T seconds stays within its rate × (T +
+ *   BURST_S + LEASE_S) plus one lease per other gate. A publish that
  *   finds no budget waits for the lease in flight (or starts one) and tries
  *   again; once a lease came back short (the tenant's bucket is empty) it
  *   is refused (`rate`) for the next 1/10 s without further calls, with the
@@ -26,8 +32,10 @@ import { BURST_S } from "./bucket";
 import type { LeaseAnswer, TenantState } from "./rpc";
 import { hasRateQuota } from "../../wire/admin/tenants";
 
-/** Fraction of a second of the rate leased per call. */
+/** Smallest lease, seconds of the quota (also how long a short lease's refusal holds). */
 export const CHUNK_S = 0.1;
+/** Largest lease, seconds of the quota; and how many seconds of the observed rate a lease covers. */
+export const LEASE_S = 1;
 /** Longest a publishing gate uses a state (storage) without refreshing it, ms. */
 export const REFRESH_MS = 1_000;
 
@@ -68,6 +76,13 @@ export class PublishGate {
   /** When a lease last granted less than it asked for (the bucket is empty), unix ms. */
   private shortAt = -Infinity;
   private refreshedAt: number;
+  /** Admitted since the last lease call (messages, bytes) and when that call was made, unix ms. */
+  private usedMsgs = 0;
+  private usedBytes = 0;
+  private windowAt: number;
+  /** Size of the last lease asked for (messages, bytes): the background refill starts below half of it. */
+  private lastMsgs = 0;
+  private lastBytes = 0;
 
   /**
    * `clock`: unix ms now (injectable for tests). `perCaller`: the gate is
@@ -87,6 +102,7 @@ export class PublishGate {
   ) {
     this.state = state;
     this.refreshedAt = now;
+    this.windowAt = now;
   }
 
   /** Replaces the tenant state (connect / renew / any answer that carries it). */
@@ -126,6 +142,8 @@ export class PublishGate {
     if (this.msgs >= needMsgs && this.bytes >= needBytes) {
       this.msgs -= needMsgs;
       this.bytes -= q.publish_bytes_per_s === null ? 0 : bytes;
+      this.usedMsgs += needMsgs;
+      this.usedBytes += q.publish_bytes_per_s === null ? 0 : bytes;
       if (!this.perCaller && this.inflight === null && this.low()) this.fetch(...this.want(0, 0));
       return OK;
     }
@@ -161,18 +179,28 @@ export class PublishGate {
     }
   }
 
-  /** Budget below half a chunk (in a limited dimension). */
+  /** Budget below half the last lease, or half a chunk (in a limited dimension). */
   private low(): boolean {
     const q = this.state.quotas;
-    return (q.publish_msgs_per_s !== null && this.msgs < chunk(q.publish_msgs_per_s) / 2)
-      || (q.publish_bytes_per_s !== null && this.bytes < chunk(q.publish_bytes_per_s) / 2);
+    return (q.publish_msgs_per_s !== null && this.msgs < Math.max(chunk(q.publish_msgs_per_s), this.lastMsgs) / 2)
+      || (q.publish_bytes_per_s !== null && this.bytes < Math.max(chunk(q.publish_bytes_per_s), this.lastBytes) / 2);
   }
 
-  /** How much to ask for: one chunk, or what the waiting message lacks if that is more. */
+  /**
+   * How much to ask for: the adaptive lease (leaseSize), or what the
+   * waiting message lacks if that is more. Starts the next observation window.
+   */
   private want(needMsgs: number, needBytes: number): [number, number] {
     const q = this.state.quotas;
-    const m = q.publish_msgs_per_s === null ? 0 : Math.max(chunk(q.publish_msgs_per_s), needMsgs - this.msgs);
-    const b = q.publish_bytes_per_s === null ? 0 : Math.max(chunk(q.publish_bytes_per_s), needBytes - this.bytes);
+    const now = this.clock();
+    const elapsedS = Math.max(CHUNK_S, (now - this.windowAt) / 1000);
+    const m = q.publish_msgs_per_s === null ? 0 : Math.max(leaseSize(q.publish_msgs_per_s, this.usedMsgs / elapsedS), needMsgs - this.msgs);
+    const b = q.publish_bytes_per_s === null ? 0 : Math.max(leaseSize(q.publish_bytes_per_s, this.usedBytes / elapsedS), needBytes - this.bytes);
+    this.usedMsgs = 0;
+    this.usedBytes = 0;
+    this.windowAt = now;
+    this.lastMsgs = m;
+    this.lastBytes = b;
     return [m, b];
   }
 
@@ -213,7 +241,16 @@ export class PublishGate {
   }
 }
 
-/** Size of one lease for a rate, units. */
+/** Size of the smallest lease for a rate, units. */
 function chunk(ratePerS: number): number {
   return Math.max(1, Math.ceil(ratePerS * CHUNK_S));
+}
+
+/**
+ * Size of a lease under quota `ratePerS` for a gate that used `observedPerS`
+ * since its last lease: LEASE_S seconds of the observed rate, within
+ * [one chunk, LEASE_S seconds of the quota]. Units as the rate.
+ */
+export function leaseSize(ratePerS: number, observedPerS: number): number {
+  return Math.min(Math.max(1, Math.ceil(ratePerS * LEASE_S)), Math.max(chunk(ratePerS), Math.ceil(observedPerS * LEASE_S)));
 }

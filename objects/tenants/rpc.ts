@@ -4,6 +4,7 @@
  */
 import type { Quotas, TenantDoc, TenantSummary, IssuedToken } from "../../wire/admin/tenants";
 import type { Scopes } from "../../wire/admin/scopes";
+import type { Jurisdiction } from "../../wire/admin/tenants";
 
 /** An issued token's scopes as stored and sent between objects (scope strings; wire/admin/scopes.ts parses them). */
 export interface ScopeLists {
@@ -18,6 +19,8 @@ export interface TenantState {
   storageFull: boolean;
   /** The tenant's stored bytes as last read from its UsageAggregator (0 when no storage quota is set). */
   storedBytes: number;
+  /** A directory tenant's jurisdiction (null: none; absent: not told — objects/shared/jurisdiction.ts). */
+  jurisdiction?: Jurisdiction | null;
 }
 
 /** Which transport a connection uses (connection quota and leases). */
@@ -73,6 +76,8 @@ export interface DirectoryRow {
   name: string;
   created_at: number;
   deleted_at: number | null;
+  /** The tenant's jurisdiction (null or absent: none). */
+  jurisdiction?: Jurisdiction | null;
 }
 
 /** Result of authenticating a token. */

@@ -12,7 +12,7 @@
  *                       null = none (rows from before scopes: full tenant access)
  *   leases(lease_id, protocol, expires_at)   open connections, only while a connection quota is set
  * Index role (`tenants-index/all`):
- *   directory(id, name, created_at, deleted_at)
+ *   directory(id, name, created_at, deleted_at, jurisdiction)
  * Times are unix ms.
  *
  * Tables are created by the first write only: a token naming a tenant that
@@ -22,6 +22,7 @@
 import { UNLIMITED, type Quotas } from "../../wire/admin/tenants";
 import type { PurgeState } from "./purge";
 import type { DirectoryRow } from "./rpc";
+import type { Jurisdiction } from "../../wire/admin/tenants";
 
 /** A directory tenant's record. */
 export interface TenantRecord {
@@ -29,6 +30,8 @@ export interface TenantRecord {
   name: string;
   created_at: number;
   deleted_at: number | null;
+  /** The jurisdiction of the tenant's objects (absent in records from before jurisdictions: none). */
+  jurisdiction?: Jurisdiction | null;
 }
 
 /** A stored token (the hash never leaves the object). */
@@ -52,7 +55,9 @@ export interface TokenRow extends Record<string, SqlStorageValue> {
 export const TOKEN_USE_GRANULARITY_MS = 60_000;
 
 /** One row of the index (rpc.ts DirectoryRow) as SQLite returns it. */
-interface DirectorySqlRow extends Record<string, SqlStorageValue>, DirectoryRow {}
+interface DirectorySqlRow extends Record<string, SqlStorageValue>, Omit<DirectoryRow, "jurisdiction"> {
+  jurisdiction: Jurisdiction | null;
+}
 
 export class TenantStore {
   private readonly sql: SqlStorage;
@@ -71,6 +76,8 @@ export class TenantStore {
     if (!cols.has("last_used_at")) this.sql.exec("ALTER TABLE tokens ADD COLUMN last_used_at INTEGER");
     if (!cols.has("allow_scopes")) this.sql.exec("ALTER TABLE tokens ADD COLUMN allow_scopes TEXT");
     if (!cols.has("deny_scopes")) this.sql.exec("ALTER TABLE tokens ADD COLUMN deny_scopes TEXT");
+    const dir = this.sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('directory')").toArray();
+    if (dir.length > 0 && !dir.some((r) => r.name === "jurisdiction")) this.sql.exec("ALTER TABLE directory ADD COLUMN jurisdiction TEXT");
   }
 
   /** Creates the tables (before the first write). */
@@ -82,7 +89,7 @@ export class TenantStore {
         created_at INTEGER NOT NULL, revoked_at INTEGER, expires_at INTEGER, last_used_at INTEGER,
         allow_scopes TEXT, deny_scopes TEXT);
       CREATE TABLE IF NOT EXISTS leases(lease_id TEXT PRIMARY KEY, protocol TEXT NOT NULL, expires_at INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS directory(id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at INTEGER NOT NULL, deleted_at INTEGER)`);
+      CREATE TABLE IF NOT EXISTS directory(id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at INTEGER NOT NULL, deleted_at INTEGER, jurisdiction TEXT)`);
   }
 
   // ---------------------------------------------------------------- tenant role
@@ -199,7 +206,8 @@ export class TenantStore {
 
   upsertDirectory(row: DirectoryRow): void {
     this.ensure();
-    this.sql.exec("INSERT OR REPLACE INTO directory VALUES (?,?,?,?)", row.id, row.name, row.created_at, row.deleted_at);
+    this.sql.exec("INSERT OR REPLACE INTO directory(id, name, created_at, deleted_at, jurisdiction) VALUES (?,?,?,?,?)",
+      row.id, row.name, row.created_at, row.deleted_at, row.jurisdiction ?? null);
   }
 
   directory(): DirectoryRow[] {

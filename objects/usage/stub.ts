@@ -5,6 +5,7 @@
  * interval is in config.ts.
  */
 import type { Env } from "../env";
+import { tenantObject } from "../shared/jurisdiction";
 import { objectName, tenantOfName } from "../shared/names";
 import type { UsageAggregator } from "./UsageAggregator";
 export { tenantOfName };
@@ -13,7 +14,7 @@ export { telemetryFlushMs } from "./config";
 
 /** The UsageAggregator of `tenant`. */
 export function usageStub(env: Env, tenant: string): DurableObjectStub<UsageAggregator> {
-  return env.USAGE.get(env.USAGE.idFromName(objectName("usage", tenant)));
+  return tenantObject(env, env.USAGE, tenant, objectName("usage", tenant));
 }
 
 /** The index object (a UsageAggregator in its index role): known tenants, storage probe. */

@@ -7,7 +7,7 @@ import {
   UNLIMITED, formatIssuedToken, parseIssuedToken, quotasSchema, timingSafeEqualBytes, timingSafeEqualStr, toQuotas, type Quotas,
 } from "../../wire/admin/tenants";
 import { RateBucket } from "../../objects/tenants/bucket";
-import { PublishGate } from "../../objects/tenants/gate";
+import { PublishGate, leaseSize } from "../../objects/tenants/gate";
 import type { LeaseAnswer, TenantState } from "../../objects/tenants/rpc";
 
 describe("constant-time comparison", () => {
@@ -87,7 +87,7 @@ describe("PublishGate", () => {
     expect(calls).toBe(0);
   });
 
-  it("rate: leases chunks of ~1/10 s, waits for a lease when empty, refuses once the bucket is empty, recovers", async () => {
+  it("rate: leases at most one second of the quota, waits for a lease when empty, refuses once the bucket is empty, recovers", async () => {
     const bucket = new RateBucket(20, null, 0);
     let now = 0;
     const leases: number[] = [];
@@ -109,12 +109,44 @@ describe("PublishGate", () => {
     }
     expect(admitted).toBe(20); // the burst: one second of the rate
     expect(refused).toBe(20);
-    expect(Math.max(...leases)).toBeLessThanOrEqual(2); // chunks of 1/10 s (2 messages)
+    expect(Math.min(...leases)).toBeGreaterThanOrEqual(2); // at least a chunk of 1/10 s (2 messages)
+    expect(Math.max(...leases)).toBeLessThanOrEqual(20); // at most LEASE_S (1 s) of the quota
     expect(leases.length).toBeLessThanOrEqual(12); // refused without calls once the bucket came back empty
     now = 1000; // a second later the rate allows 20 more
     let again = 0;
     for (let i = 0; i < 25; i++) if ((await g.admitAsync(10)) === null) again++;
     expect(again).toBe(20);
+  });
+
+  it("adaptive leases: a steady publisher makes about one lease call per second; what it publishes over T stays within rate × (T + 3 s)", async () => {
+    const rate = 1000;
+    const bucket = new RateBucket(rate, null, 0);
+    let now = 0;
+    const calls: number[] = [];
+    const lease = async (m: number, b: number): Promise<LeaseAnswer> => {
+      calls.push(now);
+      return { ...bucket.grant(m, b, now), state: state({ publish_msgs_per_s: rate }) };
+    };
+    const g = new PublishGate(lease, state({ publish_msgs_per_s: rate }), 0, () => now);
+    // 200 msg/s for 20 s (one every 5 ms), under the quota: never refused.
+    for (let t = 0; t < 20_000; t += 5) {
+      now = t;
+      expect(await g.admitAsync(10)).toBeNull();
+    }
+    const steady = calls.filter((t) => t >= 5_000).length; // after the start-up
+    expect(steady).toBeLessThanOrEqual(16); // ≤ ~1 per second over the last 15 s
+    // Flat out (over the quota) for T = 10 s: admitted ≤ rate × (T + 3 s).
+    let admitted = 0;
+    const from = now;
+    for (let t = from; t < from + 10_000; t += 0.5) {
+      now = t;
+      if ((await g.admitAsync(10)) === null) admitted++;
+    }
+    expect(admitted).toBeLessThanOrEqual(rate * (10 + 3));
+    expect(admitted).toBeGreaterThanOrEqual(rate * 9); // and the quota is usable
+    expect(leaseSize(rate, 200)).toBe(200);
+    expect(leaseSize(rate, 1)).toBe(100); // at least a chunk (1/10 s of the quota)
+    expect(leaseSize(rate, 5000)).toBe(1000); // at most a second of the quota
   });
 
   it("perCaller (a Worker isolate's HTTP requests): each request short of budget makes its own lease call and never waits on another's", async () => {

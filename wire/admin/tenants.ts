@@ -151,6 +151,15 @@ export function toQuotas(body: z.infer<typeof quotasSchema>): Quotas {
 
 // ------------------------------------------------------------------ request / response shapes
 
+/** Cloudflare jurisdictions a tenant's objects may be pinned to (docs/tenants.md "Jurisdiction"). */
+export const jurisdictionSchema = z.enum(["eu", "fedramp", "fedramp-high"], { error: "must be eu, fedramp or fedramp-high" });
+
+/** A Cloudflare jurisdiction (objects/shared/jurisdiction.ts). */
+export type Jurisdiction = z.infer<typeof jurisdictionSchema>;
+
+/** `PUT /admin/tenants/:id/jurisdiction` body (null: none). Refused 409 while the tenant holds data. */
+export const jurisdictionBodySchema = z.strictObject({ jurisdiction: jurisdictionSchema.nullable() });
+
 /** `POST /admin/tenants` body. */
 export const createTenantSchema = z.strictObject({
   id: z.string().regex(TENANT_ID_RE, "must be 1-64 chars of [a-z0-9_-]"),
@@ -158,6 +167,8 @@ export const createTenantSchema = z.strictObject({
   name: z.string().max(200).optional(),
   /** Initial quotas (default: all unset). */
   quotas: quotasSchema.optional(),
+  /** The jurisdiction every object of the tenant is created in (default: none). */
+  jurisdiction: jurisdictionSchema.optional(),
 });
 
 /** Longest token lifetime, s (10 years): `expires_in_s` at most this, `expires_at` at most this far from now. */
@@ -256,6 +267,8 @@ export const tenantSchema = tenantSummarySchema.extend({
   tokens: z.array(tokenInfoSchema),
   /** The purge of a deleted tenant's data; null for a tenant never deleted (absent from older brokers). */
   purge: purgeSchema.nullable().default(null),
+  /** The jurisdiction the tenant's objects are created in; null = none (absent from older brokers). */
+  jurisdiction: jurisdictionSchema.nullable().default(null),
 });
 
 /** `PUT /admin/tenants/:id/quotas` answer. */

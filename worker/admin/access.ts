@@ -13,6 +13,7 @@ import { tenantStub } from "../../objects/tenants/stub";
 import type { DirectoryRow } from "../../objects/tenants/rpc";
 import type { Env } from "../../objects/env";
 import { permit, permitAny, type Permit } from "../../objects/tenants/permissions";
+import { noteJurisdiction } from "../../objects/shared/jurisdiction";
 import { isolateMeter } from "../telemetry";
 import type { Operation, Resource, Scopes } from "../../wire/admin/scopes";
 
@@ -86,6 +87,7 @@ export async function scopedTenant(
     return { error: `unavailable: the tenant directory of ${tenant} did not answer; retry`, status: 503 };
   }
   if (!row) return { error: `tenant "${tenant}" does not exist (mortarmq admin tenants list shows the tenants)`, status: 404 };
+  noteJurisdiction(tenant, row.jurisdiction ?? null);
   if (row.deleted_at !== null) {
     return { error: `tenant ${tenant} was deleted at ${new Date(row.deleted_at).toISOString()}; its data is purged (mortarmq admin tenants describe ${tenant})`, status: 404 };
   }

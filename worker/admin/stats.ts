@@ -16,8 +16,13 @@
  * Without parameters the document is the caller's tenant's (the token's
  * tenant; `default` on an open broker and for the operator token).
  * `?tenant=<id>` names a tenant (the operator any, a tenant token only its
- * own); `?all=1` (operator) answers `{generated_at, tenants: [...]}` with
- * every known tenant.
+ * own); `?all=1` (operator) answers `{generated_at, tenants: [...],
+ * next_tenant}`: the first page of STATS_ALL_TENANTS tenants' documents
+ * (each a smaller first page: STATS_ALL_PARTITIONS partitions,
+ * STATS_ALL_GROUPS groups, its own `next_cursor` for `?tenant=&cursor=`), in
+ * name order after `&after=<tenant>`; `next_tenant` is the `after` of the
+ * next page, null on the last — so one request stays within 100 object calls
+ * whatever the number of tenants.
  */
 import type { Context } from "hono";
 import type { Env } from "../../objects/env";
@@ -116,17 +121,35 @@ export async function statsHandler(c: Context<{ Bindings: Env }>): Promise<Respo
   const limit = intParam(c.req.query("limit"), STATS_PAGE_PARTITIONS, 1, STATS_PAGE_PARTITIONS);
   if (limit === null) return c.json({ error: `limit must be a whole number from 1 to ${STATS_PAGE_PARTITIONS}` }, 400);
   if (all && from) return c.json({ error: "?all answers every tenant's first page; page one tenant with ?tenant=<id>&cursor=" }, 400);
+  const after = c.req.query("after") ?? "";
   await isolateMeter.flush(c.env);
   try {
     if (!all) return c.json(await tenantStats(c.env, scoped.tenant, from, limit));
-    const tenants = await knownTenants(c.env, true);
+    const tenants = (await knownTenants(c.env, true)).filter((t) => t > after);
+    const page = tenants.slice(0, STATS_ALL_TENANTS);
     const docs: StatsDoc[] = [];
-    for (const t of tenants) docs.push(await tenantStats(c.env, t));
-    return c.json({ generated_at: Date.now(), tenants: docs });
+    for (const t of page) docs.push(await tenantStats(c.env, t, null, STATS_ALL_PARTITIONS, STATS_ALL_GROUPS));
+    const next = tenants.length > page.length ? page[page.length - 1]! : null;
+    return c.json({ generated_at: Date.now(), tenants: docs, next_tenant: next } satisfies AllStatsDoc);
   } catch (e) {
     return c.json({ error: `could not assemble /stats (ref ${logFault("/stats", e)})` }, 503, { "Retry-After": "1" });
   }
 }
+
+/** The `?all=1` document: one page of tenants. */
+export interface AllStatsDoc {
+  generated_at: number;
+  tenants: StatsDoc[];
+  /** `&after=` of the next page of tenants, null on the last. */
+  next_tenant: string | null;
+}
+
+/** Tenants per `?all=1` page. */
+export const STATS_ALL_TENANTS = 4;
+/** Partitions read per tenant on an `?all=1` page. */
+export const STATS_ALL_PARTITIONS = 6;
+/** Consumer groups read per tenant on an `?all=1` page (4 tenants × (4 + 6 + 12) + 2 lists = 90 calls). */
+export const STATS_ALL_GROUPS = 12;
 
 /** Partitions a /stats page reads at most (`?limit=`, default and maximum). */
 export const STATS_PAGE_PARTITIONS = 32;
@@ -144,12 +167,14 @@ export function parseStatsCursor(v: string): PartitionCursor | null {
  * comment for where each value comes from). The page covers the tenant's
  * topics in topic-id order from `from` (null = the start) up to the next
  * page's cursor: written partitions are read (at most `limit`, and no more
- * than STATS_PAGE_GROUPS distinct groups), every other partition is
- * reported empty without a call. Costs at most 4 + `limit` +
- * STATS_PAGE_GROUPS object calls.
+ * than `maxGroups` distinct groups), every other partition is
+ * reported empty without a call. Costs at most 4 + `limit` + `maxGroups`
+ * object calls.
  * @throws when an object does not answer
  */
-export async function tenantStats(env: Env, tenant: string, from: PartitionCursor | null = null, limit = STATS_PAGE_PARTITIONS): Promise<StatsDoc> {
+export async function tenantStats(
+  env: Env, tenant: string, from: PartitionCursor | null = null, limit = STATS_PAGE_PARTITIONS, maxGroups = STATS_PAGE_GROUPS,
+): Promise<StatsDoc> {
   const generatedAt = Date.now();
   const [listed, mailboxes, agents] = await Promise.all([
     registryStub(env, tenant).list() as Promise<TopicInfo[]>,
@@ -167,14 +192,14 @@ export async function tenantStats(env: Env, tenant: string, from: PartitionCurso
     const [topicId, partition] = keys[k]!.split(":").map(Number) as [number, number];
     const t = byId.get(topicId)!;
     const fresh = w.read.get(keys[k]!)!.groups.filter((g) => !groupKeys.has(`${topicId}\u0000${g.group}`));
-    if (k > 0 && groupKeys.size + fresh.length > STATS_PAGE_GROUPS) {
+    if (k > 0 && groupKeys.size + fresh.length > maxGroups) {
       next = { topicId, partition };
       for (const rest of keys.slice(k)) w.read.delete(rest);
       break;
     }
     for (const g of fresh) groupKeys.set(`${topicId}\u0000${g.group}`, { t, group: g.group });
   }
-  const gkeys = [...groupKeys.keys()].slice(0, STATS_PAGE_GROUPS);
+  const gkeys = [...groupKeys.keys()].slice(0, maxGroups);
   const members = new Map<string, number>();
   (await mapLimit(gkeys, FANOUT, (k) => {
     const { t, group } = groupKeys.get(k)!;

@@ -3,7 +3,7 @@
  *
  * | route | answer |
  * |---|---|
- * | `POST /admin/tenants` `{id, name?, quotas?}` | 201 tenant; 409 id taken (also a deleted tenant's until its purge is done, one in AUTH_TOKENS, or `default`) |
+ * | `POST /admin/tenants` `{id, name?, quotas?, jurisdiction?}` | 201 tenant; 409 id taken (also a deleted tenant's until its purge is done, one in AUTH_TOKENS, or `default`) |
  * | `GET /admin/tenants` | 200 `{tenants: [...]}` (directory and static) |
  * | `GET /admin/tenants/:id` | 200 tenant (tokens listed without secrets); 404 |
  * | `DELETE /admin/tenants/:id` | 200 tenant (deleted_at set, purge scheduled): every token revoked; again: 200, the purge's progress; 404; 409 static |
@@ -11,6 +11,7 @@
  * | `GET /admin/tenants/:id/tokens` | 200 `{tenant, tokens: [...]}` with expiry and last use; 404 |
  * | `DELETE /admin/tenants/:id/tokens/:tokenId` | 200 token (revoked_at set; idempotent); 404 |
  * | `PUT /admin/tenants/:id/quotas` `{…}` | 200 `{tenant, quotas}` (the body replaces every quota; absent = unlimited); 404 |
+ * | `PUT /admin/tenants/:id/jurisdiction` `{jurisdiction}` | 200 tenant; 404; 409 while the tenant holds data, or static (TENANT_JURISDICTION) |
  *
  * Bodies are validated with zod (wire/admin/tenants.ts): 400 with the first
  * problem. No token → 401, a tenant's token → 403. On an open broker (no
@@ -22,7 +23,7 @@ import type { Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Env } from "../../objects/env";
 import {
-  TENANT_ID_RE, TOKEN_ID_RE, createTenantSchema, issueTokenSchema, tokenScopesSchema, quotasSchema, toQuotas, type TenantSummary,
+  TENANT_ID_RE, TOKEN_ID_RE, createTenantSchema, jurisdictionBodySchema, issueTokenSchema, tokenScopesSchema, quotasSchema, toQuotas, type TenantSummary,
 } from "../../wire/admin/tenants";
 import { ScopeError, parseScopes } from "../../wire/admin/scopes";
 import type { ScopeLists } from "../../objects/tenants/rpc";
@@ -59,15 +60,15 @@ export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
     if (isOpen(c.env)) return c.json({ error: OPEN_BROKER_REFUSAL }, 409);
     const body = await jsonBody(c, createTenantSchema);
     if ("error" in body) return bodyError(c, body);
-    const { id, name = "", quotas } = body.value;
+    const { id, name = "", quotas, jurisdiction = null } = body.value;
     if (id === OPEN_TENANT) {
       // The open broker's tenant (and that of AUTH_TOKENS entries without one): its data is not a new customer's.
       return c.json({ error: `tenant id ${OPEN_TENANT} is reserved (the open broker's tenant and that of AUTH_TOKENS entries without a tenant); pick another id` }, 409);
     }
     if (isStaticTenant(c.env, id)) return c.json({ error: `tenant ${id} is configured in AUTH_TOKENS; pick another id` }, 409);
-    const r = await tenantStub(c.env, id).create(name, quotas ? toQuotas(quotas) : null);
+    const r = await tenantStub(c.env, id).create(name, quotas ? toQuotas(quotas) : null, undefined, jurisdiction);
     if (r.ok) {
-      await tenantIndexStub(c.env).indexUpsert({ id, name, created_at: Date.parse(r.value.created_at!), deleted_at: null });
+      await tenantIndexStub(c.env).indexUpsert({ id, name, created_at: Date.parse(r.value.created_at!), deleted_at: null, jurisdiction });
     } else {
       await repairIndex(c.env, id);
     }
@@ -142,6 +143,14 @@ export function registerTenantAdmin(app: Hono<{ Bindings: Env }>): void {
     if ("error" in body) return bodyError(c, body);
     const r = await tenantStub(c.env, id).putQuotas(toQuotas(body.value), isStaticTenant(c.env, id));
     return r.ok ? c.json({ tenant: id, quotas: r.value }) : c.json({ error: r.error }, r.status);
+  }));
+
+  app.put("/admin/tenants/:id/jurisdiction", guarded(async (c, id) => {
+    const body = await jsonBody(c, jurisdictionBodySchema);
+    if ("error" in body) return bodyError(c, body);
+    const r = await tenantStub(c.env, id).setJurisdiction(body.value.jurisdiction);
+    if (r.ok) await repairIndex(c.env, id);
+    return answer(c, r);
   }));
 }
 

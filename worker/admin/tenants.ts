@@ -8,6 +8,7 @@ import { OPEN_TENANT, isOpen, parseStaticTokens } from "../../objects/tenants/au
 import type { Env } from "../../objects/env";
 import { usageIndexStub } from "../../objects/usage/stub";
 import { tenantIndexStub } from "../../objects/tenants/stub";
+import { noteJurisdiction } from "../../objects/shared/jurisdiction";
 
 /** Tenants with usage (`configured`: also the configured ones — AUTH_TOKENS, directory, open mode), sorted. */
 export async function knownTenants(env: Env, configured: boolean): Promise<string[]> {
@@ -24,7 +25,10 @@ export async function tenantsByOrigin(env: Env): Promise<{ withUsage: string[]; 
 /** The configured tenants: named in AUTH_TOKENS, in the directory (not deleted), and `default` on an open broker; sorted. */
 async function configuredTenants(env: Env): Promise<string[]> {
   const out = new Set<string>(parseStaticTokens(env.AUTH_TOKENS).values());
-  for (const r of await tenantIndexStub(env).indexList()) if (r.deleted_at === null) out.add(r.id);
+  for (const r of await tenantIndexStub(env).indexList()) {
+    noteJurisdiction(r.id, r.jurisdiction ?? null); // the operator's reads address the tenant's objects there
+    if (r.deleted_at === null) out.add(r.id);
+  }
   if (isOpen(env)) out.add(OPEN_TENANT);
   return [...out].sort();
 }
