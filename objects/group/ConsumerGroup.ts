@@ -269,11 +269,17 @@ export class ConsumerGroup extends DurableObject<Env> {
   /**
    * Tenant purge: deletes all of the object's storage and its alarm, after
    * the outbox loop stopped (no fence or notice leaves afterwards). From
-   * then on it answers as an empty group and refuses joins. Idempotent.
+   * then on it answers as an empty group and refuses joins. Its members'
+   * sessions are told (as after a session timeout): they answer HEARTBEATs
+   * themselves while the group heard from them recently, so their next one
+   * gets STALE_MEMBERSHIP_EPOCH. Idempotent.
    */
   async purge(): Promise<void> {
+    const members = [...(this.state?.members.values() ?? [])];
     this.purged = true;
     this.state = null;
+    await Promise.all(members.map((m) =>
+      withDeadline(sessionStub(this.env, m.session.sessionId).groupRemoved(m.session.subscriptionId, m.id)).catch(() => {})));
     await this.idle();
     await this.schedule.stop();
     await this.ctx.storage.deleteAll();

@@ -243,15 +243,16 @@ describe("session storage", () => {
     expect(await tables(stub)).toEqual({ tables: [], alarm: null });
   });
 
-  it("records a group membership in `subs`, created by the first one (a session without groups writes no table)", async () => {
+  it("records its subscriptions' snapshot in `consumer`, created by the first one (a session without groups writes no table)", async () => {
     const { stub, c } = await directSession();
     await c.connect();
     const { topicId } = await c.declare(`subs-${Date.now().toString(36)}`, 1);
     c.send([{ op: Op.SUB, group: utf8Bytes("g"), topicId, partition: SUB_PARTITION_ANY, startPolicy: 0, creditCount: 1, creditBytes: 0, flags: 0 }]);
     const rows = () => runInDurableObject(stub, async (_s, ctx) =>
-      ctx.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'subs'").toArray().length > 0
-        ? ctx.storage.sql.exec<{ grp: string }>("SELECT grp FROM subs").toArray().map((r) => r.grp) : null);
-    for (let i = 0; i < 80 && (await rows()) === null; i++) await new Promise((r) => setTimeout(r, 25));
+      ctx.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'consumer'").toArray().length > 0
+        ? ctx.storage.sql.exec<{ state: string }>("SELECT state FROM consumer").toArray()
+          .flatMap((r) => (JSON.parse(r.state) as { subs: { group: string; memberId: number }[] }).subs.filter((x) => x.memberId > 0).map((x) => x.group)) : null);
+    for (let i = 0; i < 80 && !(await rows())?.length; i++) await new Promise((r) => setTimeout(r, 25));
     expect(await rows()).toEqual(["g"]);
     c.close();
   });
