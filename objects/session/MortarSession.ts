@@ -66,7 +66,12 @@ const KEEPALIVE = "keepalive";
 const PARTIAL = "partial";
 const CONNECT = "connect";
 
-export class MortarSession extends SocketSession implements SessionCallbacks {
+/** The session's part of the socket attachment: when the group last heard from each member (Consumer.heardAt). */
+interface AttachedState {
+  heard: Record<number, number>;
+}
+
+export class MortarSession extends SocketSession<AttachedState> implements SessionCallbacks {
   private conn: Connection | null = null;
   private readonly store: SessionStore;
   /** Frames by op and errors by code of this connection, reported by `telemetry` (docs/operations.md). */
@@ -135,6 +140,7 @@ export class MortarSession extends SocketSession implements SessionCallbacks {
     const conn = this.conn;
     if (!conn || conn.isClosed || this.storageDeleted) return this.stayResident(false);
     this.store.save(this.auth.tenant ?? "", conn.consumer.snapshot());
+    this.saveState({ heard: conn.consumer.heardAt() });
     this.stayResident(conn.consumer.busy());
   }
 
@@ -147,13 +153,14 @@ export class MortarSession extends SocketSession implements SessionCallbacks {
     this.deadline(CONNECT, now + connectTimeoutMs(this.env), "resident");
   }
 
-  protected override onResume(): void {
+  protected override onResume(state: AttachedState | null): void {
     this.conn = new Connection(this.port, { sessionId: this.sessionId, tenant: this.auth.tenant, heartbeatForwardMs: this.heartbeatForwardMs });
     const r = this.restored;
     this.restored = null;
     if (!r) return;
     if (r.tenant !== this.auth.tenant) return this.lose(membersOf(r.tenant, r.snapshot)); // not this connection's: unusable
     this.conn.consumer.restore(r.snapshot);
+    if (state?.heard) this.conn.consumer.restoreHeardAt(state.heard);
     this.checkpointSoon();
   }
 

@@ -224,6 +224,7 @@ export class Consumer {
     }
     sub.groupHeardAt = now;
     if (leave) this.close(sub);
+    else this.io.changed(this.subs);
     this.io.respond(slot, encodeFrame(okFrame(Op.HEARTBEAT)));
   }
 
@@ -382,6 +383,25 @@ export class Consumer {
     for (const sub of subscriptionsOf(snap)) {
       this.subs.set(sub.id, sub);
       this.loop.schedule(sub);
+    }
+  }
+
+  /**
+   * When the group last heard from each joined member, ms, by subscription
+   * id (kept across hibernation in the socket attachment, not in storage:
+   * it changes with every HEARTBEAT forwarded).
+   */
+  heardAt(): Record<number, number> {
+    const out: Record<number, number> = {};
+    for (const s of this.subs.values()) if (s.groupHeardAt > 0 && !s.removed) out[s.id] = s.groupHeardAt;
+    return out;
+  }
+
+  /** Restores `heardAt()` after a rebuild (subscriptions not open are ignored). */
+  restoreHeardAt(heard: Record<number, number>): void {
+    for (const [id, at] of Object.entries(heard)) {
+      const s = this.subs.get(Number(id));
+      if (s && typeof at === "number") s.groupHeardAt = at;
     }
   }
 
