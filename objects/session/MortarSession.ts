@@ -158,7 +158,10 @@ export class MortarSession extends SocketSession<AttachedState> implements Sessi
     const r = this.restored;
     this.restored = null;
     if (!r) return;
-    if (r.tenant !== this.auth.tenant) return this.lose(membersOf(r.tenant, r.snapshot)); // not this connection's: unusable
+    if (r.tenant !== this.auth.tenant) { // not this connection's: unusable
+      void this.conn.end();
+      return this.lose(membersOf(r.tenant, r.snapshot));
+    }
     this.conn.consumer.restore(r.snapshot);
     if (state?.heard) this.conn.consumer.restoreHeardAt(state.heard);
     this.checkpointSoon();
