@@ -139,9 +139,10 @@ export class MortarSession extends SocketSession<AttachedState> implements Sessi
   private checkpoint(): void {
     const conn = this.conn;
     if (!conn || conn.isClosed || this.storageDeleted) return this.stayResident(false);
-    this.store.save(this.auth.tenant ?? "", conn.consumer.snapshot());
+    const busy = conn.consumer.busy();
+    this.store.save(this.auth.tenant ?? "", conn.consumer.snapshot(), busy);
     this.saveState({ heard: conn.consumer.heardAt() });
-    this.stayResident(conn.consumer.busy());
+    this.stayResident(busy);
   }
 
   // ------------------------------------------------------------ the protocol's hooks

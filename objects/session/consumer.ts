@@ -358,12 +358,17 @@ export class Consumer {
   /**
    * Whether in-memory state that no snapshot holds exists: deliveries
    * outstanding or reserved (credit), PULLs waiting, pushes held until a
-   * SUB's OK, a SUB still joining. While busy the host keeps the object in
-   * memory; otherwise `snapshot()` is all the read path needs to resume.
+   * SUB's OK, a SUB still joining, or (push mode) an active partition not
+   * parked — one the loop is about to ask. While busy the host keeps the
+   * object in memory; otherwise `snapshot()` is all the read path needs to
+   * resume (every active push partition is then parked: its Partition
+   * wakes the session).
    */
   busy(): boolean {
     for (const s of this.subs.values()) {
       if (s.credit.outstanding.count > 0 || s.credit.reserved.count > 0 || s.pulls.length > 0 || !s.announced || s.memberId === 0) return true;
+      // push mode: a partition that is not parked is about to be asked (or blocked until credit returns)
+      if (!s.pullMode && !s.removed) for (const o of s.owned.values()) if (o.active && !o.parked) return true;
     }
     return false;
   }

@@ -9,7 +9,9 @@
  * epoch, active, parked, blocked bytes) and the NOTICEs awaiting their
  * CONTROL_ACK. Outstanding deliveries are not in it: the session stays in
  * memory while any is outstanding (Consumer.busy), so a snapshot taken
- * while idle is complete. JSON, one row (store.ts).
+ * while idle is complete. JSON, one row (store.ts), written when its
+ * structure changes, and when the session goes idle with parked flags
+ * other than the stored ones (`structuralKey`).
  */
 import type { TopicInfo } from "../registry/rpc";
 import { Subscription, type SentNotice } from "./subscription";
@@ -67,11 +69,22 @@ export function subscriptionsOf(snap: ConsumerSnapshot): Subscription[] {
     s.removed = r.removed;
     s.announced = true;
     for (const [p, epoch, active, parked, blockedBytes] of r.owned) {
-      s.owned.set(p, { ownershipEpoch: epoch, active, fetching: false, parked, woken: false, blockedBytes, failures: 0, backoff: false });
+      // pull mode: the next PULL asks every partition once (its parked flag may be older than the snapshot)
+      s.owned.set(p, { ownershipEpoch: epoch, active, fetching: false, parked: parked && !r.pullMode, woken: false, blockedBytes, failures: 0, backoff: false });
     }
     for (const [id, n] of r.notices) s.notices.set(id, n);
     return s;
   });
+}
+
+/**
+ * The part of `snap` that must be stored at once when it changes, as JSON:
+ * everything but each partition's parked flag and blocked bytes, which
+ * change with every delivery cycle and are only stored once the session
+ * is idle (MortarSession: the one moment the runtime may evict it).
+ */
+export function structuralKey(snap: ConsumerSnapshot): string {
+  return JSON.stringify(snap, (k, v: unknown) => (k === "owned" ? (v as SubSnapshot["owned"]).map((o) => [o[0], o[1], o[2]]) : v));
 }
 
 /** A stored snapshot is usable: well-formed, unique ids (anything else: the session closes 1011). */

@@ -14,7 +14,7 @@
  * state to resume): found after a restart, those members leave and the
  * connection closes (1011).
  */
-import { validSnapshot, type ConsumerSnapshot } from "./snapshot";
+import { structuralKey, validSnapshot, type ConsumerSnapshot } from "./snapshot";
 
 /** One recorded membership (what a member needs to leave its group). */
 export interface MemberRow {
@@ -42,8 +42,9 @@ interface LegacyRow extends Record<string, SqlStorageValue> {
 export class SessionStore {
   /** Whether `consumer` exists (read once, then kept). */
   private created: boolean;
-  /** JSON last written ("" = no row). */
+  /** JSON last written ("" = no row), and its structural key. */
   private written = "";
+  private writtenKey = "";
 
   constructor(private readonly storage: DurableObjectStorage) {
     this.created = this.hasTable("consumer");
@@ -73,7 +74,10 @@ export class SessionStore {
         } catch {
           /* malformed */
         }
-        if (validSnapshot(snap)) found = { tenant: row.tenant, snapshot: snap };
+        if (validSnapshot(snap)) {
+          found = { tenant: row.tenant, snapshot: snap };
+          this.writtenKey = structuralKey(snap);
+        }
         else malformed = true;
       }
     }
@@ -82,11 +86,16 @@ export class SessionStore {
     return lost.length > 0 || malformed ? { kind: "lost", members: lost } : { kind: "none" };
   }
 
-  /** Writes `snap` for `tenant` when it differs from what is stored (one row); an empty one removes the row. */
-  save(tenant: string, snap: ConsumerSnapshot): void {
+  /**
+   * Writes `snap` for `tenant` (one row; an empty one removes it) when it
+   * differs from what is stored — while `busy`, only when its structure
+   * does (structuralKey): parked flags flip with every delivery cycle.
+   */
+  save(tenant: string, snap: ConsumerSnapshot, busy: boolean): void {
     const empty = snap.subs.length === 0;
     const json = empty ? "" : JSON.stringify(snap);
-    if (json === this.written) return;
+    const key = empty ? "" : structuralKey(snap);
+    if (json === this.written || (busy && key === this.writtenKey)) return;
     if (empty) {
       this.storage.sql.exec("DELETE FROM consumer");
     } else {
@@ -97,13 +106,14 @@ export class SessionStore {
       this.storage.sql.exec("INSERT OR REPLACE INTO consumer VALUES (0, ?, ?)", tenant, json);
     }
     this.written = json;
+    this.writtenKey = key;
   }
 
   /** Drops everything recorded (snapshot and an earlier version's rows). */
   clear(): void {
     if (this.created) this.storage.sql.exec("DELETE FROM consumer");
     if (this.hasTable("subs")) this.storage.sql.exec("DELETE FROM subs");
-    this.written = "";
+    this.written = this.writtenKey = "";
   }
 }
 
