@@ -14,8 +14,13 @@
  *
  * One alarm (schedule table): "timers" (session timeouts, revocation
  * timeouts), "outbox" (retry after a failed effect), "probe" (after a
- * restart, ask each member's session whether it still exists), "delete"
- * (finish a group delete that failed half way).
+ * restart with effects pending: resume the outbox), "delete" (finish a
+ * group delete that failed half way). After a restart (a crash, or an
+ * eviction while idle: HEARTBEATs reach the group only about once per half
+ * session timeout, MortarSession answers the rest), members are probed
+ * (MortarSession.hasMember) only when another member calls and only those
+ * that did not call themselves since (`unverified`), so an idle group
+ * rebuilt by its one member's HEARTBEAT costs nothing more.
  *
  * Management (docs/groups.md): describe, reset, pause/resume and delete
  * (refused while the group has members, unless forced: members are then
@@ -70,6 +75,16 @@ export class ConsumerGroup extends DurableObject<Env> {
   private timersDue: number | null = null;
   /** The object's name, also when the runtime started it for its alarm (shared/object-name.ts). */
   private readonly name: string | null;
+  /**
+   * Members loaded at construction whose session has not shown them alive
+   * since (their own HEARTBEAT, CONTROL_ACK or leave). Probed with
+   * MortarSession.hasMember once another member calls, so that a session
+   * lost in a crash does not hold partitions for a whole session timeout —
+   * while a group merely evicted when idle costs no probe: its one
+   * member's next call verifies it.
+   */
+  private unverified = new Set<number>();
+  private probing: Promise<void> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -96,11 +111,16 @@ export class ConsumerGroup extends DurableObject<Env> {
     if (this.store.meta("deleting") === 1) {
       this.state = null; // a delete was under way: finish it
       void ctx.blockConcurrencyWhile(() => this.schedule.set("delete", Date.now()));
-    } else if (this.state && (this.state.members.size > 0 || this.store.pendingEffects() > 0)) {
-      // Restarted with members: check their sessions still exist, and resume the outbox.
-      void ctx.blockConcurrencyWhile(async () => {
-        await this.schedule.set("probe", Date.now());
-      });
+    } else if (this.state) {
+      // Restarted with members (after a crash, or just evicted while idle): a member's own call shows it alive;
+      // the others are probed when another member calls (probeUnverified), not on every rebuild.
+      this.unverified = new Set(this.state.members.keys());
+      if (this.store.pendingEffects() > 0) {
+        // resume the outbox (and probe)
+        void ctx.blockConcurrencyWhile(async () => {
+          await this.schedule.set("probe", Date.now());
+        });
+      }
     }
   }
 
@@ -142,6 +162,7 @@ export class ConsumerGroup extends DurableObject<Env> {
     }
     const { member, effects } = g.join(req.session, Date.now());
     await this.commit(effects);
+    this.probeUnverified();
     return { memberId: member.id, membershipEpoch: member.membershipEpoch, assignmentEpoch: member.assignmentEpoch };
   }
 
@@ -154,7 +175,9 @@ export class ConsumerGroup extends DurableObject<Env> {
     const g = this.state;
     if (!g) return ErrorCode.STALE_MEMBERSHIP_EPOCH;
     const r = g.heartbeat(memberId, membershipEpoch, assignmentEpoch, leave, Date.now());
+    if (r.code === 0) this.unverified.delete(memberId);
     if (r.code === 0 && leave) await this.commit(r.effects);
+    this.probeUnverified();
     return r.code;
   }
 
@@ -166,7 +189,9 @@ export class ConsumerGroup extends DurableObject<Env> {
       id: req.noticeId, kind: req.kind, membershipEpoch: req.membershipEpoch,
       assignmentEpoch: req.assignmentEpoch, ownershipEpoch: req.ownershipEpoch,
     }, Date.now());
+    if (r.code === 0) this.unverified.delete(req.memberId);
     if (r.code === 0) await this.commit(r.effects);
+    this.probeUnverified();
     return r.code;
   }
 
@@ -269,11 +294,17 @@ export class ConsumerGroup extends DurableObject<Env> {
   /**
    * Tenant purge: deletes all of the object's storage and its alarm, after
    * the outbox loop stopped (no fence or notice leaves afterwards). From
-   * then on it answers as an empty group and refuses joins. Idempotent.
+   * then on it answers as an empty group and refuses joins. Its members'
+   * sessions are told (as after a session timeout): they answer HEARTBEATs
+   * themselves while the group heard from them recently, so their next one
+   * gets STALE_MEMBERSHIP_EPOCH. Idempotent.
    */
   async purge(): Promise<void> {
+    const members = [...(this.state?.members.values() ?? [])];
     this.purged = true;
     this.state = null;
+    await Promise.all(members.map((m) =>
+      withDeadline(sessionStub(this.env, m.session.sessionId).groupRemoved(m.session.subscriptionId, m.id)).catch(() => {})));
     await this.idle();
     await this.schedule.stop();
     await this.ctx.storage.deleteAll();
@@ -458,18 +489,30 @@ export class ConsumerGroup extends DurableObject<Env> {
     return true;
   }
 
-  /** Removes members whose session no longer knows them (after a restart of this object). */
+  /** Probes the unverified members (see `unverified`) once, in the background. */
+  private probeUnverified(): void {
+    if (this.unverified.size === 0 || this.probing) return;
+    this.probing = this.probe().catch(() => {}).finally(() => {
+      this.probing = null;
+    });
+  }
+
+  /** Removes members whose session no longer knows them (after a restart of this object): those not verified since. */
   private async probe(): Promise<void> {
     const g = this.state;
     if (!g) return;
-    for (const m of [...g.members.values()]) {
+    const ids = [...this.unverified];
+    this.unverified.clear();
+    for (const id of ids) {
+      const m = g.members.get(id);
+      if (!m) continue;
       let alive = true;
       try {
         alive = await withDeadline(sessionStub(this.env, m.session.sessionId).hasMember(m.session.subscriptionId, m.id));
       } catch {
         /* unknown: keep it; the session timeout decides */
       }
-      if (!alive && g.members.has(m.id)) this.persist(g.remove(m.id, "gone", Date.now()));
+      if (!alive && this.state === g && g.members.has(m.id)) await this.commit(g.remove(m.id, "gone", Date.now()));
     }
   }
 }

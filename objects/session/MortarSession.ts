@@ -21,14 +21,24 @@
  * not move it) is resident too: a connection that never authenticates
  * costs no storage write for it.
  *
- * Read path: subscriptions (credit, owned partitions, pending PULLs) live in
- * memory, so while any is open the object stays resident. Each open
- * subscription's group membership is also written to the `subs` table
- * (store.ts); if the object ever restarts with rows there (its memory was
- * lost), it makes those members leave their groups and closes the socket
- * (1011) so the client reconnects and subscribes again. Groups and
- * partitions call back through the RPC methods below (groupNotice, wake,
- * expired, hasMember, groupRemoved).
+ * Read path (issue #26 §2 (f)): subscriptions live in memory, and a
+ * snapshot of them (snapshot.ts: member ids and epochs, credit window,
+ * owned partitions, NOTICEs awaiting CONTROL_ACK) is written to storage
+ * (store.ts, one row) whenever it changes — after each client message,
+ * each callback and each completed deliver call, only when its JSON
+ * differs. The object is kept in memory only while the read path is busy
+ * (Consumer.busy: deliveries outstanding, PULLs waiting, a SUB joining);
+ * an idle subscribed member can be evicted by the runtime, and its next
+ * event — a client frame, or a Partition's wake / a group's NOTICE, which
+ * reach the session by id and so rebuild it — restores the Consumer from
+ * the snapshot and carries on. Rebuilt without its socket, or with a
+ * snapshot it cannot use (an earlier version's `subs` rows, malformed),
+ * the members leave their groups and the socket (if any) closes 1011 so
+ * the client reconnects and subscribes again. HEARTBEATs with unchanged
+ * epochs are answered here and go to the group at most once per half its
+ * session timeout (Consumer.heartbeat). Groups and partitions call back
+ * through the RPC methods below (groupNotice, wake, expired, hasMember,
+ * groupRemoved).
  */
 import { permit, permitAny } from "../tenants/permissions";
 import type { Env } from "../env";
@@ -43,10 +53,12 @@ import { groupStub } from "../group/stub";
 import { withDeadline } from "./faults";
 import type { MortarPort } from "./port";
 import type { SessionCallbacks } from "./rpc";
-import { SessionStore } from "./store";
+import { SessionStore, membersOf, type MemberRow } from "./store";
+import type { ConsumerSnapshot } from "./snapshot";
 import { stubCalls } from "./stub-port";
 import { WireCounters } from "./wire-counters";
 import { series } from "../usage/catalog";
+import { readConfig } from "../shared/read-config";
 
 const WAITING_PULLS = series("mortarmq_long_polls_waiting", { kind: "mortar_pull" });
 
@@ -55,16 +67,27 @@ const KEEPALIVE = "keepalive";
 const PARTIAL = "partial";
 const CONNECT = "connect";
 
-export class MortarSession extends SocketSession implements SessionCallbacks {
+/** The session's part of the socket attachment: when the group last heard from each member (Consumer.heardAt). */
+interface AttachedState {
+  heard: Record<number, number>;
+}
+
+export class MortarSession extends SocketSession<AttachedState> implements SessionCallbacks {
   private conn: Connection | null = null;
   private readonly store: SessionStore;
   /** Frames by op and errors by code of this connection, reported by `telemetry` (docs/operations.md). */
   private readonly wire = new WireCounters();
   private readonly port: MortarPort;
+  /** The snapshot found at construction, restored by onResume (then null). */
+  private restored: { tenant: string; snapshot: ConsumerSnapshot } | null = null;
+  private checkpointing = false;
+  /** HEARTBEATs with unchanged epochs go to the group at most this often, ms: half its session timeout. */
+  private readonly heartbeatForwardMs: number;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env, "mortar");
     this.store = new SessionStore(ctx.storage);
+    this.heartbeatForwardMs = Math.floor(readConfig(env).sessionTimeoutMs / 2);
     this.port = {
       ...stubCalls(env, () => this.auth.tenant!),
       authenticate: async (token) => {
@@ -86,33 +109,64 @@ export class MortarSession extends SocketSession implements SessionCallbacks {
         this.send(bytes);
       },
       close: (code, reason) => this.close(code, reason),
-      subscriptions: (subs) => {
-        if (!this.storageDeleted) this.store.record(this.auth.tenant ?? "", subs.values());
-        this.stayResident(subs.size > 0);
-      },
+      subscriptions: () => this.checkpointSoon(),
       frameIn: (op) => this.wire.frameIn(op),
     };
-    const lost = this.store.members();
-    if (lost.length > 0) {
-      // Restarted with subscriptions recorded: their state is gone. Members leave; the client must reconnect.
-      this.store.clear();
-      this.abandon(1011, "session state lost; reconnect and subscribe again");
-      void Promise.all(lost.map((r) =>
-        withDeadline(groupStub(env, r.tenant, r.incarnation, r.topicId, r.group).leave(r.memberId, r.membershipEpoch)).catch(() => {})));
-    }
+    const stored = this.store.load();
+    if (stored.kind === "snapshot" && ctx.getWebSockets().length > 0) this.restored = stored;
+    else if (stored.kind === "snapshot") this.lose(membersOf(stored.tenant, stored.snapshot)); // the connection is gone
+    else if (stored.kind === "lost") this.lose(stored.members);
+  }
+
+  /** State that cannot be resumed: the members leave their groups; a socket still open closes 1011 (the client reconnects). */
+  private lose(members: MemberRow[]): void {
+    this.store.clear();
+    this.restored = null;
+    this.abandon(1011, "session state lost; reconnect and subscribe again");
+    void Promise.all(members.map((r) =>
+      withDeadline(groupStub(this.env, r.tenant, r.incarnation, r.topicId, r.group).leave(r.memberId, r.membershipEpoch)).catch(() => {})));
+  }
+
+  /** Stores the read path's snapshot (when it changed) and keeps the object in memory while the read path is busy, soon (once per microtask). */
+  private checkpointSoon(): void {
+    if (this.checkpointing) return;
+    this.checkpointing = true;
+    queueMicrotask(() => {
+      this.checkpointing = false;
+      this.checkpoint();
+    });
+  }
+
+  private checkpoint(): void {
+    const conn = this.conn;
+    if (!conn || conn.isClosed || this.storageDeleted) return this.stayResident(false);
+    const busy = conn.consumer.busy();
+    this.store.save(this.auth.tenant ?? "", conn.consumer.snapshot(), busy);
+    this.saveState({ heard: conn.consumer.heardAt() });
+    this.stayResident(busy);
   }
 
   // ------------------------------------------------------------ the protocol's hooks
 
   protected override onOpen(): void {
-    this.conn = new Connection(this.port, { sessionId: this.sessionId });
+    this.conn = new Connection(this.port, { sessionId: this.sessionId, heartbeatForwardMs: this.heartbeatForwardMs });
     const now = Date.now();
     this.deadline(KEEPALIVE, now + KEEPALIVE_CLOSE_MS);
     this.deadline(CONNECT, now + connectTimeoutMs(this.env), "resident");
   }
 
-  protected override onResume(): void {
-    this.conn = new Connection(this.port, { sessionId: this.sessionId, tenant: this.auth.tenant });
+  protected override onResume(state: AttachedState | null): void {
+    this.conn = new Connection(this.port, { sessionId: this.sessionId, tenant: this.auth.tenant, heartbeatForwardMs: this.heartbeatForwardMs });
+    const r = this.restored;
+    this.restored = null;
+    if (!r) return;
+    if (r.tenant !== this.auth.tenant) { // not this connection's: unusable
+      void this.conn.end();
+      return this.lose(membersOf(r.tenant, r.snapshot));
+    }
+    this.conn.consumer.restore(r.snapshot);
+    if (state?.heard) this.conn.consumer.restoreHeardAt(state.heard);
+    this.checkpointSoon();
   }
 
   protected override onLost(kind: string): void {
@@ -129,6 +183,7 @@ export class MortarSession extends SocketSession implements SessionCallbacks {
     }
     const now = Date.now();
     const completed = conn.receive(bytes);
+    this.checkpointSoon();
     if (completed > 0) this.deadline(KEEPALIVE, now + KEEPALIVE_CLOSE_MS);
     if (!conn.decoder.hasPartialFrame) this.deadline(PARTIAL, null);
     else if (completed > 0 || !this.hasDeadline(PARTIAL)) this.deadline(PARTIAL, now + HALF_FRAME_TIMEOUT_MS, "resident");
@@ -158,7 +213,9 @@ export class MortarSession extends SocketSession implements SessionCallbacks {
 
   /** The live connection, rebuilt after hibernation if need be; null once it ended. */
   private live(): Connection | null {
-    return this.resume() ? this.conn : null;
+    if (!this.resume()) return null;
+    this.checkpointSoon();
+    return this.conn;
   }
 
   // ------------------------------------------------------------ read-path RPC (ConsumerGroup, Partition; rpc.ts)

@@ -70,6 +70,8 @@ export interface ConnectionOptions {
   sessionId: string;
   /** The tenant when the connection is already authenticated (restored after hibernation), else null. */
   tenant?: string | null;
+  /** HEARTBEAT coalescing, ms (ConsumerIO.heartbeatForwardMs; absent: every HEARTBEAT goes to the group). */
+  heartbeatForwardMs?: number;
 }
 
 interface Pending {
@@ -134,6 +136,7 @@ export class Connection {
       write: () => this.write(),
       live: () => !this.closed,
       changed: (subs) => this.port.subscriptions(subs),
+      heartbeatForwardMs: opts.heartbeatForwardMs,
     });
   }
 

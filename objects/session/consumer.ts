@@ -28,6 +28,7 @@ import { FetchLoop } from "./fetch-loop";
 import type { MortarPort } from "./port";
 import { SettleLanes, type SettleOp } from "./settle-lanes";
 import { Subscription, type PendingPull } from "./subscription";
+import { snapshotOf, subscriptionsOf, type ConsumerSnapshot } from "./snapshot";
 
 /** Subscriptions open at once on one connection. */
 export const MAX_SUBSCRIPTIONS = 1024;
@@ -48,8 +49,23 @@ export interface ConsumerIO {
   write(): void;
   /** True while the connection is open. */
   live(): boolean;
-  /** The set of open subscriptions changed (the host keeps the object in memory while any exist). */
+  /**
+   * The subscriptions changed: opened or closed, or what a snapshot holds
+   * (epochs, NOTICEs, owned partitions, credit), or what `busy` depends on
+   * (a deliver call completed, the SUB's OK went out). The host stores the
+   * snapshot and keeps the object in memory while `busy`.
+   */
   changed(subs: ReadonlyMap<number, Subscription>): void;
+  /**
+   * HEARTBEAT coalescing, ms (0 or absent: every HEARTBEAT goes to the
+   * group). A valid ACTIVE HEARTBEAT whose epochs are the subscription's is
+   * answered here when the group heard from this member less than this long
+   * ago; MortarSession uses half the group's session timeout, so the group
+   * still sees one within every session timeout while the client heartbeats.
+   */
+  heartbeatForwardMs?: number;
+  /** Current time, ms (tests inject it). */
+  now?: () => number;
 }
 
 const big = (x: bigint) => (x <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(x) : -1);
@@ -73,6 +89,7 @@ export class Consumer {
         this.io.write();
       },
       open: (sub) => !this.closed && this.subs.get(sub.id) === sub,
+      settled: () => this.io.changed(this.subs),
     });
     this.lanes = new SettleLanes({
       settle: (subId, p, ops) => this.settle(subId, p, ops),
@@ -116,6 +133,7 @@ export class Consumer {
       }
       sub.memberId = r.memberId;
       sub.membershipEpoch = r.membershipEpoch;
+      sub.groupHeardAt = this.now(); // the join counts as the member's first heartbeat at the group
       sub.assignmentEpoch = Math.max(sub.assignmentEpoch, r.assignmentEpoch);
     } catch (e) {
       this.subs.delete(sub.id);
@@ -183,6 +201,12 @@ export class Consumer {
       return this.io.respondErr(slot, ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.HEARTBEAT, `member ${f.memberId} (membership_epoch ${f.membershipEpoch}) is not in the group`);
     }
     const leave = f.state === HeartbeatState.LEAVE;
+    const now = this.now();
+    const every = this.io.heartbeatForwardMs ?? 0;
+    if (!leave && every > 0 && f.assignmentEpoch === sub.assignmentEpoch && now - sub.groupHeardAt < every) {
+      // Epochs unchanged and the group heard from this member recently: answered here (no group request).
+      return this.io.respond(slot, encodeFrame(okFrame(Op.HEARTBEAT)));
+    }
     let code: number;
     try {
       code = await withDeadline(this.io.port.heartbeat(sub.topic, sub.group, sub.memberId, f.membershipEpoch, f.assignmentEpoch, leave));
@@ -190,12 +214,17 @@ export class Consumer {
       const fault = faultOf(e);
       return this.io.respondErr(slot, fault.code, Op.HEARTBEAT, fault.message);
     }
-    if (code === ErrorCode.STALE_MEMBERSHIP_EPOCH) sub.removed = true;
+    if (code === ErrorCode.STALE_MEMBERSHIP_EPOCH) {
+      sub.removed = true;
+      this.io.changed(this.subs);
+    }
     if (code !== 0) {
       const why = code === ErrorCode.STALE_ASSIGNMENT_EPOCH ? `assignment_epoch ${f.assignmentEpoch} is not current; apply pending NOTICEs` : "the member is no longer in the group";
       return this.io.respondErr(slot, code, Op.HEARTBEAT, why);
     }
+    sub.groupHeardAt = now;
     if (leave) this.close(sub);
+    else this.io.changed(this.subs);
     this.io.respond(slot, encodeFrame(okFrame(Op.HEARTBEAT)));
   }
 
@@ -223,6 +252,7 @@ export class Consumer {
         sub.notices.delete(big(f.noticeId));
         sub.release(sent.partition, sent.ownershipEpoch);
         this.loop.schedule(sub);
+        this.io.changed(this.subs);
       }
       return this.io.respondErr(slot, code, Op.CONTROL_ACK, `notice ${f.noticeId} is unknown, already confirmed, or its kind/epochs do not match`);
     }
@@ -231,6 +261,7 @@ export class Consumer {
       sub.release(sent.partition, sent.ownershipEpoch);
       this.loop.schedule(sub);
     }
+    this.io.changed(this.subs);
     this.io.respond(slot, encodeFrame(okFrame(Op.CONTROL_ACK)));
   }
 
@@ -254,6 +285,7 @@ export class Consumer {
       outstandingBytes: Math.min(c.outstanding.bytes, 0xffff_ffff), creditEpoch: BigInt(c.epoch),
     }))));
     this.loop.schedule(sub);
+    this.io.changed(this.subs);
   }
 
   // ------------------------------------------------------------ calls from other objects
@@ -330,6 +362,61 @@ export class Consumer {
     await Promise.all(subs.map((s) => this.leaveGroup(s)));
   }
 
+  /**
+   * Whether in-memory state that no snapshot holds exists: deliveries
+   * outstanding or reserved (credit), PULLs waiting, pushes held until a
+   * SUB's OK, a SUB still joining, or (push mode) an active partition not
+   * parked — one the loop is about to ask. While busy the host keeps the
+   * object in memory; otherwise `snapshot()` is all the read path needs to
+   * resume (every active push partition is then parked: its Partition
+   * wakes the session).
+   */
+  busy(): boolean {
+    for (const s of this.subs.values()) {
+      if (s.credit.outstanding.count > 0 || s.credit.reserved.count > 0 || s.pulls.length > 0 || !s.announced || s.memberId === 0) return true;
+      // push mode: a partition that is not parked is about to be asked (or blocked until credit returns)
+      if (!s.pullMode && !s.removed) for (const o of s.owned.values()) if (o.active && !o.parked) return true;
+    }
+    return false;
+  }
+
+  /** What survives hibernation (snapshot.ts). */
+  snapshot(): ConsumerSnapshot {
+    return snapshotOf(this.closed ? [] : this.subs.values(), this.nextId);
+  }
+
+  /**
+   * Rebuilds the subscriptions of a session the runtime evicted while idle
+   * (a fresh Consumer, before any frame): partitions not parked are asked
+   * again; parked ones wait for their Partition's wake.
+   */
+  restore(snap: ConsumerSnapshot): void {
+    this.nextId = snap.nextId;
+    for (const sub of subscriptionsOf(snap)) {
+      this.subs.set(sub.id, sub);
+      this.loop.schedule(sub);
+    }
+  }
+
+  /**
+   * When the group last heard from each joined member, ms, by subscription
+   * id (kept across hibernation in the socket attachment, not in storage:
+   * it changes with every HEARTBEAT forwarded).
+   */
+  heardAt(): Record<number, number> {
+    const out: Record<number, number> = {};
+    for (const s of this.subs.values()) if (s.groupHeardAt > 0 && !s.removed) out[s.id] = s.groupHeardAt;
+    return out;
+  }
+
+  /** Restores `heardAt()` after a rebuild (subscriptions not open are ignored). */
+  restoreHeardAt(heard: Record<number, number>): void {
+    for (const [id, at] of Object.entries(heard)) {
+      const s = this.subs.get(Number(id));
+      if (s && typeof at === "number") s.groupHeardAt = at;
+    }
+  }
+
   /** PULL requests waiting for records right now (the long-poll gauge). */
   waitingPulls(): number {
     let n = 0;
@@ -338,6 +425,10 @@ export class Consumer {
   }
 
   // ------------------------------------------------------------ internals
+
+  private now(): number {
+    return this.io.now?.() ?? Date.now();
+  }
 
   private staleMember(sub: Subscription, memberId: bigint, membershipEpoch: number): boolean {
     return sub.removed || memberId !== BigInt(sub.memberId) || membershipEpoch !== sub.membershipEpoch;
@@ -353,6 +444,7 @@ export class Consumer {
   private announce(sub: Subscription): void {
     sub.announced = true;
     for (const b of sub.held.splice(0)) this.io.push(b);
+    this.io.changed(this.subs);
   }
 
   /** The subscription left its group (LEAVE answered OK): forget it locally. */

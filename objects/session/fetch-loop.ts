@@ -36,6 +36,8 @@ export interface FetchIO {
   answerPull(sub: Subscription, pull: PendingPull): void;
   /** The subscription is still open on a live connection. */
   open(sub: Subscription): boolean;
+  /** A deliver call completed (credit, parked and fenced state may have changed). */
+  settled?(sub: Subscription): void;
 }
 
 /** How long push mode waits for a quarter of the credit window to be free before it asks with less, ms. */
@@ -244,6 +246,7 @@ export class FetchLoop {
         sub.credit.unreserve(maxMsgs, maxBytes);
       }
       this.schedule(sub);
+      this.io.settled?.(sub);
     });
   }
 

@@ -64,6 +64,8 @@ export class Subscription {
   membershipEpoch = 0;
   /** Assignment epoch of the last NOTICE forwarded (or of the SUB). */
   assignmentEpoch = 0;
+  /** When the group last accepted a HEARTBEAT (or the join) of this member, ms; 0 = unknown (the next one goes to the group). */
+  groupHeardAt = 0;
   /** The group removed the member (session timeout) or it left: requests get STALE_MEMBERSHIP_EPOCH. */
   removed = false;
   /** The SUB's OK was written; pushes may go straight out. */

@@ -13,7 +13,7 @@ import {
   DeclareFlags, ErrorCode, MAX_VALUE_LEN, Op, PubResultFlags, SUB_PARTITION_ANY, encodeFrame, encodeFrames, utf8Bytes,
   type Frame,
 } from "../../../wire/mortar";
-import type { MortarSession } from "../../../objects/session/MortarSession";
+import { MortarSession as MortarSessionObject, type MortarSession } from "../../../objects/session/MortarSession";
 import type { Connection } from "../../../objects/session/connection";
 import type { Deadlines } from "../../../objects/session-base/deadlines";
 import { partitionStub } from "../../../objects/partition/stub";
@@ -243,17 +243,31 @@ describe("session storage", () => {
     expect(await tables(stub)).toEqual({ tables: [], alarm: null });
   });
 
-  it("records a group membership in `subs`, created by the first one (a session without groups writes no table)", async () => {
+  it("records its subscriptions' snapshot in `consumer`, created by the first one (a session without groups writes no table)", async () => {
     const { stub, c } = await directSession();
     await c.connect();
     const { topicId } = await c.declare(`subs-${Date.now().toString(36)}`, 1);
     c.send([{ op: Op.SUB, group: utf8Bytes("g"), topicId, partition: SUB_PARTITION_ANY, startPolicy: 0, creditCount: 1, creditBytes: 0, flags: 0 }]);
     const rows = () => runInDurableObject(stub, async (_s, ctx) =>
-      ctx.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'subs'").toArray().length > 0
-        ? ctx.storage.sql.exec<{ grp: string }>("SELECT grp FROM subs").toArray().map((r) => r.grp) : null);
-    for (let i = 0; i < 80 && (await rows()) === null; i++) await new Promise((r) => setTimeout(r, 25));
+      ctx.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'consumer'").toArray().length > 0
+        ? ctx.storage.sql.exec<{ state: string }>("SELECT state FROM consumer").toArray()
+          .flatMap((r) => (JSON.parse(r.state) as { subs: { group: string; memberId: number }[] }).subs.filter((x) => x.memberId > 0).map((x) => x.group)) : null);
+    for (let i = 0; i < 80 && !(await rows())?.length; i++) await new Promise((r) => setTimeout(r, 25));
     expect(await rows()).toEqual(["g"]);
     c.close();
+  });
+
+  it("rebuilt with subscriptions it cannot resume (an earlier version's `subs` rows): closes 1011 and forgets them", async () => {
+    const { stub, c } = await directSession();
+    await c.connect();
+    await runInDurableObject(stub, (_s, ctx) => {
+      ctx.storage.sql.exec(`CREATE TABLE subs(sub_id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, incarnation INTEGER NOT NULL,
+        topic_id INTEGER NOT NULL, grp TEXT NOT NULL, member_id INTEGER NOT NULL, membership_epoch INTEGER NOT NULL)`);
+      ctx.storage.sql.exec("INSERT INTO subs VALUES (1, 'default', 1, 999, 'g', 7, 1)");
+      new MortarSessionObject(ctx, env); // what the runtime does when the object starts again
+    });
+    expect((await c.waitClosed()).code).toBe(1011);
+    expect(await runInDurableObject(stub, (_s, ctx) => ctx.storage.sql.exec("SELECT * FROM subs").toArray().length)).toBe(0);
   });
 
   it("is deleted when the broker closes the connection (after a closing ERR)", async () => {

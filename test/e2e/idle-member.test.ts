@@ -1,0 +1,82 @@
+/**
+ * End-to-end (issue #26 §2 (f)): a subscribed MortarMQ member that does
+ * nothing lets the runtime evict its MortarSession, and the next record
+ * still reaches it — the Partition's wake rebuilds the session from its
+ * stored snapshot (objects/session/snapshot.ts), which delivers, takes the
+ * ACKs and keeps the credit window exact.
+ *
+ * The broker is the production bundle in Miniflare with the bill meter
+ * (bench/bill/host.ts), which counts each object's constructor runs and
+ * lists its pending timers: a second construction of the member's session
+ * is the runtime's eviction, not a guess. The member heartbeats rarely
+ * (its group's session timeout is long), so the socket stays quiet long
+ * enough for the runtime to evict (~10 s idle).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MortarClient } from "../../client/sdk";
+import { startMeteredBroker, type MeteredBroker } from "../../bench/bill/host";
+import type { ObjectMeter } from "../../bench/bill/units";
+
+let broker: MeteredBroker;
+
+beforeAll(async () => {
+  broker = await startMeteredBroker({ MORTAR_GROUP_SESSION_TIMEOUT_MS: "600000" });
+}, 120_000);
+
+afterAll(async () => {
+  await broker?.dispose();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function sessions(): Promise<ObjectMeter[]> {
+  return (await broker.snapshot()).objects.filter((o) => o.kind === "MortarSession");
+}
+
+describe("an idle subscribed member", () => {
+  it("is evicted by the runtime while idle, then receives, ACKs and keeps its credit exact on the next records", async () => {
+    const member = await MortarClient.connect(broker.url);
+    try {
+      const { topicId } = await member.declare("idle-member", 1);
+      const sub = await member.subscribe(topicId, "g", { creditCount: 2, heartbeatMs: 600_000 });
+      // Assigned, asked its Partition once, parked: nothing in flight, no timer keeps the session.
+      let mine: ObjectMeter | undefined;
+      for (let i = 0; i < 100; i++) {
+        const all = await sessions();
+        mine = all.length === 1 ? all[0] : undefined;
+        if (mine && mine.inflight === 0 && mine.timers.length === 0) break;
+        await sleep(100);
+      }
+      expect(mine?.timers).toEqual([]);
+      const constructs = mine!.constructs;
+
+      await sleep(14_000); // the runtime evicts an object idle for ~10 s
+
+      const producer = await MortarClient.connect(broker.url);
+      try {
+        for (const v of ["r1", "r2", "r3"]) await producer.publish(topicId, 0, null, v);
+      } finally {
+        await producer.close();
+      }
+      const first = await sub.next(15_000);
+      const second = await sub.next(15_000);
+      expect([first?.text(), second?.text()]).toEqual(["r1", "r2"]);
+      const evicted = (await sessions()).find((o) => o.id === mine!.id)!;
+      expect(evicted.constructs).toBeGreaterThan(constructs); // rebuilt: the runtime had evicted it
+
+      // The window is 2: the third record waits for credit.
+      expect(await sub.next(300)).toBeNull();
+      await first!.ack();
+      const third = await sub.next(15_000);
+      expect(third?.text()).toBe("r3");
+      expect(third!.sequence).toBe(first!.sequence + 2n);
+      await second!.ack();
+      await third!.ack();
+      const credit = await sub.credit("add", 0, 0);
+      expect(credit).toMatchObject({ grantedCount: 2, outstandingCount: 0 });
+      await sub.close();
+    } finally {
+      await member.close();
+    }
+  }, 90_000);
+});
