@@ -20,7 +20,7 @@ import type { ObjectMeter } from "../../bench/bill/units";
 let broker: MeteredBroker;
 
 beforeAll(async () => {
-  broker = await startMeteredBroker({ MORTAR_GROUP_SESSION_TIMEOUT_MS: "600000" });
+  broker = await startMeteredBroker({ MORTAR_GROUP_SESSION_TIMEOUT_MS: "600000", TELEMETRY_FLUSH_MS: "2000" });
 }, 120_000);
 
 afterAll(async () => {
