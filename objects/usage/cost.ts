@@ -100,7 +100,7 @@ export class CostCounter {
   private settle(): void {
     if (this.pending.length === 0) return;
     for (const t of this.pending) this.readCursor(t);
-    this.recent.push(...this.pending);
+    for (const t of this.pending) this.recent.push(t);
     this.pending = [];
     if (this.recent.length > RECENT_CURSORS) this.recent.splice(0, this.recent.length - RECENT_CURSORS);
   }
