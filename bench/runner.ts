@@ -14,7 +14,11 @@
  * (bench/baseline.ts) and runs every suite against it first, then against
  * this checkout: before and after in one run on the same machine. The
  * record then holds `baseline: {rev, commit, rows, detail}` beside the
- * current `rows`/`detail`.
+ * current `rows`/`detail`. With `--interleave N` (N ≥ 2) each suite runs N
+ * rounds against both brokers, alternating which goes first, and the record
+ * adds `ratios`: per row, for every numeric column, the median over rounds
+ * of that round's this-checkout ÷ baseline value (bench/interleave.ts) — a
+ * shared, noisy machine's load hits both arms of a round alike.
  *
  * Other `--name value` / `--name=value` arguments are suite options
  * (`BenchContext.options`), e.g. `npm run bench -- mailbox-flood --count 20000`.
@@ -25,6 +29,7 @@ import { join, resolve, dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { PACKAGE_ROOT, startLocalBroker, type LocalBroker } from "../client/local/broker";
 import { startBaseline, type Baseline } from "./baseline";
+import { medianRatios, type RoundPair } from "./interleave";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -52,7 +57,7 @@ export type Launcher = "miniflare" | "wrangler";
  * options (`--name value` / `--name=value`).
  * @throws Error when a flag has no value or the launcher is unknown
  */
-export function parseBenchArgs(args: string[]): { only: string[]; baseline?: string; launcher: Launcher; options: Record<string, string> } {
+export function parseBenchArgs(args: string[]): { only: string[]; baseline?: string; launcher: Launcher; rounds: number; options: Record<string, string> } {
   const only: string[] = [];
   const options: Record<string, string> = {};
   for (let i = 0; i < args.length; i++) {
@@ -67,13 +72,20 @@ export function parseBenchArgs(args: string[]): { only: string[]; baseline?: str
     if (value === undefined || value === "") throw new Error(`--${name} needs a value`);
     options[name] = value;
   }
-  const { baseline, launcher = "miniflare", ...rest } = options;
+  const { baseline, launcher = "miniflare", interleave, ...rest } = options;
   if (launcher !== "miniflare" && launcher !== "wrangler") throw new Error(`--launcher expects miniflare or wrangler, got "${launcher}"`);
-  return { only, baseline, launcher, options: rest };
+  const rounds = interleave === undefined ? 1 : Number(interleave);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--interleave expects a whole number of rounds, got "${interleave}"`);
+  if (rounds > 1 && baseline === undefined) throw new Error("--interleave needs --baseline <rev>");
+  return { only, baseline, launcher, rounds, options: rest };
 }
 
-/** Runs the suites named in `only` (all when empty), each against the `baseline` revision first when given. */
-export async function runBenchmarks(only: string[], baselineRev?: string, launcher: Launcher = "miniflare", options: Record<string, string> = {}): Promise<void> {
+/**
+ * Runs the suites named in `only` (all when empty), each against the
+ * `baseline` revision first when given; with `rounds` > 1 (and a baseline)
+ * both arms run `rounds` times interleaved and the record gets `ratios`.
+ */
+export async function runBenchmarks(only: string[], baselineRev?: string, launcher: Launcher = "miniflare", options: Record<string, string> = {}, rounds = 1): Promise<void> {
   const dir = join(here, "suites");
   const files = readdirSync(dir).filter((f) => f.endsWith(".ts")).sort();
   const suites: BenchSuite[] = [];
@@ -96,17 +108,33 @@ export async function runBenchmarks(only: string[], baselineRev?: string, launch
     for (const s of suites) {
       console.log(`\n## ${s.name} — ${s.description}`);
       let before: Awaited<ReturnType<BenchSuite["run"]>> | undefined;
-      if (baseline && !s.standalone) {
-        console.log(`baseline ${baseline.rev} (${baseline.commit.slice(0, 10)}):`);
-        before = await s.run({ broker: baseline.broker, options });
-        console.table(before.rows);
-        console.log("this checkout:");
+      let res!: Awaited<ReturnType<BenchSuite["run"]>>;
+      const pairs: RoundPair[] = [];
+      for (let round = 0; round < rounds; round++) {
+        const baseFirst = round % 2 === 0;
+        const runBase = async () => {
+          if (!baseline || s.standalone) return;
+          console.log(`baseline ${baseline.rev} (${baseline.commit.slice(0, 10)})${rounds > 1 ? `, round ${round + 1}/${rounds}` : ""}:`);
+          before = await s.run({ broker: baseline.broker, options });
+          console.table(before.rows);
+        };
+        const runNew = async () => {
+          if (baseline && !s.standalone) console.log(`this checkout${rounds > 1 ? `, round ${round + 1}/${rounds}` : ""}:`);
+          res = await s.run({ broker: broker!, options });
+          console.table(res.rows);
+        };
+        if (baseFirst) { await runBase(); await runNew(); } else { await runNew(); await runBase(); }
+        if (before) pairs.push({ base: before.rows, current: res.rows });
       }
-      const res = await s.run({ broker: broker!, options });
-      console.table(res.rows);
+      const ratios = rounds > 1 ? medianRatios(pairs) : undefined;
+      if (ratios) {
+        console.log(`this checkout ÷ baseline, median of ${rounds} interleaved rounds:`);
+        console.table(ratios);
+      }
       const record = {
         suite: s.name, date: new Date().toISOString(), node: process.version, ...(s.standalone ? {} : { launcher }), rows: res.rows, detail: res.detail,
         ...(baseline && before ? { baseline: { rev: baseline.rev, commit: baseline.commit, rows: before.rows, detail: before.detail } } : {}),
+        ...(ratios ? { interleaved: { rounds, ratios, pairs } } : {}),
       };
       const file = s.standalone || launcher === "miniflare" ? `${s.name}.json` : `${s.name}.${launcher}.json`;
       writeFileSync(join(outDir, file), JSON.stringify(record, null, 2) + "\n");
