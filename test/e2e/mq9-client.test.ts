@@ -325,7 +325,7 @@ describe("consume across a broker restart", () => {
     }));
     await until(() => TRANSPORTS.every((t) => received[t]!.length >= 2), 30_000);
     await broker.stop();
-    await new Promise((r) => setTimeout(r, 1500)); // every consumer sees the broker gone
+    await until(() => TRANSPORTS.every((t) => errors[t]!.length > 0), 30_000); // every consumer sees the broker gone
     broker = await startLocalBroker({ stateDir, port: broker.port, vars: { AUTH_TOKENS: `${TOKEN}:acme` } });
     for (const t of TRANSPORTS) {
       await producer.send(boxes[t]!, "after 1");
