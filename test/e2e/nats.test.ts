@@ -145,6 +145,29 @@ describe("NATS clients against the broker", () => {
     ws.close();
   });
 
+  it("a CREATE pipelined with SENDs and a QUERY to the new mailbox in one WebSocket message: the SENDs find it, the QUERY sees all five", async () => {
+    // the runtime half of test/workers/nats/nats-session.test.ts's test of the same name (the pool may reorder the QUERY's RPC)
+    const box = `e2e.pipe.${Math.random().toString(36).slice(2, 10)}`;
+    const ws = new WebSocket(toWebSocketUrl(broker.url, "nats"), { perMessageDeflate: false });
+    await new Promise((resolve, reject) => {
+      ws.once("open", resolve);
+      ws.once("error", reject);
+    });
+    let text = "";
+    ws.on("message", (d: Buffer) => (text += td.decode(d)));
+    const create = JSON.stringify({ name: box, ttl: 60 });
+    let wire = `CONNECT {"verbose":false,"headers":true,"auth_token":"${TOKEN}"}\r\nSUB _INBOX.pipe.* 1\r\nPUB $mq9.AI.MAILBOX.CREATE _INBOX.pipe.c ${create.length}\r\n${create}\r\n`;
+    for (let i = 0; i < 5; i++) wire += `PUB $mq9.AI.MSG.SEND.${box} _INBOX.pipe.s${i} 2\r\nm${i}\r\n`;
+    wire += `PUB $mq9.AI.MSG.QUERY.${box} _INBOX.pipe.q 2\r\n{}\r\n`;
+    ws.send(wire);
+    for (let i = 0; i < 1500 && text.split("MSG _INBOX.pipe.").length - 1 < 7; i++) await new Promise((r) => setTimeout(r, 20));
+    const replies = new Map([...text.matchAll(/MSG _INBOX\.pipe\.(\w+) 1 \d+\r\n(.*)\r\n/g)].map((m) => [m[1], JSON.parse(m[2]!) as Record<string, unknown>]));
+    expect(replies.get("c")).toEqual({ error: "", mail_address: box });
+    for (let i = 0; i < 5; i++) expect(replies.get(`s${i}`)).toEqual({ error: "", msg_id: i });
+    expect((replies.get("q")!.messages as { payload: string }[]).map((m) => Buffer.from(m.payload, "base64").toString())).toEqual(["m0", "m1", "m2", "m3", "m4"]);
+    ws.close();
+  });
+
   it.each([
     ["nats over TCP (bridge)", () => connectTcp({ token: TOKEN })],
     ["nats.ws over WebSocket", () => connectWs({ token: TOKEN })],

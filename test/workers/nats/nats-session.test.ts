@@ -90,6 +90,9 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
     c.ws.close();
   });
 
+  // The QUERY's count (it sees the 5 SENDs) is asserted in test/e2e/nats.test.ts: the SENDs (one sendMany) and
+  // the QUERY are issued back to back on one stub, which workerd delivers in order but the pool may reorder
+  // (docs/testing.md "…out of order — in the pool only"), so here the QUERY only shows it found the mailbox.
   it("a CREATE pipelined with SENDs and a QUERY to the new mailbox in one message: the SENDs find it (the row is written before they are issued)", async () => {
     const box = `nats.pipe.${crypto.randomUUID().slice(0, 8)}`;
     const c = await openNats();
@@ -103,7 +106,7 @@ describe("GET /nats (NatsSession over a real WebSocket)", () => {
     const replies = new Map([...c.text.matchAll(/MSG _INBOX\.pipe\.(\w+) 1 \d+\r\n(.*)\r\n/g)].map((m) => [m[1], JSON.parse(m[2]) as Record<string, unknown>]));
     expect(replies.get("c")).toEqual({ error: "", mail_address: box });
     for (let i = 0; i < 5; i++) expect(replies.get(`s${i}`)).toEqual({ error: "", msg_id: i });
-    expect((replies.get("q")!.messages as unknown[]).length).toBe(5);
+    expect(replies.get("q")).toMatchObject({ error: "", messages: expect.any(Array) });
     c.ws.close();
   });
 
