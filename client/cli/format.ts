@@ -25,7 +25,20 @@ function isWide(cp: number): boolean {
 
 function cellText(c: Cell): string {
   if (c === null || c === undefined) return "-";
-  return String(c);
+  return visible(String(c));
+}
+
+/** C0 and C1 control characters and DEL: what a terminal acts on instead of showing. */
+const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/**
+ * `s` with every control character written as a `\xNN` escape, so a name
+ * stored by another client (a topic name is any UTF-8, NUL, ESC and CR
+ * included) cannot move the cursor, forge table rows, retitle the window or
+ * drive the terminal when a table shows it.
+ */
+export function visible(s: string): string {
+  return s.replace(CONTROL_RE, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }
 
 /**

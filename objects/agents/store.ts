@@ -76,7 +76,9 @@ export class AgentIndex {
    * REPORT. When the embedder fails the card is still registered (text
    * search and list-all work at once) and is embedded on the next semantic
    * DISCOVER. Fails with 409 when another agent already registered the
-   * same mailbox, 429 at MAX_AGENTS_PER_TENANT.
+   * same mailbox, 429 at MAX_AGENTS_PER_TENANT, 403 (with
+   * `registeredMailbox`) when `spec.replaceOnlyMailboxKey` is set and the
+   * agent of that name is registered with another mailbox.
    */
   async register(spec: RegisterSpec, nowMs: number): Promise<AgentResult<{ created: boolean }>> {
     const text = embeddingText(spec.fields);
@@ -89,7 +91,11 @@ export class AgentIndex {
     const { name, mailbox } = spec.fields;
     const key = mailbox === null ? null : mailboxKey(mailbox);
     return this.storage.transactionSync((): AgentResult<{ created: boolean }> => {
-      const existing = this.sql.exec<{ id: number }>("SELECT id FROM agents WHERE name = ?", name).toArray()[0];
+      const existing = this.sql.exec<{ id: number; mailbox_key: string | null }>("SELECT id, mailbox_key FROM agents WHERE name = ?", name).toArray()[0];
+      if (existing && spec.replaceOnlyMailboxKey !== undefined && existing.mailbox_key !== spec.replaceOnlyMailboxKey) {
+        const error = `permission denied: agent ${echo(name)} is registered with ${existing.mailbox_key === null ? "no mailbox" : `mailbox ${echo(existing.mailbox_key)}`}, which this token may not register`;
+        return { ok: false, status: 403, error, registeredMailbox: existing.mailbox_key };
+      }
       if (key !== null) {
         const owner = this.sql.exec<{ name: string }>("SELECT name FROM agents WHERE mailbox_key = ? AND name != ?", key, name).toArray()[0];
         if (owner) return agentFailure(409, `mailbox ${echo(mailbox!)} is already registered by agent ${echo(owner.name)}`);

@@ -32,7 +32,7 @@ import {
 import type { Mailbox } from "../mailbox/Mailbox";
 import type { MailboxResult } from "../mailbox/rpc";
 import type { Env } from "../env";
-import { handleAgentRequest } from "./agents";
+import { handleAgentRequest, type MayRegister } from "./agents";
 import { handleA2aRequest } from "./a2a";
 import { handlePushRequest } from "./push";
 import { DIRECT, type MailboxCalls } from "./sendbatch";
@@ -92,6 +92,13 @@ function allow(ctx: Mq9RequestContext, op: Operation, r: Resource | null): void 
   if (!ctx.permit?.scopes) return;
   const refused = permit(ctx.permit, op, r);
   if (refused !== null) throw new Mq9Error("forbidden", refused);
+}
+
+/** For a scoped caller: may it register an agent with this mailbox key (re-registering a name replaces that agent)? */
+function mayRegister(ctx: Mq9RequestContext): MayRegister | undefined {
+  const who = ctx.permit;
+  if (!who?.scopes) return undefined;
+  return (mailbox) => permit(who, "agents.register", mailbox === null ? null : { name: mailbox });
 }
 
 /** The mailbox an agent request names (`mailbox` of its body), for agents.register scopes; null when it names none. */
@@ -185,7 +192,7 @@ export async function handleMq9Request(env: Env, tenant: string, req: Mq9Request
       default:
         if (subject.verb === "DISCOVER") allow(ctx, "agents.discover", null);
         else allow(ctx, "agents.register", agentMailbox(req.payload));
-        return await handleAgentRequest(env, tenant, subject.verb, req.payload);
+        return await handleAgentRequest(env, tenant, subject.verb, req.payload, mayRegister(ctx));
     }
   } catch (e) {
     if (target) ctx.stubs?.evict(target.key); // a platform error can leave the stub broken

@@ -20,6 +20,14 @@ describe("formatTable", () => {
     );
   });
 
+  it("shows control characters in cells as \\xNN escapes (a stored topic name cannot drive the terminal or forge rows)", () => {
+    const name = "evil\u001b[31mRED\u001b]0;pwned\u0007\r\nfake\u0000\u009b";
+    const out = formatTable(["topic", "id"], [[name, 5]]);
+    expect(out.split("\n")[1]).toBe("evil\\x1b[31mRED\\x1b]0;pwned\\x07\\x0d\\x0afake\\x00\\x9b   5");
+    expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(formatFields([["topic", name]])).toBe("topic: evil\\x1b[31mRED\\x1b]0;pwned\\x07\\x0d\\x0afake\\x00\\x9b\n");
+  });
+
   it("counts wide (CJK) characters as two columns", () => {
     expect(displayWidth("付款")).toBe(4);
     const out = formatTable(["a", "b"], [["付款", "x"], ["ab", "y"]]);

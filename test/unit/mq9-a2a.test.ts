@@ -9,6 +9,9 @@ describe("A2A receiver tokens (wire/mq9/a2a.ts)", () => {
     expect(receiverTokenTenant(t.slice(0, -1))).toBeNull();
     expect(receiverTokenTenant("mq9_" + t.slice(4))).toBeNull();
     expect(receiverTokenTenant("a2a__" + "A".repeat(43))).toBeNull();
+    // a tenant part that is no tenant id (upper case, a dot, NUL, 65 chars) is refused before any object is asked
+    for (const name of ["Acme", "a.b", "a\u0000b", "x".repeat(65), "../acme"]) expect(receiverTokenTenant(newReceiverToken(name))).toBeNull();
+    expect(receiverTokenTenant(newReceiverToken("x".repeat(64)))).toBe("x".repeat(64));
   });
 });
 

@@ -41,13 +41,22 @@ export function newReceiverToken(tenant: string): string {
   return `${A2A_TOKEN_PREFIX}${b64url(new TextEncoder().encode(tenant))}_${b64url(crypto.getRandomValues(new Uint8Array(32)))}`;
 }
 
-/** The tenant a receiver token names, or null when `token` is not of the form. */
+/** Tenant ids (wire/admin/tenants.ts TENANT_ID_RE, static tenants too): what a receiver token may name. */
+const TENANT_ID_RE = /^[a-z0-9_-]{1,64}$/;
+
+/**
+ * The tenant a receiver token names, or null when `token` is not of the
+ * form or names no possible tenant id: the token is checked by the tenant's
+ * Mailbox, so a name that cannot be a tenant must not reach (and create) an
+ * object — the route is open to anyone.
+ */
 export function receiverTokenTenant(token: string): string | null {
   if (!token.startsWith(A2A_TOKEN_PREFIX) || token.length > 512) return null;
   const rest = token.slice(A2A_TOKEN_PREFIX.length);
   const sep = rest.indexOf("_");
   if (sep <= 0 || !/^[A-Za-z0-9_-]{43}$/.test(rest.slice(sep + 1))) return null;
-  return unb64url(rest.slice(0, sep));
+  const tenant = unb64url(rest.slice(0, sep));
+  return tenant !== null && TENANT_ID_RE.test(tenant) ? tenant : null;
 }
 
 /** Hex SHA-256 of `text` (the stored form of a receiver token; the event key's digest). */

@@ -61,6 +61,15 @@ export interface RegisterSpec {
   /** The card exactly as received (UTF-8 decoded). */
   cardJson: string;
   fields: AgentCardFields;
+  /**
+   * Set for a caller whose token scopes limit `agents.register` to some
+   * mailboxes (objects/mq9/agents.ts): an agent already registered under
+   * the same name is replaced only while its mailbox key is this one (null:
+   * no mailbox); else the registry answers 403 naming the mailbox it is
+   * registered with (`registeredMailbox`), and nothing changes. Undefined:
+   * replace whatever is registered (docs/agents.md).
+   */
+  replaceOnlyMailboxKey?: string | null;
 }
 
 /** Identifies one agent: by `name`, else by `mailbox`. */

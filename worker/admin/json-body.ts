@@ -12,6 +12,14 @@ import { waitUntilOf } from "../mq9/http";
  */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
 
+/**
+ * Deepest nesting of arrays and objects a body may have (every admin and
+ * console body is at most 3 deep). A 1 MiB body can nest ~500,000 deep: the
+ * checks that walk it recursively overflowed the stack (a 503 naming an
+ * internal error) and spent time quadratic in the depth.
+ */
+export const MAX_JSON_DEPTH = 32;
+
 /** A refused body: the error text and its status; `rest` = what is left unread of a body over the limit. */
 export interface BodyError {
   error: string;
@@ -28,6 +36,7 @@ const LONE_SURROGATE = /\p{Cs}/u;
  * 413 `body is over 1048576 bytes` (read no further than the limit),
  * 400 `body is not valid UTF-8` (bytes are never replaced by U+FFFD: a name
  * would silently become another), `body must be a JSON object`,
+ * `body is nested deeper than 32 levels` (MAX_JSON_DEPTH),
  * `<field>: must be valid Unicode …` (a `\ud800` escape: a lone surrogate,
  * which has no UTF-8 form), or zod's first problem as `field: message`.
  * `optional`: an empty body counts as `{}`.
@@ -50,6 +59,7 @@ export async function jsonBody<S extends z.ZodType>(c: Context, schema: S, optio
       return { error: "body must be a JSON object", status: 400, rest: null };
     }
   }
+  if (nestedDeeperThan(json, MAX_JSON_DEPTH)) return { error: `body is nested deeper than ${MAX_JSON_DEPTH} levels`, status: 400, rest: null };
   const lone = loneSurrogateAt(json, []);
   if (lone !== null) return { error: `${lone}must be valid Unicode (a lone surrogate has no UTF-8 form)`, status: 400, rest: null };
   const r = schema.safeParse(json);
@@ -61,6 +71,18 @@ export async function jsonBody<S extends z.ZodType>(c: Context, schema: S, optio
 export function bodyError(c: Context, e: BodyError): Response {
   const body = new TextEncoder().encode(JSON.stringify({ error: e.error }));
   return answerDiscardingRest(body, { status: e.status, headers: { "Content-Type": "application/json" } }, e.rest, waitUntilOf(c));
+}
+
+/** True when `v` nests arrays/objects more than `max` levels deep (iterative: no stack to overflow). */
+function nestedDeeperThan(v: unknown, max: number): boolean {
+  const todo: [unknown, number][] = [[v, 0]];
+  for (let item = todo.pop(); item !== undefined; item = todo.pop()) {
+    const [x, depth] = item;
+    if (x === null || typeof x !== "object") continue;
+    if (depth >= max) return true;
+    for (const y of Array.isArray(x) ? x : Object.values(x)) if (y !== null && typeof y === "object") todo.push([y, depth + 1]);
+  }
+  return false;
 }
 
 /** `"path: "` of the first string (key or value) in `v` with a lone surrogate, `""` at the top, null when none. */

@@ -81,6 +81,10 @@ describe("console APIs on an open broker", () => {
     // a 3 MiB body: refused by its size, unread (a 60 MiB name was a 503 naming the runtime's RPC limit)
     const huge = await send(JSON.stringify({ name: "a".repeat(3 * 1024 * 1024), partitions: 1 }));
     expect(huge).toEqual({ status: 413, body: { error: "body is over 1048576 bytes" } });
+    // nested 100,000 deep (200 KB): 400, not a stack overflow's 503; 32 levels are still read (and refused by the schema)
+    const deep = await send(`{"name":"${name}","partitions":1,"x":${"[".repeat(100_000)}${"]".repeat(100_000)}}`);
+    expect(deep).toEqual({ status: 400, body: { error: "body is nested deeper than 32 levels" } });
+    expect((await send(`{"name":"${name}","partitions":1,"x":${"[".repeat(31)}${"]".repeat(31)}}`)).body.error).toMatch(/^x: /);
     const long = await send(JSON.stringify({ name: "a".repeat(256), partitions: 1 }));
     expect(long.status).toBe(400);
     const topics = (await call<TopicPage>("GET", `/v0/topics?prefix=${name}`)).body.topics;

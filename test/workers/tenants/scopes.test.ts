@@ -124,6 +124,30 @@ describe("a send-only token", () => {
   });
 });
 
+describe("agents.register scoped to a mailbox", () => {
+  it("cannot take over another agent's name (REGISTER would replace its card); its own and allowed ones re-register", async () => {
+    const { token, full } = await scopedTenant(["agents.register:agents.alice.inbox", "agents.register:agents.shared.>", "agents.discover"]);
+    const register = (t: string, name: string, mailbox: string | undefined, description: string) =>
+      mq9As(t, "$mq9.AI.AGENT.REGISTER", mailbox === undefined ? { name, description } : { name, mailbox, description });
+    expect((await register(full, "bob-agent", "agents.bob.inbox", "bob")).body.error).toBe("");
+    expect((await register(full, "anon", undefined, "no mailbox")).body.error).toBe("");
+    expect((await register(full, "helper", "agents.shared.one", "shared")).body.error).toBe("");
+    for (const victim of ["bob-agent", "anon"]) {
+      const r = await register(token, victim, "agents.alice.inbox", "evil");
+      const on = victim === "bob-agent" ? "agents.register on agents.bob.inbox" : "agents.register";
+      expect([victim, r.status, r.body.error]).toEqual([victim, 403, `permission denied: ${on} (no scope of the token allows it)`]);
+    }
+    // its own name, then an agent registered with a mailbox the token may register: replaced
+    expect((await register(token, "alice", "agents.alice.inbox", "v1")).body.error).toBe("");
+    expect((await register(token, "alice", "agents.alice.inbox", "v2")).body.error).toBe("");
+    expect((await register(token, "helper", "agents.shared.two", "moved")).body.error).toBe("");
+    const found = (await mq9As(full, "$mq9.AI.AGENT.DISCOVER", {})).body.agents as { name: string; mailbox?: string; description: string }[];
+    expect(found.map((a) => [a.name, a.mailbox, a.description])).toEqual([
+      ["bob-agent", "agents.bob.inbox", "bob"], ["anon", undefined, "no mailbox"], ["helper", "agents.shared.two", "moved"], ["alice", "agents.alice.inbox", "v2"],
+    ]);
+  });
+});
+
 describe("NATS SUB", () => {
   it("only to subjects the token may receive: nats-server's Permissions Violation, the connection stays open", async () => {
     const { token } = await scopedTenant(["mq9.send:box.a", "mq9.fetch:box.b"]);
