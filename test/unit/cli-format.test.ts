@@ -141,6 +141,12 @@ describe("error reports", () => {
     }
   });
 
+  it("PERMISSION_DENIED says what to ask for, not to check the broker's configuration", () => {
+    const r = describeError(new MortarClientError(ErrorCode.PERMISSION_DENIED, "permission denied: mortar.admin on orders (no scope of the token allows it)", Op.DECLARE, "broker"), "u", { command: "sub" });
+    expect(r.hint).toMatch(/^the token's scopes do not allow .*mortar\.publish, mortar\.consume or mortar\.admin .*mortarmq admin tokens scopes/);
+    expect(r.hint).not.toMatch(/configuration and logs/);
+  });
+
   it("a USAGE error without its own hint points to the help of the command it was met in", () => {
     expect(describeError(usageError("bad"), "u", { command: "topics create" }).hint).toBe("see `mortarmq topics create --help`");
     expect(describeError(usageError("bad"), "u").hint).toBe("see `mortarmq --help`");
