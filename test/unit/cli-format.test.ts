@@ -72,6 +72,7 @@ describe("option parsing", () => {
   it("parses bounded integers and rejects the rest with a USAGE error naming the flag", () => {
     expect(parseIntOption("--partitions", "3", 1, 10)).toBe(3);
     expect(() => parseIntOption("--partitions", "0", 1, 10)).toThrow(/--partitions must be between 1 and 10/);
+    expect(() => parseIntOption("--limit", "0", 1, Number.MAX_SAFE_INTEGER)).toThrow("--limit must be at least 1, not 0"); // no bound but JavaScript's
     expect(() => parseIntOption("--partitions", "2.5", 1, 10)).toThrow(/whole number/);
     expect(() => parseIntOption("--partitions", "abc", 1, 10)).toThrow(CliError);
   });
