@@ -148,6 +148,11 @@ describe("error reports", () => {
     expect(r.hint).not.toMatch(/configuration and logs/);
   });
 
+  it("a 403 of the group API names the scope as well as --tenant (a scoped token's reset is refused without --tenant)", async () => {
+    const { GROUP_STATUS_HINTS } = await import("../../client/cli/groups-render");
+    expect(GROUP_STATUS_HINTS[403]![1]).toMatch(/mortar\.admin on the group.*--tenant needs the operator token/);
+  });
+
   it("a USAGE error without its own hint points to the help of the command it was met in", () => {
     expect(describeError(usageError("bad"), "u", { command: "topics create" }).hint).toBe("see `mortarmq topics create --help`");
     expect(describeError(usageError("bad"), "u").hint).toBe("see `mortarmq --help`");
