@@ -188,6 +188,7 @@ describe("mq9 request bodies", () => {
     expect(mq9Hint(404, "consumer group g has not fetched from mailbox a")).toMatch(/fetch with the same --group/);
     expect(mq9Hint(413, "payload of 2000000 bytes exceeds the limit of 1048576 bytes")).toMatch(/1 MiB/);
     expect(mq9Hint(503, "x")).toMatch(/retry/);
+    expect(mq9Hint(403, "permission denied: mq9.fetch on a/g (no scope of the token allows it)")).toMatch(/scopes do not allow this.*mortarmq admin tokens scopes/);
   });
 });
 
