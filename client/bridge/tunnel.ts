@@ -237,9 +237,18 @@ function pipe(socket: Socket, opts: TunnelOptions, done: () => void): () => void
     finish(opened ? err : new Error(`broker unreachable at ${opts.target}: ${err.message}; closed the TCP connection from ${peer}`));
   });
   ws.on("unexpected-response", (_req, res) => {
-    socket.destroy();
-    finish(new Error(`${opts.target}: upgrade refused with HTTP ${res.statusCode}; closed the TCP connection from ${peer}`));
-    ws.terminate();
+    // the broker's reason (e.g. 401 "invalid token", "token expired at …") goes into the log line: its first 200 characters
+    let reason = "";
+    const done = () => {
+      const why = reason.trim().replace(/\s+/g, " ").slice(0, 200);
+      socket.destroy();
+      finish(new Error(`${opts.target}: upgrade refused with HTTP ${res.statusCode}${why ? ` (${why})` : ""}; closed the TCP connection from ${peer}`));
+      ws.terminate();
+    };
+    res.setEncoding("utf8");
+    res.on("data", (chunk: string) => void (reason.length < 1024 && (reason += chunk)));
+    res.once("end", done);
+    res.once("error", done);
   });
   return teardown;
 }

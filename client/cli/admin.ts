@@ -293,9 +293,11 @@ function camel(s: string): string {
 
 /** Human text of a usage answer: hours with any traffic or storage, then the totals. */
 export function renderUsage(u: UsageAnswer): string {
+  // connection seconds and DO requests (WebSocket messages count 1/20) are fractional sums: at most 3 decimals, not 3.8339999999999996
+  const r3 = (x: number) => Math.round(x * 1000) / 1000;
   const row = (label: string, h: UsageHours): Cell[] =>
-    [label, h.requests, h.messages_in, h.messages_out, formatBytes(h.bytes_in), formatBytes(h.bytes_out), formatBytes(h.storage_bytes), h.connection_seconds,
-      h.rows_written, h.rows_read, h.do_requests];
+    [label, h.requests, h.messages_in, h.messages_out, formatBytes(h.bytes_in), formatBytes(h.bytes_out), formatBytes(h.storage_bytes), r3(h.connection_seconds),
+      h.rows_written, h.rows_read, r3(h.do_requests)];
   const rows = u.hours.filter((h) => h.requests || h.messages_in || h.messages_out || h.storage_bytes || h.connection_seconds || h.rows_written || h.do_requests)
     .map((h) => row(h.hour, h));
   rows.push(row("total", u.totals));

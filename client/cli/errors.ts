@@ -97,6 +97,7 @@ const REGISTRY_HINTS: Readonly<Record<string, string>> = {
   AUTH_FAILED: "pass a valid token with --token or MORTARMQ_TOKEN",
   PRODUCER_SEQ_OUT_OF_WINDOW: "the producer sequence is older than the dedupe window; publish with a new --producer-id",
   PARTITION_FULL: "the partition holds its topic's retention limit and the topic refuses new messages (discard new): raise the limit or switch to discard old with mortarmq topics alter <name>",
+  PERMISSION_DENIED: "the token's scopes do not allow the operation the message names (docs/tenants.md \"Permissions\"); pub and sub first look the topic up, which needs mortar.publish, mortar.consume or mortar.admin on it: ask the operator for a token with that scope (mortarmq admin tokens scopes)",
   UNSUPPORTED_BY_BROKER: "the broker does not speak this extension: upgrade the broker",
 };
 

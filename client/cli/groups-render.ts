@@ -16,7 +16,7 @@ export type { DeleteAnswer };
 export const GROUP_STATUS_HINTS: StatusHints = {
   400: ["BAD_REQUEST", "check the arguments (see mortarmq groups --help)"],
   401: ["UNAUTHORIZED", "pass the tenant's token with --token or MORTARMQ_TOKEN"],
-  403: ["FORBIDDEN", "a tenant's token manages only its own tenant; --tenant needs the operator token"],
+  403: ["FORBIDDEN", "the token may not do this: a scoped token needs the scope the message names (reset, delete, pause and resume: mortar.admin on the group, docs/tenants.md \"Permissions\"), and --tenant needs the operator token"],
   404: ["NOT_FOUND", "see mortarmq topics list and mortarmq groups list TOPIC"],
   409: ["CONFLICT", "stop the group's consumers first, or add --force"],
   503: ["UNAVAILABLE", "retry in a moment"],

@@ -15,7 +15,7 @@ export type Mq9Reply = Record<string, unknown> & { error: string };
 
 /** Error names by HTTP status, for mq9 failures. */
 const STATUS_NAMES: Readonly<Record<number, string>> = {
-  400: "BAD_REQUEST", 401: "UNAUTHORIZED", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 409: "CONFLICT",
+  400: "BAD_REQUEST", 401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 409: "CONFLICT",
   413: "PAYLOAD_TOO_LARGE", 429: "OVERLOADED", 500: "INTERNAL_ERROR", 503: "UNAVAILABLE",
 };
 
@@ -26,6 +26,7 @@ export function mq9Hint(status: number, error: string): string {
   if (error === "message not found") return "list the mailbox's messages with mortarmq mq9 query <address>";
   if (/has not fetched from mailbox/.test(error)) return "fetch with the same --group first; ACK applies to what the group fetched";
   if (/is not registered/.test(error)) return "register the agent first with mortarmq mq9 register";
+  if (/^permission denied: /.test(error)) return "the token's scopes do not allow this (docs/tenants.md \"Permissions\"): ask the operator for a token with the scope the message names (mortarmq admin tokens scopes)";
   switch (status) {
     case 400: return "fix the request (docs/mq9.md lists the rules)";
     case 401: return "pass a valid token with --token or MORTARMQ_TOKEN";

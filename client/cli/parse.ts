@@ -13,7 +13,11 @@ export function parseIntOption(flag: string, value: string, min: number, max: nu
   const v = value.trim();
   if (!/^-?\d+$/.test(v)) throw usageError(`${flag} must be a whole number, not "${value}"`);
   const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < min || n > max) throw usageError(`${flag} must be between ${min} and ${max}, not ${value}`);
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    // no upper bound but JavaScript's: "between 1 and 9007199254740991" would read as a real limit
+    const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`;
+    throw usageError(`${flag} must be ${range}, not ${value}`);
+  }
   return n;
 }
 

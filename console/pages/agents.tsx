@@ -1,6 +1,6 @@
 /** Agents: every registered agent with its latest REPORT (mq9 DISCOVER {}), and a DISCOVER box (text or semantic) with ranked results. */
 import { useState } from "preact/hooks";
-import { mq9 } from "../api";
+import { can, mq9 } from "../api";
 import { plural, time } from "../format";
 import { Status, Table, useAction, usePoll } from "../ui";
 
@@ -9,7 +9,9 @@ interface Card { name: string; description?: string; mailbox?: string; _mq9?: { 
 const reportOf = (c: Card) => (c._mq9 ? `${JSON.stringify(c._mq9.report)} at ${time(new Date(c._mq9.report_time * 1000).toISOString())}` : "no report");
 
 export function Agents({ tenant }: { tenant: string }) {
-  const all = usePoll(() => mq9<{ agents: Card[] }>("$mq9.AI.AGENT.DISCOVER", { limit: 100 }), 10_000, [tenant]);
+  // without agents.discover the page asks nothing (each refusal would be counted) and says why
+  const allowed = can("agents.discover", "any");
+  const all = usePoll(async () => (allowed ? mq9<{ agents: Card[] }>("$mq9.AI.AGENT.DISCOVER", { limit: 100 }) : null), 10_000, [tenant, allowed]);
   const [mode, setMode] = useState<"text" | "semantic">("text");
   const [query, setQuery] = useState("");
   const [results, setResults] = useState<Card[] | null>(null);
@@ -17,7 +19,8 @@ export function Agents({ tenant }: { tenant: string }) {
   return (
     <section aria-labelledby="agents-h">
       <h2 id="agents-h">Agents</h2>
-      <form class="box" role="search" aria-labelledby="discover-h" onSubmit={(e) => {
+      {!allowed && <p>This token may not list or discover agents (it has no <code>agents.discover</code> scope).</p>}
+      {allowed && <form class="box" role="search" aria-labelledby="discover-h" onSubmit={(e) => {
         e.preventDefault();
         void act.run(async () => {
           const r = await mq9<{ agents: Card[] }>("$mq9.AI.AGENT.DISCOVER", { [mode]: query, limit: 20 });
@@ -39,7 +42,7 @@ export function Agents({ tenant }: { tenant: string }) {
             {results.map((c) => <li><strong>{c.name}</strong> — {c.description ?? ""} {c.mailbox ? `(${c.mailbox})` : ""}</li>)}
           </ol>
         )}
-      </form>
+      </form>}
       <Status error={all.error} />
       {all.data && (
         <Table caption="Registered agents, oldest first" head={["Name", "Description", "Mailbox", "Latest report"]}

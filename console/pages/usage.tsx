@@ -1,7 +1,7 @@
 /** Usage: the tenant's hourly usage as charts (GET /v0/usage) and its quotas; the operator also sees every tenant and can switch. */
 import { useState } from "preact/hooks";
 import type { TenantUsageAnswer } from "../../wire/admin/console";
-import { get, identity, request } from "../api";
+import { can, get, identity, request } from "../api";
 import { Chart } from "../chart";
 import { bytes, count, time } from "../format";
 import { Status, Table, usePoll } from "../ui";
@@ -10,7 +10,9 @@ interface TenantList { tenants: { id: string; name: string; source: string; crea
 
 export function Usage({ tenant, onSwitch }: { tenant: string; onSwitch: (t: string) => void }) {
   const [hours, setHours] = useState(24);
-  const { data, error } = usePoll(() => get<TenantUsageAnswer>(`/v0/usage?from=${Date.now() - hours * 3_600_000}`), 60_000, [tenant, hours]);
+  // without usage.read the page asks nothing (each refusal would be counted) and says why
+  const allowed = can("usage.read", "any");
+  const { data, error } = usePoll(async () => (allowed ? get<TenantUsageAnswer>(`/v0/usage?from=${Date.now() - hours * 3_600_000}`) : null), 60_000, [tenant, hours, allowed]);
   const operator = identity()?.role === "operator";
   const tenants = usePoll(() => (operator ? request<TenantList>("GET", "/admin/tenants", undefined, false) : Promise.resolve(null)), 0, [operator]);
   const x = (data?.hours ?? []).map((h) => Date.parse(h.hour) / 1000);
@@ -21,7 +23,9 @@ export function Usage({ tenant, onSwitch }: { tenant: string; onSwitch: (t: stri
       <label>Range <select value={hours} onChange={(e) => setHours(Number(e.currentTarget.value))}>
         <option value={24}>last 24 hours</option><option value={168}>last 7 days</option><option value={744}>last 31 days</option>
       </select></label>
-      <Status error={error}>{data ? `${time(data.from)} to ${time(data.to)}` : "Loading…"}</Status>
+      {allowed
+        ? <Status error={error}>{data ? `${time(data.from)} to ${time(data.to)}` : "Loading…"}</Status>
+        : <p>This token may not read usage (it has no <code>usage.read</code> scope).</p>}
       {data && (
         <>
           <dl class="tiles">

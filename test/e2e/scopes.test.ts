@@ -190,6 +190,12 @@ describe("the console in a browser", () => {
     await consumer.goto(`${ctx.broker.url}/console#/topics/orders`);
     await consumer.getByRole("heading", { name: "Group billing" }).waitFor();
     expect(await buttons(consumer)).toEqual(["Peek"]);
+    // no agents.discover, no usage.read: those pages ask nothing and say why (no Discover box, no 403 alert)
+    await consumer.goto(`${ctx.broker.url}/console#/agents`);
+    await consumer.getByText("This token may not list or discover agents").waitFor();
+    await consumer.goto(`${ctx.broker.url}/console#/usage`);
+    await consumer.getByText("This token may not read usage").waitFor();
+    expect([await buttons(consumer), await consumer.getByRole("alert").allTextContents()]).toEqual([[], []]);
   }, 60_000);
 });
 

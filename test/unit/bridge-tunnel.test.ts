@@ -140,6 +140,22 @@ describe("bridge tunnel", () => {
     ]);
   });
 
+  it("an upgrade the broker refuses (401) closes the TCP connection and logs the broker's reason", async () => {
+    const { createServer } = await import("node:http");
+    const broker = createServer();
+    broker.on("upgrade", (_req, sock: Socket) => sock.end("HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\nContent-Length: 13\r\nConnection: close\r\n\r\ninvalid token"));
+    await new Promise<void>((r) => broker.listen(0, "127.0.0.1", r));
+    cleanups.push(() => new Promise<void>((r) => broker.close(() => r())));
+    const errors: Error[] = [];
+    const t = await startTunnel({ host: "127.0.0.1", port: 0, target: `ws://127.0.0.1:${(broker.address() as { port: number }).port}/nats`, onConnectionError: (e) => errors.push(e) });
+    cleanups.push(() => t.close());
+    const s = await connect(t.port);
+    await new Promise<void>((r) => s.once("close", () => r()));
+    expect(errors.map((e) => e.message)).toEqual([
+      expect.stringMatching(/^ws:\/\/127\.0\.0\.1:\d+\/nats: upgrade refused with HTTP 401 \(invalid token\); closed the TCP connection from 127\.0\.0\.1:\d+$/),
+    ]);
+  });
+
   it("reports a port in use", async () => {
     const a = await startTunnel({ host: "127.0.0.1", port: 0, target: "ws://127.0.0.1:1/" });
     cleanups.push(() => a.close());

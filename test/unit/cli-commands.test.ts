@@ -175,7 +175,7 @@ describe("mq9 request bodies", () => {
     expect(sendHeaders({ replyTo: "agent.a.inbox", correlationId: "req-1" })).toEqual({ "mq9-reply-to": "agent.a.inbox", "mq9-correlation-id": "req-1" });
     expect(() => sendHeaders({ priority: "high" })).toThrow(/normal/);
     expect(() => sendHeaders({ delay: "soon" })).toThrow('--delay must be a whole number, not "soon"');
-    expect(() => sendHeaders({ ttl: "-1" })).toThrow("--ttl must be between 0 and");
+    expect(() => sendHeaders({ ttl: "-1" })).toThrow("--ttl must be at least 0, not -1");
     expect(queryBody({ correlationId: "req-1" })).toEqual({ correlation_id: "req-1" });
     expect(discoverOptions({ text: "payment", limit: "10", page: "2" })).toEqual({ text: "payment", limit: 10, page: 2 });
     expect(withFields({ name: "a", x: 1 }, { name: "b", mailbox: undefined })).toEqual({ name: "b", x: 1 });
@@ -188,6 +188,7 @@ describe("mq9 request bodies", () => {
     expect(mq9Hint(404, "consumer group g has not fetched from mailbox a")).toMatch(/fetch with the same --group/);
     expect(mq9Hint(413, "payload of 2000000 bytes exceeds the limit of 1048576 bytes")).toMatch(/1 MiB/);
     expect(mq9Hint(503, "x")).toMatch(/retry/);
+    expect(mq9Hint(403, "permission denied: mq9.fetch on a/g (no scope of the token allows it)")).toMatch(/scopes do not allow this.*mortarmq admin tokens scopes/);
   });
 });
 

@@ -80,6 +80,7 @@ describe("option parsing", () => {
   it("parses bounded integers and rejects the rest with a USAGE error naming the flag", () => {
     expect(parseIntOption("--partitions", "3", 1, 10)).toBe(3);
     expect(() => parseIntOption("--partitions", "0", 1, 10)).toThrow(/--partitions must be between 1 and 10/);
+    expect(() => parseIntOption("--limit", "0", 1, Number.MAX_SAFE_INTEGER)).toThrow("--limit must be at least 1, not 0"); // no bound but JavaScript's
     expect(() => parseIntOption("--partitions", "2.5", 1, 10)).toThrow(/whole number/);
     expect(() => parseIntOption("--partitions", "abc", 1, 10)).toThrow(CliError);
   });
@@ -147,6 +148,25 @@ describe("error reports", () => {
       expect(hint, spec.name).not.toBe("");
       expect(hint, spec.name).not.toMatch(/DECLARE|NOTICE|CONTROL_ACK|member_id|epoch|SUB again|Resend/);
     }
+  });
+
+  it("PERMISSION_DENIED says what to ask for, not to check the broker's configuration", () => {
+    const r = describeError(new MortarClientError(ErrorCode.PERMISSION_DENIED, "permission denied: mortar.admin on orders (no scope of the token allows it)", Op.DECLARE, "broker"), "u", { command: "sub" });
+    expect(r.hint).toMatch(/^the token's scopes do not allow .*mortar\.publish, mortar\.consume or mortar\.admin .*mortarmq admin tokens scopes/);
+    expect(r.hint).not.toMatch(/configuration and logs/);
+  });
+
+  it("a 403 of the group API names the scope as well as --tenant (a scoped token's reset is refused without --tenant)", async () => {
+    const { GROUP_STATUS_HINTS } = await import("../../client/cli/groups-render");
+    expect(GROUP_STATUS_HINTS[403]![1]).toMatch(/mortar\.admin on the group.*--tenant needs the operator token/);
+  });
+
+  it("admin usage prints fractional sums with at most 3 decimals", async () => {
+    const { renderUsage } = await import("../../client/cli/admin");
+    const h = { requests: 2, messages_in: 0, messages_out: 0, bytes_in: 0, bytes_out: 0, storage_bytes: 0, connection_seconds: 3.8339999999999996, rows_written: 1, rows_read: 1, do_requests: 32.300000000000004 };
+    const text = renderUsage({ tenant: "t", from: "a", to: "b", hours: [{ hour: "2026-12-05T14:00:00.000Z", ...h }], totals: h } as Parameters<typeof renderUsage>[0]);
+    expect(text).toMatch(/ 3\.834 .* 32\.3\n/);
+    expect(text).not.toMatch(/3\.83399|32\.30000/);
   });
 
   it("a USAGE error without its own hint points to the help of the command it was met in", () => {
