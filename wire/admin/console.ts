@@ -9,7 +9,7 @@
  */
 import { z } from "zod";
 import type { GroupDoc } from "./groups";
-import { locationHintSchema, type LocationHint } from "./location-hint";
+import { LOCATION_HINTS, locationHintRefusal, type LocationHint } from "./location-hint";
 
 /** `GET /v0/whoami`: who the token is. */
 export interface WhoamiAnswer {
@@ -76,6 +76,11 @@ export interface TopicPage {
   /** Live topics of the tenant (source topics, twins not counted). */
   total: number;
 }
+
+/** A location hint in a JSON body (400 naming the allowed values otherwise). */
+export const locationHintSchema = z.enum(LOCATION_HINTS as [LocationHint, ...LocationHint[]], {
+  error: (issue) => locationHintRefusal(issue.input),
+});
 
 /**
  * `POST /v0/topics` body. `location_hint` (optional): where the topic's

@@ -2,10 +2,10 @@
  * A topic's optional location hint (docs/topics.md "Location hint"; issue 27
  * item 6): the Cloudflare regions a Durable Object can be asked to start in
  * (Cloudflare docs, Durable Objects "Data location" → "Provide a location
- * hint"). Shared by the Worker (validation), the TopicRegistry and the CLI.
- * Pure; no platform imports.
+ * hint"). Shared by the Worker (validation: the zod schema is in
+ * console.ts), the TopicRegistry and the CLI. Pure; no imports (the CLI
+ * loads it at startup).
  */
-import { z } from "zod";
 
 /** The location hints Cloudflare accepts, and the region each names. */
 export const LOCATION_HINT_REGIONS = {
@@ -36,8 +36,3 @@ export function locationHintRefusal(v: unknown): string {
   const shown = typeof v === "string" ? `"${v.slice(0, 40)}"` : String(v);
   return `location hint ${shown} is not one of ${LOCATION_HINTS.join(", ")} (${LOCATION_HINTS.map((h) => `${h}: ${LOCATION_HINT_REGIONS[h]}`).join("; ")})`;
 }
-
-/** A location hint in a JSON body (400 with the allowed values otherwise). */
-export const locationHintSchema = z.enum(LOCATION_HINTS as [LocationHint, ...LocationHint[]], {
-  error: (issue) => locationHintRefusal(issue.input),
-});
