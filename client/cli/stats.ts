@@ -58,7 +58,7 @@ export const TopicStatsSchema = z.object({
   partition_count: count,
   /** null/absent: a broker before retention. */
   retention: RetentionStatsSchema.nullable().optional(),
-  /** Where the topic's objects started (docs/topics.md "Location hint"); absent = none. */
+  /** Where the topic's objects started (docs/deploy.md "Placement"); absent = none. */
   location_hint: z.string().optional(),
   partitions: z.array(PartitionStatsSchema),
 });

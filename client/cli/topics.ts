@@ -5,7 +5,7 @@
  * read GET /stats (spec §5: the CLI read path is admin HTTP). A location
  * hint has no field in DECLARE (the wire format is not extended): `topics
  * create --location-hint` creates the topic over HTTP (`POST /v0/topics`,
- * docs/topics.md "Location hint"), then DECLAREs it as usual.
+ * docs/deploy.md "Placement"), then DECLAREs it as usual.
  */
 import type { Command } from "commander";
 import { DeclareCreated } from "../../wire/mortar/constants";

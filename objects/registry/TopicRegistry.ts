@@ -164,7 +164,7 @@ export class TopicRegistry extends DurableObject<Env> {
    * existing one (or its twin) works as ever.
    *
    * `locationHint` (not on the wire: the HTTP/console/CLI create,
-   * docs/topics.md "Location hint"): stored with a topic this call creates,
+   * docs/deploy.md "Placement"): stored with a topic this call creates,
    * and its objects start there (shared/location-hint.ts); for an existing
    * topic it is ignored — the answer's `topic.locationHint` is the stored
    * one, for the caller to compare. Not a hint: INVALID_FLAGS naming the

@@ -21,7 +21,7 @@ export interface TopicInfo {
   createdAt: number;
   /** The retention settings in force (docs/protocol.md "Topic retention"); set on every registry answer. */
   retention?: Retention;
-  /** The location hint the topic was created with (docs/topics.md "Location hint"), its twin's too; absent = none. */
+  /** The location hint the topic was created with (docs/deploy.md "Placement"), its twin's too; absent = none. */
   locationHint?: LocationHint;
 }
 

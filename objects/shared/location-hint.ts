@@ -1,5 +1,5 @@
 /**
- * Topic placement (docs/topics.md "Location hint"; issue 27 item 6): a topic
+ * Topic placement (docs/deploy.md "Placement"; issue 27 item 6): a topic
  * created with a location hint has its Partition objects (source and `.dlq`
  * twin) and its ConsumerGroups started with `namespace.get(id,
  * { locationHint })`. Cloudflare honours a hint only when the object is

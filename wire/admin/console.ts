@@ -53,7 +53,7 @@ export interface TopicRow {
   retention: RetentionView | null;
   /** Creation time, ISO 8601. */
   created_at: string;
-  /** The location hint the topic was created with (docs/topics.md "Location hint"); absent = none. */
+  /** The location hint the topic was created with (docs/deploy.md "Placement"); absent = none. */
   location_hint?: LocationHint;
   /** Present (true) when the totals cover only the page's first 64 written partitions (docs/console.md "Limits of one page"). */
   partial?: true;
@@ -84,7 +84,7 @@ export const locationHintSchema = z.enum(LOCATION_HINTS as [LocationHint, ...Loc
 
 /**
  * `POST /v0/topics` body. `location_hint` (optional): where the topic's
- * objects start (docs/topics.md "Location hint"), one of LOCATION_HINTS.
+ * objects start (docs/deploy.md "Placement"), one of LOCATION_HINTS.
  */
 export const createTopicSchema = z.strictObject({
   name: z.string({ error: "must be a string" }).min(1, "must not be empty"),

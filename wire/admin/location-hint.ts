@@ -1,5 +1,5 @@
 /**
- * A topic's optional location hint (docs/topics.md "Location hint"; issue 27
+ * A topic's optional location hint (docs/deploy.md "Placement"; issue 27
  * item 6): the Cloudflare regions a Durable Object can be asked to start in
  * (Cloudflare docs, Durable Objects "Data location" → "Provide a location
  * hint"). Shared by the Worker (validation: the zod schema is in

@@ -88,7 +88,7 @@ export interface TopicStatsDoc {
   dlq: boolean;
   partition_count: number;
   retention: RetentionDoc | null;
-  /** The location hint the topic was created with (docs/topics.md "Location hint"); absent = none. */
+  /** The location hint the topic was created with (docs/deploy.md "Placement"); absent = none. */
   location_hint?: string;
   partitions: PartitionStatsDoc[];
 }

@@ -1,5 +1,5 @@
 /**
- * A topic's location hint (docs/topics.md "Location hint"; issue 27 item 6)
+ * A topic's location hint (docs/deploy.md "Placement"; issue 27 item 6)
  * against the real Worker and objects on an open broker: `POST /v0/topics`
  * validates and stores it, every topic document shows it (source and
  * `.dlq` twin), it survives the registry's restart, a partition learns it
