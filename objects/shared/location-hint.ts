@@ -35,7 +35,11 @@ const keyOf = (tenant: string, incarnation: number) => `${tenant}/${incarnation}
 export function noteTopicHint(tenant: string, topic: { incarnation: number; locationHint?: LocationHint | null }): void {
   const key = keyOf(tenant, topic.incarnation);
   const hint = topic.locationHint ?? null;
-  if (learnt.get(key) === hint) return; // the common case: known already (undefined ≠ null)
+  const known = learnt.get(key);
+  // The common case: known already (undefined ≠ null). A topic's hint never changes (set at its
+  // creation only), so a TopicInfo without one (e.g. restored from a snapshot older than hints)
+  // never erases a hint learnt for the same incarnation.
+  if (known === hint || (hint === null && known)) return;
   learnt.delete(key);
   if (learnt.size >= MAX_LEARNT) learnt.delete(learnt.keys().next().value!);
   learnt.set(key, hint);
