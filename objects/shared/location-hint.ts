@@ -51,7 +51,7 @@ export function noteTopicHint(tenant: string, topic: { incarnation: number; loca
  * `{ locationHint }` when the isolate knows the topic has one, else
  * undefined (the runtime's default placement: near the caller).
  */
-export function topicObjectOptions(tenant: string, incarnation: number): DurableObjectNamespaceGetDurableObjectOptions | undefined {
+export function topicObjectOptions(tenant: string, incarnation: number): { locationHint: LocationHint } | undefined {
   const hint = learnt.get(keyOf(tenant, incarnation));
   return hint ? { locationHint: hint } : undefined;
 }
