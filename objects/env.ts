@@ -106,6 +106,8 @@ export interface Env {
   MQ9_MAILBOX_MAX_BYTES?: string;
   /** Tenants: how long an isolate trusts a good issued-token check for HTTP requests, ms (default 5000; 0 = ask every time; objects/tenants/token-cache.ts). */
   TOKEN_CACHE_MS?: string;
+  /** Tenants: how long an isolate uses a static or open tenant's quota state for HTTP before asking again, ms (default 5000; 0 = every request; worker/quota.ts). */
+  TENANT_STATE_MS?: string;
   /** Tenants: how long after a delete the purge of its data starts, ms (default 5 × TENANT_REVALIDATE_MS + 10 s). */
   TENANT_PURGE_DELAY_MS?: string;
   /** Counting pipeline: how often each object reports its counters, ms (default 10000; docs/operations.md). */

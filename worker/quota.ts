@@ -7,7 +7,10 @@
  * The tenant's state (quotas, storage) comes with every issued-token
  * authentication (one call per request anyway); for static and open
  * tenants it is fetched when a SEND or CREATE finds it older than
- * STATE_TTL_MS — so HTTP sees a quota change within STATE_TTL_MS.
+ * `TENANT_STATE_MS` (default 5 s, objects/tenants/config.ts: the bound of
+ * the token cache) — so HTTP sees a quota change within that bound, and a
+ * steady HTTP publisher causes at most one `state` call per 5 s per
+ * isolate (issue 27 item 4).
  */
 import type { Env } from "../objects/env";
 import { PublishGate, type Refusal } from "../objects/tenants/gate";
@@ -15,9 +18,7 @@ import { admitMailbox, type CreateAdmission, type Mq9Quota } from "../objects/te
 import { tenantStub } from "../objects/tenants/stub";
 import type { TenantState } from "../objects/tenants/rpc";
 import { UNLIMITED } from "../wire/admin/tenants";
-
-/** Longest an isolate uses a static tenant's quota state without asking again, ms. */
-export const STATE_TTL_MS = 1_000;
+import { tenantStateMs } from "../objects/tenants/config";
 
 /** Per-isolate gates, by tenant (bounded: the least recently created are dropped). */
 const gates = new Map<string, { gate: PublishGate; at: number }>();
@@ -44,13 +45,13 @@ class HttpQuota implements Mq9Quota {
     return admitMailbox(this.env, this.tenant, address);
   }
 
-  /** The isolate's gate of the tenant, its state refreshed from the authentication or, when older than STATE_TTL_MS, from the directory. */
+  /** The isolate's gate of the tenant, its state refreshed from the authentication or, when older than TENANT_STATE_MS, from the directory. */
   private async gate(): Promise<PublishGate> {
     const { env, tenant, state } = this;
     const now = Date.now();
     let g = gates.get(tenant);
-    const stale = !state && (!g || now - g.at >= STATE_TTL_MS);
-    // One refresh per STATE_TTL_MS per isolate, not one per request in flight: the first stale request claims
+    const stale = !state && (!g || now - g.at >= tenantStateMs(env));
+    // One refresh per TENANT_STATE_MS per isolate, not one per request in flight: the first stale request claims
     // it (requests arriving meanwhile use the state they have; none waits on another request's call).
     if (stale && g) g.at = now;
     const fresh = state ?? (stale ? await tenantStub(env, tenant).state().catch(() => undefined) : undefined);

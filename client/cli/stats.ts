@@ -9,6 +9,7 @@ import { CliError } from "./errors";
 import { formatBytes, formatFields, formatTable, type Cell } from "./format";
 import { brokerRequest } from "./http";
 import { renderRetention } from "./retention";
+import { LOCATION_HINT_REGIONS, isLocationHint } from "../../wire/admin/location-hint";
 
 const count = z.number().int().nonnegative();
 
@@ -57,6 +58,8 @@ export const TopicStatsSchema = z.object({
   partition_count: count,
   /** null/absent: a broker before retention. */
   retention: RetentionStatsSchema.nullable().optional(),
+  /** Where the topic's objects started (docs/deploy.md "Placement"); absent = none. */
+  location_hint: z.string().optional(),
   partitions: z.array(PartitionStatsSchema),
 });
 
@@ -180,6 +183,7 @@ export function renderTopicDescribe(t: TopicStats): string {
       retentionMs: t.retention.retention_ms, retentionBytes: t.retention.retention_bytes,
       retentionMessages: t.retention.retention_messages, discard: t.retention.discard,
     })] as [string, Cell]] : []),
+    ...(t.location_hint ? [["location hint", `${t.location_hint}${isLocationHint(t.location_hint) ? ` (${LOCATION_HINT_REGIONS[t.location_hint]})` : ""}`] as [string, Cell]] : []),
   ]);
   const parts = [...t.partitions].sort((a, b) => a.partition - b.partition);
   out += "\n" + formatTable(["partition", "first sequence", "high watermark", "size", "producers"],

@@ -11,6 +11,7 @@ import { can, get, request, seg } from "../api";
 import { Chart } from "../chart";
 import { bytes, count, payloadText, plural, retention, time } from "../format";
 import { LongText, Status, Table, useAction, usePoll } from "../ui";
+import { LOCATION_HINT_REGIONS } from "../../wire/admin/location-hint";
 
 /** Lag samples kept per chart (at 3 s: 15 minutes). */
 const HISTORY = 300;
@@ -31,7 +32,7 @@ export function Topic({ tenant, name }: { tenant: string; name: string }) {
     <section aria-labelledby="topic-h">
       <h2 id="topic-h">Topic {data.name}</h2>
       <p>Topic id {data.topic_id}{data.dlq ? " (dead-letter twin)" : ""}, {plural(data.partition_count, "partition")}, created {time(data.created_at)}.
-        Retention: {retention(data.retention)}.</p>
+        Retention: {retention(data.retention)}.{data.location_hint ? ` Location hint: ${data.location_hint} (${LOCATION_HINT_REGIONS[data.location_hint]}).` : ""}</p>
       <p>{plural(sum(data.partitions, (p) => p.records), "record")} ({bytes(sum(data.partitions, (p) => p.size_bytes))}) retained in all partitions.</p>
       <Status error={error ?? act.error}>{act.note}</Status>
       <Table caption="Partitions" numeric={[0, 1, 2, 3, 4, 5]}

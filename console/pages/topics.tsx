@@ -4,6 +4,7 @@ import type { TopicPage } from "../../wire/admin/console";
 import { can, get, request } from "../api";
 import { bytes, count, plural, retention, topicsSummary } from "../format";
 import { Pager, Status, Table, useAction, usePages, usePoll } from "../ui";
+import { LOCATION_HINTS, LOCATION_HINT_REGIONS } from "../../wire/admin/location-hint";
 
 export function Topics({ tenant }: { tenant: string }) {
   const pages = usePages(50);
@@ -11,19 +12,24 @@ export function Topics({ tenant }: { tenant: string }) {
   const act = useAction();
   const [name, setName] = useState("");
   const [parts, setParts] = useState("1");
+  const [hint, setHint] = useState("");
   return (
     <section aria-labelledby="topics-h">
       <h2 id="topics-h">Topics</h2>
       {can("mortar.admin", "any") && <form class="row" onSubmit={(e) => {
         e.preventDefault();
         void act.run(async () => {
-          const r = await request<{ name: string; created: boolean; partition_count: number }>("POST", "/v0/topics", { name, partitions: Number(parts) });
+          const r = await request<{ name: string; created: boolean; partition_count: number }>("POST", "/v0/topics", { name, partitions: Number(parts), ...(hint ? { location_hint: hint } : {}) });
           reload();
           return r.created ? `created topic ${r.name} (${plural(r.partition_count, "partition")}) and ${r.name}.dlq` : `topic ${r.name} already exists`;
         });
       }}>
         <label>New topic <input name="topic-name" value={name} required maxLength={255} onInput={(e) => setName(e.currentTarget.value)} /></label>
         <label>Partitions <input name="partitions" type="number" min={1} max={1024} value={parts} required onInput={(e) => setParts(e.currentTarget.value)} /></label>
+        <label>Location hint <select name="location-hint" value={hint} onChange={(e) => setHint(e.currentTarget.value)}>
+          <option value="">none (near the first request)</option>
+          {LOCATION_HINTS.map((h) => <option value={h}>{h}: {LOCATION_HINT_REGIONS[h]}</option>)}
+        </select></label>
         <button disabled={act.busy}>Create topic</button>
       </form>}
       <Status error={act.error}>{act.note}</Status>

@@ -50,6 +50,7 @@ import { Consumers, type PartitionIdentity } from "./consumers";
 import { registryStub } from "../registry/stub";
 import { PartitionTelemetry } from "./telemetry";
 import { isOutOfMemory, logFault, logOverload } from "../shared/platform-faults";
+import { noteTopicHint } from "../shared/location-hint";
 
 /** Segments deleted per purge step (one alarm run). */
 const PURGE_PAGE = 256;
@@ -178,6 +179,7 @@ export class Partition extends DurableObject<Env> {
       const { tenant, incarnation, topicId, partition } = this.identity();
       const r = (await registryStub(this.env, tenant).registerPartition(incarnation, topicId, partition)) as RegisterResult;
       if (r.live) {
+        noteTopicHint(tenant, { incarnation, locationHint: r.locationHint }); // its .dlq twin starts where it was hinted
         if (r.retention) await this.keeper.apply(r.retention);
         this.setMeta("registered", 1);
         this.registered = true;

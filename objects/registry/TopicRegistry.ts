@@ -56,6 +56,7 @@ import {
   type Retention, type RetentionOverrides,
 } from "../shared/retention-config";
 import type { RetentionUpdate } from "../partition/rpc";
+import { isLocationHint, locationHintRefusal, type LocationHint } from "../../wire/admin/location-hint";
 import { GroupIndexStore } from "./group-store";
 import { PurgeTargetStore } from "./purge-store";
 import type { DeclareResult, LookupResult, PurgeTargetPage, PurgeTotals, RegisterGroupResult, RegisterResult, TopicInfo, TopicInfoPage, WrittenPartition, WrittenQuery } from "./rpc";
@@ -161,8 +162,17 @@ export class TopicRegistry extends DurableObject<Env> {
    * the name, docs/tenants.md "Permissions"): a topic that does not exist
    * is not created — answered PERMISSION_DENIED — while declaring an
    * existing one (or its twin) works as ever.
+   *
+   * `locationHint` (not on the wire: the HTTP/console/CLI create,
+   * docs/deploy.md "Placement"): stored with a topic this call creates,
+   * and its objects start there (shared/location-hint.ts); for an existing
+   * topic it is ignored — the answer's `topic.locationHint` is the stored
+   * one, for the caller to compare. Not a hint: INVALID_FLAGS naming the
+   * allowed values.
    */
-  async declare(topic: Uint8Array | string, partitionCount: number, flags = 0, retention?: DeclareRetention, mayCreate = true): Promise<DeclareResult> {
+  async declare(
+    topic: Uint8Array | string, partitionCount: number, flags = 0, retention?: DeclareRetention, mayCreate = true, locationHint: LocationHint | null = null,
+  ): Promise<DeclareResult> {
     const bytes = typeof topic === "string" ? new TextEncoder().encode(topic) : topic;
     if (!Number.isInteger(partitionCount) || partitionCount < 0 || partitionCount > 0xffff) {
       return fail(ErrorCode.INVALID_PARTITION_COUNT, `partition_count ${partitionCount} must be 1..65535`);
@@ -170,6 +180,7 @@ export class TopicRegistry extends DurableObject<Env> {
     if (!!(flags & DeclareFlags.RETENTION) !== !!retention) {
       return fail(ErrorCode.INVALID_FLAGS, "the RETENTION flag and the retention settings go together");
     }
+    if (locationHint !== null && !isLocationHint(locationHint)) return fail(ErrorCode.INVALID_FLAGS, locationHintRefusal(locationHint));
     const bad = checkClientFrame({ op: Op.DECLARE, topic: bytes, partitionCount, flags, ...(retention ? { retention } : {}) });
     if (bad) return fail(bad.code, bad.message);
     const name = decodeUtf8Strict(bytes)!;
@@ -204,6 +215,7 @@ export class TopicRegistry extends DurableObject<Env> {
       name, pair, partitions: partitionCount,
       incarnation: this.store.lastIncarnation() + 1,
       createdAt: Date.now(),
+      locationHint,
     };
     const settings: PairRetention = { source: applyPatch(NO_OVERRIDES, patch ?? {}), twin: NO_OVERRIDES, version: 0 };
     this.ctx.storage.transactionSync(() => {
@@ -322,7 +334,7 @@ export class TopicRegistry extends DurableObject<Env> {
     const r = this.store.byPair(pairOf(topicId));
     if (!r || r.incarnation !== incarnation) return { live: false, retention: null };
     this.store.recordWritten(incarnation, topicId, partition);
-    return { live: true, retention: this.update(r, isTwinId(topicId)) };
+    return { live: true, retention: this.update(r, isTwinId(topicId)), ...(r.locationHint !== null ? { locationHint: r.locationHint } : {}) };
   }
 
   /**

@@ -79,7 +79,8 @@ export async function topicDetail(env: Env, tenant: string, topic: TopicInfo): P
   for (const r of described) if (r.ok) docs.push({ ...r.value, topic: topic.name });
   return {
     tenant, name: topic.name, topic_id: topic.topicId, dlq: topic.dlq, partition_count: topic.partitionCount,
-    created_at: new Date(topic.createdAt).toISOString(), retention: topic.retention ?? null, partitions: parts, groups: docs, generated_at: generatedAt,
+    created_at: new Date(topic.createdAt).toISOString(), retention: topic.retention ?? null,
+    ...(topic.locationHint ? { location_hint: topic.locationHint } : {}), partitions: parts, groups: docs, generated_at: generatedAt,
     partial: w.next !== null || listing.truncated || listing.groups.length > MAX_DESCRIBED_GROUPS,
   };
 }

@@ -1,6 +1,7 @@
 /** Types of the TopicRegistry RPC surface. */
 import type { Retention } from "../shared/retention-config";
 import type { RetentionUpdate } from "../partition/rpc";
+import type { LocationHint } from "../../wire/admin/location-hint";
 
 /** One topic as the registry knows it (a source topic or its `.dlq` twin). */
 export interface TopicInfo {
@@ -20,6 +21,8 @@ export interface TopicInfo {
   createdAt: number;
   /** The retention settings in force (docs/protocol.md "Topic retention"); set on every registry answer. */
   retention?: Retention;
+  /** The location hint the topic was created with (docs/deploy.md "Placement"), its twin's too; absent = none. */
+  locationHint?: LocationHint;
 }
 
 /**
@@ -38,6 +41,8 @@ export type DeclareResult =
 export interface RegisterResult {
   live: boolean;
   retention: RetentionUpdate | null;
+  /** The topic's location hint (absent = none): the partition starts its `.dlq` twin with it. */
+  locationHint?: LocationHint;
 }
 
 /** Answer to `lookup`. `code` is UNKNOWN_TOPIC (0x0008) or TOPIC_DELETED (0x2005). */

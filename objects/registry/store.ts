@@ -4,8 +4,10 @@
  * changes in `transactionSync`.
  *
  * Tables:
- * - `topics(name PK, pair UNIQUE, partitions, incarnation, created_at)`: live
- *   topics; pair p holds topic_ids 2p−1 (source) and 2p (`.dlq` twin).
+ * - `topics(name PK, pair UNIQUE, partitions, incarnation, created_at,
+ *   location_hint)`: live topics; pair p holds topic_ids 2p−1 (source) and
+ *   2p (`.dlq` twin); `location_hint` NULL = none (added to tables written
+ *   before it when the object starts).
  * - `tombstones(pair PK, name, incarnation, deleted_at)`: deleted topics
  *   whose pair was not reused yet (a late PUB gets TOPIC_DELETED).
  * - `purges(incarnation, topic_id, partitions, next)`: Partitions of deleted
@@ -28,6 +30,7 @@
  */
 import { MetaTable } from "../shared/meta-table";
 import type { StoredTopic } from "./topics";
+import { isLocationHint } from "../../wire/admin/location-hint";
 
 /** One queued purge: the partitions of `topicId` (incarnation `incarnation`) still to be told. */
 export interface PurgeJob {
@@ -44,10 +47,14 @@ interface Row extends Record<string, SqlStorageValue> {
   partitions: number;
   incarnation: number;
   created_at: number;
+  location_hint: string | null;
 }
 
 function toTopic(r: Row): StoredTopic {
-  return { name: r.name, pair: r.pair, partitions: r.partitions, incarnation: r.incarnation, createdAt: r.created_at };
+  return {
+    name: r.name, pair: r.pair, partitions: r.partitions, incarnation: r.incarnation, createdAt: r.created_at,
+    locationHint: isLocationHint(r.location_hint) ? r.location_hint : null,
+  };
 }
 
 /** Storage access for one tenant's topic registry. */
@@ -59,7 +66,10 @@ export class RegistryStore {
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`CREATE TABLE IF NOT EXISTS topics(
       name TEXT PRIMARY KEY, pair INTEGER NOT NULL UNIQUE, partitions INTEGER NOT NULL,
-      incarnation INTEGER NOT NULL, created_at INTEGER NOT NULL)`);
+      incarnation INTEGER NOT NULL, created_at INTEGER NOT NULL, location_hint TEXT)`);
+    if (sql.exec("SELECT 1 FROM pragma_table_info('topics') WHERE name = 'location_hint'").toArray().length === 0) {
+      sql.exec("ALTER TABLE topics ADD COLUMN location_hint TEXT");
+    }
     sql.exec(`CREATE TABLE IF NOT EXISTS tombstones(
       pair INTEGER PRIMARY KEY, name TEXT NOT NULL, incarnation INTEGER NOT NULL, deleted_at INTEGER NOT NULL)`);
     sql.exec(`CREATE TABLE IF NOT EXISTS purges(
@@ -144,8 +154,8 @@ export class RegistryStore {
 
   /** Stores a new topic (clearing its pair's tombstone) and advances the counters. Call inside transactionSync. */
   insert(t: StoredTopic): void {
-    this.sql.exec("INSERT INTO topics(name, pair, partitions, incarnation, created_at) VALUES (?,?,?,?,?)",
-      t.name, t.pair, t.partitions, t.incarnation, t.createdAt);
+    this.sql.exec("INSERT INTO topics(name, pair, partitions, incarnation, created_at, location_hint) VALUES (?,?,?,?,?,?)",
+      t.name, t.pair, t.partitions, t.incarnation, t.createdAt, t.locationHint);
     this.sql.exec("DELETE FROM tombstones WHERE pair = ?", t.pair);
     this.meta.set("incarnation", t.incarnation);
     if (t.pair === this.nextFreshPair()) this.meta.set("next_pair", t.pair + 1);

@@ -30,5 +30,6 @@ export function topicRow(t: TopicInfo, stats: readonly PartitionStats[]): TopicR
     lag,
     retention: t.retention ?? null,
     created_at: new Date(t.createdAt).toISOString(),
+    ...(t.locationHint ? { location_hint: t.locationHint } : {}),
   };
 }

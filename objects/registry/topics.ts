@@ -12,6 +12,7 @@
  */
 import { MAX_TOPIC_PAIRS } from "../../wire/mortar/constants";
 import type { TopicInfo } from "./rpc";
+import type { LocationHint } from "../../wire/admin/location-hint";
 
 /** Source (odd) topic_id of pair `pair`. */
 export function sourceTopicId(pair: number): number {
@@ -56,6 +57,8 @@ export interface StoredTopic {
   incarnation: number;
   /** ms since the epoch. */
   createdAt: number;
+  /** Where its objects start (set at creation only; shared/location-hint.ts); null = none. */
+  locationHint: LocationHint | null;
 }
 
 /** The RPC view of a stored topic: its source (`twin` false) or its `.dlq` twin. */
@@ -67,6 +70,7 @@ export function topicInfo(t: StoredTopic, twin: boolean): TopicInfo {
     incarnation: t.incarnation,
     dlq: twin,
     createdAt: t.createdAt,
+    ...(t.locationHint !== null ? { locationHint: t.locationHint } : {}),
   };
 }
 

@@ -8,6 +8,7 @@
  * | TENANT_REVALIDATE_MS | 30000 | open connections re-check their token and renew their lease this often (> 0) |
  * | TENANT_PURGE_DELAY_MS | 5 × TENANT_REVALIDATE_MS + 10000 | a deleted tenant's purge starts this long after the delete (≥ 0) |
  * | TOKEN_CACHE_MS | 5000 | a Worker isolate trusts a good issued-token check this long for HTTP requests (≥ 0; 0 = no cache; token-cache.ts) |
+ * | TENANT_STATE_MS | 5000 | a Worker isolate uses a static or open tenant's quota state this long before asking its TenantDirectory again (≥ 0; 0 = every request; worker/quota.ts) |
  *
  * A var that is empty or not a whole number in range means its default
  * (shared/int-var.ts).
@@ -19,6 +20,7 @@ export interface TenantVars {
   TENANT_REVALIDATE_MS?: string;
   TENANT_PURGE_DELAY_MS?: string;
   TOKEN_CACHE_MS?: string;
+  TENANT_STATE_MS?: string;
 }
 
 /** Default `TOKEN_CACHE_MS`, ms. */
@@ -27,6 +29,19 @@ export const DEFAULT_TOKEN_CACHE_MS = 5_000;
 /** `TOKEN_CACHE_MS` (0 = no cache), else 5000, ms. */
 export function tokenCacheMs(env: TenantVars): number {
   return nonNegativeInt(env.TOKEN_CACHE_MS, DEFAULT_TOKEN_CACHE_MS);
+}
+
+/** Default `TENANT_STATE_MS`, ms: the same bound as the token cache (issue 27 item 4). */
+export const DEFAULT_TENANT_STATE_MS = 5_000;
+
+/**
+ * `TENANT_STATE_MS` (0 = ask on every HTTP request), else 5000, ms: how long
+ * a Worker isolate uses a static or open tenant's quota state (quotas,
+ * storage full) for HTTP admission before asking the TenantDirectory
+ * again — so a quota change reaches HTTP requests within this bound.
+ */
+export function tenantStateMs(env: TenantVars): number {
+  return nonNegativeInt(env.TENANT_STATE_MS, DEFAULT_TENANT_STATE_MS);
 }
 
 /** Default interval at which open connections re-check their token and renew their lease, ms. */

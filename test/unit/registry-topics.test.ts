@@ -3,9 +3,15 @@ import { purgePage, topicInfo } from "../../objects/registry/topics";
 
 describe("registry topics (pure)", () => {
   it("a stored topic's source and twin views", () => {
-    const t = { name: "orders", pair: 3, partitions: 4, incarnation: 7, createdAt: 1_700_000_000_000 };
+    const t = { name: "orders", pair: 3, partitions: 4, incarnation: 7, createdAt: 1_700_000_000_000, locationHint: null };
     expect(topicInfo(t, false)).toEqual({ topicId: 5, name: "orders", partitionCount: 4, incarnation: 7, dlq: false, createdAt: 1_700_000_000_000 });
     expect(topicInfo(t, true)).toEqual({ topicId: 6, name: "orders.dlq", partitionCount: 4, incarnation: 7, dlq: true, createdAt: 1_700_000_000_000 });
+  });
+
+  it("a topic created with a location hint: source and twin both carry it", () => {
+    const t = { name: "orders", pair: 3, partitions: 4, incarnation: 7, createdAt: 1_700_000_000_000, locationHint: "weur" as const };
+    expect(topicInfo(t, false).locationHint).toBe("weur");
+    expect(topicInfo(t, true).locationHint).toBe("weur");
   });
 
   it("purges registered partitions page by page; a short page ends the job", () => {

@@ -1,7 +1,7 @@
 /** The isolate's cache of issued-token checks (objects/tenants/token-cache.ts). */
 import { describe, expect, it } from "vitest";
 import { TokenCache } from "../../objects/tenants/token-cache";
-import { DEFAULT_TOKEN_CACHE_MS, tokenCacheMs } from "../../objects/tenants/config";
+import { DEFAULT_TENANT_STATE_MS, DEFAULT_TOKEN_CACHE_MS, tenantStateMs, tokenCacheMs } from "../../objects/tenants/config";
 
 const T = { tenant: "acme", tokenId: "0123456789ab" };
 
@@ -10,6 +10,14 @@ describe("tokenCacheMs", () => {
     [undefined, DEFAULT_TOKEN_CACHE_MS], ["", DEFAULT_TOKEN_CACHE_MS], [" ", DEFAULT_TOKEN_CACHE_MS], ["0", 0], ["250", 250],
     ["-1", DEFAULT_TOKEN_CACHE_MS], ["1.5", DEFAULT_TOKEN_CACHE_MS], ["abc", DEFAULT_TOKEN_CACHE_MS],
   ])("%j → %d", (v, ms) => expect(tokenCacheMs({ TOKEN_CACHE_MS: v })).toBe(ms));
+});
+
+describe("tenantStateMs (worker/quota.ts: a static or open tenant's quota state for HTTP)", () => {
+  it.each([
+    [undefined, DEFAULT_TENANT_STATE_MS], ["", DEFAULT_TENANT_STATE_MS], ["0", 0], ["1000", 1000], ["-1", DEFAULT_TENANT_STATE_MS], ["2s", DEFAULT_TENANT_STATE_MS],
+  ])("%j → %d", (v, ms) => expect(tenantStateMs({ TENANT_STATE_MS: v })).toBe(ms));
+
+  it("defaults to the token cache's bound, 5 s", () => expect(DEFAULT_TENANT_STATE_MS).toBe(DEFAULT_TOKEN_CACHE_MS));
 });
 
 describe("TokenCache", () => {

@@ -9,6 +9,7 @@
  */
 import { z } from "zod";
 import type { GroupDoc } from "./groups";
+import { LOCATION_HINTS, locationHintRefusal, type LocationHint } from "./location-hint";
 
 /** `GET /v0/whoami`: who the token is. */
 export interface WhoamiAnswer {
@@ -52,6 +53,8 @@ export interface TopicRow {
   retention: RetentionView | null;
   /** Creation time, ISO 8601. */
   created_at: string;
+  /** The location hint the topic was created with (docs/deploy.md "Placement"); absent = none. */
+  location_hint?: LocationHint;
   /** Present (true) when the totals cover only the page's first 64 written partitions (docs/console.md "Limits of one page"). */
   partial?: true;
 }
@@ -74,10 +77,19 @@ export interface TopicPage {
   total: number;
 }
 
-/** `POST /v0/topics` body. */
+/** A location hint in a JSON body (400 naming the allowed values otherwise). */
+export const locationHintSchema = z.enum(LOCATION_HINTS as [LocationHint, ...LocationHint[]], {
+  error: (issue) => locationHintRefusal(issue.input),
+});
+
+/**
+ * `POST /v0/topics` body. `location_hint` (optional): where the topic's
+ * objects start (docs/deploy.md "Placement"), one of LOCATION_HINTS.
+ */
 export const createTopicSchema = z.strictObject({
   name: z.string({ error: "must be a string" }).min(1, "must not be empty"),
   partitions: z.number({ error: "must be a whole number" }).int("must be a whole number").min(1, "must be ≥ 1").max(65535, "must be ≤ 65535"),
+  location_hint: locationHintSchema.nullish(),
 });
 
 /** One partition on the topic page. */
@@ -101,6 +113,8 @@ export interface TopicDetail {
   partition_count: number;
   created_at: string;
   retention: RetentionView | null;
+  /** The location hint the topic was created with; absent = none. */
+  location_hint?: LocationHint;
   partitions: PartitionRow[];
   /** Every group of the topic, described (docs/groups.md "The group document"), sorted by name. */
   groups: GroupDoc[];

@@ -88,6 +88,8 @@ export interface TopicStatsDoc {
   dlq: boolean;
   partition_count: number;
   retention: RetentionDoc | null;
+  /** The location hint the topic was created with (docs/deploy.md "Placement"); absent = none. */
+  location_hint?: string;
   partitions: PartitionStatsDoc[];
 }
 
@@ -216,6 +218,7 @@ export async function tenantStats(
       retention: t.retention
         ? { retention_ms: t.retention.ms, retention_bytes: t.retention.bytes, retention_messages: t.retention.messages, discard: t.retention.discard }
         : null,
+      ...(t.locationHint ? { location_hint: t.locationHint } : {}),
       partitions: Array.from({ length: end - first }, (_, i) => {
         const p = first + i;
         const s = statsOf(w, t.topicId, p);

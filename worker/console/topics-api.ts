@@ -5,7 +5,7 @@
  * | route | answer |
  * |---|---|
  * | `GET /v0/topics?prefix&after&limit` | 200 TopicPage (by name; a page ≤ `limit` topics and ≤ 512 partitions) |
- * | `POST /v0/topics` `{name, partitions}` | 201 created / 200 it existed with that count; 400; 409 other count or registry full |
+ * | `POST /v0/topics` `{name, partitions, location_hint?}` | 201 created / 200 it existed with that count (and hint); 400 (a bad hint names the allowed ones); 409 other count, other hint, or registry full |
  * | `GET /v0/topics/:topic` | 200 TopicDetail; 404 |
  * | `DELETE /v0/topics/:topic` | 200 `{deleted: true}`; 400 a `.dlq` twin; 404 |
  * | `POST /v0/topics/:topic/partitions/:p/records` `{key?, value}` | 201 `{sequence}`; 400; 404; 429 quota |
@@ -35,6 +35,7 @@ import { httpQuota } from "../quota";
 import { bodyError, jsonBody } from "../admin/json-body";
 import { pathName } from "../admin/path-name";
 import { scopeRefusal, scopeRefusalAnyGroup } from "../admin/access";
+import { noteTopicHint } from "../../objects/shared/location-hint";
 import type { Operation } from "../../wire/admin/scopes";
 import { intParam, tenantRoute, type Ctx, type TenantScope } from "./scope";
 
@@ -54,10 +55,17 @@ export function registerTopicRoutes(app: Hono<{ Bindings: Env }>): void {
     if ("error" in body) return bodyError(c, body);
     const refused = scopeRefusal(s.access, "mortar.admin", { name: body.value.name });
     if (refused !== null) return c.json({ error: refused }, 403);
-    const r = await withDeadline(registryStub(c.env, s.tenant).declare(body.value.name, body.value.partitions) as Promise<DeclareResult>);
+    const hint = body.value.location_hint ?? null;
+    const r = await withDeadline(registryStub(c.env, s.tenant).declare(body.value.name, body.value.partitions, 0, undefined, true, hint) as Promise<DeclareResult>);
     if (!r.ok) return c.json({ error: r.message, code: r.code }, declareStatus(r.code));
-    const row: Pick<TopicRow, "name" | "topic_id" | "partition_count" | "created_at"> & { created: boolean } = {
-      name: r.topic.name, topic_id: r.topicId, partition_count: r.partitionCount, created_at: new Date(r.topic.createdAt).toISOString(), created: r.created === DeclareCreated.CREATED,
+    const created = r.created === DeclareCreated.CREATED;
+    if (!created && hint !== null && r.topic.locationHint !== hint) {
+      return c.json({ error: `topic "${r.topic.name}" exists with location hint ${r.topic.locationHint ?? "none"}, not ${hint}: a hint applies only when a topic is created (delete and create it again to move it)` }, 409);
+    }
+    noteTopicHint(s.tenant, r.topic);
+    const row: Pick<TopicRow, "name" | "topic_id" | "partition_count" | "created_at" | "location_hint"> & { created: boolean } = {
+      name: r.topic.name, topic_id: r.topicId, partition_count: r.partitionCount, created_at: new Date(r.topic.createdAt).toISOString(), created,
+      ...(r.topic.locationHint ? { location_hint: r.topic.locationHint } : {}),
     };
     return c.json(row, row.created ? 201 : 200);
   }));
@@ -117,6 +125,7 @@ function topicRoute(op: Operation | null, fn: (c: Ctx, s: TenantScope, topic: To
     if (refused !== null) return c.json({ error: refused }, 403);
     const topic = await withDeadline(registryStub(c.env, s.tenant).find(name.name) as Promise<TopicInfo | null>);
     if (!topic) return c.json({ error: `topic "${name.name}" does not exist` }, 404);
+    noteTopicHint(s.tenant, topic); // a test publish may start the partition: where the topic was hinted
     return fn(c, s, topic);
   });
 }
