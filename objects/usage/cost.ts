@@ -19,12 +19,16 @@
  * so counting is uniform and no method of the object changes. Counts are
  * telemetry: they ride along with the object's next report and never ask for
  * one of their own (a report would write a row, which would be counted, …);
- * an object evicted before its next report loses them. Objects without a
- * meter (ConsumerGroup, TopicRegistry, AgentRegistry, TenantDirectory) are
- * not wrapped: their costs are the broker's, not attributed.
+ * an object evicted before its next report loses them. Objects that count
+ * nothing per message (ConsumerGroup, TopicRegistry, AgentRegistry,
+ * TenantDirectory) are wrapped with `reports`: their counts go to their
+ * tenant's aggregator on their own, at most once per flush interval, with
+ * no row and no alarm of their own (cost-report.ts).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { series } from "./catalog";
+import { CostReporter, type CostReportOptions } from "./cost-report";
+import type { Env } from "../env";
 
 /** Request kinds of `mortarmq_tenant_do_requests_total{kind}`. */
 export type RequestKind = "rpc" | "fetch" | "alarm" | "websocket";
@@ -174,14 +178,24 @@ function methodNames(cls: { prototype: object }): Set<string> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type DurableObjectClass = abstract new (ctx: DurableObjectState, env: any) => object;
 
+/** Options of {@link metered}. */
+export interface MeteredOptions {
+  /** The class has no telemetry its costs can ride along with: each instance reports them itself (cost-report.ts). */
+  reports?: CostReportOptions;
+}
+
 /**
  * `Base` with its billable units counted (see the module doc): a subclass
  * whose constructor registers the instance's storage before `Base`'s runs
  * and whose every method counts the call as a request when it comes from
- * outside. Its `name` is `Base`'s; the class is otherwise the same.
+ * outside. Its `name` is `Base`'s; the class is otherwise the same. With
+ * `reports`, a call from outside that finished (resolved or not) gives the
+ * instance's CostReporter the chance to report (at most once per flush interval).
  */
-export function metered<C extends DurableObjectClass>(Base: C): C {
+export function metered<C extends DurableObjectClass>(Base: C, opts: MeteredOptions = {}): C {
   const counters = new WeakMap<object, CostCounter>();
+  const reporters = new WeakMap<object, CostReporter>();
+  const reports = opts.reports;
   // A function, not a class: the constructor of `Base` runs inside the instance's scope (a class
   // constructor cannot call super() from a callback), so what it starts are the object's own calls.
   function Metered(this: unknown, ctx: DurableObjectState, env: unknown): object {
@@ -191,6 +205,7 @@ export function metered<C extends DurableObjectClass>(Base: C): C {
     bySql.set(ctx.storage.sql, counter);
     const self = inside.run(counter, () => Reflect.construct(Base, [ctx, env], new.target ?? Metered) as object);
     counters.set(self, counter);
+    if (reports) reporters.set(self, new CostReporter(ctx, env as Env, counter, reports));
     return self;
   }
   Object.setPrototypeOf(Metered, Base);
@@ -205,7 +220,14 @@ export function metered<C extends DurableObjectClass>(Base: C): C {
         const c = counters.get(this);
         if (!c || inside.getStore() === c) return orig.apply(this, args);
         c.request(kind, n);
-        return inside.run(c, () => orig.apply(this, args));
+        const result = inside.run(c, () => orig.apply(this, args));
+        const reporter = reporters.get(this);
+        if (reporter) {
+          const done = () => reporter.settled();
+          if (result instanceof Promise) result.then(done, done);
+          else done();
+        }
+        return result;
       },
     });
   }
