@@ -19,8 +19,10 @@
  * behalf, an operator's admin call about the tenant included. Unattributed —
  * counted, then dropped — are the costs of objects whose name is not of
  * that kind (the tenant directory's index, `tenants-index/all`: the
- * operator's) and of an instance the runtime started for its alarm without
- * a name it can find (a TenantDirectory running a purge step).
+ * operator's), of an instance the runtime started for its alarm without
+ * a name it can find (a TenantDirectory running a purge step), and of a
+ * TenantDirectory whose tenant does not exist or was deleted (bogus tokens
+ * name any id; objects/tenants/cost-scope.ts).
  *
  * Bound: the counts since the last report stay in memory until the object's
  * next call after the interval; an object evicted before it loses them (at
@@ -37,6 +39,12 @@ import { MemoryMeter } from "./memory-meter";
 export interface CostReportOptions {
   /** The object kind of the class's names (`group`, `registry`, `agents`, `tenants`): other names are not attributed. */
   kind: string;
+  /**
+   * Whether the counts go to `tenant` now (checked once per report; default
+   * yes): the TenantDirectory's are dropped while its tenant does not exist
+   * (objects/tenants/cost-scope.ts). Reads only.
+   */
+  attributed?(storage: DurableObjectStorage, env: Env, tenant: string): boolean;
 }
 
 /** The cost reports of one object instance. */
@@ -62,13 +70,22 @@ export class CostReporter {
    */
   settled(): void {
     if (!this.meter.due(this.env)) return;
-    const tenant = this.tenantOf();
+    let tenant = this.tenantOf();
+    if (tenant !== null && this.opts.attributed && !this.attributedTo(tenant)) tenant = null;
     this.counter.drain(tenant === null ? () => {} : (k, n) => this.meter.add(tenant, k, n));
     const flushing = this.meter.flush(this.env);
     try {
       this.ctx.waitUntil(flushing);
     } catch {
       /* no waitUntil: the report goes on in the background anyway */
+    }
+  }
+
+  private attributedTo(tenant: string): boolean {
+    try {
+      return this.opts.attributed!(this.ctx.storage, this.env, tenant);
+    } catch {
+      return false; // storage unavailable: not attributed this time
     }
   }
 
