@@ -40,7 +40,7 @@ import { TopicRegistry as TopicRegistryObject } from "../objects/registry/TopicR
 import { ConsumerGroup as ConsumerGroupObject } from "../objects/group/ConsumerGroup";
 import { AgentRegistry as AgentRegistryObject } from "../objects/agents/AgentRegistry";
 import { TenantDirectory as TenantDirectoryObject } from "../objects/tenants/TenantDirectory";
-import { directoryCostsAttributed } from "../objects/tenants/cost-scope";
+import { DIRECTORY_OPERATOR_METHODS, directoryCostsAttributed } from "../objects/tenants/cost-scope";
 
 // Objects whose traffic belongs to one tenant have their billable units counted (rows written and
 // read, requests received) and reported with their telemetry: objects/usage/cost.ts, docs/tenants.md
@@ -56,4 +56,6 @@ export const MailboxIndex = metered(MailboxIndexObject);
 export const TopicRegistry = metered(TopicRegistryObject, { reports: { kind: "registry" } });
 export const ConsumerGroup = metered(ConsumerGroupObject, { reports: { kind: "group" } });
 export const AgentRegistry = metered(AgentRegistryObject, { reports: { kind: "agents" } });
-export const TenantDirectory = metered(TenantDirectoryObject, { reports: { kind: "tenants", attributed: directoryCostsAttributed } });
+export const TenantDirectory = metered(TenantDirectoryObject, {
+  reports: { kind: "tenants", attributed: directoryCostsAttributed, operatorMethods: DIRECTORY_OPERATOR_METHODS },
+});

@@ -11,6 +11,18 @@ import type { Env } from "../env";
 import { isStaticTenant } from "./auth";
 import { TenantStore } from "./store";
 
+/**
+ * The TenantDirectory's methods that are the operator's calls, not the
+ * tenant's traffic: the directory role's admin calls (the tenant's record,
+ * tokens, quotas, jurisdiction) and the index role. The admission role's
+ * calls (token checks, connection leases, rate buckets, mailbox and push
+ * admission, state) are the tenant's.
+ */
+export const DIRECTORY_OPERATOR_METHODS: readonly string[] = [
+  "create", "setJurisdiction", "describe", "remove", "issueToken", "listTokens", "revokeToken", "setTokenScopes",
+  "putQuotas", "directoryRow", "indexUpsert", "indexList",
+];
+
 /** True when the costs of the TenantDirectory owning `storage` go to `tenant` (reads its record; writes nothing). */
 export function directoryCostsAttributed(storage: DurableObjectStorage, env: Env, tenant: string): boolean {
   if (isStaticTenant(env, tenant)) return true;

@@ -16,13 +16,16 @@
  *
  * The tenant is the one in the object's name (`<kind>/<tenant>/…`,
  * shared/names.ts): every call into such an object is on that tenant's
- * behalf, an operator's admin call about the tenant included. Unattributed —
- * counted, then dropped — are the costs of objects whose name is not of
- * that kind (the tenant directory's index, `tenants-index/all`: the
- * operator's), of an instance the runtime started for its alarm without
- * a name it can find (a TenantDirectory running a purge step), and of a
- * TenantDirectory whose tenant does not exist or was deleted (bogus tokens
- * name any id; objects/tenants/cost-scope.ts).
+ * behalf — but the methods a class names as the operator's
+ * (`operatorMethods`: the TenantDirectory's admin and index roles, e.g.
+ * creating the tenant or issuing its tokens), whose requests and rows are
+ * counted apart and dropped. Unattributed — counted, then dropped — are
+ * also the costs of objects whose name is not of that kind (the tenant
+ * directory's index, `tenants-index/all`), of an instance the runtime
+ * started for its alarm without a name it can find (a TenantDirectory
+ * running a purge step), and of a TenantDirectory whose tenant does not
+ * exist or was deleted (bogus tokens name any id;
+ * objects/tenants/cost-scope.ts).
  *
  * Bound: the counts since the last report stay in memory until the object's
  * next call after the interval; an object evicted before it loses them (at
@@ -45,6 +48,12 @@ export interface CostReportOptions {
    * (objects/tenants/cost-scope.ts). Reads only.
    */
   attributed?(storage: DurableObjectStorage, env: Env, tenant: string): boolean;
+  /**
+   * Methods that are the operator's calls, not the tenant's traffic (the
+   * TenantDirectory's admin and index roles): their requests, and the rows
+   * their statements write and read, are counted apart and not reported.
+   */
+  operatorMethods?: readonly string[];
 }
 
 /** The cost reports of one object instance. */
@@ -57,6 +66,8 @@ export class CostReporter {
     private readonly ctx: DurableObjectState,
     private readonly env: Env,
     private readonly counter: CostCounter,
+    /** Counts of the operator's calls (`operatorMethods`): dropped at each report. */
+    readonly operator: CostCounter,
     private readonly opts: CostReportOptions,
   ) {
     this.meter = new MemoryMeter(undefined, opts.kind);
@@ -65,14 +76,22 @@ export class CostReporter {
   /**
    * A call into the object finished: when a report is due, the counts since
    * the last one are reported (in the background: `ctx.waitUntil`) to the
-   * tenant's aggregator — or dropped, when the object has no tenant. Cheap
-   * when none is due (a clock read).
+   * tenant's aggregator — or dropped, when the object has no tenant. None
+   * before a call of the tenant's came in (the operator's calls alone, and
+   * the instance's construction, wait for one). Cheap when none is due (a
+   * clock read).
    */
   settled(): void {
     if (!this.meter.due(this.env)) return;
+    if (!this.counter.requested) {
+      // only the operator's calls since the last report (or the construction their first call caused): nothing to report
+      this.operator.drain(() => {});
+      return;
+    }
     let tenant = this.tenantOf();
     if (tenant !== null && this.opts.attributed && !this.attributedTo(tenant)) tenant = null;
     this.counter.drain(tenant === null ? () => {} : (k, n) => this.meter.add(tenant, k, n));
+    this.operator.drain(() => {});
     const flushing = this.meter.flush(this.env);
     try {
       this.ctx.waitUntil(flushing);
