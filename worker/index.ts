@@ -36,17 +36,26 @@ import { Mailbox as MailboxObject } from "../objects/mailbox/Mailbox";
 import { NatsSession as NatsSessionObject } from "../objects/nats/NatsSession";
 import { UsageAggregator as UsageAggregatorObject } from "../objects/usage/UsageAggregator";
 import { MailboxIndex as MailboxIndexObject } from "../objects/mailbox-index/MailboxIndex";
+import { TopicRegistry as TopicRegistryObject } from "../objects/registry/TopicRegistry";
+import { ConsumerGroup as ConsumerGroupObject } from "../objects/group/ConsumerGroup";
+import { AgentRegistry as AgentRegistryObject } from "../objects/agents/AgentRegistry";
+import { TenantDirectory as TenantDirectoryObject } from "../objects/tenants/TenantDirectory";
+import { DIRECTORY_OPERATOR_METHODS, directoryCostsAttributed } from "../objects/tenants/cost-scope";
 
 // Objects whose traffic belongs to one tenant have their billable units counted (rows written and
 // read, requests received) and reported with their telemetry: objects/usage/cost.ts, docs/tenants.md
-// "What a tenant costs". The others' costs are the broker's.
+// "What a tenant costs".
 export const MortarSession = metered(MortarSessionObject);
 export const Partition = metered(PartitionObject);
 export const Mailbox = metered(MailboxObject);
 export const NatsSession = metered(NatsSessionObject);
 export const UsageAggregator = metered(UsageAggregatorObject);
 export const MailboxIndex = metered(MailboxIndexObject);
-export { TopicRegistry } from "../objects/registry/TopicRegistry";
-export { ConsumerGroup } from "../objects/group/ConsumerGroup";
-export { AgentRegistry } from "../objects/agents/AgentRegistry";
-export { TenantDirectory } from "../objects/tenants/TenantDirectory";
+// Objects that count nothing per message report their costs themselves, at most once per flush interval,
+// to the tenant in their name (objects/usage/cost-report.ts; the directory's index is the operator's).
+export const TopicRegistry = metered(TopicRegistryObject, { reports: { kind: "registry" } });
+export const ConsumerGroup = metered(ConsumerGroupObject, { reports: { kind: "group" } });
+export const AgentRegistry = metered(AgentRegistryObject, { reports: { kind: "agents" } });
+export const TenantDirectory = metered(TenantDirectoryObject, {
+  reports: { kind: "tenants", attributed: directoryCostsAttributed, operatorMethods: DIRECTORY_OPERATOR_METHODS },
+});

@@ -1,110 +1,30 @@
 /**
- * Counts of the Worker itself (mq9 over HTTP: requests by verb and outcome,
- * request and reply body bytes), per tenant, kept in the isolate's memory
- * and reported to each tenant's UsageAggregator like every other reporter
- * (objects/usage/, docs/operations.md):
+ * Counts of the Worker itself, per tenant, kept in the isolate's memory
+ * (objects/usage/memory-meter.ts) and reported to each tenant's
+ * UsageAggregator like every other reporter (docs/operations.md): mq9 over
+ * HTTP requests by verb and outcome, request and reply body bytes, and the
+ * Worker requests a tenant's callers made
+ * (`mortarmq_tenant_worker_requests_total`, docs/tenants.md "What a tenant
+ * costs").
  *
- * - reporter id `worker:<random uuid>` per isolate, report numbers per
- *   tenant from 1; a report whose answer was lost is resent with its number,
- *   so the aggregator never counts it twice;
+ * - reporter id `worker:<random uuid>` per isolate;
  * - a Worker has no storage and no timers outliving a request, so reports
  *   ride on requests: after a request, when the last report of the isolate
  *   is at least one flush interval old, one is sent in `waitUntil`; the
  *   operator endpoints (/metrics, /stats, usage) flush first.
  *
- * No promise crosses requests (DESIGN.md §10: the runtime cancels a
- * continuation awaited by a request other than the one that created it): a
- * flush never waits for another request's flush. A tenant whose report is
- * in flight elsewhere gets the same report (same number) sent again by the
- * request that wants it delivered now; the aggregator applies a report
- * number once, and a report is cleared only by the send that delivered it
- * while it is still the tenant's outbox.
- *
  * Bound: counts of an isolate that receives no further request stay in its
- * memory until it is evicted, when they are lost. Reports carry the time of
- * their newest count (`countedUntil`), so counts of a tenant that was
- * purged meanwhile are dropped by its aggregator instead of landing in the
- * (re-created) tenant's usage. Only requests and HTTP
+ * memory until it is evicted, when they are lost. Only requests and HTTP
  * body bytes are counted here; messages and their bytes are counted by the
  * Mailbox objects, durably.
  */
-import { Buckets, type UsageReport } from "../objects/usage/report";
-import { telemetryFlushMs, usageStub } from "../objects/usage/stub";
-import type { Env } from "../objects/env";
+import { MemoryMeter, type SendReport } from "../objects/usage/memory-meter";
+import { series } from "../objects/usage/catalog";
 
-/** Delivers one report to `tenant`'s UsageAggregator; rejects when it was not acknowledged. */
-export type SendReport = (env: Env, tenant: string, report: UsageReport) => Promise<unknown>;
-
-const sendToAggregator: SendReport = (env, tenant, report) => usageStub(env, tenant).report(report);
-
-interface TenantState {
-  pending: Buckets;
-  /** Time of the newest count in `pending`, ms (the report's countedUntil). */
-  lastCount: number;
-  /** Last report number built for this tenant. */
-  no: number;
-  /** Built, not acknowledged. */
-  outbox: UsageReport | null;
-}
-
-/** The isolate's counts and reports. */
-export class IsolateMeter {
-  /** @param send how a report reaches its tenant's aggregator (the UsageAggregator's RPC; tests pass their own). */
-  constructor(private readonly send: SendReport = sendToAggregator) {}
-
-  private reporter: string | null = null;
-  private readonly tenants = new Map<string, TenantState>();
-  private lastFlush = 0;
-
-  /** Adds `n` to `series` of `tenant` in the current hour. */
-  add(tenant: string, series: string, n = 1): void {
-    let t = this.tenants.get(tenant);
-    if (!t) this.tenants.set(tenant, (t = { pending: new Buckets(), lastCount: 0, no: 0, outbox: null }));
-    const now = Date.now();
-    t.pending.add(series, n, now);
-    t.lastCount = now;
-  }
-
-  /**
-   * Starts a report when the last one is at least one flush interval old
-   * and hands it to `keepAlive` (the request's `waitUntil`, if it has one).
-   * When none is due — the common case — nothing is started and
-   * `keepAlive` is not called (a `waitUntil` per request was a visible part
-   * of a small request's CPU).
-   */
-  maybeFlush(env: Env, keepAlive?: (p: Promise<unknown>) => void): void {
-    if (Date.now() - this.lastFlush < telemetryFlushMs(env)) return;
-    const flushing = this.flush(env);
-    keepAlive?.(flushing);
-  }
-
-  /**
-   * Reports every tenant's counts now (one report per tenant with counts),
-   * in this request: a report another request is sending is sent again with
-   * its number rather than awaited. Never rejects.
-   */
-  async flush(env: Env): Promise<void> {
-    this.lastFlush = Date.now();
-    this.reporter ??= `worker:${crypto.randomUUID()}`;
-    const reporter = this.reporter;
-    await Promise.all([...this.tenants].map(async ([tenant, t]) => {
-      for (let round = 0; round < 2; round++) {
-        if (!t.outbox) {
-          if (t.pending.empty) return;
-          t.outbox = { reporter, no: ++t.no, at: Date.now(), countedUntil: t.lastCount, entries: t.pending.entries() };
-          t.pending.clear();
-        }
-        const report = t.outbox;
-        try {
-          await this.send(env, tenant, report);
-          if (t.outbox === report) t.outbox = null; // not a newer report built meanwhile by another request
-        } catch {
-          return; // resent (same number) with the next flush
-        }
-      }
-    }));
-  }
-}
+export { MemoryMeter as IsolateMeter, type SendReport };
 
 /** The isolate's meter (module state: one per isolate). */
-export const isolateMeter = new IsolateMeter();
+export const isolateMeter = new MemoryMeter();
+
+/** `mortarmq_tenant_worker_requests_total`: one per HTTP request (or WebSocket upgrade) the Worker served for a tenant. */
+export const WORKER_REQUESTS = series("mortarmq_tenant_worker_requests_total");

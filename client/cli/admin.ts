@@ -297,10 +297,10 @@ export function renderUsage(u: UsageAnswer): string {
   const r3 = (x: number) => Math.round(x * 1000) / 1000;
   const row = (label: string, h: UsageHours): Cell[] =>
     [label, h.requests, h.messages_in, h.messages_out, formatBytes(h.bytes_in), formatBytes(h.bytes_out), formatBytes(h.storage_bytes), r3(h.connection_seconds),
-      h.rows_written, h.rows_read, r3(h.do_requests)];
-  const rows = u.hours.filter((h) => h.requests || h.messages_in || h.messages_out || h.storage_bytes || h.connection_seconds || h.rows_written || h.do_requests)
+      h.rows_written, h.rows_read, r3(h.do_requests), h.worker_requests];
+  const rows = u.hours.filter((h) => h.requests || h.messages_in || h.messages_out || h.storage_bytes || h.connection_seconds || h.rows_written || h.do_requests || h.worker_requests)
     .map((h) => row(h.hour, h));
   rows.push(row("total", u.totals));
   return `usage of ${u.tenant} from ${u.from} to ${u.to}\n`
-    + formatTable(["hour", "requests", "msgs in", "msgs out", "bytes in", "bytes out", "storage", "conn s", "rows written", "rows read", "DO requests"], rows);
+    + formatTable(["hour", "requests", "msgs in", "msgs out", "bytes in", "bytes out", "storage", "conn s", "rows written", "rows read", "DO requests", "Worker requests"], rows);
 }

@@ -36,6 +36,7 @@ export function Usage({ tenant, onSwitch }: { tenant: string; onSwitch: (t: stri
             <div><dt>Peak storage</dt><dd>{bytes(data.totals.storage_bytes)}</dd></div>
             <div><dt>Rows written / read</dt><dd>{count(data.totals.rows_written)} / {count(data.totals.rows_read)}</dd></div>
             <div><dt>Durable Object requests</dt><dd>{count(data.totals.do_requests)}</dd></div>
+            <div><dt>Worker requests</dt><dd>{count(data.totals.worker_requests)}</dd></div>
           </dl>
           <div class="charts">
             <Chart title="Messages per hour" x={x} format={(v) => `${count(v)} msgs`} series={[
@@ -44,7 +45,8 @@ export function Usage({ tenant, onSwitch }: { tenant: string; onSwitch: (t: stri
               { label: "in", values: col((h) => h.bytes_in) }, { label: "out", values: col((h) => h.bytes_out) }]} />
             <Chart title="Requests per hour" x={x} format={(v) => `${count(v)} req`} series={[{ label: "requests", values: col((h) => h.requests) }]} />
             <Chart title="Cost units per hour (Cloudflare's bill)" x={x} format={count} series={[
-              { label: "rows written", values: col((h) => h.rows_written) }, { label: "DO requests", values: col((h) => h.do_requests) }]} />
+              { label: "rows written", values: col((h) => h.rows_written) }, { label: "DO requests", values: col((h) => h.do_requests) },
+              { label: "Worker requests", values: col((h) => h.worker_requests) }]} />
             <Chart title="Storage (highest in the hour)" x={x} format={bytes} series={[{ label: "stored", values: col((h) => h.storage_bytes) }]} />
           </div>
           <Table caption="Quotas" head={["Quota", "Limit"]} rows={[

@@ -21,12 +21,13 @@ export type UsageField =
   | "storage_bytes"
   | "rows_written"
   | "rows_read"
-  | "do_requests";
+  | "do_requests"
+  | "worker_requests";
 
 /** The summed fields (storage_bytes is a high-water mark, tracked apart). */
 export const SUMMED_USAGE_FIELDS = [
   "requests", "messages_in", "messages_out", "bytes_in", "bytes_out", "connection_seconds",
-  "rows_written", "rows_read", "do_requests",
+  "rows_written", "rows_read", "do_requests", "worker_requests",
 ] as const satisfies readonly UsageField[];
 
 /** One metric family. */
@@ -141,13 +142,16 @@ export const METRICS: readonly MetricDef[] = [
   { name: "mortarmq_push_backlog", type: "gauge", labels: [], source: "Mailbox",
     help: "Messages push subscriptions have not had acknowledged yet (in flight and waiting for a retry included), summed over subscriptions." },
   // What the tenant's objects cost on Cloudflare's bill (objects/usage/cost.ts; docs/tenants.md "What a tenant costs")
-  { name: "mortarmq_tenant_rows_written_total", type: "counter", labels: [], source: "Partition, Mailbox, MailboxIndex, MortarSession, NatsSession, UsageAggregator",
+  { name: "mortarmq_tenant_rows_written_total", type: "counter", labels: [], source: "Partition, Mailbox, MailboxIndex, MortarSession, NatsSession, UsageAggregator, ConsumerGroup, TopicRegistry, AgentRegistry, TenantDirectory",
     help: "SQLite rows written by the tenant's Durable Objects (the cursors' rowsWritten; an alarm set counts as one), billed per row.", usage: "rows_written" },
-  { name: "mortarmq_tenant_rows_read_total", type: "counter", labels: [], source: "Partition, Mailbox, MailboxIndex, MortarSession, NatsSession, UsageAggregator",
+  { name: "mortarmq_tenant_rows_read_total", type: "counter", labels: [], source: "Partition, Mailbox, MailboxIndex, MortarSession, NatsSession, UsageAggregator, ConsumerGroup, TopicRegistry, AgentRegistry, TenantDirectory",
     help: "SQLite rows read by the tenant's Durable Objects (the cursors' rowsRead), billed per row.", usage: "rows_read" },
-  { name: "mortarmq_tenant_do_requests_total", type: "counter", labels: ["kind"], source: "Partition, Mailbox, MailboxIndex, MortarSession, NatsSession, UsageAggregator",
+  { name: "mortarmq_tenant_do_requests_total", type: "counter", labels: ["kind"], source: "Partition, Mailbox, MailboxIndex, MortarSession, NatsSession, UsageAggregator, ConsumerGroup, TopicRegistry, AgentRegistry, TenantDirectory",
     help: "Durable Object requests the tenant's objects received, as billed, by kind: rpc, fetch, alarm, websocket (incoming WebSocket messages, 20 per request).",
     usage: "do_requests", initial: each("kind", "rpc", "fetch", "alarm", "websocket") },
+  { name: "mortarmq_tenant_worker_requests_total", type: "counter", labels: [], source: "Worker, MortarSession, NatsSession",
+    help: "HTTP requests the Worker served for the tenant, billed per request: mq9 over HTTP, MCP, A2A push, the console's APIs, and each WebSocket upgrade (counted by the session once the connection authenticated).",
+    usage: "worker_requests" },
   // The pipeline itself (UsageAggregator)
   { name: "mortarmq_telemetry_reports_total", type: "counter", labels: ["result"], source: "UsageAggregator",
     help: "Counter reports received by the tenant's aggregator: applied, or duplicate (a retry already applied, ignored).", initial: each("result", "applied", "duplicate") },

@@ -39,11 +39,14 @@ export class ConnectionTelemetry {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private readonly open: string;
   private readonly opened: string;
+  /** The Worker request that upgraded the connection, billed to its tenant once it authenticated (docs/tenants.md "What a tenant costs"). */
+  private readonly upgrade: string;
   private readonly seconds: string;
 
   constructor(private readonly host: ConnectionTelemetryHost) {
     this.open = series("mortarmq_open_connections", { protocol: host.protocol });
     this.opened = series("mortarmq_connections_opened_total", { protocol: host.protocol });
+    this.upgrade = series("mortarmq_tenant_worker_requests_total");
     this.seconds = series("mortarmq_connection_seconds_total", { protocol: host.protocol });
   }
 
@@ -65,6 +68,7 @@ export class ConnectionTelemetry {
     meter.tag = tenant;
     if (fresh) {
       meter.add(this.opened, 1, now);
+      meter.add(this.upgrade, 1, now);
       meter.mark(SINCE, now);
     } else {
       meter.resume();

@@ -19,12 +19,16 @@
  * so counting is uniform and no method of the object changes. Counts are
  * telemetry: they ride along with the object's next report and never ask for
  * one of their own (a report would write a row, which would be counted, …);
- * an object evicted before its next report loses them. Objects without a
- * meter (ConsumerGroup, TopicRegistry, AgentRegistry, TenantDirectory) are
- * not wrapped: their costs are the broker's, not attributed.
+ * an object evicted before its next report loses them. Objects that count
+ * nothing per message (ConsumerGroup, TopicRegistry, AgentRegistry,
+ * TenantDirectory) are wrapped with `reports`: their counts go to their
+ * tenant's aggregator on their own, at most once per flush interval, with
+ * no row and no alarm of their own (cost-report.ts).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { series } from "./catalog";
+import { CostReporter, type CostReportOptions } from "./cost-report";
+import type { Env } from "../env";
 
 /** Request kinds of `mortarmq_tenant_do_requests_total{kind}`. */
 export type RequestKind = "rpc" | "fetch" | "alarm" | "websocket";
@@ -54,6 +58,13 @@ interface Tracked {
 
 /** The billable units of one object instance since they were last drained. */
 export class CostCounter {
+  /**
+   * Set on the second counter of an object whose operator calls are kept
+   * apart (its `operator` counter): the object's main counter. Rows
+   * written and read while such a call runs go here instead.
+   */
+  constructor(readonly main: CostCounter | null = null) {}
+
   private rowsWritten = 0;
   private rowsRead = 0;
   private readonly requests: Record<RequestKind, number> = { rpc: 0, fetch: 0, alarm: 0, websocket: 0 };
@@ -63,6 +74,11 @@ export class CostCounter {
   /** One request of `kind` received (`n` billed requests: 1/20 per WebSocket message). */
   request(kind: RequestKind, n = 1): void {
     this.requests[kind] += n;
+  }
+
+  /** True when a request was counted since the last drain. */
+  get requested(): boolean {
+    return this.requests.rpc + this.requests.fetch + this.requests.alarm + this.requests.websocket > 0;
   }
 
   /** One row written outside SQL (`setAlarm`). */
@@ -123,8 +139,14 @@ export class CostCounter {
 /** Counters by the storage (and SQL handle) of their object. */
 const byStorage = new WeakMap<object, CostCounter>();
 const bySql = new WeakMap<object, CostCounter>();
-/** The instance an incoming call runs for: its own calls to its methods are not requests. */
+/** The instance an incoming call runs for (its main or its operator counter): its own calls to its methods are not requests. */
 const inside = new AsyncLocalStorage<CostCounter>();
+
+/** The counter a statement of the object counted by `own` goes to: the operator counter while one of its operator calls runs. */
+function scoped(own: CostCounter | undefined): CostCounter | undefined {
+  const s = own && inside.getStore();
+  return s && s.main === own ? s : own;
+}
 
 /** The cost counter of the object owning `storage`, if its class is {@link metered}. */
 export function costCounterOf(storage: DurableObjectStorage): CostCounter | undefined {
@@ -140,13 +162,13 @@ function patchStorage(storage: DurableObjectStorage): void {
   const exec = sqlProto.exec;
   sqlProto.exec = function (this: object, ...args: unknown[]) {
     const cursor = exec.apply(this, args);
-    bySql.get(this)?.cursor(cursor);
+    scoped(bySql.get(this))?.cursor(cursor);
     return cursor;
   };
   const storageProto = Object.getPrototypeOf(storage) as { setAlarm: (...a: unknown[]) => Promise<void> };
   const setAlarm = storageProto.setAlarm;
   storageProto.setAlarm = function (this: object, ...args: unknown[]) {
-    byStorage.get(this)?.rowWritten();
+    scoped(byStorage.get(this))?.rowWritten();
     return setAlarm.apply(this, args);
   };
 }
@@ -174,14 +196,25 @@ function methodNames(cls: { prototype: object }): Set<string> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type DurableObjectClass = abstract new (ctx: DurableObjectState, env: any) => object;
 
+/** Options of {@link metered}. */
+export interface MeteredOptions {
+  /** The class has no telemetry its costs can ride along with: each instance reports them itself (cost-report.ts). */
+  reports?: CostReportOptions;
+}
+
 /**
  * `Base` with its billable units counted (see the module doc): a subclass
  * whose constructor registers the instance's storage before `Base`'s runs
  * and whose every method counts the call as a request when it comes from
- * outside. Its `name` is `Base`'s; the class is otherwise the same.
+ * outside. Its `name` is `Base`'s; the class is otherwise the same. With
+ * `reports`, a call from outside that finished (resolved or not) gives the
+ * instance's CostReporter the chance to report (at most once per flush interval).
  */
-export function metered<C extends DurableObjectClass>(Base: C): C {
+export function metered<C extends DurableObjectClass>(Base: C, opts: MeteredOptions = {}): C {
   const counters = new WeakMap<object, CostCounter>();
+  const reporters = new WeakMap<object, CostReporter>();
+  const reports = opts.reports;
+  const operatorMethods = new Set(reports?.operatorMethods ?? []);
   // A function, not a class: the constructor of `Base` runs inside the instance's scope (a class
   // constructor cannot call super() from a callback), so what it starts are the object's own calls.
   function Metered(this: unknown, ctx: DurableObjectState, env: unknown): object {
@@ -191,6 +224,7 @@ export function metered<C extends DurableObjectClass>(Base: C): C {
     bySql.set(ctx.storage.sql, counter);
     const self = inside.run(counter, () => Reflect.construct(Base, [ctx, env], new.target ?? Metered) as object);
     counters.set(self, counter);
+    if (reports) reporters.set(self, new CostReporter(ctx, env as Env, counter, new CostCounter(counter), reports));
     return self;
   }
   Object.setPrototypeOf(Metered, Base);
@@ -202,10 +236,19 @@ export function metered<C extends DurableObjectClass>(Base: C): C {
       configurable: true,
       writable: true,
       value: function (this: object, ...args: unknown[]) {
-        const c = counters.get(this);
-        if (!c || inside.getStore() === c) return orig.apply(this, args);
+        const main = counters.get(this);
+        const scope = inside.getStore();
+        if (!main || scope === main || scope?.main === main) return orig.apply(this, args);
+        const reporter = reporters.get(this);
+        const c = reporter && operatorMethods.has(name) ? reporter.operator : main;
         c.request(kind, n);
-        return inside.run(c, () => orig.apply(this, args));
+        const result = inside.run(c, () => orig.apply(this, args));
+        if (reporter) {
+          const done = () => reporter.settled();
+          if (result instanceof Promise) result.then(done, done);
+          else done();
+        }
+        return result;
       },
     });
   }

@@ -26,6 +26,8 @@ export interface HourUsage {
   rows_read: number;
   /** Durable Object requests the tenant's objects received, as billed (WebSocket messages 20:1). */
   do_requests: number;
+  /** HTTP requests the Worker served for the tenant (WebSocket upgrades included), billed per request. */
+  worker_requests: number;
   /** Highest stored bytes (MortarMQ + mq9) seen during the hour. */
   storage_bytes: number;
 }

@@ -15,8 +15,9 @@
  *   reporter silent for REPORTER_HOT_MS (the others are in the state row,
  *   which wins when both hold one)
  * - `usage(hour, requests, messages_in, messages_out, bytes_in, bytes_out,
- *   connection_seconds, rows_written, rows_read, do_requests, storage_max,
- *   storage_end)`: one row per tenant-hour older than the state row's hours
+ *   connection_seconds, rows_written, rows_read, do_requests,
+ *   worker_requests, storage_max, storage_end; a column missing from an
+ *   older table is added at its end)`: one row per tenant-hour older than the state row's hours
  *   (added to the state's hour when both hold one)
  * - `agg_meta(k, v)`: `registered`, `accepts_from` (set by a tenant purge:
  *   older counts are dropped)
@@ -303,7 +304,7 @@ export class AggregateStore {
       const r = rows.get(h);
       const u: HourUsage = {
         hour: h, requests: 0, messages_in: 0, messages_out: 0, bytes_in: 0, bytes_out: 0, connection_seconds: 0,
-        rows_written: 0, rows_read: 0, do_requests: 0, storage_bytes: level,
+        rows_written: 0, rows_read: 0, do_requests: 0, worker_requests: 0, storage_bytes: level,
       };
       if (r) {
         for (const f of SUMMED_USAGE_FIELDS) u[f] = r[f] ?? 0;

@@ -107,13 +107,14 @@ describe("usage metering, real broker", () => {
       return u.requests >= expected.requests && u.messages_out >= expected.messages_out && u.storage_bytes >= expected.storage_bytes;
     }, 20_000, 100);
     await new Promise((r) => setTimeout(r, FLUSH_MS * 5)); // stragglers would show now
-    const { connection_seconds, rows_written, rows_read, do_requests, ...metered } = await usage();
+    const { connection_seconds, rows_written, rows_read, do_requests, worker_requests, ...metered } = await usage();
     expect(metered).toEqual(expected);
     expect(connection_seconds).toBeGreaterThan(0);
     // what it cost (docs/tenants.md "What a tenant costs"): at least a row per stored message, a request per mq9 SEND
     expect(rows_written).toBeGreaterThanOrEqual(expected.messages_in);
     expect(rows_read).toBeGreaterThan(0);
     expect(do_requests).toBeGreaterThanOrEqual(5 + 3);
+    expect(worker_requests).toBeGreaterThanOrEqual(5 + 2); // the 5 mq9 HTTP requests and the two WebSocket upgrades (MortarMQ, NATS)
 
     // /metrics agrees (operator token; tenant label).
     const res = await fetch(`${broker.url}/metrics`, { headers: { Authorization: `Bearer ${ADMIN}` } });

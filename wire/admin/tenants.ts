@@ -295,6 +295,7 @@ export const usageHourSchema = z.object({
   bytes_out: z.number(), connection_seconds: z.number(), storage_bytes: z.number(),
   // What the hour cost on Cloudflare's bill (docs/tenants.md "What a tenant costs"); 0 from a broker that does not count it.
   rows_written: z.number().default(0), rows_read: z.number().default(0), do_requests: z.number().default(0),
+  worker_requests: z.number().default(0),
 });
 /** `GET /admin/tenants/:id/usage`: hours (ISO `hour`) of [from, to) and their totals. */
 export const usageAnswerSchema = z.object({

@@ -23,7 +23,7 @@ import { bearerToken } from "../../objects/tenants/auth";
 import { mailboxStub } from "../../objects/mailbox/stub";
 import { handleMq9Request } from "../../objects/mq9/dispatch";
 import { mq9RequestSeries } from "../../objects/mq9/request-metrics";
-import { isolateMeter } from "../telemetry";
+import { isolateMeter, WORKER_REQUESTS } from "../telemetry";
 import { httpQuota } from "../quota";
 import { readLimitedBody } from "../body-limit";
 import { waitUntilOf } from "../mq9/http";
@@ -48,6 +48,7 @@ export async function a2aPushHandler(c: Context<{ Bindings: Env }>): Promise<Res
   const check = await mailboxStub(c.env, tenant, address).a2aReceiver(address, { op: "check", tokenHash: await sha256Hex(token) });
   if (!check.ok) return c.json({ error: check.code === "mailbox_not_found" ? "mailbox not found" : "mailbox unavailable" }, check.code === "mailbox_not_found" ? 404 : 503);
   if (!check.valid) return c.json({ error: "wrong receiver token" }, 401);
+  isolateMeter.add(tenant, WORKER_REQUESTS); // once the receiver token is shown good: a bad one names no tenant to bill
   const body = await readLimitedBody(c.req.raw, MAX_PAYLOAD_BYTES);
   if (!body.ok) {
     return body.encoding ? c.json({ error: body.encoding.error }, body.encoding.status) : c.json({ error: `notification exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes` }, 413);
@@ -73,6 +74,7 @@ export async function a2aPushHandler(c: Context<{ Bindings: Env }>): Promise<Res
   const subject = `$mq9.AI.MSG.SEND.${address}`;
   const reply = await handleMq9Request(c.env, tenant, { subject, headers, payload: body.bytes }, ctx);
   isolateMeter.add(tenant, mq9RequestSeries(subject, reply, "http"));
+  isolateMeter.maybeFlush(c.env, ctx.waitUntil);
   const out: Record<string, string> = {};
   if (reply.retryAfterS !== undefined) out["Retry-After"] = String(reply.retryAfterS);
   return c.json(reply.body, reply.status as 200, out);

@@ -14,7 +14,7 @@ import type { DirectoryRow } from "../../objects/tenants/rpc";
 import type { Env } from "../../objects/env";
 import { permit, permitAny, type Permit } from "../../objects/tenants/permissions";
 import { noteJurisdiction } from "../../objects/shared/jurisdiction";
-import { isolateMeter } from "../telemetry";
+import { isolateMeter, WORKER_REQUESTS } from "../telemetry";
 import type { Operation, Resource, Scopes } from "../../wire/admin/scopes";
 
 /** The caller's access. */
@@ -76,6 +76,7 @@ export async function scopedTenant(
   if (asked !== undefined && !TENANT_ID_RE.test(asked)) return { error: "tenant must be 1-64 chars of [a-z0-9_-]", status: 400 };
   if (access.kind === "tenant") {
     if (asked !== undefined && asked !== access.tenant) return { error: "a tenant token can only read and manage its own tenant", status: 403 };
+    isolateMeter.add(access.tenant, WORKER_REQUESTS); // the tenant's own request (the operator's are the operator's)
     return { tenant: access.tenant };
   }
   const tenant = asked ?? OPEN_TENANT;

@@ -59,7 +59,7 @@ export async function tenantUsage(env: Env, tenant: string, fromQ: string | unde
 
 /** Sums of the summed fields, and the highest storage over the range. */
 export function totals(hours: readonly HourUsage[]): Omit<HourUsage, "hour"> {
-  const t = { requests: 0, messages_in: 0, messages_out: 0, bytes_in: 0, bytes_out: 0, connection_seconds: 0, rows_written: 0, rows_read: 0, do_requests: 0, storage_bytes: 0 };
+  const t = { requests: 0, messages_in: 0, messages_out: 0, bytes_in: 0, bytes_out: 0, connection_seconds: 0, rows_written: 0, rows_read: 0, do_requests: 0, worker_requests: 0, storage_bytes: 0 };
   for (const h of hours) {
     for (const f of SUMMED_USAGE_FIELDS) t[f] += h[f];
     t.storage_bytes = Math.max(t.storage_bytes, h.storage_bytes);

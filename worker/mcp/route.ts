@@ -16,7 +16,7 @@ import { handleMq9Request } from "../../objects/mq9/dispatch";
 import { replyJson } from "../../objects/mq9/reply";
 import { mq9RequestSeries } from "../../objects/mq9/request-metrics";
 import { series } from "../../objects/usage/catalog";
-import { isolateMeter } from "../telemetry";
+import { isolateMeter, WORKER_REQUESTS } from "../telemetry";
 import { httpQuota } from "../quota";
 import { metered, waitUntilOf } from "../mq9/http";
 import { tokenRefusal } from "../admin/access";
@@ -62,6 +62,7 @@ export async function mcpHandler(c: Context<{ Bindings: Env }>): Promise<Respons
     return rpcError(c, r.status, UNAUTHORIZED_CODE, r.error, headers);
   }
   const tenant = auth.tenant;
+  isolateMeter.add(tenant, WORKER_REQUESTS);
   const waitUntil = waitUntilOf(c);
   const body = await readLimitedBody(c.req.raw, MCP_MAX_BODY_BYTES);
   if (!body.ok) {

@@ -14,7 +14,7 @@ import type { Env } from "../../objects/env";
 import { handleMq9Request } from "../../objects/mq9/dispatch";
 import type { Permit } from "../../objects/tenants/permissions";
 import { replyJson, type Mq9Reply } from "../../objects/mq9/reply";
-import { isolateMeter } from "../telemetry";
+import { isolateMeter, WORKER_REQUESTS } from "../telemetry";
 import { series } from "../../objects/usage/catalog";
 import { mq9RequestSeries } from "../../objects/mq9/request-metrics";
 import { httpQuota } from "../quota";
@@ -40,6 +40,7 @@ export async function mq9HttpHandler(c: Context<{ Bindings: Env }>): Promise<Res
     const r = tokenRefusal(auth);
     return c.json({ error: r.error }, r.status, r.headers);
   }
+  isolateMeter.add(auth.tenant, WORKER_REQUESTS); // console mq9 requests are counted by their route (worker/admin/access.ts scopedTenant)
   return answerMq9(c, auth.tenant, auth.state, MQ9_HTTP_PREFIX, metered(auth));
 }
 

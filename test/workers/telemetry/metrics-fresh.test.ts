@@ -48,6 +48,7 @@ const ZERO_SERIES = [
   "mortarmq_tenant_rows_written_total{}", "mortarmq_tenant_rows_read_total{}",
   "mortarmq_tenant_do_requests_total{kind=rpc}", "mortarmq_tenant_do_requests_total{kind=fetch}",
   "mortarmq_tenant_do_requests_total{kind=alarm}", "mortarmq_tenant_do_requests_total{kind=websocket}",
+  "mortarmq_tenant_worker_requests_total{}",
 ];
 
 /** `name{a=x,b=y}` of a sample without its tenant label (labels in output order). */

@@ -139,7 +139,7 @@ describe("tenant purge", () => {
     expect(late).toEqual({ applied: false });
     const usage = await admin("GET", `/admin/tenants/${tenant}/usage`);
     expect(usage.json.totals).toEqual({
-      requests: 0, messages_in: 0, messages_out: 0, bytes_in: 0, bytes_out: 0, connection_seconds: 0, rows_written: 0, rows_read: 0, do_requests: 0, storage_bytes: 0,
+      requests: 0, messages_in: 0, messages_out: 0, bytes_in: 0, bytes_out: 0, connection_seconds: 0, rows_written: 0, rows_read: 0, do_requests: 0, worker_requests: 0, storage_bytes: 0,
     });
     expect((await admin("GET", "/metrics")).json).not.toContain(`tenant="${tenant}",`); // nothing re-registered it
     expect(await usageIndexStub(testEnv).tenants()).not.toContain(tenant);
