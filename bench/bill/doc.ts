@@ -27,6 +27,9 @@ export interface BillRecord {
       dollarsPerMonth: { units: number; duration: number };
       objects: { kind: string; couldHibernate: boolean; inflight: number; timers: string[]; evictedWhileIdle: boolean; evictedBeforeNextMessage: boolean }[];
       byKind: { kind: string; requestsPerMinute: number; rowsWrittenPerMinute: number; requestMixPerMinute: Record<string, number> }[];
+      /** Recorded since the steady state is counted apart from the set-up (bench/bill/verdict.ts); older records have neither. */
+      verdict?: { met: boolean; over: string[]; requestsBeyondPolls: number; rowsWrittenPerMinute: number; rowsPerEmptyPoll: number | null };
+      setup?: { seconds: number; doRequests: number; rowsWritten: number };
     }[];
     telemetry?: {
       minutes: number; ratePerS: number; busyObjects: string[];
@@ -109,6 +112,16 @@ export function renderCostSection(bill: BillRecord, census: CensusRecord): strin
     for (const i of d.idle) {
       const kinds = i.byKind.map((k) => `${k.kind} ${num(k.requestsPerMinute)} (${Object.entries(k.requestMixPerMinute).map(([m, n]) => `${m} ${num(n)}`).join(", ")}), ${num(k.rowsWrittenPerMinute)} rows`);
       out.push(`- ${i.client}: ${kinds.join("; ")}`);
+    }
+    const judged = d.idle.filter((i) => i.verdict && i.setup);
+    if (judged.length) {
+      out.push("", "Against issue #26 §2 (f)'s budget (≤ 2 requests and ≤ 2 rows written per minute beyond the client's own polls, an empty", "poll writes no row, evicted while idle), steady state after the set-up, which is counted once per connection:", "");
+      for (const i of judged) {
+        const v = i.verdict!;
+        const poll = v.rowsPerEmptyPoll === null ? "" : `, ${num(v.rowsPerEmptyPoll)} rows per empty poll`;
+        const verdict = v.met ? "**met**" : `**not met** (${v.over.join("; ")})`;
+        out.push(`- ${i.client}: ${verdict}: ${num(v.requestsBeyondPolls)} requests and ${num(v.rowsWrittenPerMinute)} rows per minute beyond its polls${poll}; set-up ${num(i.setup!.doRequests)} requests and ${num(i.setup!.rowsWritten)} rows in ${num(i.setup!.seconds)} s`);
+      }
     }
   }
   if (d.telemetry) {

@@ -17,9 +17,14 @@
  *
  * Options: `--workloads a,b,…` (default all), `--bulk 2000` (a, d, e),
  * `--single 200` (b, c, h), `--settle-ms 12000`, `--idle-min 1` (f; 5 for
- * the record), `--busy-min 1` (g). The docs section: `npx tsx bench/tools/gen-cost-doc.ts`.
+ * the record; after a set-up window counted apart, bench/bill/idle.ts),
+ * `--idle-clients member,nats,poll` (f: which idle clients, default all),
+ * `--busy-min 1` (g). (f) only: `--workloads f`. Each idle client gets a
+ * verdict against issue #26 §2 (f)'s budget (bench/bill/verdict.ts).
+ * The docs section: `npx tsx bench/tools/gen-cost-doc.ts`.
  */
-import { idleClients, telemetryPerBusyObject, type IdleRun, type TelemetryRun } from "../bill/idle";
+import { IDLE_CLIENTS, IDLE_WARM_MS, idleClients, telemetryPerBusyObject, type IdleClientId, type IdleRun, type TelemetryRun } from "../bill/idle";
+import { idleVerdict, verdictText } from "../bill/verdict";
 import { PRICES, pricePerMillion, QUEUES_PER_M_MESSAGES, residentDollarsPerHour } from "../bill/prices";
 import { byKind, requestMix, topWriters, unitRates } from "../bill/units";
 import {
@@ -86,8 +91,24 @@ export function billWorkload(r: WorkloadRun): BillWorkload {
 /** One idle client's record in bill.json. */
 export function billIdle(r: IdleRun) {
   const resident = r.objects.filter((o) => !o.couldHibernate).length;
+  const polledRows = r.window.objects.filter((o) => o.kind === "Mailbox").reduce((n, o) => n + o.rowsWritten, 0);
+  const setupUnits = unitRates(r.setup, 1);
   return {
-    client: r.client, minutes: r2(r.minutes),
+    id: r.id, client: r.client, minutes: r2(r.minutes),
+    /** Issue #26 §2 (f)'s budget on the steady state (bench/bill/verdict.ts). */
+    verdict: idleVerdict({
+      doRequestsPerMinute: r.perMinute.doRequests, rowsWrittenPerMinute: r.perMinute.rowsWritten,
+      ...(r.clientPollsPerMinute !== undefined ? { pollsPerMinute: r.clientPollsPerMinute, polledObjectRowsPerMinute: polledRows / r.minutes } : {}),
+      objects: r.objects,
+    }),
+    /** Once per connection: connecting, subscribing, the first telemetry report, the tenant's registration; before the steady state. */
+    setup: {
+      seconds: r2(r.setup.ms / 1000),
+      doRequests: r2(setupUnits.doRequests), workerRequests: r2(setupUnits.workerRequests),
+      rowsWritten: r2(setupUnits.rowsWritten), rowsRead: r2(setupUnits.rowsRead),
+      ...(r.setupPolls !== undefined ? { clientPolls: r.setupPolls } : {}),
+      topWriters: topWriters(r.setup, 6).map((w) => ({ kind: w.kind, statement: w.statement, rows: w.rows })),
+    },
     perMinute: {
       doRequests: r2(r.perMinute.doRequests), requestsReceived: r2(r.rawRequestsPerMinute), workerRequests: r2(r.perMinute.workerRequests),
       rowsWritten: r2(r.perMinute.rowsWritten), rowsRead: r2(r.perMinute.rowsRead),
@@ -106,6 +127,7 @@ export function billIdle(r: IdleRun) {
       kind: k.kind, requestsPerMinute: r2(k.requests / r.minutes), rowsWrittenPerMinute: r2(k.rowsWritten / r.minutes),
       requestMixPerMinute: Object.fromEntries(Object.entries(requestMix(r.window.objects.filter((o) => o.kind === k.kind))).map(([m, n]) => [m, r2(n / r.minutes)])),
     })),
+    topWriters: topWriters(r.window, 6).map((w) => ({ kind: w.kind, statement: w.statement, rowsPerMinute: r2(w.rows / r.minutes) })),
   };
 }
 
@@ -138,6 +160,8 @@ export const suite: BenchSuite = {
       single: Number(options.single ?? 200),
     };
     const idleMin = Number(options["idle-min"] ?? 1);
+    const idleClientIds = (options["idle-clients"] ?? IDLE_CLIENTS.join(",")).split(",") as IdleClientId[];
+    for (const c of idleClientIds) if (!IDLE_CLIENTS.includes(c)) throw new Error(`--idle-clients: unknown client ${c} (one of ${IDLE_CLIENTS.join(", ")})`);
     const busyMin = Number(options["busy-min"] ?? 1);
     const rows: Record<string, string | number>[] = [];
     const workloads: BillWorkload[] = [];
@@ -157,15 +181,17 @@ export const suite: BenchSuite = {
     }
     let idle: ReturnType<typeof billIdle>[] | undefined;
     if (selected.has("f")) {
-      idle = (await idleClients(idleMin * 60_000)).map(billIdle);
+      idle = (await idleClients(idleMin * 60_000, idleClientIds)).map(billIdle);
       for (const i of idle) {
+        console.log(`(f) ${i.client}: ${verdictText(i.verdict)}; set-up once: ${i.setup.doRequests} requests, ${i.setup.rowsWritten} rows in ${i.setup.seconds} s`);
+        for (const w of i.topWriters) console.log(`    ${w.rowsPerMinute} rows/min  ${w.kind}  ${w.statement}`);
         rows.push({
           workload: `(f) idle ${i.client}`.slice(0, 70), msgs: `${i.minutes} min`,
           "DO req/msg": `${i.perMinute.doRequests}/min`, "Worker req/msg": `${i.perMinute.workerRequests}/min`,
           "rows W/msg": `${i.perMinute.rowsWritten}/min`, "rows R/msg": `${i.perMinute.rowsRead}/min`,
           "$/M msgs": `$${i.dollarsPerMonth.units}+${i.dollarsPerMonth.duration}/mo`,
           "× Queues": i.objects.map((x) => `${x.kind}: ${x.couldHibernate ? "can hibernate" : `resident (${[...x.timers, ...(x.inflight ? [`${x.inflight} held`] : [])].join(", ")})`}${x.evictedWhileIdle || x.evictedBeforeNextMessage ? ", evicted" : ", not evicted"}`).join("; "),
-          "issue #26": "",
+          "issue #26": i.verdict.met ? "(f) met" : "(f) NOT met",
         });
       }
     }
@@ -184,7 +210,7 @@ export const suite: BenchSuite = {
       rows,
       detail: {
         prices: PRICES, queuesPerMillionMessages: QUEUES_PER_M_MESSAGES,
-        options: { ...o, idleMinutes: idleMin, busyMinutes: busyMin },
+        options: { ...o, idleMinutes: idleMin, idleWarmSeconds: IDLE_WARM_MS / 1000, busyMinutes: busyMin },
         notPriced: "Worker CPU and busy objects' duration (see bench/suites/bill.ts)",
         workloads, idle, telemetry, issue26: ISSUE_26_FIGURES,
       },

@@ -149,7 +149,9 @@ export class MailboxCore {
 
   /** Object start (inside blockConcurrencyWhile): the alarm's state, the mailbox row, its schedule and subscriptions. */
   async load(): Promise<void> {
-    await this.scheduler.armed();
+    // a stored alarm may carry a telemetry flush an evicted instance asked for: it flushes then too
+    // (nothing to report: no row, no call), and a flush asked for now joins it instead of moving it
+    this.telemetryDue = await this.scheduler.armed();
     this.meta = this.store.loadMeta((fn) => this.storage.transactionSync(fn)); // moves a legacy per-message table into segments, batch by batch
     this.nextDueMs = this.store.earliestDue();
     this.laneTops = this.store.laneTops();

@@ -77,8 +77,8 @@ export class MailboxTelemetry {
 
   /**
    * Asks for a flush if something was left unreported before a restart
-   * (call once loaded), or if `held` (the long-polls waiting now: parked
-   * sockets) is not what was last reported.
+   * (call once loaded), or if long-polls wait now (`held`: parked sockets)
+   * while the last report said none ({@link held}).
    */
   resume(held: number): void {
     this.meter?.resume();
@@ -86,12 +86,20 @@ export class MailboxTelemetry {
   }
 
   /**
-   * `n` long-poll FETCHes wait now: a flush is asked for only when that is
-   * not the level last reported, so a consumer polling an idle mailbox again
-   * and again (parked each time) causes no report, no alarm and no row.
+   * `n` long-poll FETCHes wait now. A flush is asked for only when some
+   * wait and the last report said none (a consumer started waiting on this
+   * mailbox); any other change of the level (one more or one fewer waiting,
+   * none left) is reported with the mailbox's next report, whatever asks
+   * for it (a SEND, a FETCH that returns messages, expiry, …). A consumer
+   * long-polling an idle mailbox closes its parked socket and opens the next
+   * one every poll, usually on a freshly rebuilt object: reporting each of
+   * those changes cost an alarm write per empty poll and a report a minute
+   * (issue #26 §2 (f): an empty poll writes no row). The price: when the
+   * last consumer stops polling an idle mailbox, the gauge keeps its last
+   * reported value until the mailbox's next report.
    */
   held(n: number): void {
-    if (this.meter && this.meter.reportedLevel(WAITING) !== n) this.meter.touch();
+    if (this.meter && n > 0 && this.meter.reportedLevel(WAITING) === 0) this.meter.touch();
   }
 
   /** SENDs stored `count` messages (default 1) of `bytes` payload bytes in all (memory, until the next report). */
