@@ -15,7 +15,7 @@ import type { JoinRefused, JoinResult } from "../group/rpc";
 import type { MortarPort } from "./port";
 
 /** The Registry, Partition and ConsumerGroup calls of the port. */
-export type ObjectCalls = Pick<MortarPort, "lookup" | "declare" | "append" | "deliver" | "settle" | "join" | "heartbeat" | "controlAck" | "leave">;
+export type ObjectCalls = Pick<MortarPort, "lookup" | "declare" | "append" | "deliver" | "settle" | "join" | "heartbeat" | "controlAck" | "leave" | "renew" | "expire">;
 
 /** The object calls for the tenant `tenant()` returns (the connection's, once authenticated). */
 export function stubCalls(env: Env, tenant: () => string): ObjectCalls {
@@ -31,5 +31,7 @@ export function stubCalls(env: Env, tenant: () => string): ObjectCalls {
     heartbeat: (t, g, memberId, membershipEpoch, assignmentEpoch, leave) => group(t, g).heartbeat(memberId, membershipEpoch, assignmentEpoch, leave),
     controlAck: (t, g, req) => group(t, g).controlAck(req),
     leave: (t, g, memberId, membershipEpoch) => group(t, g).leave(memberId, membershipEpoch),
+    renew: (t, g, memberId, membershipEpoch) => group(t, g).renew(memberId, membershipEpoch),
+    expire: (t, g, memberId, membershipEpoch) => group(t, g).expire(memberId, membershipEpoch),
   };
 }
