@@ -319,7 +319,8 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
       this.deadlines.set(kind, at, mode);
       // A new or earlier durable deadline pulls the alarm in to it unless the alarm comes within its slack anyway;
       // one moving later needs nothing (the alarm already comes within the slack of its earlier time).
-      if (mode === "durable" && (before === undefined || at < before) && at + this.deadlineSlack(kind) < this.armedAt) this.arm(at);
+      const latest = at + this.deadlineSlack(kind);
+      if (mode === "durable" && (before === undefined || at < before) && latest < this.armedAt) this.arm(at, latest);
     }
     this.scheduleResident();
     this.persist();
@@ -544,14 +545,17 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
   }
 
   /**
-   * Arms the storage alarm for `at`, or earlier when it is armed earlier
-   * already (not awaited by callers on hot paths; fetch and alarm await
-   * `arming`). After a rebuild the stored alarm is read first, so a rebuilt
-   * session never moves the alarm later than what its deadlines need.
+   * Arms the storage alarm for `at` unless it is armed for `latest` or
+   * earlier already (a deadline's slack; not awaited by callers on hot
+   * paths; fetch and alarm await `arming`). After a rebuild the stored alarm
+   * is read first: a rebuilt session recomputing its deadlines (restored
+   * with 1 s of slack, so they look earlier) neither moves the alarm later
+   * nor pulls it in when it comes within the slack anyway.
    */
-  private arm(at: number): void {
+  private arm(at: number, latest = at): void {
     if (this.storageGone) return;
     if (this.armedKnown) {
+      if (latest >= this.armedAt) return;
       this.armedAt = at;
       this.arming = this.scheduler.rearm().catch(() => {});
       return;
@@ -566,7 +570,7 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
           this.armedAt = Math.min(this.armedAt, stored ?? Infinity);
         }
       }
-      if (at >= this.armedAt || this.storageGone) return;
+      if (latest >= this.armedAt || this.storageGone) return;
       this.armedAt = at;
       await this.scheduler.rearm();
     })().catch(() => {});
