@@ -8,7 +8,7 @@
  *   `m.ack()`, `m.nack()` (retry) / `m.nack(true)` (dead-letter now) or keep
  *   it alive with `m.progress()`. ACK/NACK return credit.
  * - pull mode (`pull: true`): `sub.pull({ maxMsgs, maxBytes, waitMs, minBytes })`.
- * - Automatic: HEARTBEAT every `heartbeatMs` (5 s) with the current epochs;
+ * - Automatic: HEARTBEAT every `heartbeatMs` (15 s) with the current epochs;
  *   NOTICE ASSIGN is confirmed at once; NOTICE REVOKE drops the buffered
  *   messages of that partition and is confirmed once every message of it
  *   handed to the application was settled (or after `revokeGraceMs`).
@@ -38,7 +38,7 @@ export interface SubscribeOptions {
   creditBytes?: number;
   /** Pull mode: no pushes; fetch with pull(). */
   pull?: boolean;
-  /** HEARTBEAT interval, ms (default 5000; 0 = none — the group then removes the member after its session timeout). */
+  /** HEARTBEAT interval, ms (default 15000, GROUP_HEARTBEAT_INTERVAL_MS; 0 = none — the member is then removed after its session timeout). */
   heartbeatMs?: number;
   /** Longest wait for in-hand messages of a revoked partition before confirming the REVOKE, ms (default 5000). */
   revokeGraceMs?: number;

@@ -160,7 +160,7 @@ export class ConsumerGroup extends DurableObject<Env> {
       this.store.setMeta("partition_count", req.partitionCount);
       this.store.setMeta("start_policy", req.startPolicy);
     }
-    const { member, effects } = g.join(req.session, Date.now());
+    const { member, effects } = g.join(req.session, Date.now(), req.leaseMs ?? null);
     await this.commit(effects);
     this.probeUnverified();
     return { memberId: member.id, membershipEpoch: member.membershipEpoch, assignmentEpoch: member.assignmentEpoch };
@@ -179,6 +179,32 @@ export class ConsumerGroup extends DurableObject<Env> {
     if (r.code === 0 && leave) await this.commit(r.effects);
     this.probeUnverified();
     return r.code;
+  }
+
+  /**
+   * The member's session renews its lease (JoinRequest.leaseMs): 0, or
+   * STALE_MEMBERSHIP_EPOCH (the member is gone). Writes nothing.
+   */
+  async renew(memberId: number, membershipEpoch: number): Promise<number> {
+    const g = this.state;
+    if (!g) return ErrorCode.STALE_MEMBERSHIP_EPOCH;
+    const code = g.renew(memberId, membershipEpoch, Date.now());
+    if (code === 0) this.unverified.delete(memberId);
+    this.probeUnverified();
+    return code;
+  }
+
+  /**
+   * The member's session saw no HEARTBEAT for the session timeout: the
+   * member is removed as by the group's own timeout (counted in
+   * expiredMembers; its partitions move). No-op when `membershipEpoch` is
+   * not the member's. Idempotent.
+   */
+  async expire(memberId: number, membershipEpoch: number): Promise<void> {
+    const g = this.state;
+    const m = g?.members.get(memberId);
+    if (!g || !m || m.membershipEpoch !== membershipEpoch) return;
+    await this.commit(g.remove(memberId, "expired", Date.now()));
   }
 
   /** CONTROL_ACK: 0, or UNKNOWN_NOTICE (nothing changed). */

@@ -11,6 +11,13 @@ export interface JoinRequest {
   partitionCount: number;
   /** SUB start_policy; the first SUB of the group decides it for the group's lifetime. */
   startPolicy: number;
+  /**
+   * The member's lease, ms (GroupState Member.leaseMs): the session enforces
+   * the session timeout itself and renews the lease (`renew`) at most every
+   * half lease. Absent: the group enforces the session timeout (every
+   * HEARTBEAT is forwarded).
+   */
+  leaseMs?: number;
 }
 
 /** `ConsumerGroup.join` answer: the SUB OK result fields. */

@@ -48,8 +48,16 @@ export interface Member {
   assignmentEpoch: number;
   /** Order of joining (sticky assignment tie-break). */
   joinSeq: number;
-  /** Last valid HEARTBEAT (or join), ms. Not persisted: reset to the load time after a restart. */
+  /** Last valid HEARTBEAT, lease renewal (or join), ms. Not persisted: reset to the load time after a restart. */
   lastSeen: number;
+  /**
+   * How long the member stays without a HEARTBEAT or renewal, ms; null =
+   * the group's session timeout. A MortarSession that enforces the session
+   * timeout itself (it sees every HEARTBEAT frame) joins with a long lease
+   * and renews it rarely: the lease is the backstop for a session object
+   * that disappeared (docs/protocol.md "Group liveness").
+   */
+  leaseMs: number | null;
 }
 
 export interface PartitionOwnership {
@@ -142,8 +150,12 @@ export class GroupState {
 
   // ------------------------------------------------------------ events
 
-  /** A SUB: adds a member and rebalances. Returns the member (epochs as of after the rebalance). */
-  join(session: SessionRef, now: number): { member: Member; effects: Effect[] } {
+  /**
+   * A SUB: adds a member and rebalances. Returns the member (epochs as of
+   * after the rebalance). `leaseMs`: the member's lease (Member.leaseMs;
+   * absent = the session timeout).
+   */
+  join(session: SessionRef, now: number, leaseMs: number | null = null): { member: Member; effects: Effect[] } {
     const m: Member = {
       id: ++this.meta.memberSeq,
       session,
@@ -151,6 +163,7 @@ export class GroupState {
       assignmentEpoch: 0,
       joinSeq: this.meta.memberSeq,
       lastSeen: now,
+      leaseMs,
     };
     this.members.set(m.id, m);
     const effects = this.rebalance(now);
@@ -174,6 +187,18 @@ export class GroupState {
     if (leave) return { code: 0, effects: this.remove(memberId, "leave", now) };
     m.lastSeen = now;
     return { code: 0, effects: [] };
+  }
+
+  /**
+   * The member's session renews its lease (it enforces the session timeout
+   * itself): 0, or STALE_MEMBERSHIP_EPOCH for an unknown member or another
+   * membership epoch (no state change).
+   */
+  renew(memberId: number, membershipEpoch: number, now: number): number {
+    const m = this.members.get(memberId);
+    if (!m || m.membershipEpoch !== membershipEpoch) return ErrorCode.STALE_MEMBERSHIP_EPOCH;
+    m.lastSeen = now;
+    return 0;
   }
 
   /**
@@ -218,7 +243,7 @@ export class GroupState {
   tick(now: number): Effect[] {
     const effects: Effect[] = [];
     for (const m of [...this.members.values()]) {
-      if (now - m.lastSeen >= this.timers.sessionTimeoutMs) for (const e of this.remove(m.id, "expired", now)) effects.push(e);
+      if (now - m.lastSeen >= this.timeoutOf(m)) for (const e of this.remove(m.id, "expired", now)) effects.push(e);
     }
     let forced = false;
     this.partitions.forEach((part, p) => {
@@ -288,7 +313,7 @@ export class GroupState {
   /** Earliest time tick() has work: a member's session timeout or a revocation deadline (ms), or null. */
   nextDeadline(): number | null {
     let t: number | null = null;
-    for (const m of this.members.values()) t = min(t, m.lastSeen + this.timers.sessionTimeoutMs);
+    for (const m of this.members.values()) t = min(t, m.lastSeen + this.timeoutOf(m));
     for (const part of this.partitions) if (part.revoke) t = min(t, part.revoke.deadline);
     return t;
   }
@@ -311,6 +336,11 @@ export class GroupState {
   }
 
   // ------------------------------------------------------------ internals
+
+  /** How long member `m` lives without a HEARTBEAT or renewal, ms: its lease, else the session timeout. */
+  private timeoutOf(m: Member): number {
+    return m.leaseMs ?? this.timers.sessionTimeoutMs;
+  }
 
   /**
    * Moves every partition towards the target assignment, one safe step:

@@ -4,9 +4,11 @@
  * Tables:
  * - `group_meta(k, v)`: counters (member/notice sequences, epochs),
  *   partition_count, start_policy, metrics counters.
- * - `members(id, session_id, sub_id, membership_epoch, assignment_epoch, join_seq)`
+ * - `members(id, session_id, sub_id, membership_epoch, assignment_epoch, join_seq, lease_ms)`
  *   (last-seen times are kept in memory only: after a restart every member
- *   gets a fresh session timeout).
+ *   gets a fresh session timeout, or a fresh lease when it has one —
+ *   `lease_ms`, null = the session timeout; the column is added to a table
+ *   an earlier version created).
  * - `parts(p, owner, epoch, fenced, revoke_notice, revoke_deadline)`
  * - `notices(id, member_id, kind, partition, membership_epoch, assignment_epoch, ownership_epoch)`
  * - `resets(p, position)`: a reset waiting for partition p's next fence
@@ -20,7 +22,7 @@ import { MetaTable } from "../shared/meta-table";
 import { GroupState, type Effect, type GroupTimers } from "./state";
 
 interface MemberRow extends Record<string, SqlStorageValue> {
-  id: number; session_id: string; sub_id: number; membership_epoch: number; assignment_epoch: number; join_seq: number;
+  id: number; session_id: string; sub_id: number; membership_epoch: number; assignment_epoch: number; join_seq: number; lease_ms: number | null;
 }
 interface PartRow extends Record<string, SqlStorageValue> {
   p: number; owner: number | null; epoch: number; fenced: number; revoke_notice: number | null; revoke_deadline: number | null;
@@ -41,13 +43,15 @@ export class GroupStore {
   constructor(private readonly sql: SqlStorage) {
     this.metaTable = new MetaTable(sql, "group_meta");
     sql.exec(`CREATE TABLE IF NOT EXISTS members(id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, sub_id INTEGER NOT NULL,
-        membership_epoch INTEGER NOT NULL, assignment_epoch INTEGER NOT NULL, join_seq INTEGER NOT NULL);
+        membership_epoch INTEGER NOT NULL, assignment_epoch INTEGER NOT NULL, join_seq INTEGER NOT NULL, lease_ms INTEGER);
       CREATE TABLE IF NOT EXISTS parts(p INTEGER PRIMARY KEY, owner INTEGER, epoch INTEGER NOT NULL, fenced INTEGER NOT NULL,
         revoke_notice INTEGER, revoke_deadline INTEGER);
       CREATE TABLE IF NOT EXISTS notices(id INTEGER PRIMARY KEY, member_id INTEGER NOT NULL, kind INTEGER NOT NULL, partition INTEGER NOT NULL,
         membership_epoch INTEGER NOT NULL, assignment_epoch INTEGER NOT NULL, ownership_epoch INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS outbox(id INTEGER PRIMARY KEY AUTOINCREMENT, effect TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS resets(p INTEGER PRIMARY KEY, position INTEGER NOT NULL);`);
+    const columns = sql.exec<{ name: string }>("PRAGMA table_info(members)").toArray();
+    if (!columns.some((c) => c.name === "lease_ms")) sql.exec("ALTER TABLE members ADD COLUMN lease_ms INTEGER"); // a table of an earlier version
   }
 
   /** A meta value, or `dflt` when unset. */
@@ -76,6 +80,7 @@ export class GroupStore {
       g.members.set(r.id, {
         id: r.id, session: { sessionId: r.session_id, subscriptionId: r.sub_id },
         membershipEpoch: r.membership_epoch, assignmentEpoch: r.assignment_epoch, joinSeq: r.join_seq, lastSeen: now,
+        leaseMs: r.lease_ms ?? null,
       });
     }
     for (const r of this.sql.exec<PartRow>("SELECT * FROM parts")) {
@@ -104,8 +109,8 @@ export class GroupStore {
     const ch = g.takeChanges();
     for (const id of ch.removedMembers) this.sql.exec("DELETE FROM members WHERE id = ?", id);
     for (const m of ch.members) {
-      this.sql.exec("INSERT OR REPLACE INTO members VALUES (?,?,?,?,?,?)",
-        m.id, m.session.sessionId, m.session.subscriptionId, m.membershipEpoch, m.assignmentEpoch, m.joinSeq);
+      this.sql.exec("INSERT OR REPLACE INTO members(id, session_id, sub_id, membership_epoch, assignment_epoch, join_seq, lease_ms) VALUES (?,?,?,?,?,?,?)",
+        m.id, m.session.sessionId, m.session.subscriptionId, m.membershipEpoch, m.assignmentEpoch, m.joinSeq, m.leaseMs);
     }
     for (const p of ch.partitions) {
       const x = g.partitions[p]!;

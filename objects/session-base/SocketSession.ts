@@ -18,7 +18,14 @@
  *   calls `onRevoked`), the lease given back at the end;
  * - **deadlines** (deadlines.ts): durable ones in ONE storage alarm,
  *   resident ones on an in-memory timer that keeps the object resident;
- *   an expired one calls `onTimeout(kind)`;
+ *   an expired one calls `onTimeout(kind)`. A durable deadline may have a
+ *   slack (`deadlineSlack`): once it has moved later, the alarm looks at it
+ *   again only when that is due anyway, so deadlines that every frame moves
+ *   (the keepalive) cost one alarm per check interval, not one per timeout;
+ * - **telemetry** (objects/usage/connection.ts): counted in memory, reported
+ *   from the storage alarm (deadline `telemetry`) — no timer keeps the
+ *   object in memory; messages the subclass calls `quiet` (keep-alives)
+ *   and their answers are not counted and do not pull the token re-check in;
  * - **output**: `send` cuts everything into WebSocket messages of at most
  *   MAX_WS_MESSAGE_BYTES (1 MiB, what Workers accept per received message;
  *   `ws` clients refuse far larger ones);
@@ -67,6 +74,8 @@ const PIN_INTERVAL_MS = 20_000;
 
 /** The deadline kind of the token re-check (the base's own). */
 const RECHECK = "tenant-recheck";
+/** The deadline kind of the telemetry report (the base's own). */
+const TELEMETRY = "telemetry";
 
 
 
@@ -102,8 +111,10 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
   private ending: Promise<void> | null = null;
   private storageGone = false;
   private readonly deadlines = new Deadlines();
-  /** Time the storage alarm is armed for as far as this instance knows (Infinity = none / unknown after a rebuild). */
+  /** Time the storage alarm is armed for as far as this instance knows (Infinity = none). */
   private armedAt = Infinity;
+  /** `armedAt` is known (false after a rebuild until the stored alarm was read). */
+  private armedKnown = false;
   private arming: Promise<void> | null = null;
   /** The storage alarm (shared/scheduler.ts): one part, the session's sweep, run on every alarm (a rebuilt session learns its deadlines there). */
   private readonly scheduler: AlarmScheduler;
@@ -142,6 +153,7 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
         this.drainCounts(add);
       },
       levels: () => this.levels(),
+      schedule: (at) => this.deadline(TELEMETRY, at),
     });
   }
 
@@ -208,6 +220,27 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
     return null;
   }
 
+  /**
+   * Whether a received message only keeps the connection (and its
+   * members) alive — e.g. MortarMQ HEARTBEATs: it is handled as any other
+   * (`onMessage`), but neither it nor its answers (`send(…, true)`) are
+   * counted in telemetry, and it does not pull the idle token re-check in:
+   * a connection that only heartbeats is idle (issue #26 §2 (f)).
+   */
+  protected quiet(_bytes: Uint8Array, _text: boolean): boolean {
+    return false;
+  }
+
+  /**
+   * How late the alarm may run durable deadline `kind`, ms (default 0:
+   * on time). Once a deadline with slack has moved later than the alarm
+   * armed for it, the alarm comes back at most this long after it is due,
+   * together with whatever else is due by then (deadlines.ts `latest`).
+   */
+  protected deadlineSlack(_kind: string): number {
+    return 0;
+  }
+
   /** Moves the subclass's counts (frames, requests) into `add(series, n)` for a telemetry report. */
   protected drainCounts(_add: (series: string, n: number) => void): void {}
 
@@ -232,15 +265,19 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
     return a;
   }
 
-  /** Writes `bytes` (or the parts, in order) to the client, in messages of at most MAX_WS_MESSAGE_BYTES. */
-  protected send(bytes: Uint8Array | Uint8Array[]): void {
+  /**
+   * Writes `bytes` (or the parts, in order) to the client, in messages of at
+   * most MAX_WS_MESSAGE_BYTES; `quiet`: answers to `quiet` messages only,
+   * not counted.
+   */
+  protected send(bytes: Uint8Array | Uint8Array[], quiet = false): void {
     const ws = this.socket;
     if (!ws) return;
-    this.telemetry.touch();
+    if (!quiet) this.telemetry.touch();
     try {
       for (const m of chunkBytes(Array.isArray(bytes) ? bytes : [bytes], MAX_WS_MESSAGE_BYTES)) {
         ws.send(m);
-        this.bytesOut += m.length;
+        if (!quiet) this.bytesOut += m.length;
       }
     } catch {
       void this.end(); // the client is gone
@@ -278,10 +315,12 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
       if (!this.deadlines.has(kind)) return;
       this.deadlines.clear(kind);
     } else {
+      const before = this.deadlines.get(kind);
       this.deadlines.set(kind, at, mode);
-      // the alarm goes to the earliest durable deadline (after a rebuild the armed time is unknown: Infinity)
-      const next = this.deadlines.next("durable");
-      if (mode === "durable" && next < this.armedAt) this.arm(next);
+      // A new or earlier durable deadline pulls the alarm in to it unless the alarm comes within its slack anyway;
+      // one moving later needs nothing (the alarm already comes within the slack of its earlier time).
+      const latest = at + this.deadlineSlack(kind);
+      if (mode === "durable" && (before === undefined || at < before) && latest < this.armedAt) this.arm(at, latest);
     }
     this.scheduleResident();
     this.persist();
@@ -378,9 +417,11 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
     if (this.ending) return;
     const pong = this.keepaliveAnswer(bytes, text);
     if (pong) return this.sendRaw(pong);
-    this.bytesIn += bytes.length;
-    this.telemetry.touch();
-    this.activeRecheck();
+    if (!this.quiet(bytes, text)) {
+      this.bytesIn += bytes.length;
+      this.telemetry.touch();
+      this.activeRecheck();
+    }
     try {
       const r = this.onMessage(bytes, text);
       if (r) return r.then(() => this.persist(), (e) => this.crash(e));
@@ -425,6 +466,8 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
   /** The alarm's one part (see alarm()). */
   private async sweep(): Promise<void> {
     this.armedAt = Infinity;
+    this.armedKnown = true; // the alarm fired: none is armed until this run re-arms
+
     const live = this.resume();
     if (!live) {
       if (this.ending) await this.ending;
@@ -433,7 +476,7 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
     }
     await this.runExpired(Date.now());
     if (this.ending) return;
-    const next = Math.min(this.deadlines.next("durable"), Date.now() + SWEEP_MS);
+    const next = Math.min(this.deadlines.latest((k) => this.deadlineSlack(k)), Date.now() + SWEEP_MS);
     if (next < this.armedAt) this.arm(next);
     await this.arming;
   }
@@ -445,12 +488,12 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
     this.socket = ws;
     const a = ws.deserializeAttachment() as Attachment<S> | null;
     const base = a?.base;
+    const lost = this.deadlines.restore(base?.deadlines, [RECHECK]);
     if (base?.auth) {
       this.auth.restore(base.auth);
       this.savedAuth = base.auth;
       this.telemetry.start(base.auth.tenant, false);
     }
-    const lost = this.deadlines.restore(base?.deadlines, [RECHECK]);
     if (base?.auth && !this.deadlines.has(RECHECK)) this.deadlines.set(RECHECK, this.auth.nextCheckAt);
     this.state = a?.session ?? null;
     this.savedState = JSON.stringify(this.state);
@@ -468,6 +511,8 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
         const r = await this.auth.revalidate(now);
         if (!r.ok) this.onRevoked(r.message);
         else this.deadline(RECHECK, this.idleCheckAt());
+      } else if (kind === TELEMETRY) {
+        await this.telemetry.flush(); // a failed report asks for its retry (a new deadline)
       } else {
         await this.onTimeout(kind);
       }
@@ -499,11 +544,36 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
     if (at !== undefined && due < at) this.deadline(RECHECK, Math.max(due, Date.now()));
   }
 
-  /** Arms the storage alarm for `at` (not awaited by callers on hot paths; fetch and alarm await `arming`). */
-  private arm(at: number): void {
+  /**
+   * Arms the storage alarm for `at` unless it is armed for `latest` or
+   * earlier already (a deadline's slack; not awaited by callers on hot
+   * paths; fetch and alarm await `arming`). After a rebuild the stored alarm
+   * is read first: a rebuilt session recomputing its deadlines (restored
+   * with 1 s of slack, so they look earlier) neither moves the alarm later
+   * nor pulls it in when it comes within the slack anyway.
+   */
+  private arm(at: number, latest = at): void {
     if (this.storageGone) return;
-    this.armedAt = at;
-    this.arming = this.scheduler.rearm().catch(() => {});
+    if (this.armedKnown) {
+      if (latest >= this.armedAt) return;
+      this.armedAt = at;
+      this.arming = this.scheduler.rearm().catch(() => {});
+      return;
+    }
+    const before = this.arming;
+    this.arming = (async () => {
+      await before;
+      if (!this.armedKnown) {
+        const stored = await this.ctx.storage.getAlarm();
+        if (!this.armedKnown) {
+          this.armedKnown = true;
+          this.armedAt = Math.min(this.armedAt, stored ?? Infinity);
+        }
+      }
+      if (latest >= this.armedAt || this.storageGone) return;
+      this.armedAt = at;
+      await this.scheduler.rearm();
+    })().catch(() => {});
   }
 
   /** The in-memory timer for the earliest resident deadline. */

@@ -79,6 +79,18 @@ export class Deadlines {
     return this.due.has(kind);
   }
 
+  /**
+   * The latest time the storage alarm may fire and still run every durable
+   * deadline within its slack (`slack(kind)`, ms: how late a deadline may
+   * run), unix ms (Infinity when none). With no slack this is the earliest
+   * durable deadline.
+   */
+  latest(slack: (kind: string) => number): number {
+    let n = Infinity;
+    for (const [k, d] of this.due) if (d.mode === "durable" && d.at + slack(k) < n) n = d.at + slack(k);
+    return n;
+  }
+
   /** The earliest deadline of `mode`, unix ms (Infinity when none). */
   next(mode: DeadlineMode): number {
     let n = Infinity;

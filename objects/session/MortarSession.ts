@@ -34,11 +34,24 @@
  * the snapshot and carries on. Rebuilt without its socket, or with a
  * snapshot it cannot use (an earlier version's `subs` rows, malformed),
  * the members leave their groups and the socket (if any) closes 1011 so
- * the client reconnects and subscribes again. HEARTBEATs with unchanged
- * epochs are answered here and go to the group at most once per half its
- * session timeout (Consumer.heartbeat). Groups and partitions call back
- * through the RPC methods below (groupNotice, wake, expired, hasMember,
- * groupRemoved).
+ * the client reconnects and subscribes again. Groups and partitions call
+ * back through the RPC methods below (groupNotice, wake, expired,
+ * hasMember, groupRemoved).
+ *
+ * Group liveness (docs/protocol.md "Group liveness"): this session sees
+ * every HEARTBEAT, so it enforces the group's session timeout itself —
+ * HEARTBEATs with unchanged epochs are answered here (no group request),
+ * when each member was last heard is kept in the socket attachment (no
+ * row), deadline `members` removes a member silent for the session timeout
+ * (the group's `expire`), and deadline `lease` renews each member's long
+ * group lease (memberLeaseMs) every half lease. HEARTBEAT messages and
+ * their answers are `quiet`: not counted in telemetry, and a connection
+ * that only heartbeats is idle for the token re-check. The keepalive and
+ * `members` deadlines have a slack of twice their timeout, so an idle
+ * member costs one alarm per idle re-check interval (2 min by default),
+ * and a member that stops heartbeating is removed between one and three
+ * session timeouts after its last HEARTBEAT (one when it never sent one
+ * after the check before).
  */
 import { permit, permitAny } from "../tenants/permissions";
 import type { Env } from "../env";
@@ -59,6 +72,9 @@ import { stubCalls } from "./stub-port";
 import { WireCounters } from "./wire-counters";
 import { series } from "../usage/catalog";
 import { readConfig } from "../shared/read-config";
+import { memberLeaseMs } from "./config";
+import type { Liveness } from "./consumer";
+import { heartbeatAnswersOnly, heartbeatsOnly } from "./keepalive-frames";
 
 const WAITING_PULLS = series("mortarmq_long_polls_waiting", { kind: "mortar_pull" });
 
@@ -66,10 +82,14 @@ const WAITING_PULLS = series("mortarmq_long_polls_waiting", { kind: "mortar_pull
 const KEEPALIVE = "keepalive";
 const PARTIAL = "partial";
 const CONNECT = "connect";
+/** The earliest session timeout of the members (Consumer.expireLapsed). */
+const MEMBERS = "members";
+/** The earliest lease renewal of the members (Consumer.renewLeases). */
+const LEASE = "lease";
 
-/** The session's part of the socket attachment: when the group last heard from each member (Consumer.heardAt). */
+/** The session's part of the socket attachment: when each member was last heard by the session and by the group (Consumer.heardAt). */
 interface AttachedState {
-  heard: Record<number, number>;
+  heard: Record<number, [number, number] | number>;
 }
 
 export class MortarSession extends SocketSession<AttachedState> implements SessionCallbacks {
@@ -81,13 +101,16 @@ export class MortarSession extends SocketSession<AttachedState> implements Sessi
   /** The snapshot found at construction, restored by onResume (then null). */
   private restored: { tenant: string; snapshot: ConsumerSnapshot } | null = null;
   private checkpointing = false;
-  /** HEARTBEATs with unchanged epochs go to the group at most this often, ms: half its session timeout. */
-  private readonly heartbeatForwardMs: number;
+  /** Session-enforced group liveness (session timeout, member lease). */
+  private readonly liveness: Liveness;
+  /** The message being handled is `quiet` (HEARTBEATs only): its frames are not counted. */
+  private quietIn = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env, "mortar");
     this.store = new SessionStore(ctx.storage);
-    this.heartbeatForwardMs = Math.floor(readConfig(env).sessionTimeoutMs / 2);
+    const sessionTimeoutMs = readConfig(env).sessionTimeoutMs;
+    this.liveness = { sessionTimeoutMs, leaseMs: memberLeaseMs(sessionTimeoutMs) };
     this.port = {
       ...stubCalls(env, () => this.auth.tenant!),
       authenticate: async (token) => {
@@ -105,12 +128,15 @@ export class MortarSession extends SocketSession<AttachedState> implements Sessi
         return p ? permitAny(p, ops, name) : null;
       },
       send: (bytes) => {
-        this.wire.sent(bytes);
-        this.send(bytes);
+        const quiet = heartbeatAnswersOnly(bytes);
+        if (!quiet) this.wire.sent(bytes);
+        this.send(bytes, quiet);
       },
       close: (code, reason) => this.close(code, reason),
       subscriptions: () => this.checkpointSoon(),
-      frameIn: (op) => this.wire.frameIn(op),
+      frameIn: (op) => {
+        if (!this.quietIn) this.wire.frameIn(op);
+      },
     };
     const stored = this.store.load();
     if (stored.kind === "snapshot" && ctx.getWebSockets().length > 0) this.restored = stored;
@@ -143,20 +169,23 @@ export class MortarSession extends SocketSession<AttachedState> implements Sessi
     const busy = conn.consumer.busy();
     this.store.save(this.auth.tenant ?? "", conn.consumer.snapshot(), busy);
     this.saveState({ heard: conn.consumer.heardAt() });
+    const due = conn.consumer.livenessDue();
+    this.deadline(MEMBERS, Number.isFinite(due.expiry) ? due.expiry : null);
+    this.deadline(LEASE, Number.isFinite(due.renewal) ? due.renewal : null);
     this.stayResident(busy);
   }
 
   // ------------------------------------------------------------ the protocol's hooks
 
   protected override onOpen(): void {
-    this.conn = new Connection(this.port, { sessionId: this.sessionId, heartbeatForwardMs: this.heartbeatForwardMs });
+    this.conn = new Connection(this.port, { sessionId: this.sessionId, liveness: this.liveness });
     const now = Date.now();
     this.deadline(KEEPALIVE, now + KEEPALIVE_CLOSE_MS);
     this.deadline(CONNECT, now + connectTimeoutMs(this.env), "resident");
   }
 
   protected override onResume(state: AttachedState | null): void {
-    this.conn = new Connection(this.port, { sessionId: this.sessionId, tenant: this.auth.tenant, heartbeatForwardMs: this.heartbeatForwardMs });
+    this.conn = new Connection(this.port, { sessionId: this.sessionId, tenant: this.auth.tenant, liveness: this.liveness });
     const r = this.restored;
     this.restored = null;
     if (!r) return;
@@ -182,14 +211,45 @@ export class MortarSession extends SocketSession<AttachedState> implements Sessi
       return;
     }
     const now = Date.now();
-    const completed = conn.receive(bytes);
+    this.quietIn = this.isQuiet(bytes);
+    let completed: number;
+    try {
+      completed = conn.receive(bytes);
+    } finally {
+      this.quietIn = false;
+    }
     this.checkpointSoon();
     if (completed > 0) this.deadline(KEEPALIVE, now + KEEPALIVE_CLOSE_MS);
     if (!conn.decoder.hasPartialFrame) this.deadline(PARTIAL, null);
     else if (completed > 0 || !this.hasDeadline(PARTIAL)) this.deadline(PARTIAL, now + HALF_FRAME_TIMEOUT_MS, "resident");
   }
 
-  protected override onTimeout(kind: string): void {
+  /** HEARTBEAT ACTIVE frames only, and no partial frame buffered (SocketSession.quiet). */
+  protected override quiet(bytes: Uint8Array, text: boolean): boolean {
+    return !text && this.isQuiet(bytes);
+  }
+
+  private isQuiet(bytes: Uint8Array): boolean {
+    return !!this.conn && !this.conn.decoder.hasPartialFrame && heartbeatsOnly(bytes);
+  }
+
+  /** Keepalive and member timeouts are checked at the alarm, up to twice their timeout late (see the class comment); a lease renewal up to a quarter lease late. */
+  protected override deadlineSlack(kind: string): number {
+    if (kind === KEEPALIVE) return 2 * KEEPALIVE_CLOSE_MS;
+    if (kind === MEMBERS) return 2 * this.liveness.sessionTimeoutMs;
+    if (kind === LEASE) return Math.floor(this.liveness.leaseMs / 4);
+    return 0;
+  }
+
+  protected override async onTimeout(kind: string): Promise<void> {
+    if (kind === MEMBERS) {
+      this.conn?.consumer.expireLapsed(Date.now());
+      return this.checkpoint();
+    }
+    if (kind === LEASE) {
+      await this.conn?.consumer.renewLeases(Date.now());
+      return this.checkpoint();
+    }
     if (kind === CONNECT) this.conn?.fail(new MortarError(ErrorCode.CONNECTION_TIMEOUT, `no CONNECT within ${connectTimeoutMs(this.env) / 1000} s of opening the connection`), CloseCode.POLICY);
     else if (kind === PARTIAL) this.conn?.fail(new MortarError(ErrorCode.CONNECTION_TIMEOUT, "a partial frame stayed buffered for 10 s"));
     else if (kind === KEEPALIVE) this.conn?.fail(new MortarError(ErrorCode.CONNECTION_TIMEOUT, "no complete frame for 45 s"), CloseCode.NORMAL);

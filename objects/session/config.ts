@@ -12,3 +12,17 @@ import { positiveInt } from "../shared/int-var";
 export function connectTimeoutMs(env: { MORTAR_CONNECT_TIMEOUT_MS?: string }): number {
   return positiveInt(env.MORTAR_CONNECT_TIMEOUT_MS, CONNECT_TIMEOUT_MS);
 }
+
+/** A member's group lease is this many session timeouts (memberLeaseMs). */
+export const MEMBER_LEASE_FACTOR = 10;
+
+/**
+ * The group lease of a member whose MortarSession enforces the session
+ * timeout itself, ms: MEMBER_LEASE_FACTOR × `sessionTimeoutMs` (7.5 min by
+ * default). The session renews it every half lease; the group removes the
+ * member when it lapses — the backstop for a session object that
+ * disappeared without telling the group (docs/protocol.md "Group liveness").
+ */
+export function memberLeaseMs(sessionTimeoutMs: number): number {
+  return MEMBER_LEASE_FACTOR * sessionTimeoutMs;
+}

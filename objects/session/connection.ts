@@ -48,7 +48,7 @@ import type { MortarPort } from "./port";
 import { PubPipeline } from "./pub-pipeline";
 import { ResponseQueue, type CloseAction } from "./responses";
 import { TopicCache } from "./topic-cache";
-import { Consumer } from "./consumer";
+import { Consumer, type Liveness } from "./consumer";
 
 /** Bound on bytes of requests received but not answered yet (32 MiB). */
 export const MAX_PENDING_BYTES = 32 * 1024 * 1024;
@@ -70,8 +70,8 @@ export interface ConnectionOptions {
   sessionId: string;
   /** The tenant when the connection is already authenticated (restored after hibernation), else null. */
   tenant?: string | null;
-  /** HEARTBEAT coalescing, ms (ConsumerIO.heartbeatForwardMs; absent: every HEARTBEAT goes to the group). */
-  heartbeatForwardMs?: number;
+  /** Session-enforced group liveness (ConsumerIO.liveness; absent: every HEARTBEAT goes to the group). */
+  liveness?: Liveness;
 }
 
 interface Pending {
@@ -136,7 +136,7 @@ export class Connection {
       write: () => this.write(),
       live: () => !this.closed,
       changed: (subs) => this.port.subscriptions(subs),
-      heartbeatForwardMs: opts.heartbeatForwardMs,
+      liveness: opts.liveness,
     });
   }
 

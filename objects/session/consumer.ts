@@ -36,7 +36,7 @@ export const MAX_SUBSCRIPTIONS = 1024;
 /** What the read path needs from its Connection. */
 export interface ConsumerIO {
   /** The connection's port: the ConsumerGroup and Partition calls (port.ts). */
-  port: Pick<MortarPort, "join" | "heartbeat" | "controlAck" | "leave" | "deliver" | "settle" | "permit">;
+  port: Pick<MortarPort, "join" | "heartbeat" | "controlAck" | "leave" | "renew" | "expire" | "deliver" | "settle" | "permit">;
   /** This session's object id (hex): where groups and partitions call back. */
   sessionId: string;
   /** Topic metadata (cached), or the error for an unknown / deleted topic_id. */
@@ -57,15 +57,26 @@ export interface ConsumerIO {
    */
   changed(subs: ReadonlyMap<number, Subscription>): void;
   /**
-   * HEARTBEAT coalescing, ms (0 or absent: every HEARTBEAT goes to the
-   * group). A valid ACTIVE HEARTBEAT whose epochs are the subscription's is
-   * answered here when the group heard from this member less than this long
-   * ago; MortarSession uses half the group's session timeout, so the group
-   * still sees one within every session timeout while the client heartbeats.
+   * Session-enforced group liveness (MortarSession; absent: every HEARTBEAT
+   * goes to the group, which enforces the session timeout). With it, a
+   * valid ACTIVE HEARTBEAT whose epochs are the subscription's is answered
+   * here and costs the group nothing: the session keeps when the client last
+   * heartbeated (Subscription.heardAt), removes a member silent for
+   * `sessionTimeoutMs` (expireLapsed → the group's `expire`), and renews the
+   * member's group lease of `leaseMs` every half lease (renewLeases): the
+   * lease only backs up a session object that disappeared.
    */
-  heartbeatForwardMs?: number;
+  liveness?: Liveness;
   /** Current time, ms (tests inject it). */
   now?: () => number;
+}
+
+/** Session-enforced group liveness (ConsumerIO.liveness), ms. */
+export interface Liveness {
+  /** The group's session timeout: a member whose client sent no valid HEARTBEAT this long is removed. */
+  sessionTimeoutMs: number;
+  /** The member's lease at the group (JoinRequest.leaseMs), renewed every half lease. */
+  leaseMs: number;
 }
 
 const big = (x: bigint) => (x <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(x) : -1);
@@ -125,6 +136,7 @@ export class Consumer {
     try {
       const r = await withDeadline(this.io.port.join(topic, group, {
         session: { sessionId: this.io.sessionId, subscriptionId: sub.id }, partitionCount: topic.partitionCount, startPolicy: f.startPolicy,
+        ...(this.io.liveness ? { leaseMs: this.io.liveness.leaseMs } : {}),
       }));
       if ("code" in r) { // refused by the group (the topic's group limit)
         this.subs.delete(sub.id);
@@ -133,7 +145,7 @@ export class Consumer {
       }
       sub.memberId = r.memberId;
       sub.membershipEpoch = r.membershipEpoch;
-      sub.groupHeardAt = this.now(); // the join counts as the member's first heartbeat at the group
+      sub.groupHeardAt = sub.heardAt = this.now(); // the join counts as the member's first heartbeat
       sub.assignmentEpoch = Math.max(sub.assignmentEpoch, r.assignmentEpoch);
     } catch (e) {
       this.subs.delete(sub.id);
@@ -193,18 +205,26 @@ export class Consumer {
     this.loop.startPull(sub, pull, f.waitMs);
   }
 
-  /** HEARTBEAT: the group decides; LEAVE also closes the subscription here (a barrier). */
+  /**
+   * HEARTBEAT. With session-enforced liveness (ConsumerIO.liveness) an
+   * ACTIVE one with the subscription's epochs is answered here (the member
+   * is alive as of now); one arriving after the session timeout passed
+   * expires the member first (STALE_MEMBERSHIP_EPOCH). LEAVE, another
+   * assignment epoch, or no liveness: the group decides; LEAVE also closes
+   * the subscription here (a barrier).
+   */
   async heartbeat(f: HeartbeatFrame, slot: number): Promise<void> {
     const sub = this.subs.get(f.subscriptionId);
     if (!sub) return this.io.respondErr(slot, ErrorCode.UNKNOWN_SUBSCRIPTION, Op.HEARTBEAT, `subscription ${f.subscriptionId} is not open on this connection`);
+    const now = this.now();
+    const live = this.io.liveness;
+    if (live && this.lapsed(sub, now, live)) this.expireMember(sub);
     if (this.staleMember(sub, f.memberId, f.membershipEpoch)) {
       return this.io.respondErr(slot, ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.HEARTBEAT, `member ${f.memberId} (membership_epoch ${f.membershipEpoch}) is not in the group`);
     }
     const leave = f.state === HeartbeatState.LEAVE;
-    const now = this.now();
-    const every = this.io.heartbeatForwardMs ?? 0;
-    if (!leave && every > 0 && f.assignmentEpoch === sub.assignmentEpoch && now - sub.groupHeardAt < every) {
-      // Epochs unchanged and the group heard from this member recently: answered here (no group request).
+    if (!leave && live && f.assignmentEpoch === sub.assignmentEpoch) {
+      sub.heardAt = now; // alive: no group request (the lease is renewed by renewLeases)
       return this.io.respond(slot, encodeFrame(okFrame(Op.HEARTBEAT)));
     }
     let code: number;
@@ -222,7 +242,7 @@ export class Consumer {
       const why = code === ErrorCode.STALE_ASSIGNMENT_EPOCH ? `assignment_epoch ${f.assignmentEpoch} is not current; apply pending NOTICEs` : "the member is no longer in the group";
       return this.io.respondErr(slot, code, Op.HEARTBEAT, why);
     }
-    sub.groupHeardAt = now;
+    sub.groupHeardAt = sub.heardAt = now;
     if (leave) this.close(sub);
     else this.io.changed(this.subs);
     this.io.respond(slot, encodeFrame(okFrame(Op.HEARTBEAT)));
@@ -392,28 +412,90 @@ export class Consumer {
    */
   restore(snap: ConsumerSnapshot): void {
     this.nextId = snap.nextId;
+    const now = this.now();
     for (const sub of subscriptionsOf(snap)) {
+      sub.heardAt = sub.groupHeardAt = now; // until restoreHeardAt says when (never expired for want of a record)
       this.subs.set(sub.id, sub);
       this.loop.schedule(sub);
     }
   }
 
   /**
-   * When the group last heard from each joined member, ms, by subscription
-   * id (kept across hibernation in the socket attachment, not in storage:
-   * it changes with every HEARTBEAT forwarded).
+   * When the session must next look at its members' liveness, ms (Infinity
+   * = never): `expiry`, the earliest session timeout (expireLapsed);
+   * `renewal`, the earliest half lease since the group last heard of a
+   * member (renewLeases). Both Infinity without session-enforced liveness.
    */
-  heardAt(): Record<number, number> {
-    const out: Record<number, number> = {};
-    for (const s of this.subs.values()) if (s.groupHeardAt > 0 && !s.removed) out[s.id] = s.groupHeardAt;
+  livenessDue(): { expiry: number; renewal: number } {
+    const live = this.io.liveness;
+    let expiry = Infinity, renewal = Infinity;
+    if (!live || this.closed) return { expiry, renewal };
+    for (const s of this.subs.values()) {
+      if (s.removed || s.memberId === 0) continue;
+      expiry = Math.min(expiry, s.heardAt + live.sessionTimeoutMs);
+      renewal = Math.min(renewal, s.groupHeardAt + Math.floor(live.leaseMs / 2));
+    }
+    return { expiry, renewal };
+  }
+
+  /**
+   * Removes every member whose client sent no valid HEARTBEAT for the
+   * session timeout (the group is told: `expire`, best effort — its lease
+   * removes the member if the call is lost). Returns how many.
+   */
+  expireLapsed(now = this.now()): number {
+    const live = this.io.liveness;
+    if (!live || this.closed) return 0;
+    let n = 0;
+    for (const s of this.subs.values()) {
+      if (!this.lapsed(s, now, live)) continue;
+      this.expireMember(s);
+      n++;
+    }
+    return n;
+  }
+
+  /**
+   * Renews the group lease of every member the group last heard of half a
+   * lease ago or more (one `renew` per member). A member the group no
+   * longer knows is removed here; a failed call is retried at the next
+   * look (the lease has half its length left).
+   */
+  async renewLeases(now = this.now()): Promise<void> {
+    const live = this.io.liveness;
+    if (!live || this.closed) return;
+    const due = [...this.subs.values()].filter((s) => !s.removed && s.memberId !== 0 && now - s.groupHeardAt >= Math.floor(live.leaseMs / 2));
+    await Promise.all(due.map(async (s) => {
+      let code: number;
+      try {
+        code = await withDeadline(this.io.port.renew(s.topic, s.group, s.memberId, s.membershipEpoch));
+      } catch {
+        return;
+      }
+      if (code === 0) s.groupHeardAt = now;
+      else if (this.subs.get(s.id) === s) this.removed(s.id, s.memberId);
+    }));
+    this.io.changed(this.subs);
+  }
+
+  /**
+   * When the client last heartbeated and the group last heard of each
+   * joined member, ms, by subscription id (kept across hibernation in the
+   * socket attachment, not in storage: it changes with every HEARTBEAT).
+   */
+  heardAt(): Record<number, [number, number]> {
+    const out: Record<number, [number, number]> = {};
+    for (const s of this.subs.values()) if (s.groupHeardAt > 0 && !s.removed) out[s.id] = [s.heardAt, s.groupHeardAt];
     return out;
   }
 
-  /** Restores `heardAt()` after a rebuild (subscriptions not open are ignored). */
-  restoreHeardAt(heard: Record<number, number>): void {
+  /** Restores `heardAt()` after a rebuild (subscriptions not open are ignored; a bare number: an earlier version's group time, for both). */
+  restoreHeardAt(heard: Record<number, [number, number] | number>): void {
     for (const [id, at] of Object.entries(heard)) {
       const s = this.subs.get(Number(id));
-      if (s && typeof at === "number") s.groupHeardAt = at;
+      if (!s) continue;
+      if (typeof at === "number") s.heardAt = s.groupHeardAt = at;
+      else if (Array.isArray(at) && typeof at[0] === "number" && typeof at[1] === "number") [s.heardAt, s.groupHeardAt] = at;
     }
   }
 
@@ -428,6 +510,18 @@ export class Consumer {
 
   private now(): number {
     return this.io.now?.() ?? Date.now();
+  }
+
+  /** Whether `sub`'s member passed the session timeout without a HEARTBEAT at `now`. */
+  private lapsed(sub: Subscription, now: number, live: Liveness): boolean {
+    return !sub.removed && sub.memberId !== 0 && now - sub.heardAt >= live.sessionTimeoutMs;
+  }
+
+  /** The session timeout removed `sub`'s member: stop fetching, tell the group (best effort). */
+  private expireMember(sub: Subscription): void {
+    this.removed(sub.id, sub.memberId);
+    void withDeadline(this.io.port.expire(sub.topic, sub.group, sub.memberId, sub.membershipEpoch)).catch(() => {});
+    this.io.changed(this.subs);
   }
 
   private staleMember(sub: Subscription, memberId: bigint, membershipEpoch: number): boolean {

@@ -66,6 +66,10 @@ export interface MortarPort {
   controlAck(topic: TopicInfo, group: string, req: ControlAckRequest): Promise<number>;
   /** The member leaves (connection closed). */
   leave(topic: TopicInfo, group: string, memberId: number, membershipEpoch: number): Promise<void>;
+  /** Renews the member's group lease (JoinRequest.leaseMs): 0 or STALE_MEMBERSHIP_EPOCH. */
+  renew(topic: TopicInfo, group: string, memberId: number, membershipEpoch: number): Promise<number>;
+  /** The member passed its session timeout here: the group removes it as expired. */
+  expire(topic: TopicInfo, group: string, memberId: number, membershipEpoch: number): Promise<void>;
 
   // ---------------------------------------------------------------- the socket and the session
   /** Writes bytes to the client (whole frames; the session cuts them into WebSocket messages). */

@@ -19,7 +19,7 @@ import type { MortarPort } from "./port";
 import { noteTopicHint } from "../shared/location-hint";
 
 /** The Registry, Partition and ConsumerGroup calls of the port. */
-export type ObjectCalls = Pick<MortarPort, "lookup" | "declare" | "append" | "deliver" | "settle" | "join" | "heartbeat" | "controlAck" | "leave">;
+export type ObjectCalls = Pick<MortarPort, "lookup" | "declare" | "append" | "deliver" | "settle" | "join" | "heartbeat" | "controlAck" | "leave" | "renew" | "expire">;
 
 /** The object calls for the tenant `tenant()` returns (the connection's, once authenticated). */
 export function stubCalls(env: Env, tenant: () => string): ObjectCalls {
@@ -41,5 +41,7 @@ export function stubCalls(env: Env, tenant: () => string): ObjectCalls {
     heartbeat: (t, g, memberId, membershipEpoch, assignmentEpoch, leave) => group(t, g).heartbeat(memberId, membershipEpoch, assignmentEpoch, leave),
     controlAck: (t, g, req) => group(t, g).controlAck(req),
     leave: (t, g, memberId, membershipEpoch) => group(t, g).leave(memberId, membershipEpoch),
+    renew: (t, g, memberId, membershipEpoch) => group(t, g).renew(memberId, membershipEpoch),
+    expire: (t, g, memberId, membershipEpoch) => group(t, g).expire(memberId, membershipEpoch),
   };
 }

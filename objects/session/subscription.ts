@@ -64,8 +64,10 @@ export class Subscription {
   membershipEpoch = 0;
   /** Assignment epoch of the last NOTICE forwarded (or of the SUB). */
   assignmentEpoch = 0;
-  /** When the group last accepted a HEARTBEAT (or the join) of this member, ms; 0 = unknown (the next one goes to the group). */
+  /** When the group last accepted a HEARTBEAT, a lease renewal (or the join) of this member, ms; 0 = unknown. */
   groupHeardAt = 0;
+  /** When the client last sent a valid HEARTBEAT for this member (or the join), ms: the session timeout runs from it. */
+  heardAt = 0;
   /** The group removed the member (session timeout) or it left: requests get STALE_MEMBERSHIP_EPOCH. */
   removed = false;
   /** The SUB's OK was written; pushes may go straight out. */

@@ -4,13 +4,18 @@
  * connection gauge and connection-seconds, reported through a Meter
  * (meter.ts) to the tenant's aggregator. docs/operations.md.
  *
- * Sessions do not write storage per frame, so counting stays in memory and
- * a flush timer (not the storage alarm, which keeps the protocol timers)
- * reports at most once per flush interval while anything changes; a pending
- * timer also keeps the object from hibernating with unreported counts. The
- * last flush happens when the connection closes; a session object that
- * restarts without its connection (crash, redeploy) withdraws what it
- * reported from its next alarm (`recover`).
+ * Sessions do not write storage per frame, so counting stays in memory;
+ * the first count after a report asks the host, through `schedule`, for a
+ * flush one interval later — a deadline of the session's one storage alarm
+ * (objects/session-base/SocketSession.ts), never a timer: nothing here
+ * keeps an idle session in memory (DESIGN.md §10). So a session reports at
+ * most once per flush interval while anything changes, and an idle one
+ * (keep-alives are not counted) reports nothing. Counts made since the last
+ * report are lost when the runtime evicts the session before its flush, as
+ * in a crash (docs/operations.md "Exactness"). The last flush happens when
+ * the connection closes; a session object that restarts without its
+ * connection (crash, redeploy) withdraws what it reported from its next
+ * alarm (`recover`).
  */
 import type { Env } from "../env";
 import { series } from "./catalog";
@@ -32,11 +37,12 @@ export interface ConnectionTelemetryHost {
   drain(add: (series: string, n: number) => void): void;
   /** Levels besides the open-connection gauge (e.g. waiting PULLs). */
   levels?(): Record<string, number>;
+  /** Asks for `flush()` at `at` ms since the epoch (the session's alarm); a later call replaces it. */
+  schedule(at: number): void;
 }
 
 export class ConnectionTelemetry {
   private meter: Meter | null = null;
-  private timer: ReturnType<typeof setTimeout> | null = null;
   private readonly open: string;
   private readonly opened: string;
   /** The Worker request that upgraded the connection, billed to its tenant once it authenticated (docs/tenants.md "What a tenant costs"). */
@@ -88,10 +94,6 @@ export class ConnectionTelemetry {
   async flush(final = false): Promise<boolean> {
     const m = this.meter;
     if (!m) return true;
-    if (this.timer !== null) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
     const now = Date.now();
     this.host.drain((k, n) => m.add(k, n, now));
     const since = m.markOf(SINCE);
@@ -108,10 +110,6 @@ export class ConnectionTelemetry {
    * from the object's alarm).
    */
   async finish(): Promise<boolean> {
-    if (this.timer !== null) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
     const ok = this.meter ? await this.flush(true) : await this.recover();
     if (ok) this.meter?.discard();
     return ok;
@@ -136,15 +134,7 @@ export class ConnectionTelemetry {
       flushMs: telemetryFlushMs(this.host.env),
       send: (r) => usageStub(this.host.env, tenant()).report(r),
       levels,
-      schedule: (at) => this.arm(at),
+      schedule: (at) => this.host.schedule(at),
     });
-  }
-
-  private arm(at: number): void {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.flush();
-    }, Math.max(0, at - Date.now()));
   }
 }

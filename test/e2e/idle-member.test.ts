@@ -8,9 +8,11 @@
  * The broker is the production bundle in Miniflare with the bill meter
  * (bench/bill/host.ts), which counts each object's constructor runs and
  * lists its pending timers: a second construction of the member's session
- * is the runtime's eviction, not a guess. The member heartbeats rarely
- * (its group's session timeout is long), so the socket stays quiet long
- * enough for the runtime to evict (~10 s idle).
+ * is the runtime's eviction, not a guess. Everything is as deployed: the
+ * SDK's default HEARTBEAT interval (15 s), the default session timeout and
+ * telemetry interval — no timer (telemetry included) keeps the session in
+ * memory between two HEARTBEATs, and a HEARTBEAT costs the ConsumerGroup
+ * nothing (the session answers it; objects/session/consumer.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MortarClient } from "../../client/sdk";
@@ -20,7 +22,7 @@ import type { ObjectMeter } from "../../bench/bill/units";
 let broker: MeteredBroker;
 
 beforeAll(async () => {
-  broker = await startMeteredBroker({ MORTAR_GROUP_SESSION_TIMEOUT_MS: "600000", TELEMETRY_FLUSH_MS: "2000" });
+  broker = await startMeteredBroker({});
 }, 120_000);
 
 afterAll(async () => {
@@ -38,7 +40,7 @@ describe("an idle subscribed member", () => {
     const member = await MortarClient.connect(broker.url);
     try {
       const { topicId } = await member.declare("idle-member", 1);
-      const sub = await member.subscribe(topicId, "g", { creditCount: 2, heartbeatMs: 600_000 });
+      const sub = await member.subscribe(topicId, "g", { creditCount: 2 }); // HEARTBEAT every 15 s (the default)
       // Assigned, asked its Partition once, parked: nothing in flight, no timer keeps the session.
       let mine: ObjectMeter | undefined;
       for (let i = 0; i < 100; i++) {
@@ -49,8 +51,16 @@ describe("an idle subscribed member", () => {
       }
       expect(mine?.timers).toEqual([]);
       const constructs = mine!.constructs;
+      const messages = mine!.requests.wsMessage;
 
-      await sleep(14_000); // the runtime evicts an object idle for ~10 s
+      await sleep(17_000); // the runtime evicts an object idle for ~10 s; the first HEARTBEAT (15 s) rebuilds it
+
+      const beat = (await sessions()).find((o) => o.id === mine!.id)!;
+      expect(beat.requests.wsMessage).toBeGreaterThan(messages); // the HEARTBEAT arrived
+      expect(beat.constructs).toBeGreaterThan(constructs); // the runtime had evicted the session before it
+      const group = (await broker.snapshot()).objects.find((o) => o.kind === "ConsumerGroup")!;
+      expect(group.requests.rpc.heartbeat ?? 0).toBe(0); // answered by the session
+      expect(group.requests.rpc.renew ?? 0).toBe(0); // the lease (7.5 min) is renewed every half lease
 
       const producer = await MortarClient.connect(broker.url);
       try {

@@ -218,7 +218,7 @@ export class FakeBroker implements MortarPort {
     this.calls.push(`join ${group}`);
     let g = this.groups.get(group);
     if (!g) this.groups.set(group, (g = new GroupState(req.partitionCount, { sessionTimeoutMs: 60_000, revocationTimeoutMs: 60_000 })));
-    const { member, effects } = g.join(req.session, Date.now());
+    const { member, effects } = g.join(req.session, Date.now(), req.leaseMs ?? null);
     this.execute(topic, group, effects);
     return { memberId: member.id, membershipEpoch: member.membershipEpoch, assignmentEpoch: member.assignmentEpoch };
   }
@@ -227,6 +227,17 @@ export class FakeBroker implements MortarPort {
     const r = this.groups.get(group)!.heartbeat(memberId, membershipEpoch, assignmentEpoch, leave, Date.now());
     if (r.code === 0 && leave) this.execute(topic, group, r.effects);
     return r.code;
+  }
+
+  async renew(_topic: TopicInfo, group: string, memberId: number, membershipEpoch: number): Promise<number> {
+    this.calls.push(`renew ${group}`);
+    return this.groups.get(group)!.renew(memberId, membershipEpoch, Date.now());
+  }
+
+  async expire(topic: TopicInfo, group: string, memberId: number, membershipEpoch: number): Promise<void> {
+    this.calls.push(`expire ${group} member ${memberId}`);
+    const g = this.groups.get(group)!;
+    if (g.members.get(memberId)?.membershipEpoch === membershipEpoch) this.execute(topic, group, g.remove(memberId, "expired", Date.now()));
   }
 
   async controlAck(topic: TopicInfo, group: string, req: ControlAckRequest): Promise<number> {

@@ -2,8 +2,9 @@
  * A MortarMQ member's session across hibernation (issue #26 §2 (f)), in
  * Node: the sans-IO Connection against the fake broker
  * (mortar-fake-broker.ts, groups run by the real group state machine).
- * HEARTBEATs with unchanged epochs are answered by the session and reach
- * the group at most once per `heartbeatForwardMs`; the read path's
+ * With session-enforced liveness, HEARTBEATs with unchanged epochs are
+ * answered by the session (no group call), the session expires a silent
+ * member and renews its group lease every half lease; the read path's
  * snapshot (objects/session/snapshot.ts) rebuilds a Connection that
  * carries on — NOTICE state, epochs, credit window, parked partitions.
  */
@@ -13,6 +14,7 @@ import {
   type Frame, type PubFrame,
 } from "../../wire/mortar";
 import { Connection } from "../../objects/session/connection";
+import type { Liveness } from "../../objects/session/consumer";
 import { subscriptionsOf, validSnapshot } from "../../objects/session/snapshot";
 import { FakeBroker } from "./mortar-fake-broker";
 
@@ -29,7 +31,7 @@ async function settle(): Promise<void> {
 }
 
 /** A connected session with one push subscription (credit 2) owning partition 0 of topic 1; counts the group's HEARTBEAT calls. */
-async function subscribed(heartbeatForwardMs: number) {
+async function subscribed(liveness?: Liveness) {
   const broker = new FakeBroker();
   let heartbeats = 0;
   const heartbeat = broker.heartbeat.bind(broker);
@@ -37,7 +39,7 @@ async function subscribed(heartbeatForwardMs: number) {
     heartbeats++;
     return heartbeat(...args);
   };
-  const conn = new Connection(broker, { sessionId: "s", heartbeatForwardMs });
+  const conn = new Connection(broker, { sessionId: "s", liveness });
   broker.conn = conn;
   const send = (frames: Frame[]) => conn.receive(encodeFrames(frames));
   send([{ op: Op.CONNECT, protocolVersion: 1, clientFlags: 0, token: new Uint8Array(0), reserved: 0 }]);
@@ -51,9 +53,11 @@ async function subscribed(heartbeatForwardMs: number) {
   return { broker, conn, send, heartbeats: () => heartbeats };
 }
 
-describe("HEARTBEAT coalescing", () => {
-  it("answers HEARTBEATs with the subscription's epochs locally while the group heard from the member recently; others go to the group", async () => {
-    const { broker, send, heartbeats } = await subscribed(60_000);
+const LIVE: Liveness = { sessionTimeoutMs: 60_000, leaseMs: 600_000 };
+
+describe("session-enforced group liveness", () => {
+  it("answers HEARTBEATs with the subscription's epochs locally; others go to the group", async () => {
+    const { broker, send, heartbeats } = await subscribed(LIVE);
     send([hb(1), hb(1), hb(1)]);
     await settle();
     expect(broker.take()).toEqual([okFrame(Op.HEARTBEAT), okFrame(Op.HEARTBEAT), okFrame(Op.HEARTBEAT)]);
@@ -73,24 +77,54 @@ describe("HEARTBEAT coalescing", () => {
     expect(heartbeats()).toBe(2);
   });
 
-  it("forwards every HEARTBEAT without coalescing (heartbeatForwardMs 0), and with coalescing once the interval has passed", async () => {
-    const a = await subscribed(0);
+  it("forwards every HEARTBEAT without liveness; with it, expires a silent member and renews the lease only when half of it passed", async () => {
+    const a = await subscribed();
     a.send([hb(1), hb(1)]);
     await settle();
     expect(a.heartbeats()).toBe(2);
-    const b = await subscribed(30);
+
+    let now = Date.now();
+    const live = { sessionTimeoutMs: 1_000, leaseMs: 10_000 };
+    const b = await subscribed(live);
+    const consumer = b.conn.consumer;
+    (consumer as unknown as { io: { now: () => number } }).io.now = () => now;
+    const joined = consumer.livenessDue();
+    expect(joined.renewal - joined.expiry).toBe(5_000 - 1_000); // half a lease vs one session timeout, both from the join
+    now += 500;
     b.send([hb(1)]);
-    await settle(); // ≥ 60 ms: more than 30 since the join
+    await settle();
+    expect(b.broker.take()).toEqual([okFrame(Op.HEARTBEAT)]);
+    expect(consumer.livenessDue().expiry).toBe(now + 1_000); // the HEARTBEAT moved the session timeout
+    await consumer.renewLeases(now);
+    expect(b.broker.calls.filter((c) => c.startsWith("renew"))).toEqual([]); // not half a lease yet
+    now += 5_000;
+    await consumer.renewLeases(now);
+    expect(b.broker.calls.filter((c) => c.startsWith("renew"))).toEqual(["renew g"]);
+    expect(consumer.expireLapsed(now)).toBe(1); // 5 s without a HEARTBEAT: expired here, the group told
+    await settle();
+    expect(b.broker.calls).toContain("expire g member 1");
+    expect(b.heartbeats()).toBe(0);
+    expect(b.broker.groups.get("g")!.members.size).toBe(0);
     b.send([hb(1)]);
-    await settle(); // ≥ 60 ms since the last one reached the group
-    expect(b.heartbeats()).toBe(2);
-    expect(b.broker.take()).toEqual([okFrame(Op.HEARTBEAT), okFrame(Op.HEARTBEAT)]);
+    await settle();
+    expect(b.broker.take()).toEqual([errFrame(ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.HEARTBEAT, "member 1 (membership_epoch 1) is not in the group")]);
+  });
+
+  it("a HEARTBEAT that arrives after the session timeout expires the member instead of reviving it", async () => {
+    let now = Date.now();
+    const b = await subscribed({ sessionTimeoutMs: 1_000, leaseMs: 10_000 });
+    (b.conn.consumer as unknown as { io: { now: () => number } }).io.now = () => now;
+    now += 1_500;
+    b.send([hb(1)]);
+    await settle();
+    expect(b.broker.take()).toEqual([errFrame(ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.HEARTBEAT, "member 1 (membership_epoch 1) is not in the group")]);
+    expect(b.broker.calls).toContain("expire g member 1");
   });
 });
 
 describe("the read path's snapshot", () => {
   it("is idle once the window is back; a Connection rebuilt from it delivers, settles and keeps the credit window", async () => {
-    const { broker, conn, send } = await subscribed(60_000);
+    const { broker, conn, send } = await subscribed(LIVE);
     expect(conn.consumer.busy()).toBe(false); // assigned, asked, parked
     send([pub("a"), pub("b"), pub("c")]);
     await settle();
@@ -111,7 +145,7 @@ describe("the read path's snapshot", () => {
     expect(validSnapshot(snap)).toBe(true);
     const [sub] = subscriptionsOf(snap as Parameters<typeof subscriptionsOf>[0]);
     expect(sub!.owned.get(0)).toMatchObject({ ownershipEpoch: 1, active: true, parked: true });
-    const rebuilt = new Connection(broker, { sessionId: "s", tenant: conn.tenant, heartbeatForwardMs: 60_000 });
+    const rebuilt = new Connection(broker, { sessionId: "s", tenant: conn.tenant, liveness: LIVE });
     broker.conn = rebuilt;
     rebuilt.consumer.restore(snap as Parameters<typeof subscriptionsOf>[0]);
     expect(rebuilt.consumer.hasMember(1, 1)).toBe(true);

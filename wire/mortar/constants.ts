@@ -186,8 +186,13 @@ export const DEFAULT_ACK_WAIT_MS = 30_000;
 export const MAX_DELIVERY_ATTEMPTS = 5;
 /** Consumer group: a member with no HEARTBEAT (or other request) this long is removed, ms. */
 export const GROUP_SESSION_TIMEOUT_MS = 45_000;
-/** Consumer group: recommended HEARTBEAT interval, ms. */
-export const GROUP_HEARTBEAT_INTERVAL_MS = 5_000;
+/**
+ * Consumer group: recommended HEARTBEAT interval, ms — a third of the
+ * session timeout (as Kafka advises for heartbeat.interval.ms), so two
+ * HEARTBEATs may be lost before a member expires; also within the spec's
+ * keepalive (a complete frame at least every 45 s). The SDK's default.
+ */
+export const GROUP_HEARTBEAT_INTERVAL_MS = 15_000;
 /** Consumer group: a REVOKE NOTICE not confirmed by CONTROL_ACK this long is forced, ms. */
 export const REVOCATION_TIMEOUT_MS = 10_000;
 /** Largest credit window a subscription may hold: messages (granted_count is a u16). */

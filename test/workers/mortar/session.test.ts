@@ -366,7 +366,7 @@ describe("timers (deadlines: one storage alarm for the keepalive, a resident tim
     expect(before.alarm).toBeLessThanOrEqual(before.recheck); // the re-check (30 s) comes before the keepalive (45 s)
     // what hibernation drops: the instance's memory; the socket, its attachment and the alarm stay
     await runInDurableObject(stub, async (s: MortarSession) => {
-      Object.assign(s as unknown as Record<string, unknown>, { conn: null, socket: null, resumed: false, armedAt: Infinity });
+      Object.assign(s as unknown as Record<string, unknown>, { conn: null, socket: null, resumed: false, armedAt: Infinity, armedKnown: false });
     });
     c.send([{ op: Op.PING }]);
     expectOk((await c.take(1))[0], Op.PING);

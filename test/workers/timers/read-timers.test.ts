@@ -147,6 +147,42 @@ describe("group timers", () => {
     await closeAndSettle(group(t, "g"), [a, b]);
   });
 
+  it("the session enforces the timeout: a member that heartbeated, then stopped, is expired by its session (no group request per HEARTBEAT) and its partition moves", async () => {
+    const a = await Peer.open();
+    const t = await topic(a, 2);
+    const sa = await a.subscribe(t.topicId, "g");
+    await a.confirm(await a.take(isAssign, 2));
+    const b = await Peer.open();
+    const sb = await b.subscribe(t.topicId, "g");
+    const [rev] = await a.take(isRevoke);
+    await a.confirm([rev!]);
+    const [asgB] = await b.take(isAssign);
+    await b.confirm([asgB!]);
+    // Both heartbeat for longer than the session timeout: the group never sees a HEARTBEAT (its lease is 10 × 1.5 s).
+    for (let i = 0; i < 6; i++) {
+      await sleep(300);
+      expectOk(await a.request(a.heartbeatFrame(sa, rev!.assignmentEpoch)), Op.HEARTBEAT);
+      expectOk(await b.request(b.heartbeatFrame(sb, asgB!.assignmentEpoch)), Op.HEARTBEAT);
+    }
+    expect((await group(t, "g").info()).members).toHaveLength(2);
+    // A stops; B goes on. A's session removes A within 3 session timeouts (4.5 s) of its last HEARTBEAT.
+    let epoch = asgB!.assignmentEpoch;
+    const moved = [];
+    for (let i = 0; i < 40 && moved.length === 0; i++) {
+      await sleep(250);
+      moved.push(...(await b.peek(isAssign, 0)));
+      b.pushes.length = 0;
+      if (moved.length) epoch = moved[moved.length - 1]!.assignmentEpoch;
+      expectOk(await b.request(b.heartbeatFrame(sb, epoch)), Op.HEARTBEAT);
+    }
+    expect(moved.map((x) => x.partition)).toEqual([1 - rev!.partition]); // the one A kept
+    const info = await group(t, "g").info();
+    expect(info.members.map((m) => m.memberId)).toEqual([Number(sb.memberId)]);
+    expect(info.expiredMembers).toBe(1);
+    expectErr(await a.request(a.heartbeatFrame(sa, rev!.assignmentEpoch)), ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.HEARTBEAT);
+    await closeAndSettle(group(t, "g"), [a, b]);
+  }, 20_000);
+
   it("a REVOKE that is never confirmed is forced after the revocation timeout", async () => {
     const a = await Peer.open();
     const t = await topic(a, 2);
