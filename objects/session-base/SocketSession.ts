@@ -564,7 +564,7 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
     this.arming = (async () => {
       await before;
       if (!this.armedKnown) {
-        const stored = await this.ctx.storage.getAlarm();
+        const stored = await this.scheduler.armed();
         if (!this.armedKnown) {
           this.armedKnown = true;
           this.armedAt = Math.min(this.armedAt, stored ?? Infinity);

@@ -69,7 +69,10 @@ export class ConnectionTelemetry {
    */
   start(tenant: string, fresh: boolean, now = Date.now()): void {
     if (this.meter) return;
-    const meter = this.newMeter(() => tenant, () => ({ [this.open]: 1, ...this.host.levels?.() }));
+    const meter = this.newMeter(() => tenant, () => ({ [this.open]: 1, ...this.host.levels?.() }), () => {
+      const now = Date.now();
+      this.host.drain((k, n) => meter.add(k, n, now));
+    });
     this.meter = meter;
     meter.tag = tenant;
     if (fresh) {
@@ -128,8 +131,9 @@ export class ConnectionTelemetry {
     return m.flush(true);
   }
 
-  private newMeter(tenant: () => string, levels: MeterOptions["levels"]): Meter {
+  private newMeter(tenant: () => string, levels: MeterOptions["levels"], collect?: () => void): Meter {
     return new Meter(this.host.storage, {
+      collect,
       reporter: this.host.reporter,
       flushMs: telemetryFlushMs(this.host.env),
       send: (r) => usageStub(this.host.env, tenant()).report(r),

@@ -230,12 +230,13 @@ export function metered<C extends DurableObjectClass>(Base: C, opts: MeteredOpti
   Object.setPrototypeOf(Metered, Base);
   Metered.prototype = Object.create(Base.prototype as object, { constructor: { value: Metered, writable: true, configurable: true } });
   for (const name of methodNames(Base)) {
-    const orig = (Base.prototype as Record<string, (...a: unknown[]) => unknown>)[name]!;
+    const proto = Base.prototype as Record<string, (...a: unknown[]) => unknown>;
     const [kind, n] = billed(name);
     Object.defineProperty(Metered.prototype, name, {
       configurable: true,
       writable: true,
       value: function (this: object, ...args: unknown[]) {
+        const orig = proto[name]!; // looked up per call: a method replaced on the class later (a test's spy) is the one called
         const main = counters.get(this);
         const scope = inside.getStore();
         if (!main || scope === main || scope?.main === main) return orig.apply(this, args);

@@ -4,9 +4,11 @@
  * last report built (`outbox`: UsageReport, kept after it was acknowledged —
  * a restart resends it and the aggregator ignores its number) and the meter's
  * state after it (MeterState). It is written once per report built, never per
- * message or per commit: counts between two reports live in memory
- * (docs/operations.md "Exactness"). The table is created on the first
- * write, so an object that never reports has none.
+ * message or per commit: counts between two reports live in memory, and
+ * are stored with the row (`pending`) when the object goes quiet before its
+ * report (Meter.saveQuiet: the runtime may hibernate it and drop its
+ * memory; docs/operations.md "Exactness"). The table is created on the
+ * first write, so an object that never reports has none.
  *
  * Objects stored by earlier versions may hold the rows `pending`, `state`
  * and `outbox` instead: they are read once and removed with the next write.
@@ -15,7 +17,7 @@ import type { ReportEntry, UsageReport } from "./report";
 
 /** What a Meter finds stored when its object starts. */
 export interface StoredMeter<S> {
-  /** Counts stored by an earlier version (a `pending` row), else null. */
+  /** Counts stored before a report took them (a quiet save, or an earlier version's `pending` row), else null. */
   pending: ReportEntry[] | null;
   state: S | null;
   /** The last report built (possibly already acknowledged), or null. */
@@ -38,13 +40,14 @@ export class MeterStore<S> {
     if (!this.ready) return out;
     for (const r of this.storage.sql.exec<{ k: string; v: string }>("SELECT k, v FROM telemetry")) {
       if (r.k === "meter") {
-        const m = JSON.parse(r.v) as { state: S; outbox: UsageReport | null };
+        const m = JSON.parse(r.v) as { state: S; outbox: UsageReport | null; pending?: ReportEntry[] };
         out.state = m.state;
         out.outbox = m.outbox;
+        if (m.pending) out.pending = (out.pending ?? []).concat(m.pending);
         continue;
       }
       this.legacy = true;
-      if (r.k === "pending") out.pending = JSON.parse(r.v) as ReportEntry[];
+      if (r.k === "pending") out.pending = (out.pending ?? []).concat(JSON.parse(r.v) as ReportEntry[]);
       else if (r.k === "state") out.state ??= JSON.parse(r.v) as S;
       else if (r.k === "outbox") out.outbox ??= JSON.parse(r.v) as UsageReport;
     }
@@ -64,6 +67,18 @@ export class MeterStore<S> {
         this.storage.sql.exec("DELETE FROM telemetry WHERE k <> 'meter'");
         this.legacy = false;
       }
+    });
+  }
+
+  /**
+   * Stores counts not reported yet (`pending`: all the meter holds) with the
+   * state and the last report, in the same one row; the next saveReport
+   * writes the row without them (they moved into that report).
+   */
+  savePending(pending: ReportEntry[], state: S, outbox: UsageReport | null): void {
+    const v = JSON.stringify({ state, outbox, pending });
+    this.write(() => {
+      this.storage.sql.exec("INSERT INTO telemetry(k, v) VALUES ('meter', ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v", v);
     });
   }
 

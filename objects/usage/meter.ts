@@ -32,6 +32,14 @@ import { costCounterOf, type CostCounter } from "./cost";
 import { MeterStore } from "./meter-store";
 import { Buckets, hourOf, levelDeltas, type UsageReport } from "./report";
 
+/**
+ * How long (ms) after its last count a meter stores the counts it holds:
+ * under the 10 s after which the runtime hibernates an idle object (and
+ * drops its memory), so counts survive an object that goes quiet before its
+ * report is due. One row written per quiet spell, not per message.
+ */
+export const QUIET_SAVE_MS = 2_000;
+
 /** What a Meter needs from its object. */
 export interface MeterOptions {
   /** Unique id of the reporting object (its Durable Object id). */
@@ -50,6 +58,12 @@ export interface MeterOptions {
   schedule(at: number): void;
   /** Flush interval, ms. */
   flushMs: number;
+  /**
+   * Moves counts the object keeps itself (a session's frame counters) into
+   * the meter with `add`; called before the meter stores its counts when
+   * the object went quiet. Given, `touch()` counts as a count for that.
+   */
+  collect?(): void;
 }
 
 interface MeterState {
@@ -75,6 +89,13 @@ export class Meter {
   private discarded = false;
   /** A final flush was asked for: levels are withdrawn from now on, whatever flush runs. */
   private ended = false;
+  /** Counts not stored yet (neither in a report nor by a quiet save). */
+  private unsaved = false;
+  /** Last count, ms since the epoch (the quiet timer measures from it). */
+  private lastCountAt = 0;
+  /** The quiet timer: stores the counts QUIET_SAVE_MS after the last one (saveQuiet). */
+  private quietTimer: ReturnType<typeof setTimeout> | null = null;
+  private collecting = false;
 
   constructor(storage: DurableObjectStorage, private readonly opts: MeterOptions) {
     this.store = new MeterStore<MeterState>(storage);
@@ -95,7 +116,7 @@ export class Meter {
    */
   resume(): void {
     const stale = (this.opts.memoryLevels ?? []).some((k) => (this.state.reported[k] ?? 0) !== 0);
-    if (!this.buckets.empty || stale) this.touch();
+    if ((!this.buckets.empty || stale) && !this.scheduled && !this.discarded) this.arm(Date.now() + this.opts.flushMs);
   }
 
   /** The level of `series` as last reported (stored with the report; 0 when never reported). */
@@ -107,6 +128,7 @@ export class Meter {
   add(series: string, n: number, now = Date.now()): void {
     if (n === 0 || this.discarded) return;
     this.buckets.add(series, n, now);
+    this.counted();
     if (!this.scheduled) this.arm(now + this.opts.flushMs);
   }
 
@@ -114,12 +136,64 @@ export class Meter {
   addSpan(series: string, fromMs: number, toMs: number): void {
     if (toMs <= fromMs || this.discarded) return;
     this.buckets.addSpan(series, fromMs, toMs);
+    this.counted();
     if (!this.scheduled) this.arm(Date.now() + this.opts.flushMs);
   }
 
-  /** A level may have changed: flush within the interval. */
+  /** A level may have changed (or, with `collect`, the object counted something itself): flush within the interval. */
   touch(): void {
-    if (!this.scheduled && !this.discarded) this.arm(Date.now() + this.opts.flushMs);
+    if (this.discarded) return;
+    if (this.opts.collect) this.counted();
+    if (!this.scheduled) this.arm(Date.now() + this.opts.flushMs);
+  }
+
+  /**
+   * Something was counted: unless a report comes sooner, the counts are
+   * stored QUIET_SAVE_MS after the last one (one timer per quiet spell, moved
+   * by nothing: it looks at `lastCountAt` when it fires). A report interval
+   * that short needs no timer: the report itself is due first.
+   */
+  private counted(): void {
+    this.unsaved = true;
+    this.lastCountAt = Date.now();
+    if (this.quietTimer || this.collecting || this.opts.flushMs <= QUIET_SAVE_MS) return;
+    this.quietTimer = setTimeout(() => this.quiet(), QUIET_SAVE_MS);
+  }
+
+  private quiet(): void {
+    this.quietTimer = null;
+    const idle = Date.now() - this.lastCountAt;
+    if (idle < QUIET_SAVE_MS) {
+      this.quietTimer = setTimeout(() => this.quiet(), QUIET_SAVE_MS - idle);
+      return;
+    }
+    this.saveQuiet();
+  }
+
+  /**
+   * Stores the counts held in memory (and the object's own, through
+   * `collect`) with the meter's row, without reporting: the object may now
+   * hibernate and lose its memory; the report already asked for sends them
+   * (the constructor reads them back). One row written.
+   */
+  saveQuiet(): void {
+    if (this.discarded || !this.unsaved) return;
+    this.collecting = true;
+    try {
+      this.opts.collect?.();
+    } finally {
+      this.collecting = false;
+    }
+    const now = Date.now();
+    this.cost?.drain((k, n) => this.buckets.add(k, n, now));
+    this.unsaved = false;
+    if (this.buckets.empty) return;
+    this.store.savePending(this.buckets.entries(), this.state, this.outbox);
+  }
+
+  private stopQuiet(): void {
+    if (this.quietTimer) clearTimeout(this.quietTimer);
+    this.quietTimer = null;
   }
 
   /**
@@ -165,6 +239,7 @@ export class Meter {
   discard(): void {
     if (this.outbox || !this.buckets.empty) return; // something is still unreported: keep it
     this.discarded = true;
+    this.stopQuiet();
     this.store.drop();
   }
 
@@ -177,8 +252,10 @@ export class Meter {
    */
   async abandon(): Promise<void> {
     this.discarded = true;
+    this.stopQuiet();
     while (this.flushing) await this.flushing;
     this.buckets.clear();
+    this.unsaved = false;
     this.state = { no: 0, reported: {}, marks: {} };
     this.outbox = null;
     this.scheduled = false;
@@ -257,6 +334,7 @@ export class Meter {
     this.state = state;
     this.outbox = report;
     this.buckets.clear();
+    this.unsaved = false;
     return true;
   }
 

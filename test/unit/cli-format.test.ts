@@ -163,9 +163,9 @@ describe("error reports", () => {
 
   it("admin usage prints fractional sums with at most 3 decimals", async () => {
     const { renderUsage } = await import("../../client/cli/admin");
-    const h = { requests: 2, messages_in: 0, messages_out: 0, bytes_in: 0, bytes_out: 0, storage_bytes: 0, connection_seconds: 3.8339999999999996, rows_written: 1, rows_read: 1, do_requests: 32.300000000000004 };
+    const h = { requests: 2, messages_in: 0, messages_out: 0, bytes_in: 0, bytes_out: 0, storage_bytes: 0, connection_seconds: 3.8339999999999996, rows_written: 1, rows_read: 1, do_requests: 32.300000000000004, worker_requests: 4 };
     const text = renderUsage({ tenant: "t", from: "a", to: "b", hours: [{ hour: "2026-12-05T14:00:00.000Z", ...h }], totals: h } as Parameters<typeof renderUsage>[0]);
-    expect(text).toMatch(/ 3\.834 .* 32\.3\n/);
+    expect(text).toMatch(/ 3\.834 .* 32\.3 +4\n/);
     expect(text).not.toMatch(/3\.83399|32\.30000/);
   });
 
