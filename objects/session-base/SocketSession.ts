@@ -489,15 +489,17 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
     const a = ws.deserializeAttachment() as Attachment<S> | null;
     const base = a?.base;
     const lost = this.deadlines.restore(base?.deadlines, [RECHECK]);
+    // the session's state first: whatever below writes the attachment (a deadline set by the telemetry's
+    // resume, when it finds counts stored before the hibernation) must write it back, not null
+    this.state = a?.session ?? null;
+    this.savedState = JSON.stringify(this.state);
     if (base?.auth) {
       this.auth.restore(base.auth);
       this.savedAuth = base.auth;
-      this.telemetry.start(base.auth.tenant, false);
     }
     if (base?.auth && !this.deadlines.has(RECHECK)) this.deadlines.set(RECHECK, this.auth.nextCheckAt);
-    this.state = a?.session ?? null;
-    this.savedState = JSON.stringify(this.state);
     this.onResume(this.state);
+    if (base?.auth) this.telemetry.start(base.auth.tenant, false);
     for (const kind of lost) if (!this.ending) this.onLost(kind);
     this.persist();
   }

@@ -24,7 +24,9 @@ const td = new TextDecoder();
 
 let b: MeteredBroker;
 beforeAll(async () => {
-  b = await startMeteredBroker({ TELEMETRY_FLUSH_MS: "1000" }); // the last telemetry flush (a timer) goes out soon after the last message
+  // A report interval longer than the idle spell (60 s as deployed; 12 s keeps it short): the counts made before it are
+  // stored 2 s after the last one (Meter.saveQuiet, a timer that ends then) and read back by the rebuilt objects.
+  b = await startMeteredBroker({ TELEMETRY_FLUSH_MS: "12000" });
 }, 120_000);
 afterAll(async () => {
   await b?.dispose();
