@@ -16,17 +16,17 @@ import { toWebSocketUrl } from "../../client/bridge/tunnel";
 import { startMeteredBroker, type MeteredBroker } from "../../bench/bill/host";
 import type { MeterSnapshot } from "../../bench/bill/units";
 
-/** Longer than the runtime keeps an idle object whose only I/O is a hibernatable WebSocket (~10 s). */
-const IDLE_MS = 16_000;
+/** Longer than the runtime keeps an idle object whose only I/O is a hibernatable WebSocket (~10 s after its quiet save, 2 s after its last count), with room for a loaded machine. */
+const IDLE_MS = 20_000;
 const BOX = "idle.evict";
 const te = new TextEncoder();
 const td = new TextDecoder();
 
 let b: MeteredBroker;
 beforeAll(async () => {
-  // A report interval longer than the idle spell (60 s as deployed; 12 s keeps it short): the counts made before it are
+  // A report interval longer than the idle spell and the test (60 s as deployed; 120 s here, so no report alarm wakes an object mid-test): the counts made before it are
   // stored 2 s after the last one (Meter.saveQuiet, a timer that ends then) and read back by the rebuilt objects.
-  b = await startMeteredBroker({ TELEMETRY_FLUSH_MS: "12000" });
+  b = await startMeteredBroker({ TELEMETRY_FLUSH_MS: "120000" });
 }, 120_000);
 afterAll(async () => {
   await b?.dispose();
