@@ -51,7 +51,11 @@ export interface IdleObject {
   inflight: number;
   /** No timer and no held request: it could hibernate (only hibernatable WebSockets left). */
   couldHibernate: boolean;
-  /** The runtime evicted it during the idle window (its constructor ran again in it). */
+  /**
+   * The runtime evicted it during the idle window: its constructor ran again
+   * in it — or, for an object nothing called in the window (so nothing could
+   * rebuild it there), the client's next message found it evicted.
+   */
   evictedWhileIdle: boolean;
   /** Evicted at some point before the client's next message was served. */
   evictedBeforeNextMessage: boolean;
@@ -78,6 +82,12 @@ export interface IdleRun {
   objects: IdleObject[];
 }
 
+/** Every call into an object counted so far (RPC, fetch, alarm, WebSocket events). */
+function requestsOf(o: MeterSnapshot["objects"][number]): number {
+  const r = o.requests;
+  return Object.values(r.rpc).reduce((a, b) => a + b, 0) + r.fetch + r.alarm + r.wsMessage + r.wsClose + r.wsError;
+}
+
 /** Duration signals of the objects of `kinds` that existed at `start`. */
 function signals(start: MeterSnapshot, end: MeterSnapshot, after: MeterSnapshot, kinds: string[]): IdleObject[] {
   const key = (o: { kind: string; id: string }) => `${o.kind}|${o.id}`;
@@ -91,7 +101,7 @@ function signals(start: MeterSnapshot, end: MeterSnapshot, after: MeterSnapshot,
       return {
         kind: o.kind, name: o.name, timers: z.timers, inflight: z.inflight,
         couldHibernate: z.timers.length === 0 && z.inflight === 0,
-        evictedWhileIdle: z.constructs > o.constructs,
+        evictedWhileIdle: z.constructs > o.constructs || (requestsOf(z) === requestsOf(o) && (n.get(key(o))?.constructs ?? 0) > z.constructs),
         evictedBeforeNextMessage: (n.get(key(o))?.constructs ?? 0) > o.constructs,
       };
     });

@@ -27,9 +27,19 @@
  * exist or was deleted (bogus tokens name any id;
  * objects/tenants/cost-scope.ts).
  *
+ * A report is worth sending only when it carries more than it costs: it is
+ * one aggregator request and a row there, so it waits until the counts hold
+ * at least {@link COST_REPORT_MIN_UNITS} billed requests or rows written, or
+ * their oldest is {@link COST_REPORT_MAX_AGE_MS} old (issue #26 §2 (f): an
+ * idle member's session renews its group lease every 3.75 min and re-checks
+ * its token with the TenantDirectory every 2 min; a report after each call
+ * doubled what those calls cost).
+ *
  * Bound: the counts since the last report stay in memory until the object's
- * next call after the interval; an object evicted before it loses them (at
- * most one interval of its traffic), like every in-memory count
+ * next call after the interval (and after they are worth a report); an
+ * object evicted before it loses them — at most one interval of its
+ * traffic, or fewer than COST_REPORT_MIN_UNITS requests and as many rows of
+ * an object called now and then — like every in-memory count
  * (docs/operations.md "Exactness").
  */
 import type { Env } from "../env";
@@ -37,6 +47,11 @@ import { nameParts } from "../shared/names";
 import { nameToRemember } from "../shared/object-name";
 import type { CostCounter } from "./cost";
 import { MemoryMeter } from "./memory-meter";
+
+/** A report is sent once the counts since the last one reach this many billed requests, or as many rows written. */
+export const COST_REPORT_MIN_UNITS = 10;
+/** … or once the oldest of them is this old, ms (15 min). */
+export const COST_REPORT_MAX_AGE_MS = 15 * 60_000;
 
 /** Which objects of a class report their costs, and as whom. */
 export interface CostReportOptions {
@@ -61,6 +76,8 @@ export class CostReporter {
   private readonly meter: MemoryMeter;
   /** The tenant, once found (null: not found yet, or not attributed). */
   private tenant: string | null = null;
+  /** Time the counts not reported yet began, unix ms (construction, then each report). */
+  private since = Date.now();
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -74,8 +91,9 @@ export class CostReporter {
   }
 
   /**
-   * A call into the object finished: when a report is due, the counts since
-   * the last one are reported (in the background: `ctx.waitUntil`) to the
+   * A call into the object finished: when a report is due (one flush
+   * interval after the last, and worth its request: COST_REPORT_MIN_UNITS,
+   * COST_REPORT_MAX_AGE_MS), the counts since the last one are reported (in the background: `ctx.waitUntil`) to the
    * tenant's aggregator — or dropped, when the object has no tenant. None
    * before a call of the tenant's came in (the operator's calls alone, and
    * the instance's construction, wait for one). Cheap when none is due (a
@@ -88,6 +106,10 @@ export class CostReporter {
       this.operator.drain(() => {});
       return;
     }
+    const now = Date.now();
+    const u = this.counter.units();
+    if (u.requests < COST_REPORT_MIN_UNITS && u.rowsWritten < COST_REPORT_MIN_UNITS && now - this.since < COST_REPORT_MAX_AGE_MS) return;
+    this.since = now;
     let tenant = this.tenantOf();
     if (tenant !== null && this.opts.attributed && !this.attributedTo(tenant)) tenant = null;
     this.counter.drain(tenant === null ? () => {} : (k, n) => this.meter.add(tenant, k, n));

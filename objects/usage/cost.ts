@@ -81,6 +81,18 @@ export class CostCounter {
     return this.requests.rpc + this.requests.fetch + this.requests.alarm + this.requests.websocket > 0;
   }
 
+  /**
+   * Billed requests and rows written counted since the last drain, so far
+   * (cursors still unread are read now). For deciding whether a report is
+   * worth its own request (cost-report.ts); counts nothing.
+   */
+  units(): { requests: number; rowsWritten: number } {
+    this.settle();
+    for (const t of this.recent) this.readCursor(t);
+    const r = this.requests;
+    return { requests: r.rpc + r.fetch + r.alarm + r.websocket, rowsWritten: this.rowsWritten };
+  }
+
   /** One row written outside SQL (`setAlarm`). */
   rowWritten(n = 1): void {
     this.rowsWritten += n;

@@ -15,6 +15,7 @@ import { handleMq9Request } from "../../../objects/mq9/dispatch";
 import { registryStub } from "../../../objects/registry/stub";
 import { groupStub } from "../../../objects/group/stub";
 import { tenantStub } from "../../../objects/tenants/stub";
+import { COST_REPORT_MIN_UNITS } from "../../../objects/usage/cost-report";
 import type { AggState } from "../../../objects/usage/aggregate-state";
 
 const testEnv = env as unknown as Env;
@@ -142,6 +143,31 @@ describe("cost attribution per tenant", () => {
     expect(await seriesOf(b)).toEqual(b0);
     expect(await reportersOf(b)).toEqual(bReporters);
     expect(bReporters.filter((r) => r.startsWith("group:") || r.startsWith("agents:") || r.startsWith("registry:"))).toEqual([]);
+  }, 60_000);
+
+  it("an object called now and then holds its cost report until it is worth its request (COST_REPORT_MIN_UNITS), then reports all of it", async () => {
+    const a = freshTenant("cost-q");
+    const d = await registryStub(testEnv, a).declare("quiet", 1);
+    if (!d.ok) throw new Error(d.message);
+    // a group nobody joined: its first describe creates its tables (rows enough for a report); later ones are one request each
+    const group = groupStub(testEnv, a, d.topic.incarnation, d.topicId, "rare");
+    for (let i = 0; i < 50 && !(await reportersOf(a)).some((r) => r.startsWith("group:")); i++) {
+      await group.info();
+      await sleep(200);
+    }
+    const before = await settled(a);
+    const calls = COST_REPORT_MIN_UNITS - 3; // spaced past the flush interval (100 ms): each would have been a report
+    for (let i = 0; i < calls; i++) {
+      await sleep(150);
+      await group.info();
+    }
+    expect(await settled(a)).toEqual(before); // below the threshold: held
+    for (let i = 0; i < 3; i++) {
+      await sleep(150);
+      await group.info();
+    }
+    const after = await settled(a, (x) => x[RPC] !== before[RPC]);
+    expect(after[RPC]! - before[RPC]!).toBeGreaterThanOrEqual(COST_REPORT_MIN_UNITS); // the held calls arrived with the report
   }, 60_000);
 
   it("counts the Worker requests made for a tenant (mq9 over HTTP), and its TenantDirectory's costs", async () => {
