@@ -9,8 +9,8 @@
  * (bench/bill/host.ts), which counts each object's constructor runs and
  * lists its pending timers: a second construction of the member's session
  * is the runtime's eviction, not a guess. Everything is as deployed: the
- * SDK's default HEARTBEAT interval (15 s), the default session timeout and
- * telemetry interval — no timer (telemetry included) keeps the session in
+ * SDK's default HEARTBEAT interval (15 s) and the default session timeout;
+ * a 20 s telemetry interval — no timer (telemetry included) keeps the session in
  * memory between two HEARTBEATs, and a HEARTBEAT costs the ConsumerGroup
  * nothing (the session answers it; objects/session/consumer.ts).
  */
@@ -22,7 +22,9 @@ import type { ObjectMeter } from "../../bench/bill/units";
 let broker: MeteredBroker;
 
 beforeAll(async () => {
-  broker = await startMeteredBroker({});
+  // A report interval longer than a HEARTBEAT gap (60 s as deployed; 20 s keeps the test short): the session's first
+  // counts are reported 20 s after them although every HEARTBEAT rebuilds the session in between.
+  broker = await startMeteredBroker({ TELEMETRY_FLUSH_MS: "20000" });
 }, 120_000);
 
 afterAll(async () => {
@@ -53,7 +55,7 @@ describe("an idle subscribed member", () => {
       const constructs = mine!.constructs;
       const messages = mine!.requests.wsMessage;
 
-      await sleep(17_000); // the runtime evicts an object idle for ~10 s; the first HEARTBEAT (15 s) rebuilds it
+      await sleep(32_000); // the runtime evicts an object idle for ~10 s; the HEARTBEATs (15 s, 30 s) rebuild it
 
       const beat = (await sessions()).find((o) => o.id === mine!.id)!;
       expect(beat.requests.wsMessage).toBeGreaterThan(messages); // the HEARTBEAT arrived
@@ -61,6 +63,10 @@ describe("an idle subscribed member", () => {
       const group = (await broker.snapshot()).objects.find((o) => o.kind === "ConsumerGroup")!;
       expect(group.requests.rpc.heartbeat ?? 0).toBe(0); // answered by the session
       expect(group.requests.rpc.renew ?? 0).toBe(0); // the lease (7.5 min) is renewed every half lease
+      // the session's report came due 20 s after the connection opened and was sent, though each rebuild asks for one
+      // an interval later (a rebuild used to push it later every 15 s: never sent while the member heartbeated)
+      const metrics = await (await fetch(`${broker.url}/metrics`)).text();
+      expect(metrics).toMatch(/^mortarmq_connections_opened_total\{[^}]*protocol="mortar"[^}]*\} 1$/m);
 
       const producer = await MortarClient.connect(broker.url);
       try {
