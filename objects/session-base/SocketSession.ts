@@ -247,6 +247,16 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
     return 0;
   }
 
+  /**
+   * How early a run of the alarm (or of a resident timer) may take durable
+   * deadline `kind` along, ms (default 0: never before it is due): for a
+   * deadline that running early does no harm, so it rides an alarm that
+   * fires anyway instead of one of its own.
+   */
+  protected deadlineEarly(_kind: string): number {
+    return 0;
+  }
+
   /** Moves the subclass's counts (frames, requests) into `add(series, n)` for a telemetry report. */
   protected drainCounts(_add: (series: string, n: number) => void): void {}
 
@@ -512,7 +522,7 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
 
   /** Runs the hooks of every expired deadline (the re-check here). */
   private async runExpired(now: number): Promise<void> {
-    for (const kind of this.deadlines.expired(now)) {
+    for (const kind of this.deadlines.expired(now, (k) => this.deadlineEarly(k))) {
       if (this.ending || !this.deadlines.has(kind)) continue;
       this.deadlines.clear(kind);
       if (kind === RECHECK) {

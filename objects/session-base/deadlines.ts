@@ -98,9 +98,13 @@ export class Deadlines {
     return n;
   }
 
-  /** Kinds whose deadline is at or before `now`, earliest first. */
-  expired(now: number): string[] {
-    return [...this.due].filter(([, d]) => d.at <= now).sort((a, b) => a[1].at - b[1].at).map(([k]) => k);
+  /**
+   * Kinds whose deadline is at or before `now`, earliest first — or within
+   * `early(kind)` ms after it (ms a deadline may run before it is due:
+   * one that an alarm run anyway can take along, default none).
+   */
+  expired(now: number, early: (kind: string) => number = () => 0): string[] {
+    return [...this.due].filter(([k, d]) => d.at - early(k) <= now).sort((a, b) => a[1].at - b[1].at).map(([k]) => k);
   }
 
   /** Whether the attachment copy is out of date (see the module comment). */

@@ -44,7 +44,8 @@
  * when each member was last heard is kept in the socket attachment (no
  * row), deadline `members` removes a member silent for the session timeout
  * (the group's `expire`), and deadline `lease` renews each member's long
- * group lease (memberLeaseMs) every half lease. HEARTBEAT messages and
+ * group lease (memberLeaseMs) every half lease — up to a quarter lease
+ * early, riding the idle token re-check's alarm (deadlineEarly). HEARTBEAT messages and
  * their answers are `quiet`: not counted in telemetry, and a connection
  * that only heartbeats is idle for the token re-check. The keepalive and
  * `members` deadlines have a slack of twice their timeout, so an idle
@@ -241,13 +242,23 @@ export class MortarSession extends SocketSession<AttachedState> implements Sessi
     return 0;
   }
 
+  /**
+   * A lease renewal rides an alarm that comes within a quarter lease before
+   * it is due (the token re-check's, every 2 min when idle): renewing early
+   * only moves the backstop later, and the next renewal is still due half a
+   * lease after this one, so the lease never lapses (renewals ≤ 3/4 lease apart).
+   */
+  protected override deadlineEarly(kind: string): number {
+    return kind === LEASE ? Math.floor(this.liveness.leaseMs / 4) : 0;
+  }
+
   protected override async onTimeout(kind: string): Promise<void> {
     if (kind === MEMBERS) {
       this.conn?.consumer.expireLapsed(Date.now());
       return this.checkpoint();
     }
     if (kind === LEASE) {
-      await this.conn?.consumer.renewLeases(Date.now());
+      await this.conn?.consumer.renewLeases(Date.now(), this.deadlineEarly(LEASE));
       return this.checkpoint();
     }
     if (kind === CONNECT) this.conn?.fail(new MortarError(ErrorCode.CONNECTION_TIMEOUT, `no CONNECT within ${connectTimeoutMs(this.env) / 1000} s of opening the connection`), CloseCode.POLICY);

@@ -457,14 +457,16 @@ export class Consumer {
 
   /**
    * Renews the group lease of every member the group last heard of half a
-   * lease ago or more (one `renew` per member). A member the group no
+   * lease ago or more — `earlyMs` less when the renewal rides an alarm run
+   * for something else (MortarSession.deadlineEarly) — (one `renew` per
+   * member). A member the group no
    * longer knows is removed here; a failed call is retried at the next
    * look (the lease has half its length left).
    */
-  async renewLeases(now = this.now()): Promise<void> {
+  async renewLeases(now = this.now(), earlyMs = 0): Promise<void> {
     const live = this.io.liveness;
     if (!live || this.closed) return;
-    const due = [...this.subs.values()].filter((s) => !s.removed && s.memberId !== 0 && now - s.groupHeardAt >= Math.floor(live.leaseMs / 2));
+    const due = [...this.subs.values()].filter((s) => !s.removed && s.memberId !== 0 && now - s.groupHeardAt >= Math.floor(live.leaseMs / 2) - earlyMs);
     await Promise.all(due.map(async (s) => {
       let code: number;
       try {

@@ -110,6 +110,20 @@ describe("session-enforced group liveness", () => {
     expect(b.broker.take()).toEqual([errFrame(ErrorCode.STALE_MEMBERSHIP_EPOCH, Op.HEARTBEAT, "member 1 (membership_epoch 1) is not in the group")]);
   });
 
+  it("a renewal riding an earlier alarm (earlyMs) renews a lease that is that close to half of it, not one further off", async () => {
+    let now = Date.now();
+    const b = await subscribed({ sessionTimeoutMs: 1_000, leaseMs: 10_000 });
+    const consumer = b.conn.consumer;
+    (consumer as unknown as { io: { now: () => number } }).io.now = () => now;
+    now += 2_000;
+    await consumer.renewLeases(now, 2_500); // 2 s of the 5 s half lease passed: 3 s to go, more than 2.5 s early
+    expect(b.broker.calls.filter((c) => c.startsWith("renew"))).toEqual([]);
+    now += 1_000;
+    await consumer.renewLeases(now, 2_500); // 2 s to go: within 2.5 s
+    expect(b.broker.calls.filter((c) => c.startsWith("renew"))).toEqual(["renew g"]);
+    expect(consumer.livenessDue().renewal).toBe(now + 5_000); // the next one half a lease after this one
+  });
+
   it("a HEARTBEAT that arrives after the session timeout expires the member instead of reviving it", async () => {
     let now = Date.now();
     const b = await subscribed({ sessionTimeoutMs: 1_000, leaseMs: 10_000 });
