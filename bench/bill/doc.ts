@@ -13,6 +13,8 @@ export const END = "<!-- cost:end -->";
 /** The parts of a bench/results/bill.json the page shows. */
 export interface BillRecord {
   date: string;
+  /** When the idle clients (f) were measured again on their own and merged into this record (absent: with the rest). */
+  idleDate?: string;
   detail: {
     options: { settleMs: number; bulk: number; single: number; idleMinutes: number; busyMinutes: number };
     workloads: {
@@ -63,7 +65,7 @@ export function renderCostSection(bill: BillRecord, census: CensusRecord): strin
   const d = bill.detail;
   const out: string[] = [BEGIN, ""];
   out.push(
-    `Measured by \`npm run bench -- bill\` (${day(bill.date)}): the production bundle (\`wrangler deploy --dry-run\`) in`,
+    `Measured by \`npm run bench -- bill\` (${day(bill.date)}${bill.idleDate ? `; the idle clients (f) again on ${day(bill.idleDate)}` : ""}): the production bundle (\`wrangler deploy --dry-run\`) in`,
     "Miniflare, every Durable Object class wrapped from outside by the bill meter",
     "(`bench/bill/meter-entry.js`), which counts what the runtime reports: each SQL cursor's `rowsRead` /",
     "`rowsWritten`, `setAlarm` (one row written), every request an object receives (RPC call, fetch,",
