@@ -153,13 +153,7 @@ export abstract class SocketSession<S = null> extends DurableObject<Env> {
         this.drainCounts(add);
       },
       levels: () => this.levels(),
-      // the earlier wins: a session rebuilt with counts stored (Meter.resume asks for now + interval) keeps the report
-      // due before it — an idle member rebuilt by each HEARTBEAT pushed it later every 15 s, so it never ran, and the
-      // alarm armed for it woke the session every ~30 s for nothing (issue #26 §2 (f))
-      schedule: (at) => {
-        const due = this.deadlines.get(TELEMETRY);
-        if (due === undefined || at < due) this.deadline(TELEMETRY, at);
-      },
+      schedule: (at) => this.deadline(TELEMETRY, at),
     });
   }
 

@@ -75,6 +75,14 @@ interface MeterState {
   marks: Record<string, number>;
   /** A string the object keeps with the report (sessions: their tenant, to report after losing their connection). */
   tag?: string | null;
+  /**
+   * When the report asked for is due, unix ms (set while one is asked for):
+   * stored with the counts by a quiet save, so an object rebuilt before its
+   * report asks for it at that time again, not an interval later — one
+   * rebuilt by every message (an idle member's HEARTBEATs, a SEND every
+   * 15 s) would otherwise push its report later each time and never send it.
+   */
+  due?: number;
 }
 
 export class Meter {
@@ -108,15 +116,18 @@ export class Meter {
 
   /**
    * Asks for a flush when something is left unreported from before a
-   * restart: counts stored by an earlier version, or in-memory levels
-   * reported non-zero. The stored last report (most likely acknowledged
+   * restart: counts stored (a quiet save, an earlier version), or in-memory
+   * levels reported non-zero — at the time the report was due before the
+   * restart when that is known (`due`), else an interval from now. The stored last report (most likely acknowledged
    * already) does not ask for one: it is resent before the object's next
    * report, so an idle object woken by a request costs no aggregator call.
    * Call once the object is ready.
    */
   resume(): void {
     const stale = (this.opts.memoryLevels ?? []).some((k) => (this.state.reported[k] ?? 0) !== 0);
-    if ((!this.buckets.empty || stale) && !this.scheduled && !this.discarded) this.arm(Date.now() + this.opts.flushMs);
+    if (this.scheduled || this.discarded || (this.buckets.empty && !stale)) return;
+    const later = Date.now() + this.opts.flushMs;
+    this.arm(this.state.due !== undefined ? Math.min(this.state.due, later) : later);
   }
 
   /** The level of `series` as last reported (stored with the report; 0 when never reported). */
@@ -309,6 +320,7 @@ export class Meter {
 
   private async run(final: boolean): Promise<boolean> {
     this.scheduled = false;
+    delete this.state.due;
     if (this.outbox && !(await this.send())) return false;
     if (!this.build(final)) return true;
     if (!(await this.send())) return false;
@@ -357,6 +369,7 @@ export class Meter {
 
   private arm(at: number): void {
     this.scheduled = true;
+    this.state.due = at;
     this.opts.schedule(at);
   }
 }

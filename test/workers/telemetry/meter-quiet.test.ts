@@ -36,6 +36,24 @@ const total = (reports: UsageReport[], series: string) =>
   [...new Map(reports.map((r) => [`${r.reporter}/${r.no}`, r])).values()].flatMap((r) => r.entries).filter(([, k]) => k === series).reduce((a, [, , v]) => a + v, 0);
 
 describe("Meter quiet save", () => {
+  it("a rebuilt object asks for its report when it was due, not an interval after the rebuild (one rebuilt by every message would never report)", async () => {
+    await runInDurableObject(newNatsSessionStub(env), async (_o, state) => {
+      const asked: number[] = [];
+      const m = meterOn(state.storage, [], { schedule: (at) => void asked.push(at) });
+      const t0 = Date.now();
+      m.add(SERIES, 1);
+      expect(asked).toHaveLength(1);
+      const due = asked[0]!;
+      expect(due).toBeGreaterThanOrEqual(t0 + 60_000);
+      await sleep(QUIET_SAVE_MS + 300); // stored with its due time
+      for (let i = 0; i < 3; i++) {
+        const rebuilt = meterOn(state.storage, [], { schedule: (at) => void asked.push(at) });
+        rebuilt.resume();
+        expect(asked.at(-1)).toBe(due); // each rebuild: still the first due time
+      }
+    });
+  });
+
   it("stores counts QUIET_SAVE_MS after the last one, and a restarted object reports them", async () => {
     await runInDurableObject(newNatsSessionStub(env), async (_o, state) => {
       const sent: UsageReport[] = [];
